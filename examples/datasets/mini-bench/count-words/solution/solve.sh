@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+wc -w < /app/input.txt > /app/wc.txt

@@ -1,0 +1,3 @@
+#!/bin/bash
+# Writes 1 to the reward file when the check passes, else 0 (Harbor ignores the exit code).
+if python3 /app/test_parse.py; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+printf '#!/bin/bash\necho "$1" | rev\n' > /app/reverse.sh

@@ -1,0 +1,443 @@
+/** Runs (or resumes) one Harbor job on disk, the way harbor 0.22's `Job` does (reference/harbor.md §1.4-§2). */
+import { randomInt, randomUUID, createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialConfigDefaults, trialConfigFull } from './config';
+import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
+import { AttemptCounter, Outcome, outcomeFor, Scenario } from './scenario';
+import { jobStats, TrialRecord } from './stats';
+import { ConfigError, LocalTask } from './tasks';
+
+const SHORTUUID_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const HARBOR_VERSION = '0.22.0';
+/** Exceptions after which the verifier still runs (the agent phase failed, the environment is alive). */
+const VERIFIER_STILL_RUNS = new Set(['AgentTimeoutError', 'NonZeroAgentExitCodeError']);
+/** Exceptions raised before the agent ran. */
+const BEFORE_AGENT = new Set(['RuntimeError', 'EnvironmentStartTimeoutError', 'HealthcheckError', 'AgentSetupTimeoutError']);
+
+export function trialNameFor(taskDirName: string): string {
+  let suffix = '';
+  for (let i = 0; i < 7; i++) suffix += SHORTUUID_ALPHABET[randomInt(SHORTUUID_ALPHABET.length)];
+  return `${taskDirName.slice(0, 32).replace(/[_-]+$/, '')}__${suffix}`;
+}
+
+export interface RunContext {
+  cwd: string;
+  scenario: Scenario | null;
+  counter: AttemptCounter;
+  timeScale: number;
+  log: (line: string) => void;
+}
+
+interface Planned {
+  task: LocalTask;
+  agent: AgentSpec;
+}
+
+interface Running {
+  trialName: string;
+  dir: string;
+  config: Record<string, unknown>;
+  task: LocalTask;
+  agent: AgentSpec;
+  startedAt: Date;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function writeJson(file: string, value: unknown): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, dumps(value));
+  fs.renameSync(tmp, file);
+}
+
+function agentInfo(agent: AgentSpec): Record<string, unknown> {
+  const name = agent.import_path ? (agent.import_path.split(':').at(-1) ?? agent.import_path) : (agent.name ?? 'oracle');
+  let modelInfo: Record<string, unknown> | null = null;
+  if (agent.model_name) {
+    const i = agent.model_name.indexOf('/');
+    modelInfo = i >= 0 ? { name: agent.model_name.slice(i + 1), provider: agent.model_name.slice(0, i) } : { name: agent.model_name, provider: null };
+  }
+  return { name, version: agent.import_path ? 'unknown' : '1.0.0', model_info: modelInfo };
+}
+
+function evalKey(agent: AgentSpec, source: string | null): string {
+  const info = agentInfo(agent);
+  const model = (info.model_info as { name: string } | null)?.name;
+  return [info.name as string, ...(model ? [model] : []), source ?? 'adhoc'].join('__');
+}
+
+function taskChecksum(dir: string): string {
+  const h = createHash('sha256');
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) h.update(path.relative(dir, p)).update(fs.readFileSync(p));
+    }
+  };
+  walk(dir);
+  return h.digest('hex');
+}
+
+function exceptionInfo(type: string, message: string, at: Date): Record<string, unknown> {
+  const traceback = `Traceback (most recent call last):\n  File "harbor/trial/trial.py", line 1, in run\n${type}: ${message}\n`;
+  return { exception_type: type, exception_message: message, exception_traceback: traceback, occurred_at: utcZ(at) };
+}
+
+export class Job {
+  private readonly jobDir: string;
+  private readonly records: TrialRecord[] = [];
+  private readonly running = new Map<string, Running>();
+  private id: string = randomUUID();
+  private startedAt = new Date();
+  private retries = 0;
+  private total = 0;
+  private exitCode = 0;
+  private readonly config: Record<string, unknown>;
+
+  constructor(
+    private readonly spec: JobSpec,
+    private readonly tasks: LocalTask[],
+    private readonly ctx: RunContext,
+  ) {
+    this.jobDir = path.resolve(ctx.cwd, spec.jobsDir, spec.jobName);
+    this.config = jobConfigFull(spec);
+  }
+
+  get dir(): string {
+    return this.jobDir;
+  }
+
+  /** The config as written to config.json and printed by --print-config. */
+  configJson(): Record<string, unknown> {
+    const out = excludeDefaults(this.config, jobDefaults());
+    // pydantic applies exclude_defaults to every model, including the ones inside lists.
+    if (Array.isArray(out.agents)) out.agents = (out.agents as Record<string, unknown>[]).map((a) => excludeDefaults(a, agentDefaults()));
+    return out;
+  }
+
+  async run(): Promise<number> {
+    const planned: Planned[] = [];
+    for (let a = 0; a < this.spec.nAttempts; a++) for (const task of this.tasks) for (const agent of this.spec.agents) planned.push({ task, agent });
+    this.total = planned.length;
+    const toRun = this.prepareDir(planned);
+    this.writeJobResult(false);
+    this.ctx.log(`Starting job ${this.spec.jobName}: ${toRun.length} trial(s) to run, ${planned.length - toRun.length} already done`);
+    this.installSignalHandlers();
+
+    let next = 0;
+    const lane = async () => {
+      while (next < toRun.length) {
+        const p = toRun[next++]!;
+        await this.runWithRetries(p);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.spec.nConcurrent, toRun.length) }, lane));
+    this.writeJobResult(true);
+    this.ctx.log(`Job ${this.spec.jobName} finished`);
+    this.printSummary();
+    return this.exitCode;
+  }
+
+  /** Creates the job dir, or resumes it (reference/harbor.md §1.5). Returns the trials still to run. */
+  private prepareDir(planned: Planned[]): Planned[] {
+    const configFile = path.join(this.jobDir, 'config.json');
+    if (!fs.existsSync(configFile)) {
+      fs.mkdirSync(this.jobDir, { recursive: true });
+      writeJson(configFile, this.configJson());
+      this.writeLock();
+      return planned;
+    }
+    const existing = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    const strip = (c: Record<string, unknown>) => {
+      const full = { ...jobDefaults(), ...c } as Record<string, unknown>;
+      delete full.job_name;
+      delete full.debug;
+      return comparable(full);
+    };
+    if (strip(existing) !== strip(this.configJson())) {
+      throw new ConfigError(`Job directory ${this.jobDir} already exists and cannot be resumed with a different config.`, 'FileExistsError');
+    }
+    const jobResult = path.join(this.jobDir, 'result.json');
+    if (fs.existsSync(jobResult)) {
+      try {
+        const prev = JSON.parse(fs.readFileSync(jobResult, 'utf8')) as { id: string; started_at: string; stats?: { n_retries?: number } };
+        this.id = prev.id;
+        this.startedAt = new Date(prev.started_at);
+        this.retries = prev.stats?.n_retries ?? 0;
+      } catch {
+        /* a torn job result is rewritten below */
+      }
+    }
+    const remaining = [...planned];
+    for (const entry of fs.readdirSync(this.jobDir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+      const trialDir = path.join(this.jobDir, entry.name);
+      const resultFile = path.join(trialDir, 'result.json');
+      let result: Record<string, unknown> | null = null;
+      try {
+        result = JSON.parse(fs.readFileSync(resultFile, 'utf8')) as Record<string, unknown>;
+      } catch {
+        result = null;
+      }
+      if (!result) {
+        this.ctx.log(`Removing incomplete trial ${entry.name}`);
+        fs.rmSync(trialDir, { recursive: true, force: true });
+        continue;
+      }
+      const cfg = result.config as Record<string, unknown>;
+      const idx = remaining.findIndex((p) => this.sameTrialConfig(cfg, p));
+      if (idx < 0) throw new ConfigError(`Existing trial ${entry.name} does not match any trial of the job config.`);
+      const p = remaining.splice(idx, 1)[0]!;
+      this.records.push(this.recordFromDisk(result, trialDir, p));
+    }
+    return remaining;
+  }
+
+  private sameTrialConfig(existing: Record<string, unknown>, p: Planned): boolean {
+    const planned = trialConfigFull(this.spec, p.task, p.agent, 'x', this.jobDir, 'x');
+    const norm = (c: Record<string, unknown>) => comparable({ ...c, trial_name: null, job_id: null, trials_dir: null });
+    return norm(existing) === norm(planned);
+  }
+
+  private recordFromDisk(result: Record<string, unknown>, trialDir: string, p: Planned): TrialRecord {
+    const vr = result.verifier_result as { rewards: Record<string, number> | null } | null;
+    const fromTxt = fs.existsSync(path.join(trialDir, 'verifier', 'reward.txt')) && !fs.existsSync(path.join(trialDir, 'verifier', 'reward.json'));
+    const rewards = vr?.rewards ? Object.fromEntries(Object.entries(vr.rewards).map(([k, v]) => [k, fromTxt ? new PyFloat(v) : v])) : null;
+    const exc = result.exception_info as { exception_type: string } | null;
+    return {
+      trialName: String(result.trial_name),
+      taskKey: p.task.dirName,
+      evalKey: evalKey(p.agent, p.task.source),
+      rewards,
+      exceptionType: exc?.exception_type ?? null,
+      costUsd: (result.agent_result as { cost_usd?: number } | null)?.cost_usd ?? null,
+    };
+  }
+
+  private writeLock(): void {
+    writeJson(path.join(this.jobDir, 'lock.json'), {
+      schema_version: 3,
+      created_at: utcZ(new Date()),
+      harbor: { version: HARBOR_VERSION, git_commit_hash: null, is_editable: false },
+      n_concurrent_trials: this.spec.nConcurrent,
+      retry: (this.config as { retry: unknown }).retry,
+      trials: this.tasks.map((t) => ({ task: { path: t.recordedPath, source: t.source }, task_digest: `sha256:${taskChecksum(t.absPath)}` })),
+    });
+  }
+
+  private writeJobResult(finished: boolean): void {
+    const now = new Date();
+    writeJson(path.join(this.jobDir, 'result.json'), {
+      id: this.id,
+      started_at: naiveLocal(this.startedAt),
+      updated_at: finished ? naiveLocal(now) : utcZ(now),
+      finished_at: finished ? naiveLocal(now) : null,
+      n_total_trials: this.total,
+      stats: jobStats(this.records, { running: this.running.size, total: this.total, retries: this.retries }),
+    });
+  }
+
+  private retryable(type: string): boolean {
+    if (this.spec.retryExclude.includes(type)) return false;
+    if (this.spec.retryInclude && !this.spec.retryInclude.includes(type)) return false;
+    return true;
+  }
+
+  private async runWithRetries(p: Planned): Promise<void> {
+    const trialName = trialNameFor(p.task.dirName);
+    for (let attempt = 0; ; attempt++) {
+      const record = await this.runTrial(p, trialName);
+      const exc = record.exceptionType;
+      if (exc && attempt < this.spec.maxRetries && this.retryable(exc)) {
+        this.retries += 1;
+        this.ctx.log(`Trial ${trialName} failed with ${exc}; retrying (${attempt + 1}/${this.spec.maxRetries})`);
+        fs.rmSync(path.join(this.jobDir, trialName), { recursive: true, force: true });
+        await sleep(Math.min(1.0 * 1.0 ** attempt, 60) * 1000 * this.ctx.timeScale);
+        continue;
+      }
+      this.records.push(record);
+      this.writeJobResult(false);
+      return;
+    }
+  }
+
+  private async runTrial(p: Planned, trialName: string): Promise<TrialRecord> {
+    const dir = path.join(this.jobDir, trialName);
+    const config = trialConfigFull(this.spec, p.task, p.agent, trialName, this.jobDir, this.id);
+    fs.mkdirSync(path.join(dir, 'agent'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'verifier'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'artifacts', 'logs', 'artifacts'), { recursive: true });
+    writeJson(path.join(dir, 'config.json'), excludeDefaults(config, trialConfigDefaults()));
+    writeJson(path.join(dir, 'lock.json'), { task: { path: p.task.recordedPath }, task_digest: `sha256:${taskChecksum(p.task.absPath)}` });
+    const trialLog = (line: string) => fs.appendFileSync(path.join(dir, 'trial.log'), `${new Date().toISOString()} ${line}\n`);
+    const startedAt = new Date();
+    this.running.set(trialName, { trialName, dir, config, task: p.task, agent: p.agent, startedAt });
+    this.writeJobResult(false);
+    trialLog(`${trialName}: starting environment...`);
+
+    const attempt = this.ctx.counter.next(p.task.dirName);
+    const outcome = outcomeFor(this.ctx.scenario, {
+      task: p.task.dirName,
+      attempt,
+      agentName: p.agent.name,
+      importPath: p.agent.import_path,
+      cwd: this.ctx.cwd,
+    });
+    this.ctx.log(`Trial ${trialName} (task ${p.task.dirName}, attempt ${attempt})`);
+
+    if (outcome.process === 'crash') {
+      trialLog(`${trialName}: running agent...`);
+      this.ctx.log('Simulated crash: the harbor process dies now');
+      process.kill(process.pid, 'SIGKILL');
+      await new Promise(() => undefined);
+    }
+    if (outcome.process === 'hang') {
+      trialLog(`${trialName}: running agent...`);
+      this.ctx.log('Simulated hang');
+      await new Promise(() => setInterval(() => undefined, 1 << 30));
+    }
+    if (outcome.process === 'exit') this.exitCode = outcome.exit_code ?? 1;
+
+    const result = await this.simulate(p, trialName, dir, config, outcome, startedAt, trialLog);
+    this.running.delete(trialName);
+    return result;
+  }
+
+  private async simulate(
+    p: Planned,
+    trialName: string,
+    dir: string,
+    config: Record<string, unknown>,
+    outcome: Outcome,
+    startedAt: Date,
+    trialLog: (l: string) => void,
+  ): Promise<TrialRecord> {
+    let durationMs = outcome.duration_ms ?? 0;
+    let exceptionType = outcome.exception ?? null;
+    let message = outcome.message ?? (exceptionType ? `${exceptionType} raised during the trial` : '');
+    const agentMultiplier = this.spec.agentTimeoutMultiplier ?? this.spec.timeoutMultiplier;
+    if (p.task.agentTimeoutSec !== null && durationMs > p.task.agentTimeoutSec * agentMultiplier * 1000 && !exceptionType) {
+      const limit = p.task.agentTimeoutSec * agentMultiplier;
+      durationMs = limit * 1000;
+      exceptionType = 'AgentTimeoutError';
+      message = `Agent execution timed out after ${limit} seconds`;
+    }
+    trialLog(`${trialName}: running agent...`);
+    await sleep(durationMs * this.ctx.timeScale);
+
+    const agentRan = !(exceptionType && BEFORE_AGENT.has(exceptionType));
+    const hasReward = outcome.reward !== undefined || outcome.rewards !== undefined;
+    const verifierRuns = !this.spec.disableVerification && (!exceptionType || VERIFIER_STILL_RUNS.has(exceptionType) || hasReward);
+    let rewards: Record<string, number | PyFloat> | null = null;
+    if (agentRan && p.agent.name === 'oracle' && !p.agent.import_path) fs.writeFileSync(path.join(dir, 'agent', 'oracle.txt'), 'solve.sh finished\n');
+    if (verifierRuns) {
+      trialLog(`${trialName}: running verifier...`);
+      const vdir = path.join(dir, 'verifier');
+      fs.writeFileSync(path.join(vdir, 'test-stdout.txt'), `running /tests/test.sh for ${p.task.dirName}\n`);
+      const missing = `No reward file found at /logs/verifier/reward.txt or /logs/verifier/reward.json`;
+      if (outcome.reward_file === 'missing') {
+        exceptionType ??= 'RewardFileNotFoundError';
+        message = missing;
+      } else if (outcome.reward_file === 'empty') {
+        fs.writeFileSync(path.join(vdir, 'reward.txt'), '');
+        exceptionType ??= 'RewardFileEmptyError';
+        message = 'Reward file is empty at /logs/verifier/reward.txt';
+      } else if (outcome.reward_file === 'invalid') {
+        fs.writeFileSync(path.join(vdir, 'reward.txt'), 'not-a-number\n');
+        exceptionType ??= 'VerifierOutputParseError';
+        message = 'Failed to parse rewards from /logs/verifier/reward.txt';
+      } else if (outcome.rewards) {
+        fs.writeFileSync(path.join(vdir, 'reward.json'), JSON.stringify(outcome.rewards));
+        rewards = { ...outcome.rewards };
+      } else {
+        const value = outcome.reward ?? 0;
+        fs.writeFileSync(path.join(vdir, 'reward.txt'), `${value}\n`);
+        rewards = { reward: new PyFloat(value) };
+      }
+    }
+    fs.writeFileSync(path.join(dir, 'artifacts', 'manifest.json'), '[]');
+    const finishedAt = new Date();
+    const span = (a: number, b: number) => {
+      const t0 = startedAt.getTime();
+      const d = finishedAt.getTime() - t0;
+      return { started_at: utcZ(new Date(t0 + d * a)), finished_at: utcZ(new Date(t0 + d * b)) };
+    };
+    const result = {
+      id: randomUUID(),
+      task_name: p.task.taskName,
+      trial_name: trialName,
+      trial_uri: pathToFileURL(dir).href,
+      task_id: { path: p.task.recordedPath },
+      source: p.task.source,
+      task_checksum: taskChecksum(p.task.absPath),
+      config,
+      agent_info: agentInfo(p.agent),
+      agent_result: agentRan
+        ? { n_input_tokens: null, n_cache_tokens: null, n_output_tokens: null, cost_usd: f(outcome.cost_usd), rollout_details: null, metadata: null }
+        : null,
+      verifier_result: rewards ? { rewards } : null,
+      verifier_environment_mode: 'shared',
+      exception_info: exceptionType ? exceptionInfo(exceptionType, message, finishedAt) : null,
+      started_at: utcZ(startedAt),
+      finished_at: utcZ(finishedAt),
+      environment_setup: span(0, 0.1),
+      agent_setup: agentRan ? span(0.1, 0.2) : null,
+      agent_execution: agentRan ? span(0.2, 0.8) : null,
+      verifier: verifierRuns ? span(0.8, 1) : null,
+      step_results: null,
+    };
+    const text = dumps(result);
+    const resultFile = path.join(dir, 'result.json');
+    if (outcome.result_json === 'garbage') fs.writeFileSync(resultFile, 'this is not json {');
+    else if (outcome.result_json === 'truncated') fs.writeFileSync(resultFile, text.slice(0, Math.floor(text.length / 2)));
+    else fs.writeFileSync(resultFile, text);
+    if (exceptionType) fs.writeFileSync(path.join(dir, 'exception.txt'), (result.exception_info as { exception_traceback: string }).exception_traceback);
+    trialLog(`${trialName}: done`);
+    return {
+      trialName,
+      taskKey: p.task.dirName,
+      evalKey: evalKey(p.agent, p.task.source),
+      rewards,
+      exceptionType,
+      costUsd: outcome.cost_usd ?? null,
+    };
+  }
+
+  private installSignalHandlers(): void {
+    const abort = () => {
+      const now = new Date();
+      for (const r of this.running.values()) {
+        const result = {
+          id: randomUUID(), task_name: r.task.taskName, trial_name: r.trialName, trial_uri: pathToFileURL(r.dir).href,
+          task_id: { path: r.task.recordedPath }, source: r.task.source, task_checksum: taskChecksum(r.task.absPath),
+          config: r.config, agent_info: agentInfo(r.agent), agent_result: null, verifier_result: null,
+          verifier_environment_mode: 'shared', exception_info: exceptionInfo('CancelledError', '', now),
+          started_at: utcZ(r.startedAt), finished_at: utcZ(now), environment_setup: null, agent_setup: null,
+          agent_execution: null, verifier: null, step_results: null,
+        };
+        fs.writeFileSync(path.join(r.dir, 'result.json'), dumps(result));
+        this.records.push({ trialName: r.trialName, taskKey: r.task.dirName, evalKey: evalKey(r.agent, r.task.source), rewards: null, exceptionType: 'CancelledError', costUsd: null });
+      }
+      this.running.clear();
+      this.writeJobResult(false);
+      process.stderr.write('\nAborted!\n');
+      process.exit(1);
+    };
+    process.once('SIGTERM', abort);
+    process.once('SIGINT', abort);
+  }
+
+  private printSummary(): void {
+    if (this.spec.quiet) {
+      process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
+      return;
+    }
+    const byTrial = this.records.map((r) => `${r.trialName}: ${r.exceptionType ?? 'ok'} ${JSON.stringify(r.rewards ? Object.fromEntries(Object.entries(r.rewards).map(([k, v]) => [k, v instanceof PyFloat ? v.value : v])) : null)}`);
+    process.stdout.write(`${byTrial.join('\n')}\nTrials: ${this.records.length}  Exceptions: ${this.records.filter((r) => r.exceptionType).length}\n`);
+    process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
+    process.stdout.write(`Inspect results by running \`harbor view ${path.dirname(this.jobDir)}\`\n`);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Outcomes of simulated trials. See ../README.md for the scenario format.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import picomatch from 'picomatch';
+import { z } from 'zod';
+
+const rewardValue = z.number();
+
+export const Outcome = z
+  .object({
+    /** One reward, written as verifier/reward.txt (key "reward"). */
+    reward: rewardValue.optional(),
+    /** Several rewards, written as verifier/reward.json. */
+    rewards: z.record(z.string(), rewardValue).optional(),
+    /** A broken reward file: the verifier raises the matching Harbor error. */
+    reward_file: z.enum(['missing', 'empty', 'invalid']).optional(),
+    /** Recorded exception type, e.g. AgentTimeoutError (the verifier still runs) or RuntimeError. */
+    exception: z.string().optional(),
+    message: z.string().optional(),
+    /** Simulated trial length. */
+    duration_ms: z.number().nonnegative().optional(),
+    /** A broken trial result.json, to exercise collators. */
+    result_json: z.enum(['garbage', 'truncated']).optional(),
+    /** A process-level fault while this trial runs. */
+    process: z.enum(['crash', 'hang', 'exit']).optional(),
+    exit_code: z.number().int().optional(),
+    /** Token/cost accounting for the trial. */
+    cost_usd: z.number().optional(),
+  })
+  .strict();
+export type Outcome = z.infer<typeof Outcome>;
+
+const OutcomeList = z.union([Outcome, z.array(Outcome).min(1)]);
+
+export const Scenario = z
+  .object({
+    /** Task-name glob (dir basename) → outcome, or outcomes by attempt (the last one repeats). */
+    tasks: z.record(z.string(), OutcomeList).default({}),
+    default: OutcomeList.optional(),
+    /** Multiplies every simulated wait (trial durations, retry backoff); 0 = no waiting. */
+    time_scale: z.number().nonnegative().optional(),
+  })
+  .strict();
+export type Scenario = z.infer<typeof Scenario>;
+
+export function loadScenario(spec: string | undefined): { scenario: Scenario | null; file: string | null } {
+  if (!spec) return { scenario: null, file: null };
+  const trimmed = spec.trim();
+  const isInline = trimmed.startsWith('{');
+  const text = isInline ? trimmed : fs.readFileSync(trimmed, 'utf8');
+  const parsed = Scenario.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new Error(`HARBOR_STANDIN_SCENARIO is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return { scenario: parsed.data, file: isInline ? null : path.resolve(trimmed) };
+}
+
+/**
+ * Counts attempts per task across invocations, so "attempt 1 fails, attempt 2 passes" spans a retry inside a
+ * job, a resumed job, or a later `harbor run`. Each attempt claims a file with O_EXCL, so concurrent processes
+ * never share a number.
+ */
+export class AttemptCounter {
+  private readonly memory = new Map<string, number>();
+  constructor(private readonly dir: string | null) {
+    if (dir) fs.mkdirSync(dir, { recursive: true });
+  }
+
+  next(task: string): number {
+    if (!this.dir) {
+      const n = (this.memory.get(task) ?? 0) + 1;
+      this.memory.set(task, n);
+      return n;
+    }
+    const safe = task.replace(/[^A-Za-z0-9._-]/g, '_');
+    for (let n = 1; ; n++) {
+      try {
+        fs.closeSync(fs.openSync(path.join(this.dir, `${safe}.${n}`), 'wx'));
+        return n;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
+  }
+}
+
+/** What the simulated agent can do when no scenario is given: `harbor-standin-agent.json` in the cwd. */
+const AgentProfile = z
+  .object({
+    solves: z.array(z.string()).default([]),
+    partial: z.record(z.string(), z.number()).default({}),
+    duration_ms: z.number().nonnegative().default(0),
+  })
+  .strict();
+
+export interface OutcomeContext {
+  task: string;
+  attempt: number;
+  agentName: string | null;
+  importPath: string | null;
+  cwd: string;
+}
+
+function pick(list: Outcome | Outcome[], attempt: number): Outcome {
+  if (!Array.isArray(list)) return list;
+  return list[Math.min(attempt, list.length) - 1]!;
+}
+
+/** The outcome of one trial attempt. Pure apart from reading the agent profile in the cwd. */
+export function outcomeFor(scenario: Scenario | null, ctx: OutcomeContext): Outcome {
+  if (scenario) {
+    for (const [glob, list] of Object.entries(scenario.tasks)) {
+      if (picomatch(glob, { dot: true })(ctx.task)) return pick(list, ctx.attempt);
+    }
+    if (scenario.default) return pick(scenario.default, ctx.attempt);
+  }
+  if (!ctx.importPath && ctx.agentName === 'oracle') return { reward: 1 };
+  if (!ctx.importPath && ctx.agentName === 'nop') return { reward: 0 };
+  const profileFile = path.join(ctx.cwd, 'harbor-standin-agent.json');
+  if (fs.existsSync(profileFile)) {
+    const profile = AgentProfile.parse(JSON.parse(fs.readFileSync(profileFile, 'utf8')));
+    const duration = { duration_ms: profile.duration_ms };
+    if (profile.solves.some((g) => picomatch(g, { dot: true })(ctx.task))) return { reward: 1, ...duration };
+    for (const [glob, value] of Object.entries(profile.partial)) {
+      if (picomatch(glob, { dot: true })(ctx.task)) return { reward: value, ...duration };
+    }
+    return { reward: 0, ...duration };
+  }
+  // No scenario and no profile: a stable coin flip on (agent, task).
+  const digest = createHash('sha256').update(`${ctx.importPath ?? ctx.agentName}\0${ctx.task}`).digest();
+  return { reward: digest[0]! % 2 };
+}
