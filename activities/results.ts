@@ -1,0 +1,101 @@
+/** Evaluation results on disk: chunk files during the run, one result file (+ per-sample files) at the end. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../core/eval-types';
+
+function writeJsonAtomic(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  fs.renameSync(tmp, file);
+}
+
+export interface SaveChunkInput {
+  runDir: string;
+  chunkIndex: number;
+  results: TaskResult[];
+}
+
+export async function saveChunkResults(input: SaveChunkInput): Promise<ChunkSummary> {
+  writeJsonAtomic(path.join(input.runDir, 'chunks', `${String(input.chunkIndex).padStart(5, '0')}.json`), input.results);
+  return summarize(input.chunkIndex, input.results);
+}
+
+export function summarize(chunkIndex: number, results: TaskResult[]): ChunkSummary {
+  const scored = results.filter((r) => r.status === 'scored');
+  return {
+    chunkIndex,
+    nTasks: results.length,
+    nScored: scored.length,
+    nErrors: results.length - scored.length,
+    scoreSum: scored.reduce((a, r) => a + (r.score ?? 0), 0),
+  };
+}
+
+export interface FinalizeInput {
+  evalId: string;
+  candidate: string;
+  candidateRef: string;
+  home: string;
+  runDir: string;
+  nChunks: number;
+  configDigest: string;
+  settings: EvalSettings;
+  split: string | null;
+  startedAt: string;
+}
+
+export function resultFileFor(home: string, evalId: string): string {
+  return path.join(home, 'results', `${evalId}.json`);
+}
+
+/** vero's SampleResult shape, one per task. */
+function sampleResult(r: TaskResult, index: number, input: FinalizeInput): Record<string, unknown> {
+  const datasetId = input.settings.source.path ? path.basename(input.settings.source.path) : input.settings.source.dataset;
+  return {
+    dataset_sample: { sample_id: index, split: input.split ?? 'all', dataset_id: datasetId },
+    commit: input.candidate,
+    result_id: input.evalId,
+    score: r.score,
+    metrics: r.metrics,
+    output: { task_name: r.taskName ?? r.task, trial_name: r.trial, job_dir: r.jobDir },
+    error: r.error,
+  };
+}
+
+/** Merges the chunk files into the evaluation's result file and returns the (small) CandidateResult. */
+export async function finalizeEvaluation(input: FinalizeInput): Promise<CandidateResult> {
+  const tasks: TaskResult[] = [];
+  for (let i = 0; i < input.nChunks; i++) {
+    const file = path.join(input.runDir, 'chunks', `${String(i).padStart(5, '0')}.json`);
+    tasks.push(...(JSON.parse(fs.readFileSync(file, 'utf8')) as TaskResult[]));
+  }
+  tasks.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
+  const s = summarize(0, tasks);
+  const errorRate = tasks.length ? s.nErrors / tasks.length : 0;
+  const resultFile = resultFileFor(input.home, input.evalId);
+  const result: CandidateResult = {
+    evalId: input.evalId,
+    candidate: input.candidate,
+    candidateRef: input.candidateRef,
+    status: errorRate >= input.settings.errorRateThreshold && s.nErrors > 0 ? 'failed' : 'completed',
+    score: tasks.length ? s.scoreSum / tasks.length : 0,
+    scoreOfScored: s.nScored ? s.scoreSum / s.nScored : null,
+    errorsCountedAsZero: true,
+    nTasks: tasks.length,
+    nScored: s.nScored,
+    nErrors: s.nErrors,
+    errorRate,
+    errorRateThreshold: input.settings.errorRateThreshold,
+    configDigest: input.configDigest,
+    resultFile,
+    tasks,
+    startedAt: input.startedAt,
+    finishedAt: new Date().toISOString(),
+  };
+  const samplesDir = path.join(input.home, 'results', input.evalId, 'samples');
+  fs.rmSync(samplesDir, { recursive: true, force: true });
+  tasks.forEach((t, i) => writeJsonAtomic(path.join(samplesDir, `${i}.json`), sampleResult(t, i, input)));
+  writeJsonAtomic(resultFile, { ...result, runDir: input.runDir, settings: input.settings });
+  return { ...result, tasks: tasks.length <= INLINE_TASK_LIMIT ? tasks : null };
+}

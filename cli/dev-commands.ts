@@ -1,0 +1,121 @@
+/** `vero worker`, `vero dev` (dev server + Web UI + worker) and `vero demo` (the README's main job). */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { startDevServer } from '../core/dev-server';
+import { defaultHome, loadEvalConfig } from '../core/eval-config';
+import { CandidateResult } from '../core/eval-types';
+import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { createVeroWorker } from '../worker/create-worker';
+import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink } from './eval-client';
+import { withTasks } from './eval-commands';
+import { resultSummary, taskTable } from './format';
+import { ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
+
+const print = (s: string): void => void process.stdout.write(`${s}\n`);
+
+function onInterrupt(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write('\nstopping…\n');
+    void stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}
+
+export function registerDevCommands(program: Command): void {
+  withConnection(
+    program
+      .command('worker')
+      .description('run a worker: executes evaluation workflows and their harbor runs')
+      .option('--max-concurrent-tasks <n>', 'harbor processes at once on this worker', parseIntFlag('--max-concurrent-tasks')),
+  ).action(async (o: ConnectionFlags & { maxConcurrentTasks?: number }) => {
+    const conn = connectionSettings(o);
+    const { worker, connection } = await createVeroWorker({ address: conn.address, namespace: conn.namespace, taskQueue: conn.taskQueue, maxConcurrentTasks: o.maxConcurrentTasks });
+    process.stderr.write(`worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`);
+    // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get shutdownGraceTime to finish.
+    await worker.run();
+    await connection.close();
+  });
+
+  program
+    .command('dev')
+    .description('a local Temporal dev server (SQLite, Web UI) plus a worker; Ctrl-C stops both')
+    .option('--db <file>', 'SQLite file: the durability (default <VERO_HOME>/temporal.db)')
+    .option('--port <port>', 'frontend gRPC port', parseIntFlag('--port'), 7233)
+    .option('--ui-port <port>', 'Web UI port (default port + 1000)', parseIntFlag('--ui-port'))
+    .option('--task-queue <queue>', 'task queue of the in-process worker', 'vero-harbor')
+    .option('--no-worker', 'start only the server')
+    .action(async (o: { db?: string; port: number; uiPort?: number; taskQueue: string; worker: boolean }) => {
+      const db = o.db ?? path.join(defaultHome(), 'temporal.db');
+      const server = await startDevServer({ temporalCli: findTemporalCli(), port: o.port, ui: true, uiPort: o.uiPort, dbFile: db, logFile: `${db}.log` });
+      print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
+      let stopWorker = async () => undefined as void;
+      if (o.worker) {
+        const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue: o.taskQueue });
+        const running = worker.run();
+        print(`worker polling ${o.taskQueue}`);
+        stopWorker = async () => {
+          worker.shutdown();
+          await running;
+          await connection.close();
+        };
+      }
+      onInterrupt(async () => {
+        await stopWorker();
+        await server.stop();
+      });
+      await new Promise(() => undefined);
+    });
+
+  program
+    .command('demo')
+    .description('end to end on the example: dev server, worker, two candidates evaluated with the Harbor stand-in')
+    .option('--home <dir>', 'where the demo keeps its state', path.join(PROJECT_ROOT, '.vero-demo'))
+    .option('--keep', 'keep the server and worker running afterwards (Ctrl-C stops them)')
+    .option('--json', 'print the two results as JSON')
+    .action(async (o: { home: string; keep?: boolean; json?: boolean }) => {
+      const home = path.resolve(o.home);
+      fs.mkdirSync(home, { recursive: true });
+      const repo = path.join(home, 'agent-repo');
+      execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const server = await startDevServer({ temporalCli: findTemporalCli(), ui: true, dbFile: path.join(home, 'temporal.db'), logFile: path.join(home, 'temporal.log') });
+      const taskQueue = 'vero-demo';
+      const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
+      const running = worker.run();
+      const stop = async () => {
+        worker.shutdown();
+        await running;
+        await connection.close();
+        await server.stop();
+      };
+      try {
+        process.stderr.write(`Temporal dev server ${server.address}, Web UI ${server.uiUrl}\n`);
+        const client = await connect(server.address, 'default');
+        const results: CandidateResult[] = [];
+        for (const candidate of ['baseline', 'improved']) {
+          const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), { agent_repo: repo, home, 'temporal.address': server.address, 'temporal.task_queue': taskQueue });
+          const input = await prepareEvalInput(cfg, candidate);
+          const { handle, mode } = await startOrAttach(client, input, taskQueue);
+          process.stderr.write(`${mode} ${input.evalId} (candidate ${candidate})\n`);
+          const r = withTasks((await handle.result()) as CandidateResult);
+          results.push(r);
+          if (!o.json) print(`\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, 'default', r.evalId)}`);
+        }
+        const best = pickBest(results)!;
+        if (o.json) print(JSON.stringify({ results, best: best.evalId, ui: server.uiUrl }, null, 2));
+        else print(`\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${server.uiUrl}`);
+        if (o.keep) {
+          process.stderr.write('server and worker keep running; Ctrl-C stops them\n');
+          onInterrupt(stop);
+          await new Promise(() => undefined);
+        }
+      } finally {
+        if (!o.keep) await stop();
+      }
+    });
+}

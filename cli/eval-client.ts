@@ -1,0 +1,157 @@
+/** Starting, attaching to, and inspecting evaluations through the Temporal client. */
+import { Client, Connection, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { EvalConfig } from '../core/eval-config';
+import { configDigest, evalWorkflowId } from '../core/eval-identity';
+import { CandidateResult, EvalInput, EvalSettings, Progress } from '../core/eval-types';
+import { ConfigError } from '../core/errors';
+import { isGitRepo, resolveCommit } from '../core/git';
+import { VeroCandidate, VeroConfigDigest, VeroScore, VeroStatus, VeroTaskSource } from '../core/search-attributes';
+import { resolveTasks } from '../core/task-source';
+import { evaluateCandidate, progressQuery } from '../workflows';
+
+export class TemporalUnreachableError extends Error {}
+
+export async function connect(address: string, namespace: string): Promise<Client> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 5000 });
+    await connection.workflowService.getSystemInfo({});
+    return new Client({ connection, namespace });
+  } catch (e) {
+    throw new TemporalUnreachableError(
+      `cannot reach the Temporal server at ${address} (${(e as Error).message.split('\n')[0]}); start one with \`vero dev\` or set temporal.address / --address`,
+    );
+  }
+}
+
+export function settingsFrom(cfg: EvalConfig): EvalSettings {
+  return {
+    harbor: cfg.harbor,
+    source: cfg.tasks.source,
+    rewardKey: cfg.scoring.reward_key ?? null,
+    aggregate: cfg.scoring.aggregate,
+    errorRateThreshold: cfg.scoring.error_rate_threshold,
+    concurrency: cfg.execution.concurrency,
+    taskTimeoutSec: cfg.execution.task_timeout,
+    taskAttempts: cfg.execution.task_attempts,
+    heartbeatTimeoutSec: cfg.execution.heartbeat_timeout,
+    chunkSize: cfg.execution.chunk_size,
+  };
+}
+
+/** Validates everything that can be checked before starting: repo, candidate, tasks. */
+export async function prepareEvalInput(cfg: EvalConfig, candidateRef: string): Promise<EvalInput> {
+  if (!(await isGitRepo(cfg.agent_repo))) throw new ConfigError(`agent_repo: ${cfg.agent_repo} does not exist or is not a git repository`);
+  const commit = await resolveCommit(cfg.agent_repo, candidateRef);
+  if (!commit) throw new ConfigError(`--candidate: "${candidateRef}" is not a commit of ${cfg.agent_repo}`);
+  const tasks = resolveTasks(cfg);
+  const settings = settingsFrom(cfg);
+  const digest = configDigest(tasks, settings);
+  return EvalInput.parse({
+    evalId: evalWorkflowId(commit, digest),
+    candidate: commit,
+    candidateRef,
+    agentRepo: cfg.agent_repo,
+    home: cfg.home,
+    tasks,
+    configDigest: digest,
+    settings,
+  });
+}
+
+export interface StartOutcome {
+  handle: WorkflowHandle<typeof evaluateCandidate>;
+  /** started: a new run; attached: joined a running one; existing: returned a completed one. */
+  mode: 'started' | 'attached' | 'existing';
+}
+
+async function describe(client: Client, id: string): Promise<WorkflowExecutionDescription | null> {
+  try {
+    return await client.workflow.getHandle(id).describe();
+  } catch (e) {
+    if ((e as Error).name === 'WorkflowNotFoundError') return null;
+    throw e;
+  }
+}
+
+/** Starts the evaluation, or attaches to the running one, or returns the completed one (unless `force`). */
+export async function startOrAttach(client: Client, input: EvalInput, taskQueue: string, force = false): Promise<StartOutcome> {
+  const prev = await describe(client, input.evalId);
+  if (prev?.status.name === 'RUNNING') return { handle: client.workflow.getHandle(input.evalId), mode: 'attached' };
+  if (prev?.status.name === 'COMPLETED' && !force) return { handle: client.workflow.getHandle(input.evalId), mode: 'existing' };
+  const source = input.settings.source.path ?? input.settings.source.dataset ?? '';
+  const handle = await client.workflow.start(evaluateCandidate, {
+    workflowId: input.evalId,
+    taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    typedSearchAttributes: [
+      { key: VeroCandidate, value: input.candidate },
+      { key: VeroStatus, value: 'queued' },
+      { key: VeroTaskSource, value: source },
+      { key: VeroConfigDigest, value: input.configDigest },
+    ],
+    staticSummary: `candidate ${input.candidateRef} (${input.candidate.slice(0, 12)}) on ${input.tasks.length} task(s)`.slice(0, 200),
+    staticDetails: [
+      `**candidate** \`${input.candidate}\` (${input.candidateRef})`,
+      `**tasks** ${input.tasks.length} from \`${source}\``,
+      `**agent** \`${input.settings.harbor.agent}\`${input.settings.harbor.model ? ` model \`${input.settings.harbor.model}\`` : ''}, attempts ${input.settings.harbor.n_attempts}, retries ${input.settings.harbor.max_retries}`,
+    ].join('\n\n'),
+  });
+  return { handle, mode: 'started' };
+}
+
+/** Progress of an evaluation: the parent's counts plus the running chunk's. */
+export async function getProgress(client: Client, evalId: string): Promise<Progress> {
+  const p = await client.workflow.getHandle(evalId).query(progressQuery);
+  if (p.currentChunk) {
+    try {
+      const c = await client.workflow.getHandle(p.currentChunk).query(progressQuery);
+      return { ...p, done: p.done + c.done, running: c.running, scored: p.scored + c.scored, errors: p.errors + c.errors, scoreSum: p.scoreSum + c.scoreSum };
+    } catch {
+      /* the chunk is starting or just finished */
+    }
+  }
+  return p;
+}
+
+export interface EvalListing {
+  evalId: string;
+  candidate: string | null;
+  status: string;
+  score: number | null;
+  workflowStatus: string;
+  startTime: Date;
+  closeTime: Date | null;
+}
+
+export async function listEvaluations(client: Client, limit = 1000): Promise<EvalListing[]> {
+  const out: EvalListing[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowType = 'evaluateCandidate'`, pageSize: 200 })) {
+    const sa = w.typedSearchAttributes;
+    out.push({
+      evalId: w.workflowId,
+      candidate: sa.get(VeroCandidate) ?? null,
+      status: sa.get(VeroStatus) ?? w.status.name.toLowerCase(),
+      score: sa.get(VeroScore) ?? null,
+      workflowStatus: w.status.name,
+      startTime: w.startTime,
+      closeTime: w.closeTime ?? null,
+    });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** The best completed evaluation: highest score, then fewer errors, then earlier start, then id. */
+export function pickBest(results: CandidateResult[]): CandidateResult | null {
+  const ranked = [...results].sort(
+    (a, b) => b.score - a.score || a.nErrors - b.nErrors || a.startedAt.localeCompare(b.startedAt) || a.evalId.localeCompare(b.evalId),
+  );
+  return ranked[0] ?? null;
+}
+
+export function uiLink(uiBase: string | null, namespace: string, workflowId: string): string | null {
+  return uiBase ? `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : null;
+}

@@ -1,0 +1,60 @@
+/** Options shared by several commands, and how they overlay vero.yaml. */
+import * as fs from 'node:fs';
+import { Command, Option } from 'commander';
+import { EvalConfig, loadEvalConfig } from '../core/eval-config';
+import { ConfigError } from '../core/errors';
+
+export interface ConnectionFlags {
+  config?: string;
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+  uiUrl?: string;
+}
+
+export function withConnection(cmd: Command): Command {
+  return cmd
+    .option('-c, --config <file>', 'vero.yaml (default: ./vero.yaml when it exists)')
+    .addOption(new Option('--address <host:port>', 'Temporal frontend address').env('VERO_TEMPORAL_ADDRESS'))
+    .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('VERO_TEMPORAL_NAMESPACE'))
+    .addOption(new Option('--task-queue <queue>', 'Temporal task queue').env('VERO_TASK_QUEUE'))
+    .addOption(new Option('--ui-url <url>', 'Temporal Web UI base URL, for links').env('VERO_UI_URL'));
+}
+
+export function configPath(flags: { config?: string }): string | null {
+  if (flags.config) return flags.config;
+  return fs.existsSync('vero.yaml') ? 'vero.yaml' : null;
+}
+
+/** Connection settings: flags > vero.yaml > defaults (no config file needed). */
+export function connectionSettings(flags: ConnectionFlags): { address: string; namespace: string; taskQueue: string; uiUrl: string | null } {
+  let fromFile: EvalConfig['temporal'] | undefined;
+  const file = configPath(flags);
+  if (file) {
+    try {
+      fromFile = loadEvalConfig(file).temporal;
+    } catch (e) {
+      if (flags.config) throw e;
+    }
+  }
+  const address = flags.address ?? fromFile?.address ?? '127.0.0.1:7233';
+  return {
+    address,
+    namespace: flags.namespace ?? fromFile?.namespace ?? 'default',
+    taskQueue: flags.taskQueue ?? fromFile?.task_queue ?? 'vero-harbor',
+    uiUrl: flags.uiUrl ?? defaultUiUrl(address),
+  };
+}
+
+/** The dev server serves its UI at port + 1000 on loopback. */
+export function defaultUiUrl(address: string): string | null {
+  const m = /^(127\.0\.0\.1|localhost):(\d+)$/.exec(address);
+  return m ? `http://${m[1]}:${Number(m[2]) + 1000}` : null;
+}
+
+export function parseIntFlag(name: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got "${v}"`);
+    return Number(v);
+  };
+}

@@ -1,0 +1,33 @@
+/** `vero trials`: collate any Harbor jobs dir offline. */
+import * as fs from 'node:fs';
+import { Command, Option } from 'commander';
+import { collate, loadTrials } from '../core/collate';
+import { ConfigError } from '../core/errors';
+import { fmtScore, table } from './format';
+
+export function registerTrialsCommand(program: Command): void {
+  program
+    .command('trials <jobsDir>')
+    .description('score the tasks of a Harbor jobs dir (or one job dir) offline: best trial per task, deterministically')
+    .option('--json', 'print {"tasks": [{task, status, score, trial, metrics, n_trials}]} sorted by task')
+    .option('--reward-key <key>', 'the reward to read (default: pass, then reward, then the mean of all rewards)')
+    .addOption(new Option('--aggregate <how>', 'per-task aggregation over attempts').choices(['best', 'mean']).default('best'))
+    .action((dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean' }) => {
+      if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ConfigError(`${dir}: not a directory`);
+      const loaded = loadTrials(dir);
+      const rows = collate(loaded.trials, { rewardKey: o.rewardKey, aggregate: o.aggregate });
+      for (const bad of loaded.invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
+      if (o.json) {
+        const tasks = rows.map((r) => ({ task: r.task, status: r.status, score: r.score, trial: r.trial, metrics: r.metrics, n_trials: r.nTrials }));
+        process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
+        return;
+      }
+      const out = table(
+        ['task', 'status', 'score', 'trials', 'chosen trial', 'exceptions'],
+        rows.map((r) => [r.task, r.status, fmtScore(r.score), r.nTrials, r.trial, r.exceptions.join(',')]),
+      );
+      const scored = rows.filter((r) => r.status === 'scored');
+      const mean = rows.length ? scored.reduce((a, r) => a + (r.score ?? 0), 0) / rows.length : 0;
+      process.stdout.write(`${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)\n`);
+    });
+}

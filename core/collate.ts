@@ -1,0 +1,117 @@
+/**
+ * Reads Harbor job dirs and scores tasks. Plain file I/O, no Temporal: the runTask activity and the offline
+ * `vero trials` command share it.
+ *
+ * Layout: `<jobs>/<job>/<trial>/result.json`. The job-level `<job>/result.json` is not a trial (it has no
+ * task_name) and is skipped; unreadable or invalid trial files are counted, never guessed at.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { TrialResult, trialTaskKey } from './harbor-result';
+import { Aggregation, LoadedTrial, scoreTask, TaskScore } from './trial-ranking';
+
+export interface InvalidTrialFile {
+  file: string;
+  reason: string;
+}
+
+export interface LoadedJobs {
+  trials: LoadedTrial[];
+  invalid: InvalidTrialFile[];
+}
+
+function isJobDir(dir: string): boolean {
+  return fs.existsSync(path.join(dir, 'config.json')) && fs.existsSync(path.join(dir, 'lock.json'));
+}
+
+function subdirs(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => path.join(dir, e.name))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/** Parses one trial result file; null with a reason when it is not a trial result. */
+export function readTrialFile(file: string): { trial: LoadedTrial } | { invalid: string } {
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (e) {
+    return { invalid: (e as Error).message };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return { invalid: 'not valid JSON (truncated or garbage)' };
+  }
+  const parsed = TrialResult.safeParse(json);
+  if (!parsed.success) {
+    return { invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
+  }
+  return { trial: { result: parsed.data, file, digest: createHash('sha256').update(bytes).digest('hex') } };
+}
+
+/** Loads every trial under a jobs dir (many jobs) or a single job dir. */
+export function loadTrials(dir: string): LoadedJobs {
+  const jobDirs = isJobDir(dir) ? [dir] : subdirs(dir);
+  const out: LoadedJobs = { trials: [], invalid: [] };
+  for (const job of jobDirs) {
+    for (const trialDir of subdirs(job)) {
+      const file = path.join(trialDir, 'result.json');
+      if (!fs.existsSync(file)) continue; // a running or interrupted trial
+      const r = readTrialFile(file);
+      if ('trial' in r) out.trials.push(r.trial);
+      else out.invalid.push({ file, reason: r.invalid });
+    }
+  }
+  return out;
+}
+
+export interface CollatedTask extends TaskScore {
+  task: string;
+  /** `TrialResult.task_name` of the chosen trial (may be `org/name` where `task` is the dir name). */
+  taskName: string | null;
+}
+
+export class TaskNameMismatchError extends Error {}
+
+export function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {
+  const byTask = new Map<string, LoadedTrial[]>();
+  for (const t of trials) {
+    const key = trialTaskKey(t.result);
+    byTask.set(key, [...(byTask.get(key) ?? []), t]);
+  }
+  return byTask;
+}
+
+/**
+ * Scores tasks. With `requested`, every requested task gets a row (an error row when it has no trial), and
+ * trials exist but none matches any requested name → TaskNameMismatchError, never a table of zeros.
+ */
+export function collate(
+  trials: LoadedTrial[],
+  opts: { requested?: string[]; rewardKey?: string | null; aggregate?: Aggregation } = {},
+): CollatedTask[] {
+  const byTask = groupByTask(trials);
+  const names = opts.requested ?? [...byTask.keys()];
+  if (opts.requested && trials.length > 0 && !opts.requested.some((n) => byTask.has(n))) {
+    const found = [...byTask.keys()].sort().slice(0, 5);
+    throw new TaskNameMismatchError(
+      `Harbor produced ${trials.length} trial(s) but none matches the requested task name(s) ${JSON.stringify(opts.requested.slice(0, 5))}; ` +
+        `trials are for ${JSON.stringify(found)}. Task names are task dir basenames (or org/name for registry packages).`,
+    );
+  }
+  return [...new Set(names)].sort().map((task) => {
+    const group = byTask.get(task) ?? [];
+    const score = scoreTask(group, opts);
+    const chosen = group.find((t) => t.result.trial_name === score.trial);
+    return { task, taskName: chosen?.result.task_name ?? null, ...score };
+  });
+}

@@ -1,0 +1,117 @@
+/** Starts `temporal server start-dev` (SQLite, optional Web UI) with the project's search attributes. */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { searchAttributeArgs } from './search-attributes';
+
+export interface DevServerOptions {
+  temporalCli: string;
+  ip?: string;
+  port?: number;
+  /** Serve the Web UI on this port (default port+1000); omit `ui` for headless. */
+  ui?: boolean;
+  uiPort?: number;
+  /** The SQLite file; in memory when unset. */
+  dbFile?: string;
+  namespace?: string;
+  logFile?: string;
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | null;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? (await freePort());
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn', ...searchAttributeArgs()];
+  args.push('--namespace', opts.namespace ?? 'default');
+  args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  let uiUrl: string | null = null;
+  if (opts.ui) {
+    const uiPort = opts.uiPort ?? port + 1000;
+    args.push('--ui-port', String(uiPort));
+    uiUrl = `http://${ip}:${uiPort}`;
+  } else args.push('--headless');
+  const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
+  const child = spawn(opts.temporalCli, args, { stdio: ['ignore', out, out], detached: true });
+  if (typeof out === 'number') fs.closeSync(out);
+  let exited: number | null = null;
+  child.on('exit', (code) => (exited = code ?? -1));
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
+  // The frontend listens before it serves; wait for the port, then for a real API call to succeed.
+  while (!(await canConnect(ip, port))) {
+    if (exited !== null) throw new Error(`temporal server start-dev exited with ${exited}${opts.logFile ? ` (log: ${opts.logFile})` : ''}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`temporal server start-dev did not listen on ${ip}:${port} in time`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const address = `${ip}:${port}`;
+  await waitForNamespace(address, opts.namespace ?? 'default', deadline);
+  return {
+    address,
+    uiUrl,
+    pid: child.pid!,
+    stop: async () => {
+      if (exited !== null) return;
+      const done = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await done;
+      clearTimeout(t);
+    },
+  };
+}
+
+async function waitForNamespace(address: string, namespace: string, deadline: number): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 2000 });
+      try {
+        await conn.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await conn.close();
+      }
+    } catch (e) {
+      lastError = e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`Temporal dev server at ${address} did not become ready: ${(lastError as Error)?.message}`);
+}

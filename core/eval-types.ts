@@ -1,0 +1,117 @@
+/**
+ * Payloads that cross the workflow/activity boundary. Small by design: pointers to files, never trial blobs.
+ * These modules are imported by workflow code, so they must stay deterministic (zod only, no I/O).
+ */
+import { z } from 'zod';
+import { HarborSection } from './harbor-config';
+
+export const ResolvedSource = z.strictObject({
+  path: z.string().optional(),
+  dataset: z.string().optional(),
+  registry_path: z.string().optional(),
+});
+
+export const EvalSettings = z.strictObject({
+  harbor: HarborSection,
+  source: ResolvedSource,
+  rewardKey: z.string().nullable(),
+  aggregate: z.enum(['best', 'mean']),
+  errorRateThreshold: z.number().min(0).max(1),
+  concurrency: z.number().int().min(1),
+  taskTimeoutSec: z.number().positive(),
+  taskAttempts: z.number().int().min(1),
+  heartbeatTimeoutSec: z.number().positive(),
+  chunkSize: z.number().int().min(1),
+});
+export type EvalSettings = z.infer<typeof EvalSettings>;
+
+export const EvalInput = z.strictObject({
+  /** The workflow id (also the result file's name). */
+  evalId: z.string().min(1),
+  /** The candidate's full commit sha, resolved by the client. */
+  candidate: z.string().regex(/^[0-9a-f]{40}$/, 'expected a full 40-hex commit sha'),
+  /** What the user asked for (a tag, a short sha), for display. */
+  candidateRef: z.string(),
+  agentRepo: z.string().min(1),
+  home: z.string().min(1),
+  tasks: z.array(z.string().min(1)).min(1),
+  configDigest: z.string(),
+  settings: EvalSettings,
+});
+export type EvalInput = z.infer<typeof EvalInput>;
+
+export type TaskStatus = 'scored' | 'error';
+
+/** One task's outcome. Small: the job dir holds everything else. */
+export interface TaskResult {
+  task: string;
+  status: TaskStatus;
+  score: number | null;
+  metrics: Record<string, number>;
+  trial: string | null;
+  taskName: string | null;
+  nTrials: number;
+  /** Temporal activity attempts (harbor runs) this task took. */
+  runs: number;
+  exceptions: string[];
+  timedOut: boolean;
+  jobDir: string;
+  error: string | null;
+}
+
+export interface ChunkInput {
+  evalId: string;
+  chunkIndex: number;
+  runDir: string;
+  candidate: string;
+  worktree: string;
+  tasks: string[];
+  settings: EvalSettings;
+}
+
+export interface ChunkSummary {
+  chunkIndex: number;
+  nTasks: number;
+  nScored: number;
+  nErrors: number;
+  scoreSum: number;
+}
+
+export type EvalStatus = 'completed' | 'failed';
+
+export interface CandidateResult {
+  evalId: string;
+  candidate: string;
+  candidateRef: string;
+  status: EvalStatus;
+  /** Mean over all tasks, errors counted as 0 (see errorsCountedAsZero). */
+  score: number;
+  /** Mean over scored tasks only; null when none scored. */
+  scoreOfScored: number | null;
+  errorsCountedAsZero: true;
+  nTasks: number;
+  nScored: number;
+  nErrors: number;
+  errorRate: number;
+  errorRateThreshold: number;
+  configDigest: string;
+  resultFile: string;
+  /** Per-task results, inline up to INLINE_TASK_LIMIT tasks; read resultFile beyond that. */
+  tasks: TaskResult[] | null;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export const INLINE_TASK_LIMIT = 1000;
+
+export interface Progress {
+  total: number;
+  done: number;
+  running: number;
+  scored: number;
+  errors: number;
+  scoreSum: number;
+  phase: 'preparing' | 'running' | 'finalizing' | 'done';
+  /** The chunk workflow running now (query it for in-chunk progress). */
+  currentChunk: string | null;
+}

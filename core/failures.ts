@@ -1,0 +1,35 @@
+/**
+ * Failure types of activities (the `type` of ApplicationFailure). Workflow code imports this module, so it
+ * holds constants only.
+ */
+export const FailureType = {
+  /** The agent repo is missing or not a git repo. */
+  AgentRepoNotFound: 'AgentRepoNotFound',
+  /** The candidate ref does not name a commit. */
+  CandidateNotFound: 'CandidateNotFound',
+  /** A git command failed while materializing a worktree. */
+  GitError: 'GitError',
+  /** The harbor launcher could not be executed. */
+  HarborNotFound: 'HarborNotFound',
+  /** harbor rejected its command line (exit 2): a flag vero-harbor built or an extra arg is wrong. */
+  HarborUsageError: 'HarborUsageError',
+  /** harbor refused the job before running a trial (exit 1, no job dir): bad task name, dataset, config. */
+  HarborConfigError: 'HarborConfigError',
+  /** Trials ran but none is for the requested task (e.g. `org/name` against a dir name). */
+  TaskNameMismatch: 'TaskNameMismatch',
+  /** No trial of the task has rewards (infrastructure death, missing reward file, crash, timeout). Retryable. */
+  HarborTaskError: 'HarborTaskError',
+  /** The workflow input failed validation. */
+  InvalidInput: 'InvalidInput',
+} as const;
+
+/** Errors that mean the evaluation's configuration is wrong: retrying cannot help, and every task would hit them. */
+export const CONFIG_FAILURES: string[] = [
+  FailureType.AgentRepoNotFound,
+  FailureType.CandidateNotFound,
+  FailureType.HarborNotFound,
+  FailureType.HarborUsageError,
+  FailureType.HarborConfigError,
+  FailureType.TaskNameMismatch,
+  FailureType.InvalidInput,
+];

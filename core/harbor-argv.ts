@@ -1,0 +1,64 @@
+/**
+ * Builds the `harbor run` command for one task. Pure. Every typed knob becomes its real flag (vero.md §6.1 #1);
+ * the argv is identical on every retry of the same task, so Harbor can resume the job instead of failing
+ * with FileExistsError.
+ */
+import { createHash } from 'node:crypto';
+import type { HarborSection } from './harbor-config';
+
+export interface HarborTaskRun {
+  harbor: HarborSection;
+  source: { path?: string; dataset?: string; registry_path?: string };
+  task: string;
+  jobsDir: string;
+  jobName: string;
+  worktree: string;
+}
+
+export function launcher(harbor: HarborSection, worktree: string): string[] {
+  const parts = Array.isArray(harbor.command) ? harbor.command : harbor.command.trim().split(/\s+/);
+  return parts.map((p) => p.replaceAll('{worktree}', worktree));
+}
+
+const kv = (k: string, v: unknown) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`;
+
+/** [executable, ...args]. */
+export function harborArgv(run: HarborTaskRun): string[] {
+  const h = run.harbor;
+  const argv = [...launcher(h, run.worktree), 'run'];
+  if (run.source.path) argv.push('-p', run.source.path);
+  else {
+    argv.push('-d', run.source.dataset!);
+    if (run.source.registry_path) argv.push('--registry-path', run.source.registry_path);
+  }
+  argv.push('-i', run.task);
+  argv.push('-a', h.agent);
+  if (h.model) argv.push('-m', h.model);
+  if (h.environment) argv.push('-e', h.environment);
+  for (const [k, v] of Object.entries(h.agent_kwargs).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ak', kv(k, v));
+  for (const [k, v] of Object.entries(h.agent_env).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ae', `${k}=${v}`);
+  for (const [k, v] of Object.entries(h.environment_kwargs).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ek', kv(k, v));
+  argv.push('-k', String(h.n_attempts));
+  argv.push('-r', String(h.max_retries));
+  argv.push('-n', String(Math.min(h.n_concurrent_trials ?? h.n_attempts, h.n_attempts)));
+  for (const e of h.retry_include) argv.push('--retry-include', e);
+  for (const e of h.retry_exclude) argv.push('--retry-exclude', e);
+  const multipliers = [
+    ['--timeout-multiplier', h.timeout_multiplier],
+    ['--agent-timeout-multiplier', h.agent_timeout_multiplier],
+    ['--verifier-timeout-multiplier', h.verifier_timeout_multiplier],
+    ['--agent-setup-timeout-multiplier', h.agent_setup_timeout_multiplier],
+    ['--environment-build-timeout-multiplier', h.environment_build_timeout_multiplier],
+  ] as const;
+  for (const [flag, v] of multipliers) if (v !== undefined) argv.push(flag, String(v));
+  argv.push('-o', run.jobsDir, '--job-name', run.jobName, '-y', '-q');
+  argv.push(...h.extra_args);
+  return argv;
+}
+
+/** A job name that is a valid single path segment and stable for a task name. */
+export function jobNameFor(task: string): string {
+  const safe = task.replace(/[^A-Za-z0-9._-]+/g, '__').replace(/^\.+/, '_').slice(0, 120) || 'task';
+  // Sanitizing can merge names (`org/x` and `org__x`); a digest of the original keeps them apart.
+  return safe === task ? safe : `${safe}-${createHash('sha256').update(task).digest('hex').slice(0, 8)}`;
+}

@@ -1,0 +1,77 @@
+/**
+ * The `harbor:` section: how one task is run through `harbor run`. Shared by vero.yaml (evaluations) and
+ * build.yaml (the nested harness of compiled tasks), so both are validated the same way.
+ */
+import { z } from 'zod';
+
+const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
+
+export const HarborSection = z
+  .strictObject({
+    /**
+     * The launcher, as an argv list or a string split on spaces; `{worktree}` is replaced by the candidate's
+     * worktree. Default `harbor`; e.g. `uv run --project {worktree} harbor`.
+     */
+    command: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).default(['harbor']),
+    /** `-a`: a built-in agent name or a `module.path:Class` import path. */
+    agent: z.string().min(1).default('oracle'),
+    /** `-m`. */
+    model: z.string().min(1).optional(),
+    /** `-e`: an environment type or `module.path:Class`. */
+    environment: z.string().min(1).optional(),
+    agent_kwargs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).default({}),
+    /** `--ae K=V`. */
+    agent_env: z.record(identifier, z.string()).default({}),
+    /** `--ek k=v`. */
+    environment_kwargs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
+    /** `-k`: independent trials per task. */
+    n_attempts: z.number().int().min(1).default(1),
+    /** `-r`: Harbor-level retries of a trial that ended with an exception. */
+    max_retries: z.number().int().min(0).default(0),
+    /** `-n`: trials of one task in flight (default: all attempts at once). */
+    n_concurrent_trials: z.number().int().min(1).optional(),
+    retry_include: z.array(z.string().min(1)).default([]),
+    /** Replaces Harbor's default exclude list when non-empty. */
+    retry_exclude: z.array(z.string().min(1)).default([]),
+    timeout_multiplier: z.number().positive().optional(),
+    agent_timeout_multiplier: z.number().positive().optional(),
+    verifier_timeout_multiplier: z.number().positive().optional(),
+    agent_setup_timeout_multiplier: z.number().positive().optional(),
+    environment_build_timeout_multiplier: z.number().positive().optional(),
+    /** Extra environment for the harbor process (not for the agent; see agent_env). */
+    env: z.record(identifier, z.string()).default({}),
+    /** Passed through after the flags vero-harbor sets; may not repeat any of them. */
+    extra_args: z.array(z.string()).default([]),
+  })
+  .superRefine((h, ctx) => {
+    const clash = collidingFlags(h.extra_args);
+    if (clash.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['extra_args'],
+        message: `${clash.join(', ')} ${clash.length > 1 ? 'are' : 'is'} set by vero-harbor from typed fields; use the field instead`,
+      });
+    }
+  });
+export type HarborSection = z.infer<typeof HarborSection>;
+
+/** Every `harbor run` flag that vero-harbor emits or that would change which tasks or trials run. */
+export const CONTROLLED_FLAGS = [
+  ['-p', '--path'], ['-d', '--dataset'], ['-t', '--task'], ['-i', '--include-task-name'], ['-x', '--exclude-task-name'],
+  ['-l', '--n-tasks'], ['--registry-path'], ['--registry-url'], ['--repo'], ['-k', '--n-attempts'], ['-r', '--max-retries'],
+  ['-n', '--n-concurrent'], ['--retry-include'], ['--retry-exclude'], ['-a', '--agent'], ['--agent-import-path'],
+  ['-m', '--model'], ['--ak', '--agent-kwarg'], ['--ae', '--agent-env'], ['-e', '--env'], ['--environment-import-path'],
+  ['--ek', '--environment-kwarg'], ['-o', '--jobs-dir'], ['--job-name'], ['-y', '--yes'], ['-q', '--quiet', '--silent'],
+  ['-c', '--config'], ['--print-config'], ['--timeout-multiplier'], ['--agent-timeout-multiplier'],
+  ['--verifier-timeout-multiplier'], ['--agent-setup-timeout-multiplier'], ['--environment-build-timeout-multiplier'],
+].flat();
+
+/** The controlled flags among `args`, matched exactly (`--flag` or `--flag=value`), in order of appearance. */
+export function collidingFlags(args: string[]): string[] {
+  const found: string[] = [];
+  for (const a of args) {
+    const name = a.startsWith('--') && a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+    if (CONTROLLED_FLAGS.includes(name) && !found.includes(name)) found.push(name);
+  }
+  return found;
+}

@@ -1,0 +1,62 @@
+/** zod schemas for the Harbor 0.22 JSON files vero-harbor reads (reference/harbor.md §3). */
+import { z } from 'zod';
+
+/** Trial timestamps end in `Z`; job-level and pre-0.21 ones are naive. Both parse; naive ones are read as UTC. */
+export function parseHarborTime(value: string | null | undefined): number | null {
+  if (!value) return null;
+  const hasZone = /(Z|[+-]\d{2}:?\d{2})$/.test(value);
+  const ms = Date.parse(hasZone ? value : `${value}Z`);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+const timestamp = z.string().nullable().optional();
+
+export const ExceptionInfo = z.looseObject({
+  exception_type: z.string(),
+  exception_message: z.string().nullable().optional(),
+  exception_traceback: z.string().nullable().optional(),
+  occurred_at: timestamp,
+});
+
+export const TaskId = z.union([
+  z.looseObject({ path: z.string() }),
+  z.looseObject({ org: z.string(), name: z.string(), ref: z.string().nullable().optional() }),
+]);
+
+/** The fields of `TrialResult` that collation uses; other fields are kept but not checked. */
+export const TrialResult = z.looseObject({
+  id: z.string().optional(),
+  task_name: z.string(),
+  trial_name: z.string(),
+  task_id: TaskId.optional(),
+  source: z.string().nullable().optional(),
+  config: z.looseObject({ task: z.looseObject({ path: z.string().nullable().optional() }).optional() }).optional(),
+  verifier_result: z.object({ rewards: z.record(z.string(), z.number()).nullable().optional() }).loose().nullable().optional(),
+  exception_info: ExceptionInfo.nullable().optional(),
+  agent_result: z.looseObject({ cost_usd: z.number().nullable().optional() }).nullable().optional(),
+  started_at: timestamp,
+  finished_at: timestamp,
+});
+export type TrialResult = z.infer<typeof TrialResult>;
+
+/** The job-level result.json: it has no `task_name`, which is how it is told apart from trial results. */
+export const JobResult = z.looseObject({
+  id: z.string(),
+  started_at: z.string(),
+  finished_at: z.string().nullable().optional(),
+  n_total_trials: z.number(),
+  stats: z.looseObject({ n_completed_trials: z.number().optional(), n_errored_trials: z.number().optional() }),
+});
+export type JobResult = z.infer<typeof JobResult>;
+
+/**
+ * The name a trial answers to in `-i` filters and trial dir names: the task dir basename for local and git
+ * tasks, `org/name` for package tasks. `TrialResult.task_name` can differ (it is `[task].name`).
+ */
+export function trialTaskKey(trial: TrialResult): string {
+  const id = trial.task_id as { path?: string; org?: string; name?: string } | undefined;
+  const p = id?.path ?? trial.config?.task?.path;
+  if (p) return p.replace(/[/\\]+$/, '').split(/[/\\]/).at(-1)!;
+  if (id?.org && id.name) return `${id.org}/${id.name}`;
+  return trial.task_name;
+}

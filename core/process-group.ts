@@ -1,0 +1,141 @@
+/**
+ * Runs a command in its own process group. Cancellation and deadlines signal the whole group (SIGTERM, then
+ * SIGKILL after a grace period), so nested processes (harbor → docker → agents) never outlive the caller.
+ * The single subprocess wrapper of the project.
+ */
+import * as fs from "node:fs";
+import { execa } from "execa";
+
+export interface GroupRunOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  /** stdout and stderr are appended here. */
+  logFile: string;
+  signal?: AbortSignal;
+  /** Absolute deadline (ms since epoch); the group is stopped when it passes. */
+  deadline?: number;
+  graceMs?: number;
+  /** Called once the process has started (e.g. to record its pid for takeover). */
+  onStart?: (pid: number) => void;
+}
+
+export interface GroupRunResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The executable was not found. */
+  notFound: boolean;
+  durationMs: number;
+  pid: number | null;
+}
+
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** SIGTERM the group, SIGKILL it after `graceMs`, and wait until no process of the group is left. */
+export async function stopGroup(pgid: number, graceMs = 10_000): Promise<void> {
+  const send = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pgid, sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  if (!groupAlive(pgid)) return;
+  send("SIGTERM");
+  const until = Date.now() + graceMs;
+  while (groupAlive(pgid) && Date.now() < until) await sleep(50);
+  if (groupAlive(pgid)) send("SIGKILL");
+  for (let i = 0; i < 100 && groupAlive(pgid); i++) await sleep(20);
+}
+
+export async function runInGroup(
+  argv: string[],
+  opts: GroupRunOptions,
+): Promise<GroupRunResult> {
+  const started = Date.now();
+  let timedOut = false;
+  let cancelled = false;
+  {
+    const child = execa(argv[0]!, argv.slice(1), {
+      cwd: opts.cwd,
+      env: opts.env,
+      extendEnv: true,
+      detached: true,
+      stdin: "ignore",
+      stdout: { file: opts.logFile, append: true },
+      stderr: { file: opts.logFile, append: true },
+      reject: false,
+    });
+    const pid = child.pid ?? null;
+    if (pid !== null) opts.onStart?.(pid);
+    const stopping: Promise<void>[] = [];
+    const stop = () => {
+      if (pid !== null) stopping.push(stopGroup(pid, opts.graceMs));
+    };
+    const onAbort = () => {
+      cancelled = true;
+      stop();
+    };
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener("abort", onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    if (opts.deadline !== undefined) {
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          stop();
+        },
+        Math.max(0, opts.deadline - Date.now()),
+      );
+    }
+    const result = await child;
+    clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", onAbort);
+    // The leader may exit before its children: make sure the whole group is gone once it was stopped.
+    if (pid !== null && (cancelled || timedOut))
+      await stopGroup(pid, opts.graceMs);
+    await Promise.all(stopping);
+    const code = (result as { code?: string }).code;
+    return {
+      exitCode: result.exitCode ?? null,
+      signal: result.signal ?? null,
+      timedOut,
+      cancelled,
+      notFound:
+        code === "ENOENT" ||
+        (result.failed &&
+          /ENOENT/.test(String(result.message)) &&
+          result.exitCode === undefined),
+      durationMs: Date.now() - started,
+      pid,
+    };
+  }
+}
+
+/** The last `maxBytes` of a file, for error messages. */
+export function tail(file: string, maxBytes = 2000): string {
+  try {
+    const stat = fs.statSync(file);
+    const fd = fs.openSync(file, "r");
+    try {
+      const len = Math.min(stat.size, maxBytes);
+      const buf = Buffer.alloc(len);
+      fs.readSync(fd, buf, 0, len, stat.size - len);
+      return buf.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}

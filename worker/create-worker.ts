@@ -1,0 +1,30 @@
+/** Connect, create, run: the worker of vero-harbor (workflows + activities on one task queue). */
+import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+
+export interface VeroWorkerOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** Harbor processes at once on this worker (default: 2 × cores, at least 4). */
+  maxConcurrentTasks?: number;
+  /** A pre-built workflow bundle (tests build it once); default: bundle `workflows/` at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** How long in-flight harbor runs get to finish on shutdown before they are cancelled. */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: opts.address });
+  const cores = (await import('node:os')).cpus().length;
+  const worker = await Worker.create({
+    connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    activities: createActivities(),
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentTasks ?? Math.max(4, 2 * cores),
+    shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,86 @@
+/**
+ * One candidate evaluation. Durable: after a worker or server crash it resumes from history, and finished
+ * tasks are never run again (their activity results are in the history of their chunk).
+ */
+import {
+  ApplicationFailure,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { CandidateResult, ChunkSummary, EvalInput, Progress } from '../core/eval-types';
+import { CONFIG_FAILURES, FailureType } from '../core/failures';
+import { VeroCandidate, VeroScore, VeroStatus } from '../core/search-attributes';
+import { evaluateChunk } from './evaluate-chunk';
+import { progressQuery } from './queries';
+
+const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
+  startToCloseTimeout: '15m',
+  retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
+});
+
+export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateResult> {
+  const parsed = EvalInput.safeParse(rawInput);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(
+      `invalid evaluation input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      FailureType.InvalidInput,
+    );
+  }
+  const input = parsed.data;
+  const info = workflowInfo();
+  const startedAt = new Date(info.startTime).toISOString();
+  const runDir = `${input.home}/runs/${input.evalId}/${info.runId}`;
+  const summaries: ChunkSummary[] = [];
+  const progress: Progress = { total: input.tasks.length, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase: 'preparing', currentChunk: null };
+  setHandler(progressQuery, () => progress);
+  upsertSearchAttributes([{ key: VeroStatus, value: 'running' }]);
+
+  try {
+    const prepared = await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home });
+    upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
+    progress.phase = 'running';
+    const size = input.settings.chunkSize;
+    const nChunks = Math.ceil(input.tasks.length / size);
+    for (let i = 0; i < nChunks; i++) {
+      const childId = `${info.workflowId}/chunk-${i}`;
+      progress.currentChunk = childId;
+      const summary = await executeChild(evaluateChunk, {
+        workflowId: childId,
+        args: [{ evalId: input.evalId, chunkIndex: i, runDir, candidate: prepared.commit, worktree: prepared.worktree, tasks: input.tasks.slice(i * size, (i + 1) * size), settings: input.settings }],
+      });
+      summaries.push(summary);
+      progress.done += summary.nTasks;
+      progress.scored += summary.nScored;
+      progress.errors += summary.nErrors;
+      progress.scoreSum += summary.scoreSum;
+    }
+    progress.currentChunk = null;
+    progress.phase = 'finalizing';
+    const result = await finalizeEvaluation({
+      evalId: input.evalId,
+      candidate: prepared.commit,
+      candidateRef: input.candidateRef,
+      home: input.home,
+      runDir,
+      nChunks,
+      configDigest: input.configDigest,
+      settings: input.settings,
+      split: null,
+      startedAt,
+    });
+    progress.phase = 'done';
+    upsertSearchAttributes([
+      { key: VeroStatus, value: result.status },
+      { key: VeroScore, value: result.score },
+    ]);
+    return result;
+  } catch (err) {
+    upsertSearchAttributes([{ key: VeroStatus, value: isCancellation(err) ? 'cancelled' : 'error' }]);
+    throw err;
+  }
+}

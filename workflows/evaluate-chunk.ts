@@ -1,0 +1,79 @@
+/**
+ * A chunk of tasks of one evaluation, as a child workflow so each history stays small at 5,000 tasks.
+ * Runs `concurrency` lanes; each lane takes the next task and runs it as one activity.
+ */
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { ChunkInput, ChunkSummary, Progress, TaskResult } from '../core/eval-types';
+import { CONFIG_FAILURES, FailureType } from '../core/failures';
+import { progressQuery } from './queries';
+
+function failureMessage(err: unknown): string {
+  let e: unknown = err;
+  const parts: string[] = [];
+  while (e instanceof Error) {
+    parts.push(e.message);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return parts.filter(Boolean).join(': ');
+}
+
+function configFailure(err: unknown): ApplicationFailure | null {
+  const cause = err instanceof ActivityFailure ? err.cause : null;
+  return cause instanceof ApplicationFailure && cause.type && CONFIG_FAILURES.includes(cause.type) ? cause : null;
+}
+
+export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
+  const s = input.settings;
+  const { runTask, saveChunkResults } = proxyActivities<Activities>({
+    // runTask enforces the task timeout itself (and salvages finished trials); this is the backstop.
+    startToCloseTimeout: `${Math.ceil(s.taskTimeoutSec + 120)}s`,
+    heartbeatTimeout: `${s.heartbeatTimeoutSec}s`,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      maximumAttempts: s.taskAttempts,
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '2m',
+      nonRetryableErrorTypes: CONFIG_FAILURES,
+    },
+  });
+
+  const progress: Progress = { total: input.tasks.length, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase: 'running', currentChunk: null };
+  setHandler(progressQuery, () => progress);
+
+  const results: TaskResult[] = new Array<TaskResult>(input.tasks.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < input.tasks.length) {
+      const i = next++;
+      const task = input.tasks[i]!;
+      progress.running++;
+      try {
+        results[i] = await runTask.executeWithOptions({ summary: `task ${task}` }, [
+          { runDir: input.runDir, task, worktree: input.worktree, settings: s },
+        ]);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const fatal = configFailure(err);
+        if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
+        // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
+        results[i] = {
+          task, status: 'error', score: null, metrics: {}, trial: null, taskName: null, nTrials: 0, runs: s.taskAttempts,
+          exceptions: [], timedOut: false, jobDir: `${input.runDir}/jobs`, error: failureMessage(err),
+        };
+      } finally {
+        progress.running--;
+      }
+      const r = results[i]!;
+      progress.done++;
+      if (r.status === 'scored') {
+        progress.scored++;
+        progress.scoreSum += r.score ?? 0;
+      } else progress.errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(s.concurrency, input.tasks.length) }, lane));
+  progress.phase = 'done';
+  return saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });
+}

@@ -1,0 +1,4 @@
+// Workflow code only: deterministic, no I/O. Activities are reached through proxyActivities.
+export { evaluateCandidate } from './evaluate-candidate';
+export { evaluateChunk } from './evaluate-chunk';
+export { progressQuery } from './queries';
