@@ -7,7 +7,7 @@ import { startDevServer } from '../core/dev-server';
 import { defaultHome, loadEvalConfig } from '../core/eval-config';
 import { CandidateResult } from '../core/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
-import { createVeroWorker } from '../worker/create-worker';
+import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink } from './eval-client';
 import { withTasks } from './eval-commands';
 import { resultSummary, taskTable } from './format';
@@ -34,6 +34,7 @@ export function registerDevCommands(program: Command): void {
       .description('run a worker: executes evaluation workflows and their harbor runs')
       .option('--max-concurrent-tasks <n>', 'harbor processes at once on this worker', parseIntFlag('--max-concurrent-tasks')),
   ).action(async (o: ConnectionFlags & { maxConcurrentTasks?: number }) => {
+    installCliRuntimeLogger();
     const conn = connectionSettings(o);
     const { worker, connection } = await createVeroWorker({ address: conn.address, namespace: conn.namespace, taskQueue: conn.taskQueue, maxConcurrentTasks: o.maxConcurrentTasks });
     process.stderr.write(`worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`);
@@ -51,6 +52,7 @@ export function registerDevCommands(program: Command): void {
     .option('--task-queue <queue>', 'task queue of the in-process worker', 'vero-harbor')
     .option('--no-worker', 'start only the server')
     .action(async (o: { db?: string; port: number; uiPort?: number; taskQueue: string; worker: boolean }) => {
+      installCliRuntimeLogger();
       const db = o.db ?? path.join(defaultHome(), 'temporal.db');
       const server = await startDevServer({ temporalCli: findTemporalCli(), port: o.port, ui: true, uiPort: o.uiPort, dbFile: db, logFile: `${db}.log` });
       print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
@@ -79,6 +81,7 @@ export function registerDevCommands(program: Command): void {
     .option('--keep', 'keep the server and worker running afterwards (Ctrl-C stops them)')
     .option('--json', 'print the two results as JSON')
     .action(async (o: { home: string; keep?: boolean; json?: boolean }) => {
+      installCliRuntimeLogger();
       const home = path.resolve(o.home);
       fs.mkdirSync(home, { recursive: true });
       const repo = path.join(home, 'agent-repo');

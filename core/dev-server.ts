@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { Connection } from '@temporalio/client';
 import { searchAttributeArgs } from './search-attributes';
 
 export interface DevServerOptions {
@@ -97,7 +98,6 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 }
 
 async function waitForNamespace(address: string, namespace: string, deadline: number): Promise<void> {
-  const { Connection } = await import('@temporalio/client');
   let lastError: unknown;
   while (Date.now() < deadline) {
     try {

@@ -1,5 +1,6 @@
 /** Connect, create, run: the worker of vero-harbor (workflows + activities on one task queue). */
-import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import * as os from 'node:os';
+import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 
 export interface VeroWorkerOptions {
@@ -16,7 +17,7 @@ export interface VeroWorkerOptions {
 
 export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
-  const cores = (await import('node:os')).cpus().length;
+  const cores = os.cpus().length;
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
@@ -27,4 +28,17 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worke
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
   });
   return { worker, connection };
+}
+
+/**
+ * The SDK logs every worker state change at INFO; CLI commands show warnings and above unless VERO_LOG_LEVEL
+ * says otherwise. Must run before the first worker or connection is created.
+ */
+export function installCliRuntimeLogger(): void {
+  const level = (process.env.VERO_LOG_LEVEL ?? 'WARN').toUpperCase() as LogLevel;
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    /* already installed (tests install their own) */
+  }
 }

@@ -1,0 +1,48 @@
+/** Connects tests to the dev server started by the global setup; runs workers on per-test task queues. */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createVeroWorker } from '../../worker/create-worker';
+
+let runtimeInstalled = false;
+export function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    /* already installed in this process */
+  }
+}
+
+export function address(): string {
+  const a = process.env.TEMPORAL_TEST_ADDRESS;
+  if (!a) throw new Error('TEMPORAL_TEST_ADDRESS is not set: the jest global setup did not start the dev server');
+  return a;
+}
+
+export async function client(): Promise<Client> {
+  const connection = await Connection.connect({ address: address() });
+  return new Client({ connection, namespace: 'default' });
+}
+
+export const uniqueQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+/** Runs an in-process worker while `fn` runs. */
+export async function withWorker<T>(taskQueue: string, fn: () => Promise<T>): Promise<T> {
+  quietRuntime();
+  const { worker, connection } = await createVeroWorker({ address: address(), namespace: 'default', taskQueue, workflowBundle: await workflowBundle(), shutdownGraceTime: '1s' });
+  try {
+    return await worker.runUntil(fn());
+  } finally {
+    await connection.close();
+  }
+}
+
+export type { Worker };

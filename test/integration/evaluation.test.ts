@@ -1,0 +1,233 @@
+/**
+ * The durable evaluation end to end: real Temporal dev server, real worker, the Harbor stand-in.
+ * Each test asserts outcomes (scores, files, harbor invocations, workflow state), never mock calls.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { prepareEvalInput, startOrAttach, listEvaluations } from '../../cli/eval-client';
+import { loadEvalConfig } from '../../core/eval-config';
+import type { CandidateResult } from '../../core/eval-types';
+import { DATASET, evalFixture, invocations, runsPerTask, tempDir, taskOf } from '../helpers/fixtures';
+import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+
+async function evaluate(f: { configFile: string }, candidate: string, overrides: Record<string, unknown> = {}, force = false) {
+  const cfg = loadEvalConfig(f.configFile, overrides);
+  const input = await prepareEvalInput(cfg, candidate);
+  const c = await client();
+  const { handle, mode } = await startOrAttach(c, input, cfg.temporal.task_queue, force);
+  return { handle, mode, input, client: c };
+}
+
+const byTask = (r: CandidateResult) => Object.fromEntries((r.tasks ?? []).map((t) => [t.task, t]));
+
+describe('candidate evaluation', () => {
+  test('two candidates of the example agent score as their profiles say, with files and search attributes', async () => {
+    const q = uniqueQueue('e2e');
+    const f = evalFixture({ taskQueue: q, address: address() });
+    await withWorker(q, async () => {
+      const base = (await (await evaluate(f, 'baseline')).handle.result()) as CandidateResult;
+      const improved = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+      expect(base.score).toBeCloseTo(2 / 6);
+      expect(improved.score).toBeCloseTo(4.5 / 6);
+      expect(byTask(improved)['fix-csv-parser']!.score).toBe(0.5);
+      expect(improved.nScored).toBe(6);
+      expect(improved.status).toBe('completed');
+      // The result file and vero-style per-sample files are written under the home dir.
+      const file = JSON.parse(fs.readFileSync(improved.resultFile, 'utf8')) as CandidateResult;
+      expect(file.tasks).toHaveLength(6);
+      const sample = JSON.parse(fs.readFileSync(path.join(f.home, 'results', improved.evalId, 'samples', '0.json'), 'utf8'));
+      expect(sample).toMatchObject({ commit: improved.candidate, result_id: improved.evalId, dataset_sample: { sample_id: 0, dataset_id: 'mini-bench' } });
+      // Search attributes make both findable through visibility (eventually consistent).
+      const c = await client();
+      for (let i = 0; i < 50; i++) {
+        const rows = (await listEvaluations(c)).filter((r) => r.evalId === base.evalId || r.evalId === improved.evalId);
+        if (rows.length === 2 && rows.every((r) => r.status === 'completed')) {
+          expect(rows.find((r) => r.evalId === improved.evalId)!.score).toBeCloseTo(0.75);
+          expect(rows.find((r) => r.evalId === base.evalId)!.candidate).toBe(base.candidate);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error('evaluations not visible with their search attributes');
+    });
+  });
+
+  test('every typed knob reaches harbor as its real flag, one harbor run per task', async () => {
+    const q = uniqueQueue('flags');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { n_attempts: 3, max_retries: 2, n_concurrent_trials: 2, environment: 'modal', timeout_multiplier: 1.5, agent_kwargs: { temperature: 0 }, agent_env: { FOO: 'bar' }, retry_exclude: ['AgentTimeoutError'] },
+      tasks: { names: ['hello-world', 'count-words'] },
+    });
+    await withWorker(q, async () => {
+      const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+      expect(r.nScored).toBe(2);
+      expect(byTask(r)['hello-world']!.nTrials).toBe(3);
+    });
+    const starts = invocations(f.invocationLog).filter((i) => i.event === 'start');
+    expect(starts.map(taskOf).sort()).toEqual(['count-words', 'hello-world']);
+    const argv = starts[0]!.argv;
+    const flag = (name: string) => argv[argv.indexOf(name) + 1];
+    expect(argv[0]).toBe('run');
+    expect(flag('-k')).toBe('3');
+    expect(flag('-r')).toBe('2');
+    expect(flag('-n')).toBe('2');
+    expect(flag('-e')).toBe('modal');
+    expect(flag('-a')).toBe('agent:MiniAgent');
+    expect(flag('-m')).toBe('anthropic/claude-sonnet-4-5');
+    expect(flag('--timeout-multiplier')).toBe('1.5');
+    expect(flag('--ak')).toBe('temperature=0');
+    expect(flag('--ae')).toBe('FOO=bar');
+    expect(flag('--retry-exclude')).toBe('AgentTimeoutError');
+    expect(flag('-p')).toBe(DATASET);
+    expect(argv).toEqual(expect.arrayContaining(['-y', '-q', '--job-name', '-o']));
+    // Harbor ran in the candidate's worktree.
+    expect(starts[0]!.cwd).toBe(path.join(f.home, 'worktrees', (await prepareEvalInput(loadEvalConfig(f.configFile), 'improved')).candidate));
+  });
+
+  test('a passing trial beats a later failing one; the latest clean attempt wins; mean aggregation counts scored attempts', async () => {
+    const q = uniqueQueue('rank');
+    const scenario = {
+      tasks: {
+        'hello-world': [{ reward: 1 }, { exception: 'RuntimeError' }],
+        'count-words': [{ reward: 0.2, duration_ms: 0 }, { reward: 0.9, duration_ms: 30 }],
+      },
+      default: { reward: 0 },
+    };
+    const f = evalFixture({ taskQueue: q, address: address(), scenario, harbor: { n_attempts: 2, n_concurrent_trials: 1 }, tasks: { names: ['hello-world', 'count-words'] }, execution: { task_attempts: 1 } });
+    await withWorker(q, async () => {
+      const best = byTask((await (await evaluate(f, 'improved')).handle.result()) as CandidateResult);
+      expect(best['hello-world']!.score).toBe(1);
+      expect(best['hello-world']!.exceptions).toEqual(['RuntimeError']);
+      // Both clean: the one that finished later (attempt 2, 0.9) wins.
+      expect(best['count-words']!.score).toBe(0.9);
+    });
+    const fm = evalFixture({ taskQueue: q, address: address(), scenario: { tasks: { 'hello-world': [{ reward: 1 }, { exception: 'AgentTimeoutError', reward: 0 }] } }, harbor: { n_attempts: 2 }, tasks: { names: ['hello-world'] }, scoring: { aggregate: 'mean' } });
+    await withWorker(q, async () => {
+      const r = byTask((await (await evaluate(fm, 'improved')).handle.result()) as CandidateResult);
+      expect(r['hello-world']!.score).toBe(0.5);
+      expect(r['hello-world']!.metrics).toMatchObject({ n_attempts: 2, n_scored: 2, n_clean: 1 });
+    });
+  });
+
+  test('an errored task is re-run (resuming its Harbor job); scored tasks are not run again', async () => {
+    const q = uniqueQueue('rerun');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      scenario: { tasks: { 'sum-numbers': [{ exception: 'RuntimeError', message: 'Docker compose command failed' }, { reward: 1 }] }, default: { reward: 1 } },
+      execution: { task_attempts: 3 },
+    });
+    await withWorker(q, async () => {
+      const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+      expect(r.nErrors).toBe(0);
+      expect(byTask(r)['sum-numbers']).toMatchObject({ status: 'scored', score: 1, runs: 2, nTrials: 1 });
+    });
+    const runs = runsPerTask(f.invocationLog);
+    expect(runs['sum-numbers']).toBe(2);
+    for (const t of ['add-cli-flag', 'count-words', 'fix-csv-parser', 'hello-world', 'reverse-string']) expect(runs[t]).toBe(1);
+    // The retry resumed the same Harbor job dir: the infra-failed trial was pruned, only the new one remains.
+    const ends = invocations(f.invocationLog).filter((i) => i.event === 'end' && taskOf(i) === 'sum-numbers');
+    expect(ends).toHaveLength(2);
+    const jobDirs = new Set(ends.map((i) => i.job_dir));
+    expect(jobDirs.size).toBe(1);
+  });
+
+  test('errors are never silent zeros: error rate over the threshold fails the evaluation and says so', async () => {
+    const q = uniqueQueue('errors');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      scenario: { tasks: { 'hello-world': { reward_file: 'missing' }, 'count-words': { result_json: 'garbage' } }, default: { reward: 1 } },
+      execution: { task_attempts: 2 },
+      scoring: { error_rate_threshold: 0.3 },
+    });
+    await withWorker(q, async () => {
+      const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+      expect(r).toMatchObject({ nTasks: 6, nScored: 4, nErrors: 2, status: 'failed', errorsCountedAsZero: true });
+      expect(r.score).toBeCloseTo(4 / 6);
+      expect(r.scoreOfScored).toBe(1);
+      const t = byTask(r);
+      expect(t['hello-world']).toMatchObject({ status: 'error', score: null, runs: 2 });
+      expect(t['hello-world']!.error).toMatch(/RewardFileNotFoundError/);
+      expect(t['count-words']!.error).toMatch(/unreadable result\.json/);
+    });
+  });
+
+  test('the task timeout stops harbor and salvages the trials that finished', async () => {
+    const q = uniqueQueue('timeout');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      scenario: { tasks: { 'hello-world': [{ reward: 1 }, { process: 'hang' }] } },
+      harbor: { n_attempts: 2, n_concurrent_trials: 1 },
+      tasks: { names: ['hello-world'] },
+      execution: { task_timeout: '3s', task_attempts: 1 },
+    });
+    await withWorker(q, async () => {
+      const r = byTask((await (await evaluate(f, 'improved')).handle.result()) as CandidateResult);
+      // The hung trial was interrupted: Harbor records it as CancelledError, the finished one is kept.
+      expect(r['hello-world']).toMatchObject({ status: 'scored', score: 1, nTrials: 2, timedOut: true, exceptions: ['CancelledError'] });
+    });
+    const pids = invocations(f.invocationLog).filter((i) => i.event === 'start').map((i) => i.pid);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  test('a name mismatch between requested tasks and trials fails loudly instead of scoring zeros', async () => {
+    const q = uniqueQueue('mismatch');
+    const dir = tempDir();
+    // A launcher that runs a different task than the one asked for (as an org/name vs dir-name mix-up would).
+    const wrapper = path.join(dir, 'harbor-wrong-task');
+    fs.writeFileSync(wrapper, `#!/bin/bash\nargs=()\nprev=\nfor a in "$@"; do [ "$prev" = -i ] && a=count-words; args+=("$a"); prev="$a"; done\nexec ${path.resolve(__dirname, '..', 'harbor-standin', 'harbor')} "\${args[@]}"\n`, { mode: 0o755 });
+    const f = evalFixture({ taskQueue: q, address: address(), harbor: { command: [wrapper] }, tasks: { names: ['hello-world'] } });
+    await withWorker(q, async () => {
+      const err = await (await evaluate(f, 'improved')).handle.result().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(String((err as WorkflowFailedError).cause?.message)).toMatch(/none matches the requested task name/);
+    });
+    expect(runsPerTask(f.invocationLog)['count-words']).toBe(1); // not retried: non-retryable
+  });
+
+  test('a missing harbor binary is a non-retryable error that names the launcher', async () => {
+    const q = uniqueQueue('nobin');
+    const f = evalFixture({ taskQueue: q, address: address(), harbor: { command: ['/nonexistent/harbor'] }, tasks: { names: ['hello-world'] } });
+    await withWorker(q, async () => {
+      const { handle } = await evaluate(f, 'improved');
+      const err = (await handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(String(err.cause?.message)).toMatch(/harbor launcher not found: "\/nonexistent\/harbor"/);
+      const history = await handle.fetchHistory();
+      const chunkFailed = history.events!.filter((e) => e.childWorkflowExecutionFailedEventAttributes);
+      expect(chunkFailed).toHaveLength(1);
+    });
+  });
+
+  test('starting the same evaluation again attaches or returns the completed one; --force re-runs', async () => {
+    const q = uniqueQueue('idem');
+    const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] }, scenario: { default: { reward: 1, duration_ms: 300 } }, harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } } });
+    await withWorker(q, async () => {
+      const first = await evaluate(f, 'improved');
+      const second = await evaluate(f, 'improved');
+      expect(first.mode).toBe('started');
+      expect(second.mode).toBe('attached');
+      expect(second.input.evalId).toBe(first.input.evalId);
+      const r1 = (await first.handle.result()) as CandidateResult;
+      const third = await evaluate(f, 'improved');
+      expect(third.mode).toBe('existing');
+      expect(((await third.handle.result()) as CandidateResult).finishedAt).toBe(r1.finishedAt);
+      expect(runsPerTask(f.invocationLog)['hello-world']).toBe(1);
+      const forced = await evaluate(f, 'improved', {}, true);
+      expect(forced.mode).toBe('started');
+      await forced.handle.result();
+      expect(runsPerTask(f.invocationLog)['hello-world']).toBe(2);
+      // A change that affects the score is a different evaluation.
+      const other = await evaluate(f, 'improved', { 'harbor.n_attempts': 2 });
+      expect(other.input.evalId).not.toBe(first.input.evalId);
+      await other.handle.result();
+    });
+  });
+});
