@@ -84,7 +84,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     upsertSearchAttributes([{ key: VeroStatus, value: isCancellation(err) ? 'cancelled' : 'error' }]);
     // Surface a chunk's failure as this workflow's own, so the UI and CLI show the reason, not "child failed".
     if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure) {
-      throw ApplicationFailure.create({ message: err.cause.message, type: err.cause.type, nonRetryable: true, cause: err });
+      throw ApplicationFailure.create({ message: err.cause.message, type: err.cause.type ?? undefined, nonRetryable: true, cause: err });
     }
     throw err;
   }

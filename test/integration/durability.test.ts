@@ -1,0 +1,114 @@
+/**
+ * Durability and cancellation with real processes: a worker subprocess SIGKILLed mid-evaluation, and a
+ * cancellation while harbor runs.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { prepareEvalInput, startOrAttach, getProgress } from '../../cli/eval-client';
+import { loadEvalConfig } from '../../core/eval-config';
+import type { CandidateResult, TaskResult } from '../../core/eval-types';
+import { evalFixture, invocations, ROOT, runsPerTask, TASKS } from '../helpers/fixtures';
+import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+
+jest.setTimeout(180_000);
+
+function startWorkerProcess(taskQueue: string): ChildProcess {
+  // Its own process group, like a worker on another machine: killing it leaves its harbor children orphaned.
+  return spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', taskQueue], { detached: true, stdio: 'ignore' });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const pidAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks are not run again, same result', async () => {
+  const q = uniqueQueue('crash');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      tasks: { 'hello-world': { reward: 1, duration_ms: 1200 }, 'count-words': { reward: 1, duration_ms: 1200 }, 'reverse-string': { reward: 1, duration_ms: 1200 } },
+      default: { reward: 0, duration_ms: 1200 },
+    },
+    execution: { concurrency: 2, heartbeat_timeout: '3s' },
+  });
+  const cfg = loadEvalConfig(f.configFile);
+  const input = await prepareEvalInput(cfg, 'improved');
+  const c = await client();
+  const { handle } = await startOrAttach(c, input, q);
+
+  const first = startWorkerProcess(q);
+  await until('two tasks done', async () => (await getProgress(c, input.evalId)).done >= 2);
+  const killedAt = Date.now();
+  process.kill(-first.pid!, 'SIGKILL');
+  await sleep(300);
+  const second = startWorkerProcess(q);
+  let result: CandidateResult;
+  try {
+    result = (await handle.result()) as CandidateResult;
+  } finally {
+    process.kill(-second.pid!, 'SIGTERM');
+  }
+
+  // Same result as an uninterrupted run: the scenario's rewards, every task scored, one trial each.
+  expect(result.nScored).toBe(6);
+  expect(result.score).toBeCloseTo(3 / 6);
+  for (const t of result.tasks as TaskResult[]) expect(t.nTrials).toBe(1);
+
+  // Tasks whose activity completed before the kill (per the chunk's history) ran harbor exactly once.
+  const history = await c.workflow.getHandle(`${input.evalId}/chunk-0`).fetchHistory();
+  const completedBeforeKill = history
+    .events!.filter((e) => e.activityTaskCompletedEventAttributes && Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) < killedAt)
+    .map((e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as TaskResult)
+    .map((r) => r.task);
+  expect(completedBeforeKill.length).toBeGreaterThanOrEqual(2);
+  const runs = runsPerTask(f.invocationLog);
+  for (const t of completedBeforeKill) expect(runs[t]).toBe(1);
+  expect(Object.keys(runs).sort()).toEqual(TASKS);
+  // No stand-in process outlives the evaluation (orphans of the killed worker were stopped or finished).
+  for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
+});
+
+test('cancelling an evaluation stops the running harbor process group and records the cancellation', async () => {
+  const q = uniqueQueue('cancel');
+  const f = evalFixture({ taskQueue: q, address: address(), scenario: { default: { process: 'hang' } }, tasks: { names: ['hello-world', 'count-words'] }, execution: { concurrency: 2 } });
+  await withWorker(q, async () => {
+    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+    const c = await client();
+    const { handle } = await startOrAttach(c, input, q);
+    const starts = await until('both harbor runs started', async () => {
+      const s = invocations(f.invocationLog).filter((i) => i.event === 'start');
+      return s.length === 2 && s.every((i) => pidAlive(i.pid)) && s;
+    });
+    await handle.cancel();
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    // WAIT_CANCELLATION_COMPLETED: by the time the workflow is cancelled, the groups are gone.
+    for (const s of starts) expect(pidAlive(s.pid)).toBe(false);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    // Harbor recorded the interrupted trials as CancelledError (SIGTERM, then Aborted!).
+    const ends = invocations(f.invocationLog).filter((i) => i.event === 'end');
+    expect(ends.map((e) => e.exit_code)).toEqual([1, 1]);
+  });
+});

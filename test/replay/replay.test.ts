@@ -1,0 +1,22 @@
+/**
+ * Replays committed workflow histories against today's workflow code: a change that would break running
+ * evaluations (non-determinism) fails here. Re-record with `npm run record-histories` only when the change is
+ * deliberate and no old evaluation is still running (or guard the change with patched()).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { quietRuntime, workflowBundle } from '../helpers/temporal';
+
+const dir = path.join(__dirname, '..', 'fixtures', 'histories');
+const fixtures = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+test('history fixtures exist for both workflow types', () => {
+  expect(fixtures).toEqual(['evaluate-candidate.json', 'evaluate-chunk.json']);
+});
+
+test.each(fixtures)('%s replays without non-determinism', async (file) => {
+  quietRuntime();
+  const { workflowId, history } = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as { workflowId: string; history: unknown };
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: file }, history, workflowId);
+});
