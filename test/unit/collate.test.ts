@@ -1,0 +1,63 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { collate, loadTrials, TaskNameMismatchError } from '../../core/collate';
+import { tempDir } from '../helpers/fixtures';
+
+function writeTrial(jobs: string, job: string, trialName: string, body: Record<string, unknown> | string): void {
+  const dir = path.join(jobs, job, trialName);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'result.json'), typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+function jobDir(jobs: string, job: string): void {
+  fs.mkdirSync(path.join(jobs, job), { recursive: true });
+  fs.writeFileSync(path.join(jobs, job, 'config.json'), '{}');
+  fs.writeFileSync(path.join(jobs, job, 'lock.json'), '{}');
+  // The job-level result has no task_name: it must never be read as a trial.
+  fs.writeFileSync(path.join(jobs, job, 'result.json'), JSON.stringify({ id: 'x', started_at: '2026-01-01T00:00:00', n_total_trials: 1, stats: {} }));
+}
+
+const trial = (task: string, name: string, rewards: Record<string, number> | null, finished = '2026-08-22T12:00:00Z') => ({
+  task_name: `org/${task}`,
+  trial_name: name,
+  task_id: { path: `/data/ds/${task}` },
+  verifier_result: rewards ? { rewards } : null,
+  exception_info: rewards ? null : { exception_type: 'RuntimeError', exception_message: 'boom', exception_traceback: '', occurred_at: finished },
+  finished_at: finished,
+});
+
+test('reads trials of several jobs, keys them by task dir name, skips the job-level result, reports bad files', () => {
+  const jobs = tempDir();
+  jobDir(jobs, 'j1');
+  jobDir(jobs, 'j2');
+  writeTrial(jobs, 'j1', 'alpha__AAAAAAA', trial('alpha', 'alpha__AAAAAAA', { reward: 1 }));
+  writeTrial(jobs, 'j2', 'alpha__BBBBBBB', trial('alpha', 'alpha__BBBBBBB', null, '2026-08-23T00:00:00Z'));
+  writeTrial(jobs, 'j2', 'beta__CCCCCCC', trial('beta', 'beta__CCCCCCC', { pass: 0, reward: 1 }));
+  writeTrial(jobs, 'j2', 'gamma__DDDDDDD', '{"task_name": "org/gamma", "trial_na');
+  writeTrial(jobs, 'j2', 'delta__EEEEEEE', JSON.stringify({ ...trial('delta', 'delta__EEEEEEE', null), verifier_result: { rewards: { reward: 'high' } } }));
+  fs.mkdirSync(path.join(jobs, 'j2', 'running__FFFFFFF')); // no result.json yet
+  const loaded = loadTrials(jobs);
+  expect(loaded.trials.map((t) => t.result.trial_name).sort()).toEqual(['alpha__AAAAAAA', 'alpha__BBBBBBB', 'beta__CCCCCCC']);
+  expect(loaded.invalid.map((i) => path.basename(path.dirname(i.file))).sort()).toEqual(['delta__EEEEEEE', 'gamma__DDDDDDD']);
+  const rows = collate(loaded.trials);
+  expect(rows.map((r) => [r.task, r.status, r.score, r.trial, r.taskName])).toEqual([
+    ['alpha', 'scored', 1, 'alpha__AAAAAAA', 'org/alpha'],
+    ['beta', 'scored', 0, 'beta__CCCCCCC', 'org/beta'],
+  ]);
+  // A single job dir works too.
+  expect(loadTrials(path.join(jobs, 'j1')).trials).toHaveLength(1);
+});
+
+test('requested tasks without trials are error rows; a total name mismatch raises', () => {
+  const jobs = tempDir();
+  jobDir(jobs, 'j');
+  writeTrial(jobs, 'j', 'alpha__AAAAAAA', trial('alpha', 'alpha__AAAAAAA', { reward: 1 }));
+  const { trials } = loadTrials(jobs);
+  expect(collate(trials, { requested: ['alpha', 'missing'] }).map((r) => [r.task, r.status, r.score])).toEqual([
+    ['alpha', 'scored', 1],
+    ['missing', 'error', null],
+  ]);
+  expect(() => collate(trials, { requested: ['org/alpha'] })).toThrow(TaskNameMismatchError);
+  expect(() => collate(trials, { requested: ['org/alpha'] })).toThrow(/none matches the requested task name/);
+  expect(collate([], { requested: ['alpha'] })[0]).toMatchObject({ status: 'error', error: 'no trial result' });
+});
