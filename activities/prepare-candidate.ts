@@ -17,11 +17,17 @@ export interface PreparedCandidate {
 /** Resolves the candidate to a commit and materializes its worktree (keyed by sha; idempotent). */
 export async function prepareCandidate(input: PrepareCandidateInput): Promise<PreparedCandidate> {
   if (!(await isGitRepo(input.agentRepo))) {
-    throw ApplicationFailure.nonRetryable(`agent repo ${input.agentRepo} does not exist or is not a git repository`, FailureType.AgentRepoNotFound);
+    throw ApplicationFailure.nonRetryable(
+      `agent repo ${input.agentRepo} does not exist or is not a git repository`,
+      FailureType.AgentRepoNotFound,
+    );
   }
   const commit = await resolveCommit(input.agentRepo, input.candidate);
   if (!commit) {
-    throw ApplicationFailure.nonRetryable(`candidate "${input.candidate}" is not a commit of ${input.agentRepo}`, FailureType.CandidateNotFound);
+    throw ApplicationFailure.nonRetryable(
+      `candidate "${input.candidate}" is not a commit of ${input.agentRepo}`,
+      FailureType.CandidateNotFound,
+    );
   }
   const worktree = path.join(input.home, 'worktrees', commit);
   try {

@@ -134,13 +134,19 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
 
   const logTail = () => tail(logFile, 1500).trim();
   if (run.notFound) {
-    throw ApplicationFailure.nonRetryable(`harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`, FailureType.HarborNotFound);
+    throw ApplicationFailure.nonRetryable(
+      `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
+      FailureType.HarborNotFound,
+    );
   }
   if (!run.timedOut && run.exitCode === 2) {
     throw ApplicationFailure.nonRetryable(`harbor rejected its command line (exit 2): ${logTail()}`, FailureType.HarborUsageError);
   }
   if (!run.timedOut && !fs.existsSync(path.join(jobDir, 'config.json'))) {
-    throw ApplicationFailure.nonRetryable(`harbor did not start the job for task "${input.task}" (exit ${run.exitCode ?? run.signal}): ${logTail()}`, FailureType.HarborConfigError);
+    throw ApplicationFailure.nonRetryable(
+      `harbor did not start the job for task "${input.task}" (exit ${run.exitCode ?? run.signal}): ${logTail()}`,
+      FailureType.HarborConfigError,
+    );
   }
 
   const loaded = loadTrials(jobDir);
@@ -172,7 +178,10 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   };
   if (row.status === 'scored') return result;
   if (attempt < s.taskAttempts) {
-    throw ApplicationFailure.retryable(`task "${input.task}": ${result.error} (attempt ${attempt} of ${s.taskAttempts})`, FailureType.HarborTaskError);
+    throw ApplicationFailure.retryable(
+      `task "${input.task}": ${result.error} (attempt ${attempt} of ${s.taskAttempts})`,
+      FailureType.HarborTaskError,
+    );
   }
   return result;
 }

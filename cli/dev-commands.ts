@@ -36,7 +36,12 @@ export function registerDevCommands(program: Command): void {
   ).action(async (o: ConnectionFlags & { maxConcurrentTasks?: number }) => {
     installCliRuntimeLogger();
     const conn = connectionSettings(o);
-    const { worker, connection } = await createVeroWorker({ address: conn.address, namespace: conn.namespace, taskQueue: conn.taskQueue, maxConcurrentTasks: o.maxConcurrentTasks });
+    const { worker, connection } = await createVeroWorker({
+      address: conn.address,
+      namespace: conn.namespace,
+      taskQueue: conn.taskQueue,
+      maxConcurrentTasks: o.maxConcurrentTasks,
+    });
     process.stderr.write(`worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`);
     // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get shutdownGraceTime to finish.
     await worker.run();
@@ -54,7 +59,14 @@ export function registerDevCommands(program: Command): void {
     .action(async (o: { db?: string; port: number; uiPort?: number; taskQueue: string; worker: boolean }) => {
       installCliRuntimeLogger();
       const db = o.db ?? path.join(defaultHome(), 'temporal.db');
-      const server = await startDevServer({ temporalCli: findTemporalCli(), port: o.port, ui: true, uiPort: o.uiPort, dbFile: db, logFile: `${db}.log` });
+      const server = await startDevServer({
+        temporalCli: findTemporalCli(),
+        port: o.port,
+        ui: true,
+        uiPort: o.uiPort,
+        dbFile: db,
+        logFile: `${db}.log`,
+      });
       print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
       let stopWorker = async () => undefined as void;
       if (o.worker) {
@@ -86,7 +98,12 @@ export function registerDevCommands(program: Command): void {
       fs.mkdirSync(home, { recursive: true });
       const repo = path.join(home, 'agent-repo');
       execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
-      const server = await startDevServer({ temporalCli: findTemporalCli(), ui: true, dbFile: path.join(home, 'temporal.db'), logFile: path.join(home, 'temporal.log') });
+      const server = await startDevServer({
+        temporalCli: findTemporalCli(),
+        ui: true,
+        dbFile: path.join(home, 'temporal.db'),
+        logFile: path.join(home, 'temporal.log'),
+      });
       const taskQueue = 'vero-demo';
       const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
       const running = worker.run();
@@ -101,13 +118,21 @@ export function registerDevCommands(program: Command): void {
         const client = await connect(server.address, 'default');
         const results: CandidateResult[] = [];
         for (const candidate of ['baseline', 'improved']) {
-          const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), { agent_repo: repo, home, 'temporal.address': server.address, 'temporal.task_queue': taskQueue });
+          const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+            agent_repo: repo,
+            home,
+            'temporal.address': server.address,
+            'temporal.task_queue': taskQueue,
+          });
           const input = await prepareEvalInput(cfg, candidate);
           const { handle, mode } = await startOrAttach(client, input, taskQueue);
           process.stderr.write(`${mode} ${input.evalId} (candidate ${candidate})\n`);
           const r = withTasks((await handle.result()) as CandidateResult);
           results.push(r);
-          if (!o.json) print(`\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, 'default', r.evalId)}`);
+          if (!o.json)
+            print(
+              `\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, 'default', r.evalId)}`,
+            );
         }
         const best = pickBest(results)!;
         if (o.json) print(JSON.stringify({ results, best: best.evalId, ui: server.uiUrl }, null, 2));

@@ -108,7 +108,14 @@ export async function getProgress(client: Client, evalId: string): Promise<Progr
   if (p.currentChunk) {
     try {
       const c = await client.workflow.getHandle(p.currentChunk).query(progressQuery);
-      return { ...p, done: p.done + c.done, running: c.running, scored: p.scored + c.scored, errors: p.errors + c.errors, scoreSum: p.scoreSum + c.scoreSum };
+      return {
+        ...p,
+        done: p.done + c.done,
+        running: c.running,
+        scored: p.scored + c.scored,
+        errors: p.errors + c.errors,
+        scoreSum: p.scoreSum + c.scoreSum,
+      };
     } catch {
       /* the chunk is starting or just finished */
     }
@@ -153,5 +160,7 @@ export function pickBest(results: CandidateResult[]): CandidateResult | null {
 }
 
 export function uiLink(uiBase: string | null, namespace: string, workflowId: string): string | null {
-  return uiBase ? `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : null;
+  return uiBase
+    ? `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`
+    : null;
 }

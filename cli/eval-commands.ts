@@ -30,7 +30,13 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
     () => (settled = true),
   );
   const tty = process.stderr.isTTY && !quiet;
-  const bar = tty ? new SingleBar({ format: 'tasks {bar} {value}/{total} | running {running} | errors {errors} | mean {mean}', stream: process.stderr, hideCursor: true }) : null;
+  const bar = tty
+    ? new SingleBar({
+        format: 'tasks {bar} {value}/{total} | running {running} | errors {errors} | mean {mean}',
+        stream: process.stderr,
+        hideCursor: true,
+      })
+    : null;
   let started = false;
   let lastLine = '';
   while (!settled) {
@@ -83,108 +89,155 @@ export function registerEvalCommands(program: Command): void {
       .option('--max-retries <r>', 'Harbor retries per trial (harbor.max_retries, -r)', parseIntFlag('--max-retries'))
       .option('--tasks <names>', 'comma-separated task names (tasks.names)')
       .option('--harbor-command <cmd>', 'the harbor launcher, e.g. "uv run --project {worktree} harbor"'),
-  ).action(async (o: ConnectionFlags & { candidate: string; wait?: boolean; json?: boolean; force?: boolean; concurrency?: number; nAttempts?: number; maxRetries?: number; tasks?: string; harborCommand?: string }) => {
-    const file = configPath(o);
-    if (!file) throw new ConfigError('no vero.yaml: pass -c FILE (or run where ./vero.yaml exists)');
-    const cfg = loadEvalConfig(file, {
-      'execution.concurrency': o.concurrency,
-      'harbor.n_attempts': o.nAttempts,
-      'harbor.max_retries': o.maxRetries,
-      'tasks.names': o.tasks?.split(',').map((s) => s.trim()).filter(Boolean),
-      'harbor.command': o.harborCommand,
-      'temporal.address': o.address,
-      'temporal.namespace': o.namespace,
-      'temporal.task_queue': o.taskQueue,
-    });
-    const input = await prepareEvalInput(cfg, o.candidate);
-    const conn = connectionSettings({ ...o, address: cfg.temporal.address, namespace: cfg.temporal.namespace, taskQueue: cfg.temporal.task_queue });
-    const client = await connect(conn.address, conn.namespace);
-    const { mode } = await startOrAttach(client, input, conn.taskQueue, o.force);
-    const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
-    if (!o.wait) {
-      if (o.json) printJson({ evalId: input.evalId, mode, candidate: input.candidate, tasks: input.tasks.length, ui: link });
-      else print(`${mode} ${input.evalId}\n${input.tasks.length} task(s), candidate ${input.candidate}${link ? `\nWeb UI: ${link}` : ''}`);
-      return;
-    }
-    if (!o.json) process.stderr.write(`${mode} ${input.evalId}${link ? `\nWeb UI: ${link}` : ''}\n`);
-    let result: CandidateResult;
-    try {
-      result = withTasks(await waitWithProgress(client, input.evalId, !!o.json));
-    } catch (e) {
-      process.exitCode = reportFailure(e);
-      return;
-    }
-    if (o.json) printJson({ ...result, ui: link });
-    else print(`\n${taskTable(result.tasks ?? [])}\n\n${resultSummary(result)}${link ? `\nWeb UI    ${link}` : ''}`);
-    if (result.status === 'failed') process.exitCode = EXIT.evaluationFailed;
-  });
-
-  withConnection(program.command('status <evalId>').description('progress and state of an evaluation').option('--json', 'machine-readable output')).action(
-    async (id: string, o: ConnectionFlags & { json?: boolean }) => {
-      const conn = connectionSettings(o);
+  ).action(
+    async (
+      o: ConnectionFlags & {
+        candidate: string;
+        wait?: boolean;
+        json?: boolean;
+        force?: boolean;
+        concurrency?: number;
+        nAttempts?: number;
+        maxRetries?: number;
+        tasks?: string;
+        harborCommand?: string;
+      },
+    ) => {
+      const file = configPath(o);
+      if (!file) throw new ConfigError('no vero.yaml: pass -c FILE (or run where ./vero.yaml exists)');
+      const cfg = loadEvalConfig(file, {
+        'execution.concurrency': o.concurrency,
+        'harbor.n_attempts': o.nAttempts,
+        'harbor.max_retries': o.maxRetries,
+        'tasks.names': o.tasks
+          ?.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+        'harbor.command': o.harborCommand,
+        'temporal.address': o.address,
+        'temporal.namespace': o.namespace,
+        'temporal.task_queue': o.taskQueue,
+      });
+      const input = await prepareEvalInput(cfg, o.candidate);
+      const conn = connectionSettings({
+        ...o,
+        address: cfg.temporal.address,
+        namespace: cfg.temporal.namespace,
+        taskQueue: cfg.temporal.task_queue,
+      });
       const client = await connect(conn.address, conn.namespace);
-      const d = await client.workflow.getHandle(id).describe();
-      let progress = null;
-      try {
-        progress = await getProgress(client, id);
-      } catch {
-        /* closed workflows without a worker cannot answer queries */
+      const { mode } = await startOrAttach(client, input, conn.taskQueue, o.force);
+      const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
+      if (!o.wait) {
+        if (o.json) printJson({ evalId: input.evalId, mode, candidate: input.candidate, tasks: input.tasks.length, ui: link });
+        else
+          print(`${mode} ${input.evalId}\n${input.tasks.length} task(s), candidate ${input.candidate}${link ? `\nWeb UI: ${link}` : ''}`);
+        return;
       }
-      const state = { evalId: id, workflowStatus: d.status.name, startTime: d.startTime, closeTime: d.closeTime ?? null, progress, ui: uiLink(conn.uiUrl, conn.namespace, id) };
-      if (o.json) return printJson(state);
-      print(`${id}: ${d.status.name}`);
-      if (progress) print(`${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors`);
-      if (state.ui) print(`Web UI: ${state.ui}`);
-    },
-  );
-
-  withConnection(program.command('results <evalId>').description('per-task results of a finished evaluation').option('--json', 'machine-readable output')).action(
-    async (id: string, o: ConnectionFlags & { json?: boolean }) => {
-      const conn = connectionSettings(o);
-      const client = await connect(conn.address, conn.namespace);
-      let r: CandidateResult;
+      if (!o.json) process.stderr.write(`${mode} ${input.evalId}${link ? `\nWeb UI: ${link}` : ''}\n`);
+      let result: CandidateResult;
       try {
-        r = withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
+        result = withTasks(await waitWithProgress(client, input.evalId, !!o.json));
       } catch (e) {
         process.exitCode = reportFailure(e);
         return;
       }
-      if (o.json) return printJson(r);
-      print(`${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}`);
+      if (o.json) printJson({ ...result, ui: link });
+      else print(`\n${taskTable(result.tasks ?? [])}\n\n${resultSummary(result)}${link ? `\nWeb UI    ${link}` : ''}`);
+      if (result.status === 'failed') process.exitCode = EXIT.evaluationFailed;
     },
   );
 
-  withConnection(program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped)')).action(async (id: string, o: ConnectionFlags) => {
+  withConnection(
+    program.command('status <evalId>').description('progress and state of an evaluation').option('--json', 'machine-readable output'),
+  ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
     const conn = connectionSettings(o);
     const client = await connect(conn.address, conn.namespace);
-    await client.workflow.getHandle(id).cancel();
-    print(`cancellation requested for ${id}`);
+    const d = await client.workflow.getHandle(id).describe();
+    let progress = null;
+    try {
+      progress = await getProgress(client, id);
+    } catch {
+      /* closed workflows without a worker cannot answer queries */
+    }
+    const state = {
+      evalId: id,
+      workflowStatus: d.status.name,
+      startTime: d.startTime,
+      closeTime: d.closeTime ?? null,
+      progress,
+      ui: uiLink(conn.uiUrl, conn.namespace, id),
+    };
+    if (o.json) return printJson(state);
+    print(`${id}: ${d.status.name}`);
+    if (progress)
+      print(`${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors`);
+    if (state.ui) print(`Web UI: ${state.ui}`);
   });
 
-  withConnection(program.command('list').description('evaluations with candidates and scores (from Temporal visibility)').option('--json', 'machine-readable output')).action(
-    async (o: ConnectionFlags & { json?: boolean }) => {
+  withConnection(
+    program
+      .command('results <evalId>')
+      .description('per-task results of a finished evaluation')
+      .option('--json', 'machine-readable output'),
+  ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
+    const conn = connectionSettings(o);
+    const client = await connect(conn.address, conn.namespace);
+    let r: CandidateResult;
+    try {
+      r = withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
+    } catch (e) {
+      process.exitCode = reportFailure(e);
+      return;
+    }
+    if (o.json) return printJson(r);
+    print(`${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}`);
+  });
+
+  withConnection(program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped)')).action(
+    async (id: string, o: ConnectionFlags) => {
       const conn = connectionSettings(o);
       const client = await connect(conn.address, conn.namespace);
-      const rows = await listEvaluations(client);
-      if (o.json) return printJson(rows);
-      print(table(['evaluation', 'candidate', 'status', 'score', 'started'], rows.map((r) => [r.evalId, r.candidate?.slice(0, 12) ?? null, r.status, fmtScore(r.score), r.startTime.toISOString()])));
+      await client.workflow.getHandle(id).cancel();
+      print(`cancellation requested for ${id}`);
     },
   );
 
-  withConnection(program.command('best').description('the best completed evaluation (score, then fewer errors, then earlier)').option('--json', 'machine-readable output')).action(
-    async (o: ConnectionFlags & { json?: boolean }) => {
-      const conn = connectionSettings(o);
-      const client = await connect(conn.address, conn.namespace);
-      const done = (await listEvaluations(client)).filter((r) => r.workflowStatus === 'COMPLETED');
-      const results = await Promise.all(done.map(async (r) => (await client.workflow.getHandle(r.evalId).result()) as CandidateResult));
-      const best = pickBest(results);
-      if (!best) {
-        process.stderr.write('no completed evaluation\n');
-        process.exitCode = EXIT.evaluationFailed;
-        return;
-      }
-      if (o.json) return printJson({ ...best, tasks: undefined });
-      print(resultSummary(best));
-    },
-  );
+  withConnection(
+    program
+      .command('list')
+      .description('evaluations with candidates and scores (from Temporal visibility)')
+      .option('--json', 'machine-readable output'),
+  ).action(async (o: ConnectionFlags & { json?: boolean }) => {
+    const conn = connectionSettings(o);
+    const client = await connect(conn.address, conn.namespace);
+    const rows = await listEvaluations(client);
+    if (o.json) return printJson(rows);
+    print(
+      table(
+        ['evaluation', 'candidate', 'status', 'score', 'started'],
+        rows.map((r) => [r.evalId, r.candidate?.slice(0, 12) ?? null, r.status, fmtScore(r.score), r.startTime.toISOString()]),
+      ),
+    );
+  });
+
+  withConnection(
+    program
+      .command('best')
+      .description('the best completed evaluation (score, then fewer errors, then earlier)')
+      .option('--json', 'machine-readable output'),
+  ).action(async (o: ConnectionFlags & { json?: boolean }) => {
+    const conn = connectionSettings(o);
+    const client = await connect(conn.address, conn.namespace);
+    const done = (await listEvaluations(client)).filter((r) => r.workflowStatus === 'COMPLETED');
+    const results = await Promise.all(done.map(async (r) => (await client.workflow.getHandle(r.evalId).result()) as CandidateResult));
+    const best = pickBest(results);
+    if (!best) {
+      process.stderr.write('no completed evaluation\n');
+      process.exitCode = EXIT.evaluationFailed;
+      return;
+    }
+    if (o.json) return printJson({ ...best, tasks: undefined });
+    print(resultSummary(best));
+  });
 }

@@ -27,7 +27,12 @@ export function configPath(flags: { config?: string }): string | null {
 }
 
 /** Connection settings: flags > vero.yaml > defaults (no config file needed). */
-export function connectionSettings(flags: ConnectionFlags): { address: string; namespace: string; taskQueue: string; uiUrl: string | null } {
+export function connectionSettings(flags: ConnectionFlags): {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  uiUrl: string | null;
+} {
   let fromFile: EvalConfig['temporal'] | undefined;
   const file = configPath(flags);
   if (file) {

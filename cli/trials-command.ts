@@ -18,7 +18,14 @@ export function registerTrialsCommand(program: Command): void {
       const rows = collate(loaded.trials, { rewardKey: o.rewardKey, aggregate: o.aggregate });
       for (const bad of loaded.invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
       if (o.json) {
-        const tasks = rows.map((r) => ({ task: r.task, status: r.status, score: r.score, trial: r.trial, metrics: r.metrics, n_trials: r.nTrials }));
+        const tasks = rows.map((r) => ({
+          task: r.task,
+          status: r.status,
+          score: r.score,
+          trial: r.trial,
+          metrics: r.metrics,
+          n_trials: r.nTrials,
+        }));
         process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
         return;
       }

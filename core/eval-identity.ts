@@ -5,7 +5,9 @@ import type { EvalSettings } from './eval-types';
 /** Canonical JSON: object keys sorted at every level. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -15,7 +17,14 @@ export function canonicalJson(value: unknown): string {
  * Temporal settings are operational and left out.
  */
 export function configDigest(tasks: string[], s: EvalSettings): string {
-  const scoreRelevant = { tasks, source: s.source, harbor: s.harbor, rewardKey: s.rewardKey, aggregate: s.aggregate, errorRateThreshold: s.errorRateThreshold };
+  const scoreRelevant = {
+    tasks,
+    source: s.source,
+    harbor: s.harbor,
+    rewardKey: s.rewardKey,
+    aggregate: s.aggregate,
+    errorRateThreshold: s.errorRateThreshold,
+  };
   return createHash('sha256').update(canonicalJson(scoreRelevant)).digest('hex');
 }
 

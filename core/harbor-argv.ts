@@ -58,7 +58,11 @@ export function harborArgv(run: HarborTaskRun): string[] {
 
 /** A job name that is a valid single path segment and stable for a task name. */
 export function jobNameFor(task: string): string {
-  const safe = task.replace(/[^A-Za-z0-9._-]+/g, '__').replace(/^\.+/, '_').slice(0, 120) || 'task';
+  const safe =
+    task
+      .replace(/[^A-Za-z0-9._-]+/g, '__')
+      .replace(/^\.+/, '_')
+      .slice(0, 120) || 'task';
   // Sanitizing can merge names (`org/x` and `org__x`); a digest of the original keeps them apart.
   return safe === task ? safe : `${safe}-${createHash('sha256').update(task).digest('hex').slice(0, 8)}`;
 }

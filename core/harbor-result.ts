@@ -31,7 +31,11 @@ export const TrialResult = z.looseObject({
   task_id: TaskId.optional(),
   source: z.string().nullable().optional(),
   config: z.looseObject({ task: z.looseObject({ path: z.string().nullable().optional() }).optional() }).optional(),
-  verifier_result: z.object({ rewards: z.record(z.string(), z.number()).nullable().optional() }).loose().nullable().optional(),
+  verifier_result: z
+    .object({ rewards: z.record(z.string(), z.number()).nullable().optional() })
+    .loose()
+    .nullable()
+    .optional(),
   exception_info: ExceptionInfo.nullable().optional(),
   agent_result: z.looseObject({ cost_usd: z.number().nullable().optional() }).nullable().optional(),
   started_at: timestamp,
@@ -56,7 +60,11 @@ export type JobResult = z.infer<typeof JobResult>;
 export function trialTaskKey(trial: TrialResult): string {
   const id = trial.task_id as { path?: string; org?: string; name?: string } | undefined;
   const p = id?.path ?? trial.config?.task?.path;
-  if (p) return p.replace(/[/\\]+$/, '').split(/[/\\]/).at(-1)!;
+  if (p)
+    return p
+      .replace(/[/\\]+$/, '')
+      .split(/[/\\]/)
+      .at(-1)!;
   if (id?.org && id.name) return `${id.org}/${id.name}`;
   return trial.task_name;
 }

@@ -3,8 +3,8 @@
  * SIGKILL after a grace period), so nested processes (harbor → docker → agents) never outlive the caller.
  * The single subprocess wrapper of the project.
  */
-import * as fs from "node:fs";
-import { execa } from "execa";
+import * as fs from 'node:fs';
+import { execa } from 'execa';
 
 export interface GroupRunOptions {
   cwd: string;
@@ -35,7 +35,7 @@ export function groupAlive(pgid: number): boolean {
     process.kill(-pgid, 0);
     return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -51,17 +51,14 @@ export async function stopGroup(pgid: number, graceMs = 10_000): Promise<void> {
     }
   };
   if (!groupAlive(pgid)) return;
-  send("SIGTERM");
+  send('SIGTERM');
   const until = Date.now() + graceMs;
   while (groupAlive(pgid) && Date.now() < until) await sleep(50);
-  if (groupAlive(pgid)) send("SIGKILL");
+  if (groupAlive(pgid)) send('SIGKILL');
   for (let i = 0; i < 100 && groupAlive(pgid); i++) await sleep(20);
 }
 
-export async function runInGroup(
-  argv: string[],
-  opts: GroupRunOptions,
-): Promise<GroupRunResult> {
+export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
   const started = Date.now();
   let timedOut = false;
   let cancelled = false;
@@ -71,7 +68,7 @@ export async function runInGroup(
       env: opts.env,
       extendEnv: true,
       detached: true,
-      stdin: "ignore",
+      stdin: 'ignore',
       stdout: { file: opts.logFile, append: true },
       stderr: { file: opts.logFile, append: true },
       reject: false,
@@ -87,7 +84,7 @@ export async function runInGroup(
       stop();
     };
     if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener("abort", onAbort, { once: true });
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     if (opts.deadline !== undefined) {
       timer = setTimeout(
@@ -100,10 +97,9 @@ export async function runInGroup(
     }
     const result = await child;
     clearTimeout(timer);
-    opts.signal?.removeEventListener("abort", onAbort);
+    opts.signal?.removeEventListener('abort', onAbort);
     // The leader may exit before its children: make sure the whole group is gone once it was stopped.
-    if (pid !== null && (cancelled || timedOut))
-      await stopGroup(pid, opts.graceMs);
+    if (pid !== null && (cancelled || timedOut)) await stopGroup(pid, opts.graceMs);
     await Promise.all(stopping);
     const code = (result as { code?: string }).code;
     return {
@@ -111,11 +107,7 @@ export async function runInGroup(
       signal: result.signal ?? null,
       timedOut,
       cancelled,
-      notFound:
-        code === "ENOENT" ||
-        (result.failed &&
-          /ENOENT/.test(String(result.message)) &&
-          result.exitCode === undefined),
+      notFound: code === 'ENOENT' || (result.failed && /ENOENT/.test(String(result.message)) && result.exitCode === undefined),
       durationMs: Date.now() - started,
       pid,
     };
@@ -126,16 +118,16 @@ export async function runInGroup(
 export function tail(file: string, maxBytes = 2000): string {
   try {
     const stat = fs.statSync(file);
-    const fd = fs.openSync(file, "r");
+    const fd = fs.openSync(file, 'r');
     try {
       const len = Math.min(stat.size, maxBytes);
       const buf = Buffer.alloc(len);
       fs.readSync(fd, buf, 0, len, stat.size - len);
-      return buf.toString("utf8");
+      return buf.toString('utf8');
     } finally {
       fs.closeSync(fd);
     }
   } catch {
-    return "";
+    return '';
   }
 }

@@ -11,6 +11,13 @@ export const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTask
 
 /** `temporal server start-dev --search-attribute` values. */
 export function searchAttributeArgs(): string[] {
-  const typeName: Record<string, string> = { KEYWORD: 'Keyword', DOUBLE: 'Double', INT: 'Int', TEXT: 'Text', BOOL: 'Bool', DATETIME: 'Datetime' };
+  const typeName: Record<string, string> = {
+    KEYWORD: 'Keyword',
+    DOUBLE: 'Double',
+    INT: 'Int',
+    TEXT: 'Text',
+    BOOL: 'Bool',
+    DATETIME: 'Datetime',
+  };
   return SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${typeName[k.type] ?? k.type}`]);
 }

@@ -29,16 +29,21 @@ export function availableTasks(source: EvalConfig['tasks']['source']): string[] 
       .filter((d) => d.isDirectory() && isTaskDir(path.join(source.path!, d.name)))
       .map((d) => d.name)
       .sort();
-    if (names.length === 0) throw new ConfigError(`tasks.source.path: ${source.path} is neither a task dir nor a dataset dir with valid task dirs`);
+    if (names.length === 0)
+      throw new ConfigError(`tasks.source.path: ${source.path} is neither a task dir nor a dataset dir with valid task dirs`);
     return names;
   }
   if (source.registry_path) {
-    const Registry = z.array(z.looseObject({ name: z.string(), version: z.string(), tasks: z.array(z.looseObject({ name: z.string(), path: z.string() })) }));
+    const Registry = z.array(
+      z.looseObject({ name: z.string(), version: z.string(), tasks: z.array(z.looseObject({ name: z.string(), path: z.string() })) }),
+    );
     let reg: z.infer<typeof Registry>;
     try {
       reg = Registry.parse(JSON.parse(fs.readFileSync(source.registry_path, 'utf8')));
     } catch (e) {
-      throw new ConfigError(`tasks.source.registry_path: ${source.registry_path}: not a readable registry.json (${(e as Error).message.split('\n')[0]})`);
+      throw new ConfigError(
+        `tasks.source.registry_path: ${source.registry_path}: not a readable registry.json (${(e as Error).message.split('\n')[0]})`,
+      );
     }
     const [name, version] = source.dataset!.split('@');
     const ds = reg.find((d) => d.name === name && (!version || d.version === version));
@@ -55,12 +60,16 @@ function readPartition(file: string, split: string): string[] {
   } catch (e) {
     throw new ConfigError(`tasks.partition.file: cannot read ${file}: ${(e as Error).message.split('\n')[0]}`);
   }
-  const Partition = z.union([z.strictObject({ splits: z.record(z.string(), z.array(z.string())) }), z.record(z.string(), z.array(z.string()))]);
+  const Partition = z.union([
+    z.strictObject({ splits: z.record(z.string(), z.array(z.string())) }),
+    z.record(z.string(), z.array(z.string())),
+  ]);
   const parsed = Partition.safeParse(data);
   if (!parsed.success) throw new ConfigError(`tasks.partition.file: ${file}: expected {splits: {name: [task, ...]}}`);
   const splits = ('splits' in parsed.data ? parsed.data.splits : parsed.data) as Record<string, string[]>;
   const names = splits[split];
-  if (!names) throw new ConfigError(`tasks.partition.split: "${split}" is not a split of ${file} (splits: ${Object.keys(splits).join(', ')})`);
+  if (!names)
+    throw new ConfigError(`tasks.partition.split: "${split}" is not a split of ${file} (splits: ${Object.keys(splits).join(', ')})`);
   return names;
 }
 

@@ -25,7 +25,8 @@ export function isClean(t: TrialResult): boolean {
 
 /** Negative when a ranks above b. */
 export function compareTrials(a: LoadedTrial, b: LoadedTrial): number {
-  const key = (t: LoadedTrial) => [isClean(t.result) ? 1 : 0, rewardsOf(t.result) ? 1 : 0, parseHarborTime(t.result.finished_at) ?? -Infinity] as const;
+  const key = (t: LoadedTrial) =>
+    [isClean(t.result) ? 1 : 0, rewardsOf(t.result) ? 1 : 0, parseHarborTime(t.result.finished_at) ?? -Infinity] as const;
   const ka = key(a);
   const kb = key(b);
   for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! > kb[i]! ? -1 : 1;

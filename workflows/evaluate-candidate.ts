@@ -34,10 +34,19 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
   }
   const input = parsed.data;
   const info = workflowInfo();
-  const startedAt = new Date(info.startTime).toISOString();
+  const startedAt = info.startTime.toISOString();
   const runDir = `${input.home}/runs/${input.evalId}/${info.runId}`;
   const summaries: ChunkSummary[] = [];
-  const progress: Progress = { total: input.tasks.length, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase: 'preparing', currentChunk: null };
+  const progress: Progress = {
+    total: input.tasks.length,
+    done: 0,
+    running: 0,
+    scored: 0,
+    errors: 0,
+    scoreSum: 0,
+    phase: 'preparing',
+    currentChunk: null,
+  };
   setHandler(progressQuery, () => progress);
   upsertSearchAttributes([{ key: VeroStatus, value: 'running' }]);
 
@@ -52,7 +61,17 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
       progress.currentChunk = childId;
       const summary = await executeChild(evaluateChunk, {
         workflowId: childId,
-        args: [{ evalId: input.evalId, chunkIndex: i, runDir, candidate: prepared.commit, worktree: prepared.worktree, tasks: input.tasks.slice(i * size, (i + 1) * size), settings: input.settings }],
+        args: [
+          {
+            evalId: input.evalId,
+            chunkIndex: i,
+            runDir,
+            candidate: prepared.commit,
+            worktree: prepared.worktree,
+            tasks: input.tasks.slice(i * size, (i + 1) * size),
+            settings: input.settings,
+          },
+        ],
       });
       summaries.push(summary);
       progress.done += summary.nTasks;

@@ -2,7 +2,14 @@
  * A chunk of tasks of one evaluation, as a child workflow so each history stays small at 5,000 tasks.
  * Runs `concurrency` lanes; each lane takes the next task and runs it as one activity.
  */
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChunkInput, ChunkSummary, Progress, TaskResult } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
@@ -39,7 +46,16 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     },
   });
 
-  const progress: Progress = { total: input.tasks.length, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase: 'running', currentChunk: null };
+  const progress: Progress = {
+    total: input.tasks.length,
+    done: 0,
+    running: 0,
+    scored: 0,
+    errors: 0,
+    scoreSum: 0,
+    phase: 'running',
+    currentChunk: null,
+  };
   setHandler(progressQuery, () => progress);
 
   const results: TaskResult[] = new Array<TaskResult>(input.tasks.length);
@@ -59,8 +75,18 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
         if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
         // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
         results[i] = {
-          task, status: 'error', score: null, metrics: {}, trial: null, taskName: null, nTrials: 0, runs: s.taskAttempts,
-          exceptions: [], timedOut: false, jobDir: `${input.runDir}/jobs`, error: failureMessage(err),
+          task,
+          status: 'error',
+          score: null,
+          metrics: {},
+          trial: null,
+          taskName: null,
+          nTrials: 0,
+          runs: s.taskAttempts,
+          exceptions: [],
+          timedOut: false,
+          jobDir: `${input.runDir}/jobs`,
+          error: failureMessage(err),
         };
       } finally {
         progress.running--;

@@ -18,19 +18,51 @@ interface Run {
 }
 
 function harbor(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Run {
-  const r = spawnSync(STANDIN, args, { cwd: opts.cwd ?? tempDir(), env: { ...process.env, HARBOR_STANDIN_TIME_SCALE: '0', ...opts.env }, input: opts.input ?? '', encoding: 'utf8' });
+  const r = spawnSync(STANDIN, args, {
+    cwd: opts.cwd ?? tempDir(),
+    env: { ...process.env, HARBOR_STANDIN_TIME_SCALE: '0', ...opts.env },
+    input: opts.input ?? '',
+    encoding: 'utf8',
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 const readJson = (f: string) => JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>;
-const trialDirs = (job: string) => fs.readdirSync(job, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => path.join(job, d.name)).sort();
+const trialDirs = (job: string) =>
+  fs
+    .readdirSync(job, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => path.join(job, d.name))
+    .sort();
 
 test('a job writes the exact layout and Harbor field names, types and timestamp formats', () => {
   const jobs = tempDir();
-  const r = harbor(['run', '-p', DATASET, '-i', 'hello-world', '-i', 'count-*', '-k', '2', '-a', 'oracle', '-o', jobs, '--job-name', 'j', '-y']);
+  const r = harbor([
+    'run',
+    '-p',
+    DATASET,
+    '-i',
+    'hello-world',
+    '-i',
+    'count-*',
+    '-k',
+    '2',
+    '-a',
+    'oracle',
+    '-o',
+    jobs,
+    '--job-name',
+    'j',
+    '-y',
+  ]);
   expect(r.code).toBe(0);
   const job = path.join(jobs, 'j');
-  expect(fs.readdirSync(job).filter((f) => !fs.statSync(path.join(job, f)).isDirectory()).sort()).toEqual(['config.json', 'job.log', 'lock.json', 'result.json']);
+  expect(
+    fs
+      .readdirSync(job)
+      .filter((f) => !fs.statSync(path.join(job, f)).isDirectory())
+      .sort(),
+  ).toEqual(['config.json', 'job.log', 'lock.json', 'result.json']);
   const trials = trialDirs(job);
   expect(trials).toHaveLength(4);
   const t = trials[0]!;
@@ -42,9 +74,26 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
 
   const result = readJson(path.join(t, 'result.json'));
   expect(Object.keys(result)).toEqual([
-    'id', 'task_name', 'trial_name', 'trial_uri', 'task_id', 'source', 'task_checksum', 'config', 'agent_info', 'agent_result',
-    'verifier_result', 'verifier_environment_mode', 'exception_info', 'started_at', 'finished_at', 'environment_setup',
-    'agent_setup', 'agent_execution', 'verifier', 'step_results',
+    'id',
+    'task_name',
+    'trial_name',
+    'trial_uri',
+    'task_id',
+    'source',
+    'task_checksum',
+    'config',
+    'agent_info',
+    'agent_result',
+    'verifier_result',
+    'verifier_environment_mode',
+    'exception_info',
+    'started_at',
+    'finished_at',
+    'environment_setup',
+    'agent_setup',
+    'agent_execution',
+    'verifier',
+    'step_results',
   ]);
   const dirName = path.basename(t).split('__')[0]!;
   expect(result.task_name).toBe(`mini-bench/${dirName}`); // [task].name, not the dir name
@@ -54,7 +103,14 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
   expect(result.source).toBe('mini-bench');
   expect(result.task_checksum).toMatch(/^[0-9a-f]{64}$/);
   expect(result.agent_info).toEqual({ name: 'oracle', version: '1.0.0', model_info: null });
-  expect(result.agent_result).toEqual({ n_input_tokens: null, n_cache_tokens: null, n_output_tokens: null, cost_usd: null, rollout_details: null, metadata: null });
+  expect(result.agent_result).toEqual({
+    n_input_tokens: null,
+    n_cache_tokens: null,
+    n_output_tokens: null,
+    cost_usd: null,
+    rollout_details: null,
+    metadata: null,
+  });
   expect(result.verifier_result).toEqual({ rewards: { reward: 1 } });
   expect(fs.readFileSync(path.join(t, 'result.json'), 'utf8')).toContain('"reward": 1.0'); // a float, as pydantic writes it
   expect(result.verifier_environment_mode).toBe('shared');
@@ -67,11 +123,35 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
   }
   const cfg = result.config as Record<string, unknown>;
   expect(Object.keys(cfg)).toEqual([
-    'task', 'trial_name', 'trials_dir', 'install_only', 'timeout_multiplier', 'agent_timeout_multiplier', 'verifier_timeout_multiplier',
-    'agent_setup_timeout_multiplier', 'environment_build_timeout_multiplier', 'agent', 'user_agent', 'environment', 'verifier',
-    'artifacts', 'extra_instruction_paths', 'extra_instructions', 'job_id', 'source_trial',
+    'task',
+    'trial_name',
+    'trials_dir',
+    'install_only',
+    'timeout_multiplier',
+    'agent_timeout_multiplier',
+    'verifier_timeout_multiplier',
+    'agent_setup_timeout_multiplier',
+    'environment_build_timeout_multiplier',
+    'agent',
+    'user_agent',
+    'environment',
+    'verifier',
+    'artifacts',
+    'extra_instruction_paths',
+    'extra_instructions',
+    'job_id',
+    'source_trial',
   ]);
-  expect(Object.keys(cfg.task as object)).toEqual(['path', 'git_url', 'git_commit_id', 'name', 'ref', 'overwrite', 'download_dir', 'source']);
+  expect(Object.keys(cfg.task as object)).toEqual([
+    'path',
+    'git_url',
+    'git_commit_id',
+    'name',
+    'ref',
+    'overwrite',
+    'download_dir',
+    'source',
+  ]);
   // Trial config.json is the same model with exclude_defaults.
   expect(readJson(path.join(t, 'config.json'))).toEqual({
     task: { path: path.join(DATASET, dirName), source: 'mini-bench' },
@@ -87,8 +167,17 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
   for (const k of ['started_at', 'finished_at']) expect(jobResult[k]).toMatch(NAIVE);
   const stats = jobResult.stats as Record<string, unknown>;
   expect(Object.keys(stats)).toEqual([
-    'n_completed_trials', 'n_errored_trials', 'n_running_trials', 'n_pending_trials', 'n_cancelled_trials', 'n_retries', 'evals',
-    'n_input_tokens', 'n_cache_tokens', 'n_output_tokens', 'cost_usd',
+    'n_completed_trials',
+    'n_errored_trials',
+    'n_running_trials',
+    'n_pending_trials',
+    'n_cancelled_trials',
+    'n_retries',
+    'evals',
+    'n_input_tokens',
+    'n_cache_tokens',
+    'n_output_tokens',
+    'cost_usd',
   ]);
   expect(stats).toMatchObject({ n_completed_trials: 4, n_errored_trials: 0, n_running_trials: 0, n_pending_trials: 0, n_retries: 0 });
   const ev = (stats.evals as Record<string, Record<string, unknown>>)['oracle__mini-bench']!;
@@ -96,7 +185,13 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
   expect(Object.keys((ev.reward_stats as Record<string, Record<string, string[]>>).reward!)).toEqual(['1.0']);
   const jobCfg = readJson(path.join(job, 'config.json'));
   // An explicit -a makes an agent config (exclude_defaults keeps only its name).
-  expect(jobCfg).toEqual({ job_name: 'j', jobs_dir: jobs, n_attempts: 2, agents: [{ name: 'oracle' }], datasets: [{ path: DATASET, task_names: ['hello-world', 'count-*'] }] });
+  expect(jobCfg).toEqual({
+    job_name: 'j',
+    jobs_dir: jobs,
+    n_attempts: 2,
+    agents: [{ name: 'oracle' }],
+    datasets: [{ path: DATASET, task_names: ['hello-world', 'count-*'] }],
+  });
   expect(readJson(path.join(job, 'lock.json'))).toMatchObject({ schema_version: 3, harbor: { version: '0.22.0' }, n_concurrent_trials: 4 });
 });
 
@@ -112,32 +207,69 @@ test('rewards, exceptions and reward-file failures follow the verifier rules', (
       'add-cli-flag': { reward_file: 'invalid' },
     },
   };
-  expect(harbor(['run', '-p', DATASET, '-o', jobs, '--job-name', 'j', '-y', '-q'], { env: { HARBOR_STANDIN_SCENARIO: JSON.stringify(scenario) } }).code).toBe(0);
-  const by = Object.fromEntries(trialDirs(path.join(jobs, 'j')).map((t) => [path.basename(t).split('__')[0]!, { dir: t, r: readJson(path.join(t, 'result.json')) }]));
+  expect(
+    harbor(['run', '-p', DATASET, '-o', jobs, '--job-name', 'j', '-y', '-q'], {
+      env: { HARBOR_STANDIN_SCENARIO: JSON.stringify(scenario) },
+    }).code,
+  ).toBe(0);
+  const by = Object.fromEntries(
+    trialDirs(path.join(jobs, 'j')).map((t) => [path.basename(t).split('__')[0]!, { dir: t, r: readJson(path.join(t, 'result.json')) }]),
+  );
   expect(by['hello-world']!.r.verifier_result).toEqual({ rewards: { pass: 1, tests_passed: 7 } });
   expect(fs.existsSync(path.join(by['hello-world']!.dir, 'verifier', 'reward.json'))).toBe(true);
   // An agent timeout is recorded and the verifier still runs.
-  expect(by['count-words']!.r).toMatchObject({ verifier_result: { rewards: { reward: 0 } }, exception_info: { exception_type: 'AgentTimeoutError' } });
+  expect(by['count-words']!.r).toMatchObject({
+    verifier_result: { rewards: { reward: 0 } },
+    exception_info: { exception_type: 'AgentTimeoutError' },
+  });
   expect(fs.existsSync(path.join(by['count-words']!.dir, 'exception.txt'))).toBe(true);
   // An environment failure: no agent result, no verifier.
-  expect(by['sum-numbers']!.r).toMatchObject({ agent_result: null, verifier_result: null, agent_execution: null, exception_info: { exception_type: 'RuntimeError', exception_message: 'Docker compose command failed' } });
+  expect(by['sum-numbers']!.r).toMatchObject({
+    agent_result: null,
+    verifier_result: null,
+    agent_execution: null,
+    exception_info: { exception_type: 'RuntimeError', exception_message: 'Docker compose command failed' },
+  });
   expect((by['sum-numbers']!.r.exception_info as { occurred_at: string }).occurred_at).toMatch(UTC_Z);
-  expect(by['reverse-string']!.r).toMatchObject({ verifier_result: null, exception_info: { exception_type: 'RewardFileNotFoundError', exception_message: 'No reward file found at /logs/verifier/reward.txt or /logs/verifier/reward.json' } });
+  expect(by['reverse-string']!.r).toMatchObject({
+    verifier_result: null,
+    exception_info: {
+      exception_type: 'RewardFileNotFoundError',
+      exception_message: 'No reward file found at /logs/verifier/reward.txt or /logs/verifier/reward.json',
+    },
+  });
   expect((by['fix-csv-parser']!.r.exception_info as { exception_type: string }).exception_type).toBe('RewardFileEmptyError');
   expect((by['add-cli-flag']!.r.exception_info as { exception_type: string }).exception_type).toBe('VerifierOutputParseError');
-  const stats = readJson(path.join(jobs, 'j', 'result.json')).stats as { n_errored_trials: number; evals: Record<string, { n_trials: number; n_errors: number; exception_stats: Record<string, string[]> }> };
+  const stats = readJson(path.join(jobs, 'j', 'result.json')).stats as {
+    n_errored_trials: number;
+    evals: Record<string, { n_trials: number; n_errors: number; exception_stats: Record<string, string[]> }>;
+  };
   expect(stats.n_errored_trials).toBe(5);
   const ev = stats.evals['oracle__mini-bench']!;
   expect(ev.n_trials).toBe(2);
-  expect(Object.keys(ev.exception_stats).sort()).toEqual(['AgentTimeoutError', 'RewardFileEmptyError', 'RewardFileNotFoundError', 'RuntimeError', 'VerifierOutputParseError']);
+  expect(Object.keys(ev.exception_stats).sort()).toEqual([
+    'AgentTimeoutError',
+    'RewardFileEmptyError',
+    'RewardFileNotFoundError',
+    'RuntimeError',
+    'VerifierOutputParseError',
+  ]);
 });
 
 test('retries delete the failed trial dir and reuse its name; excluded exceptions are not retried', () => {
   const jobs = tempDir();
   const state = tempDir();
-  const scenario = { tasks: { 'hello-world': [{ exception: 'RuntimeError' }, { exception: 'RuntimeError' }, { reward: 1 }], 'count-words': { exception: 'AgentTimeoutError', reward: 0 } } };
+  const scenario = {
+    tasks: {
+      'hello-world': [{ exception: 'RuntimeError' }, { exception: 'RuntimeError' }, { reward: 1 }],
+      'count-words': { exception: 'AgentTimeoutError', reward: 0 },
+    },
+  };
   const env = { HARBOR_STANDIN_SCENARIO: JSON.stringify(scenario), HARBOR_STANDIN_STATE_DIR: state };
-  expect(harbor(['run', '-p', DATASET, '-i', 'hello-world', '-i', 'count-words', '-r', '3', '-o', jobs, '--job-name', 'j', '-y', '-q'], { env }).code).toBe(0);
+  expect(
+    harbor(['run', '-p', DATASET, '-i', 'hello-world', '-i', 'count-words', '-r', '3', '-o', jobs, '--job-name', 'j', '-y', '-q'], { env })
+      .code,
+  ).toBe(0);
   const trials = trialDirs(path.join(jobs, 'j')).map((t) => path.basename(t));
   expect(trials).toHaveLength(2);
   const hello = readJson(path.join(jobs, 'j', trials.find((t) => t.startsWith('hello'))!, 'result.json'));
@@ -170,11 +302,16 @@ test('re-running a job name resumes it: results kept, unfinished trials deleted 
 test('job resume deletes filtered exception types and re-runs them', () => {
   const jobs = tempDir();
   const state = tempDir();
-  const env = { HARBOR_STANDIN_SCENARIO: JSON.stringify({ tasks: { 'hello-world': [{ exception: 'RuntimeError' }, { reward: 1 }] } }), HARBOR_STANDIN_STATE_DIR: state };
+  const env = {
+    HARBOR_STANDIN_SCENARIO: JSON.stringify({ tasks: { 'hello-world': [{ exception: 'RuntimeError' }, { reward: 1 }] } }),
+    HARBOR_STANDIN_STATE_DIR: state,
+  };
   expect(harbor(['run', '-p', DATASET, '-i', 'hello-world', '-o', jobs, '--job-name', 'j', '-y', '-q'], { env }).code).toBe(0);
   const job = path.join(jobs, 'j');
   expect(harbor(['job', 'resume', '-p', job], { env }).code).toBe(0); // default filter CancelledError: nothing re-runs
-  expect((readJson(path.join(trialDirs(job)[0]!, 'result.json')).exception_info as { exception_type: string }).exception_type).toBe('RuntimeError');
+  expect((readJson(path.join(trialDirs(job)[0]!, 'result.json')).exception_info as { exception_type: string }).exception_type).toBe(
+    'RuntimeError',
+  );
   expect(harbor(['job', 'resume', '-p', job, '-f', 'RuntimeError'], { env }).code).toBe(0);
   expect(trialDirs(job)).toHaveLength(1);
   expect(readJson(path.join(trialDirs(job)[0]!, 'result.json')).verifier_result).toEqual({ rewards: { reward: 1 } });
@@ -184,7 +321,9 @@ test('usage errors exit 2 with Click wording; config errors exit 1', () => {
   const bad = harbor(['run', '-p', DATASET, '--bogus']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toBe("Usage: harbor run [OPTIONS]\nTry 'harbor run -h' for help.\n\nError: No such option: --bogus\n");
-  expect(harbor(['run', '-p', DATASET, '-k', 'x']).stderr).toContain("Error: Invalid value for '-k' / '--n-attempts': 'x' is not a valid integer.");
+  expect(harbor(['run', '-p', DATASET, '-k', 'x']).stderr).toContain(
+    "Error: Invalid value for '-k' / '--n-attempts': 'x' is not a valid integer.",
+  );
   expect(harbor(['run', '-p', DATASET, '-e', 'nosuch']).code).toBe(2);
   expect(harbor(['run', '-p', DATASET, '-n']).stderr).toContain("Error: Option '-n' requires an argument.");
   const noMatch = harbor(['run', '-p', DATASET, '-i', 'nope', '-y']);
@@ -197,7 +336,22 @@ test('usage errors exit 2 with Click wording; config errors exit 1', () => {
 
 test('--print-config prints the JobConfig and runs nothing', () => {
   const jobs = tempDir();
-  const r = harbor(['run', '-p', DATASET, '-a', 'claude-code', '-m', 'anthropic/claude-sonnet-4-5', '-n', '2', '--job-name', 'run-42', '-o', jobs, '--print-config']);
+  const r = harbor([
+    'run',
+    '-p',
+    DATASET,
+    '-a',
+    'claude-code',
+    '-m',
+    'anthropic/claude-sonnet-4-5',
+    '-n',
+    '2',
+    '--job-name',
+    'run-42',
+    '-o',
+    jobs,
+    '--print-config',
+  ]);
   expect(r.code).toBe(0);
   expect(JSON.parse(r.stdout)).toEqual({
     job_name: 'run-42',
@@ -212,9 +366,16 @@ test('--print-config prints the JobConfig and runs nothing', () => {
 test('a registry dataset is served from a local registry.json; names seen by -i are path basenames', () => {
   const dir = tempDir();
   const registry = path.join(dir, 'registry.json');
-  fs.writeFileSync(registry, JSON.stringify([{ name: 'bench', version: '1.0', description: '', tasks: [{ name: 'hw', path: path.join(DATASET, 'hello-world') }], metrics: [] }]));
+  fs.writeFileSync(
+    registry,
+    JSON.stringify([
+      { name: 'bench', version: '1.0', description: '', tasks: [{ name: 'hw', path: path.join(DATASET, 'hello-world') }], metrics: [] },
+    ]),
+  );
   const jobs = tempDir();
-  expect(harbor(['run', '-d', 'bench@1.0', '--registry-path', registry, '-i', 'hello-world', '-o', jobs, '--job-name', 'j', '-y', '-q']).code).toBe(0);
+  expect(
+    harbor(['run', '-d', 'bench@1.0', '--registry-path', registry, '-i', 'hello-world', '-o', jobs, '--job-name', 'j', '-y', '-q']).code,
+  ).toBe(0);
   const r = readJson(path.join(trialDirs(path.join(jobs, 'j'))[0]!, 'result.json'));
   expect(r.source).toBe('bench');
   expect(harbor(['run', '-d', 'org/bench', '-y']).code).toBe(1);
@@ -239,7 +400,9 @@ test('without -y, tasks that read host env vars prompt, and EOF aborts; a missin
 
 test('a crash leaves the running trial without result.json and the job unfinished; SIGTERM records CancelledError', async () => {
   const jobs = tempDir();
-  const crash = harbor(['run', '-p', DATASET, '-i', 'hello-world', '-o', jobs, '--job-name', 'c', '-y', '-q'], { env: { HARBOR_STANDIN_SCENARIO: '{"default":{"process":"crash"}}' } });
+  const crash = harbor(['run', '-p', DATASET, '-i', 'hello-world', '-o', jobs, '--job-name', 'c', '-y', '-q'], {
+    env: { HARBOR_STANDIN_SCENARIO: '{"default":{"process":"crash"}}' },
+  });
   expect(crash.code).toBe(-1); // killed by SIGKILL
   const t = trialDirs(path.join(jobs, 'c'))[0]!;
   expect(fs.existsSync(path.join(t, 'result.json'))).toBe(false);
@@ -251,7 +414,12 @@ test('a crash leaves the running trial without result.json and the job unfinishe
     stdio: 'ignore',
   });
   const job = path.join(jobs, 'h');
-  for (let i = 0; i < 100 && !(fs.existsSync(job) && trialDirs(job).length > 0 && fs.existsSync(path.join(trialDirs(job)[0]!, 'trial.log'))); i++) await new Promise((r) => setTimeout(r, 50));
+  for (
+    let i = 0;
+    i < 100 && !(fs.existsSync(job) && trialDirs(job).length > 0 && fs.existsSync(path.join(trialDirs(job)[0]!, 'trial.log')));
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 50));
   await new Promise((r) => setTimeout(r, 200));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   child.kill('SIGTERM');
@@ -271,11 +439,36 @@ test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0,
   fs.writeFileSync(path.join(cwd, 'harbor-standin-agent.json'), JSON.stringify({ solves: ['hello-*'], partial: { 'count-words': 0.25 } }));
   const jobs = tempDir();
   const score = (agent: string, job: string) => {
-    expect(harbor(['run', '-p', DATASET, '-i', 'hello-world', '-i', 'count-words', '-i', 'sum-numbers', '-a', agent, '-o', jobs, '--job-name', job, '-y', '-q'], { cwd }).code).toBe(0);
-    return Object.fromEntries(trialDirs(path.join(jobs, job)).map((t) => {
-      const r = readJson(path.join(t, 'result.json')) as { verifier_result: { rewards: { reward: number } } };
-      return [path.basename(t).split('__')[0], r.verifier_result.rewards.reward];
-    }));
+    expect(
+      harbor(
+        [
+          'run',
+          '-p',
+          DATASET,
+          '-i',
+          'hello-world',
+          '-i',
+          'count-words',
+          '-i',
+          'sum-numbers',
+          '-a',
+          agent,
+          '-o',
+          jobs,
+          '--job-name',
+          job,
+          '-y',
+          '-q',
+        ],
+        { cwd },
+      ).code,
+    ).toBe(0);
+    return Object.fromEntries(
+      trialDirs(path.join(jobs, job)).map((t) => {
+        const r = readJson(path.join(t, 'result.json')) as { verifier_result: { rewards: { reward: number } } };
+        return [path.basename(t).split('__')[0], r.verifier_result.rewards.reward];
+      }),
+    );
   };
   expect(score('oracle', 'o')).toEqual({ 'hello-world': 1, 'count-words': 1, 'sum-numbers': 1 });
   expect(score('nop', 'n')).toEqual({ 'hello-world': 0, 'count-words': 0, 'sum-numbers': 0 });

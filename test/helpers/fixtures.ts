@@ -37,12 +37,24 @@ export interface EvalFixture {
 }
 
 /** Writes a vero.yaml for the stand-in. `scenario` goes to HARBOR_STANDIN_SCENARIO with a private state dir. */
-export function evalFixture(opts: { harbor?: Record<string, unknown>; scenario?: unknown; tasks?: Record<string, unknown>; execution?: Record<string, unknown>; scoring?: Record<string, unknown>; taskQueue: string; address: string }): EvalFixture {
+export function evalFixture(opts: {
+  harbor?: Record<string, unknown>;
+  scenario?: unknown;
+  tasks?: Record<string, unknown>;
+  execution?: Record<string, unknown>;
+  scoring?: Record<string, unknown>;
+  taskQueue: string;
+  address: string;
+}): EvalFixture {
   const dir = tempDir();
   const home = path.join(dir, 'home');
   const repo = agentRepo(dir);
   const invocationLog = path.join(dir, 'harbor-invocations.jsonl');
-  const env: Record<string, string> = { HARBOR_STANDIN_TIME_SCALE: '0', HARBOR_STANDIN_LOG: invocationLog, HARBOR_STANDIN_STATE_DIR: path.join(dir, 'standin-state') };
+  const env: Record<string, string> = {
+    HARBOR_STANDIN_TIME_SCALE: '0',
+    HARBOR_STANDIN_LOG: invocationLog,
+    HARBOR_STANDIN_STATE_DIR: path.join(dir, 'standin-state'),
+  };
   if (opts.scenario) env.HARBOR_STANDIN_SCENARIO = JSON.stringify(opts.scenario);
   const { env: extraEnv, ...harbor } = (opts.harbor ?? {}) as { env?: Record<string, string> };
   const config = {

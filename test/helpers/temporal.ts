@@ -37,7 +37,13 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 /** Runs an in-process worker while `fn` runs. */
 export async function withWorker<T>(taskQueue: string, fn: () => Promise<T>): Promise<T> {
   quietRuntime();
-  const { worker, connection } = await createVeroWorker({ address: address(), namespace: 'default', taskQueue, workflowBundle: await workflowBundle(), shutdownGraceTime: '1s' });
+  const { worker, connection } = await createVeroWorker({
+    address: address(),
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1s',
+  });
   try {
     return await worker.runUntil(fn());
   } finally {

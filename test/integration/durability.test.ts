@@ -16,7 +16,10 @@ jest.setTimeout(180_000);
 
 function startWorkerProcess(taskQueue: string): ChildProcess {
   // Its own process group, like a worker on another machine: killing it leaves its harbor children orphaned.
-  return spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', taskQueue], { detached: true, stdio: 'ignore' });
+  return spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', taskQueue], {
+    detached: true,
+    stdio: 'ignore',
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,7 +50,11 @@ test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks a
     address: address(),
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
     scenario: {
-      tasks: { 'hello-world': { reward: 1, duration_ms: 1200 }, 'count-words': { reward: 1, duration_ms: 1200 }, 'reverse-string': { reward: 1, duration_ms: 1200 } },
+      tasks: {
+        'hello-world': { reward: 1, duration_ms: 1200 },
+        'count-words': { reward: 1, duration_ms: 1200 },
+        'reverse-string': { reward: 1, duration_ms: 1200 },
+      },
       default: { reward: 0, duration_ms: 1200 },
     },
     execution: { concurrency: 2, heartbeat_timeout: '3s' },
@@ -78,7 +85,11 @@ test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks a
   // Tasks whose activity completed before the kill (per the chunk's history) ran harbor exactly once.
   const history = await c.workflow.getHandle(`${input.evalId}/chunk-0`).fetchHistory();
   const completedBeforeKill = history
-    .events!.filter((e) => e.activityTaskCompletedEventAttributes && Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) < killedAt)
+    .events!.filter(
+      (e) =>
+        e.activityTaskCompletedEventAttributes &&
+        Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) < killedAt,
+    )
     .map((e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as TaskResult)
     .map((r) => r.task);
   expect(completedBeforeKill.length).toBeGreaterThanOrEqual(2);
@@ -91,7 +102,13 @@ test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks a
 
 test('cancelling an evaluation stops the running harbor process group and records the cancellation', async () => {
   const q = uniqueQueue('cancel');
-  const f = evalFixture({ taskQueue: q, address: address(), scenario: { default: { process: 'hang' } }, tasks: { names: ['hello-world', 'count-words'] }, execution: { concurrency: 2 } });
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: { default: { process: 'hang' } },
+    tasks: { names: ['hello-world', 'count-words'] },
+    execution: { concurrency: 2 },
+  });
   await withWorker(q, async () => {
     const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
     const c = await client();

@@ -39,7 +39,11 @@ describe('candidate evaluation', () => {
       const file = JSON.parse(fs.readFileSync(improved.resultFile, 'utf8')) as CandidateResult;
       expect(file.tasks).toHaveLength(6);
       const sample = JSON.parse(fs.readFileSync(path.join(f.home, 'results', improved.evalId, 'samples', '0.json'), 'utf8'));
-      expect(sample).toMatchObject({ commit: improved.candidate, result_id: improved.evalId, dataset_sample: { sample_id: 0, dataset_id: 'mini-bench' } });
+      expect(sample).toMatchObject({
+        commit: improved.candidate,
+        result_id: improved.evalId,
+        dataset_sample: { sample_id: 0, dataset_id: 'mini-bench' },
+      });
       // Search attributes make both findable through visibility (eventually consistent).
       const c = await client();
       for (let i = 0; i < 50; i++) {
@@ -60,7 +64,16 @@ describe('candidate evaluation', () => {
     const f = evalFixture({
       taskQueue: q,
       address: address(),
-      harbor: { n_attempts: 3, max_retries: 2, n_concurrent_trials: 2, environment: 'modal', timeout_multiplier: 1.5, agent_kwargs: { temperature: 0 }, agent_env: { FOO: 'bar' }, retry_exclude: ['AgentTimeoutError'] },
+      harbor: {
+        n_attempts: 3,
+        max_retries: 2,
+        n_concurrent_trials: 2,
+        environment: 'modal',
+        timeout_multiplier: 1.5,
+        agent_kwargs: { temperature: 0 },
+        agent_env: { FOO: 'bar' },
+        retry_exclude: ['AgentTimeoutError'],
+      },
       tasks: { names: ['hello-world', 'count-words'] },
     });
     await withWorker(q, async () => {
@@ -86,7 +99,9 @@ describe('candidate evaluation', () => {
     expect(flag('-p')).toBe(DATASET);
     expect(argv).toEqual(expect.arrayContaining(['-y', '-q', '--job-name', '-o']));
     // Harbor ran in the candidate's worktree.
-    expect(starts[0]!.cwd).toBe(path.join(f.home, 'worktrees', (await prepareEvalInput(loadEvalConfig(f.configFile), 'improved')).candidate));
+    expect(starts[0]!.cwd).toBe(
+      path.join(f.home, 'worktrees', (await prepareEvalInput(loadEvalConfig(f.configFile), 'improved')).candidate),
+    );
   });
 
   test('a passing trial beats a later failing one; the latest clean attempt wins; mean aggregation counts scored attempts', async () => {
@@ -94,11 +109,21 @@ describe('candidate evaluation', () => {
     const scenario = {
       tasks: {
         'hello-world': [{ reward: 1 }, { exception: 'RuntimeError' }],
-        'count-words': [{ reward: 0.2, duration_ms: 0 }, { reward: 0.9, duration_ms: 30 }],
+        'count-words': [
+          { reward: 0.2, duration_ms: 0 },
+          { reward: 0.9, duration_ms: 30 },
+        ],
       },
       default: { reward: 0 },
     };
-    const f = evalFixture({ taskQueue: q, address: address(), scenario, harbor: { n_attempts: 2, n_concurrent_trials: 1 }, tasks: { names: ['hello-world', 'count-words'] }, execution: { task_attempts: 1 } });
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      scenario,
+      harbor: { n_attempts: 2, n_concurrent_trials: 1 },
+      tasks: { names: ['hello-world', 'count-words'] },
+      execution: { task_attempts: 1 },
+    });
     await withWorker(q, async () => {
       const best = byTask((await (await evaluate(f, 'improved')).handle.result()) as CandidateResult);
       expect(best['hello-world']!.score).toBe(1);
@@ -106,7 +131,14 @@ describe('candidate evaluation', () => {
       // Both clean: the one that finished later (attempt 2, 0.9) wins.
       expect(best['count-words']!.score).toBe(0.9);
     });
-    const fm = evalFixture({ taskQueue: q, address: address(), scenario: { tasks: { 'hello-world': [{ reward: 1 }, { exception: 'AgentTimeoutError', reward: 0 }] } }, harbor: { n_attempts: 2 }, tasks: { names: ['hello-world'] }, scoring: { aggregate: 'mean' } });
+    const fm = evalFixture({
+      taskQueue: q,
+      address: address(),
+      scenario: { tasks: { 'hello-world': [{ reward: 1 }, { exception: 'AgentTimeoutError', reward: 0 }] } },
+      harbor: { n_attempts: 2 },
+      tasks: { names: ['hello-world'] },
+      scoring: { aggregate: 'mean' },
+    });
     await withWorker(q, async () => {
       const r = byTask((await (await evaluate(fm, 'improved')).handle.result()) as CandidateResult);
       expect(r['hello-world']!.score).toBe(0.5);
@@ -119,7 +151,10 @@ describe('candidate evaluation', () => {
     const f = evalFixture({
       taskQueue: q,
       address: address(),
-      scenario: { tasks: { 'sum-numbers': [{ exception: 'RuntimeError', message: 'Docker compose command failed' }, { reward: 1 }] }, default: { reward: 1 } },
+      scenario: {
+        tasks: { 'sum-numbers': [{ exception: 'RuntimeError', message: 'Docker compose command failed' }, { reward: 1 }] },
+        default: { reward: 1 },
+      },
       execution: { task_attempts: 3 },
     });
     await withWorker(q, async () => {
@@ -173,7 +208,9 @@ describe('candidate evaluation', () => {
       // The hung trial was interrupted: Harbor records it as CancelledError, the finished one is kept.
       expect(r['hello-world']).toMatchObject({ status: 'scored', score: 1, nTrials: 2, timedOut: true, exceptions: ['CancelledError'] });
     });
-    const pids = invocations(f.invocationLog).filter((i) => i.event === 'start').map((i) => i.pid);
+    const pids = invocations(f.invocationLog)
+      .filter((i) => i.event === 'start')
+      .map((i) => i.pid);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   });
 
@@ -182,7 +219,11 @@ describe('candidate evaluation', () => {
     const dir = tempDir();
     // A launcher that runs a different task than the one asked for (as an org/name vs dir-name mix-up would).
     const wrapper = path.join(dir, 'harbor-wrong-task');
-    fs.writeFileSync(wrapper, `#!/bin/bash\nargs=()\nprev=\nfor a in "$@"; do [ "$prev" = -i ] && a=count-words; args+=("$a"); prev="$a"; done\nexec ${path.resolve(__dirname, '..', 'harbor-standin', 'harbor')} "\${args[@]}"\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      wrapper,
+      `#!/bin/bash\nargs=()\nprev=\nfor a in "$@"; do [ "$prev" = -i ] && a=count-words; args+=("$a"); prev="$a"; done\nexec ${path.resolve(__dirname, '..', 'harbor-standin', 'harbor')} "\${args[@]}"\n`,
+      { mode: 0o755 },
+    );
     const f = evalFixture({ taskQueue: q, address: address(), harbor: { command: [wrapper] }, tasks: { names: ['hello-world'] } });
     await withWorker(q, async () => {
       const err = await (await evaluate(f, 'improved')).handle.result().catch((e: unknown) => e);
@@ -194,7 +235,12 @@ describe('candidate evaluation', () => {
 
   test('a missing harbor binary is a non-retryable error that names the launcher', async () => {
     const q = uniqueQueue('nobin');
-    const f = evalFixture({ taskQueue: q, address: address(), harbor: { command: ['/nonexistent/harbor'] }, tasks: { names: ['hello-world'] } });
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { command: ['/nonexistent/harbor'] },
+      tasks: { names: ['hello-world'] },
+    });
     await withWorker(q, async () => {
       const { handle } = await evaluate(f, 'improved');
       const err = (await handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
@@ -208,7 +254,13 @@ describe('candidate evaluation', () => {
 
   test('starting the same evaluation again attaches or returns the completed one; --force re-runs', async () => {
     const q = uniqueQueue('idem');
-    const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] }, scenario: { default: { reward: 1, duration_ms: 300 } }, harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } } });
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      tasks: { names: ['hello-world'] },
+      scenario: { default: { reward: 1, duration_ms: 300 } },
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    });
     await withWorker(q, async () => {
       const first = await evaluate(f, 'improved');
       const second = await evaluate(f, 'improved');

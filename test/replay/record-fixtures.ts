@@ -33,7 +33,10 @@ async function main(): Promise<void> {
         'harbor.env': {
           HARBOR_STANDIN_TIME_SCALE: '0',
           HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state'),
-          HARBOR_STANDIN_SCENARIO: JSON.stringify({ tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }] }, default: { reward: 1 } }),
+          HARBOR_STANDIN_SCENARIO: JSON.stringify({
+            tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }] },
+            default: { reward: 1 },
+          }),
         },
         'temporal.address': server.address,
         'temporal.task_queue': taskQueue,
@@ -48,7 +51,10 @@ async function main(): Promise<void> {
         ['evaluate-chunk', `${input.evalId}/chunk-0`],
       ] as const) {
         // `temporal workflow show --output json` writes the history JSON that runReplayHistory reads.
-        const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, '--output', 'json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+        const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, '--output', 'json'], {
+          encoding: 'utf8',
+          maxBuffer: 64 << 20,
+        });
         const history = JSON.parse(json) as { events: unknown[] };
         fs.writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify({ workflowId: id, history }, null, 1)}\n`);
         process.stdout.write(`recorded ${name}.json (${history.events.length} events)\n`);

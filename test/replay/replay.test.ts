@@ -9,7 +9,10 @@ import { Worker } from '@temporalio/worker';
 import { quietRuntime, workflowBundle } from '../helpers/temporal';
 
 const dir = path.join(__dirname, '..', 'fixtures', 'histories');
-const fixtures = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const fixtures = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('history fixtures exist for both workflow types', () => {
   expect(fixtures).toEqual(['evaluate-candidate.json', 'evaluate-chunk.json']);

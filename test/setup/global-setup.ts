@@ -11,7 +11,12 @@ import { findTemporalCli } from '../../core/temporal-cli';
 export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-test-temporal-'));
   const temporalCli = findTemporalCli();
-  const server = await startDevServer({ temporalCli, dbFile: path.join(dir, 'temporal.db'), logFile: path.join(dir, 'server.log'), startTimeoutMs: 60_000 });
+  const server = await startDevServer({
+    temporalCli,
+    dbFile: path.join(dir, 'temporal.db'),
+    logFile: path.join(dir, 'server.log'),
+    startTimeoutMs: 60_000,
+  });
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
   process.env.TEMPORAL_CLI_PATH = temporalCli;
   process.env.VERO_TEST_SERVER_DIR = dir;

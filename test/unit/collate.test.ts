@@ -14,7 +14,10 @@ function jobDir(jobs: string, job: string): void {
   fs.writeFileSync(path.join(jobs, job, 'config.json'), '{}');
   fs.writeFileSync(path.join(jobs, job, 'lock.json'), '{}');
   // The job-level result has no task_name: it must never be read as a trial.
-  fs.writeFileSync(path.join(jobs, job, 'result.json'), JSON.stringify({ id: 'x', started_at: '2026-01-01T00:00:00', n_total_trials: 1, stats: {} }));
+  fs.writeFileSync(
+    path.join(jobs, job, 'result.json'),
+    JSON.stringify({ id: 'x', started_at: '2026-01-01T00:00:00', n_total_trials: 1, stats: {} }),
+  );
 }
 
 const trial = (task: string, name: string, rewards: Record<string, number> | null, finished = '2026-08-22T12:00:00Z') => ({
@@ -22,7 +25,9 @@ const trial = (task: string, name: string, rewards: Record<string, number> | nul
   trial_name: name,
   task_id: { path: `/data/ds/${task}` },
   verifier_result: rewards ? { rewards } : null,
-  exception_info: rewards ? null : { exception_type: 'RuntimeError', exception_message: 'boom', exception_traceback: '', occurred_at: finished },
+  exception_info: rewards
+    ? null
+    : { exception_type: 'RuntimeError', exception_message: 'boom', exception_traceback: '', occurred_at: finished },
   finished_at: finished,
 });
 
@@ -34,7 +39,12 @@ test('reads trials of several jobs, keys them by task dir name, skips the job-le
   writeTrial(jobs, 'j2', 'alpha__BBBBBBB', trial('alpha', 'alpha__BBBBBBB', null, '2026-08-23T00:00:00Z'));
   writeTrial(jobs, 'j2', 'beta__CCCCCCC', trial('beta', 'beta__CCCCCCC', { pass: 0, reward: 1 }));
   writeTrial(jobs, 'j2', 'gamma__DDDDDDD', '{"task_name": "org/gamma", "trial_na');
-  writeTrial(jobs, 'j2', 'delta__EEEEEEE', JSON.stringify({ ...trial('delta', 'delta__EEEEEEE', null), verifier_result: { rewards: { reward: 'high' } } }));
+  writeTrial(
+    jobs,
+    'j2',
+    'delta__EEEEEEE',
+    JSON.stringify({ ...trial('delta', 'delta__EEEEEEE', null), verifier_result: { rewards: { reward: 'high' } } }),
+  );
   fs.mkdirSync(path.join(jobs, 'j2', 'running__FFFFFFF')); // no result.json yet
   const loaded = loadTrials(jobs);
   expect(loaded.trials.map((t) => t.result.trial_name).sort()).toEqual(['alpha__AAAAAAA', 'alpha__BBBBBBB', 'beta__CCCCCCC']);

@@ -45,10 +45,14 @@ test('unknown keys, wrong types and bad values name the file and the field', () 
   expect(msg).toContain(`${g}: execution.concurrency: Invalid input: expected number, received string`);
   expect(msg).toContain('execution.task_timeout');
   const h = write(`agent_repo: r\ntasks:\n  source: {path: a, dataset: b}\n`);
-  expect(errorOf(() => loadEvalConfig(h))).toContain('tasks.source: expected exactly one of `path` (local tasks, -p) or `dataset` (registry, -d)');
+  expect(errorOf(() => loadEvalConfig(h))).toContain(
+    'tasks.source: expected exactly one of `path` (local tasks, -p) or `dataset` (registry, -d)',
+  );
   expect(errorOf(() => loadEvalConfig(write('agent_repo: [unclosed\n')))).toMatch(/not valid YAML/);
   expect(errorOf(() => loadEvalConfig('/nonexistent/vero.yaml'))).toBe('/nonexistent/vero.yaml: cannot read the config file (ENOENT)');
-  expect(errorOf(() => loadEvalConfig(write(`${minimal}harbor:\n  extra_args: ["-k", "2"]\n`)))).toContain('harbor.extra_args: -k is set by vero-harbor');
+  expect(errorOf(() => loadEvalConfig(write(`${minimal}harbor:\n  extra_args: ["-k", "2"]\n`)))).toContain(
+    'harbor.extra_args: -k is set by vero-harbor',
+  );
 });
 
 test('CLI overrides are validated like the file', () => {
@@ -60,15 +64,21 @@ test('CLI overrides are validated like the file', () => {
 test('task resolution: all, names, globs, partitions; unknown names are errors', () => {
   const all = ['add-cli-flag', 'count-words', 'fix-csv-parser', 'hello-world', 'reverse-string', 'sum-numbers'];
   expect(resolveTasks(loadEvalConfig(write(minimal)))).toEqual(all);
-  expect(resolveTasks(loadEvalConfig(write(`${minimal}  include: ["*-word*", "sum-*"]\n  exclude: ["count-*"]\n`)))).toEqual(['sum-numbers']);
-  expect(errorOf(() => resolveTasks(loadEvalConfig(write(`${minimal}  names: [hello-world, mini-bench/hello-world]\n`))))).toMatch(/unknown task name\(s\) mini-bench\/hello-world/);
+  expect(resolveTasks(loadEvalConfig(write(`${minimal}  include: ["*-word*", "sum-*"]\n  exclude: ["count-*"]\n`)))).toEqual([
+    'sum-numbers',
+  ]);
+  expect(errorOf(() => resolveTasks(loadEvalConfig(write(`${minimal}  names: [hello-world, mini-bench/hello-world]\n`))))).toMatch(
+    /unknown task name\(s\) mini-bench\/hello-world/,
+  );
   const dir = tempDir();
   fs.writeFileSync(path.join(dir, 'splits.yaml'), 'splits:\n  train: [hello-world, count-words]\n  test: [sum-numbers]\n');
   const p = write(`${minimal}  partition: {file: ${path.join(dir, 'splits.yaml')}, split: train}\n`);
   expect(resolveTasks(loadEvalConfig(p))).toEqual(['count-words', 'hello-world']);
   const q = write(`${minimal}  partition: {file: ${path.join(dir, 'splits.yaml')}, split: valid}\n`);
   expect(errorOf(() => resolveTasks(loadEvalConfig(q)))).toMatch(/"valid" is not a split .* \(splits: train, test\)/);
-  expect(errorOf(() => resolveTasks(loadEvalConfig(write(`agent_repo: r\ntasks:\n  source: {path: /nonexistent}\n`))))).toBe('tasks.source.path: /nonexistent does not exist');
+  expect(errorOf(() => resolveTasks(loadEvalConfig(write(`agent_repo: r\ntasks:\n  source: {path: /nonexistent}\n`))))).toBe(
+    'tasks.source.path: /nonexistent does not exist',
+  );
 });
 
 test('the evaluation id changes with what changes the score, not with operational settings', () => {

@@ -55,11 +55,18 @@ test('registry sources use -d and --registry-path; defaults give -k 1 -r 0 -n 1'
 
 test('the same inputs give the same argv (Harbor resumes only an identical config)', () => {
   const h = HarborSection.parse({ agent_kwargs: { b: 1, a: 2 } });
-  expect(harborArgv({ ...base, harbor: h })).toEqual(harborArgv({ ...base, harbor: HarborSection.parse({ agent_kwargs: { a: 2, b: 1 } }) }));
+  expect(harborArgv({ ...base, harbor: h })).toEqual(
+    harborArgv({ ...base, harbor: HarborSection.parse({ agent_kwargs: { a: 2, b: 1 } }) }),
+  );
 });
 
 test('extra_args that collide with controlled flags are rejected by name, long and short forms', () => {
-  expect(collidingFlags(['--n-attempts', '3', '-r', '2', '--jobs-dir=/x', '--debug', '-k'])).toEqual(['--n-attempts', '-r', '--jobs-dir', '-k']);
+  expect(collidingFlags(['--n-attempts', '3', '-r', '2', '--jobs-dir=/x', '--debug', '-k'])).toEqual([
+    '--n-attempts',
+    '-r',
+    '--jobs-dir',
+    '-k',
+  ]);
   expect(collidingFlags(['--debug', '--force-build', '--n-concurrent-agents', '2'])).toEqual([]);
   const r = HarborSection.safeParse({ extra_args: ['--max-retries', '9', '-a', 'x'] });
   expect(r.success).toBe(false);
@@ -67,7 +74,12 @@ test('extra_args that collide with controlled flags are rejected by name, long a
 });
 
 test('launcher substitution and job names', () => {
-  expect(launcher(HarborSection.parse({ command: ['uv', 'run', '--project={worktree}', 'harbor'] }), '/w')).toEqual(['uv', 'run', '--project=/w', 'harbor']);
+  expect(launcher(HarborSection.parse({ command: ['uv', 'run', '--project={worktree}', 'harbor'] }), '/w')).toEqual([
+    'uv',
+    'run',
+    '--project=/w',
+    'harbor',
+  ]);
   expect(jobNameFor('hello-world')).toBe('hello-world');
   expect(jobNameFor('org/name')).toMatch(/^org__name-[0-9a-f]{8}$/);
   expect(jobNameFor('org/name')).not.toBe(jobNameFor('org__name'));

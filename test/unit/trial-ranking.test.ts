@@ -39,7 +39,9 @@ describe('ranking', () => {
     const clean = trial({ rewards: { reward: 0 } });
     const timedOut = trial({ rewards: { reward: 1 }, exception: 'AgentTimeoutError' });
     const dead = trial({ rewards: null, exception: 'RuntimeError' });
-    expect(rankTrials([dead, timedOut, clean]).map((t) => t.result.trial_name)).toEqual([clean, timedOut, dead].map((t) => t.result.trial_name));
+    expect(rankTrials([dead, timedOut, clean]).map((t) => t.result.trial_name)).toEqual(
+      [clean, timedOut, dead].map((t) => t.result.trial_name),
+    );
   });
 
   test('both clean: the later finished_at wins, compared as times, across timestamp formats', () => {
@@ -79,7 +81,14 @@ describe('scoreTask', () => {
   });
 
   test('mean aggregation averages every scored attempt, including ones with exceptions', () => {
-    const s = scoreTask([trial({ rewards: { reward: 1 } }), trial({ rewards: { reward: 0 }, exception: 'AgentTimeoutError' }), trial({ rewards: null, exception: 'RuntimeError' })], { aggregate: 'mean' });
+    const s = scoreTask(
+      [
+        trial({ rewards: { reward: 1 } }),
+        trial({ rewards: { reward: 0 }, exception: 'AgentTimeoutError' }),
+        trial({ rewards: null, exception: 'RuntimeError' }),
+      ],
+      { aggregate: 'mean' },
+    );
     expect(s.score).toBe(0.5);
     expect(s.metrics).toEqual({ reward_mean: 0.5, n_attempts: 3, n_scored: 2, n_clean: 1 });
   });

@@ -15,24 +15,70 @@ export const DEFAULT_RETRY_EXCLUDE = [
 ];
 
 export const ENVIRONMENT_TYPES = [
-  'docker', 'apple-container', 'singularity', 'ack', 'openshift', 'gke', 'daytona', 'e2b', 'modal', 'runloop',
-  'langsmith', 'ec2', 'novita', 'islo', 'tensorlake', 'cwsandbox', 'wandb', 'use-computer', 'cua-cloud', 'blaxel',
-  'opensandbox', 'beam', 'skypilot', 'hf-sandbox', 'hyperbrowser', 'vercel',
+  'docker',
+  'apple-container',
+  'singularity',
+  'ack',
+  'openshift',
+  'gke',
+  'daytona',
+  'e2b',
+  'modal',
+  'runloop',
+  'langsmith',
+  'ec2',
+  'novita',
+  'islo',
+  'tensorlake',
+  'cwsandbox',
+  'wandb',
+  'use-computer',
+  'cua-cloud',
+  'blaxel',
+  'opensandbox',
+  'beam',
+  'skypilot',
+  'hf-sandbox',
+  'hyperbrowser',
+  'vercel',
 ];
 
 export function agentDefaults(): Record<string, unknown> {
   return {
-    name: null, import_path: null, model_name: null, n_concurrent: null, concurrency_group: null, skills: [],
-    override_timeout_sec: null, override_setup_timeout_sec: null, max_timeout_sec: null, resume_trajectory: false,
-    load_trajectory: null, extra_allowed_hosts: [], kwargs: {}, mcp_servers: [],
+    name: null,
+    import_path: null,
+    model_name: null,
+    n_concurrent: null,
+    concurrency_group: null,
+    skills: [],
+    override_timeout_sec: null,
+    override_setup_timeout_sec: null,
+    max_timeout_sec: null,
+    resume_trajectory: false,
+    load_trajectory: null,
+    extra_allowed_hosts: [],
+    kwargs: {},
+    mcp_servers: [],
   };
 }
 
 export function environmentDefaults(): Record<string, unknown> {
   return {
-    type: 'docker', import_path: null, force_build: false, delete: true, cpu_enforcement_policy: 'auto',
-    memory_enforcement_policy: 'auto', override_cpus: null, override_memory_mb: null, override_storage_mb: null,
-    override_gpus: null, override_tpu: null, mounts: null, extra_docker_compose: [], kwargs: {}, extra_allowed_hosts: [],
+    type: 'docker',
+    import_path: null,
+    force_build: false,
+    delete: true,
+    cpu_enforcement_policy: 'auto',
+    memory_enforcement_policy: 'auto',
+    override_cpus: null,
+    override_memory_mb: null,
+    override_storage_mb: null,
+    override_gpus: null,
+    override_tpu: null,
+    mounts: null,
+    extra_docker_compose: [],
+    kwargs: {},
+    extra_allowed_hosts: [],
   };
 }
 
@@ -42,8 +88,12 @@ export function verifierDefaults(): Record<string, unknown> {
 
 export function retryDefaults(): Record<string, unknown> {
   return {
-    max_retries: 0, include_exceptions: null, exclude_exceptions: [...DEFAULT_RETRY_EXCLUDE],
-    wait_multiplier: f(1), min_wait_sec: f(1), max_wait_sec: f(60),
+    max_retries: 0,
+    include_exceptions: null,
+    exclude_exceptions: [...DEFAULT_RETRY_EXCLUDE],
+    wait_multiplier: f(1),
+    min_wait_sec: f(1),
+    max_wait_sec: f(60),
   };
 }
 
@@ -53,12 +103,30 @@ export function taskConfigDefaults(): Record<string, unknown> {
 
 export function jobDefaults(): Record<string, unknown> {
   return {
-    job_name: null, jobs_dir: 'jobs', n_attempts: 1, install_only: false, timeout_multiplier: f(1),
-    agent_timeout_multiplier: null, verifier_timeout_multiplier: null, agent_setup_timeout_multiplier: null,
-    environment_build_timeout_multiplier: null, debug: false, n_concurrent_trials: 4, quiet: false,
-    retry: retryDefaults(), environment: environmentDefaults(), verifier: verifierDefaults(), metrics: [],
-    agents: [], user_agent: null, datasets: [], tasks: [], artifacts: [], extra_instruction_paths: [],
-    extra_instructions: [], source_jobs: [],
+    job_name: null,
+    jobs_dir: 'jobs',
+    n_attempts: 1,
+    install_only: false,
+    timeout_multiplier: f(1),
+    agent_timeout_multiplier: null,
+    verifier_timeout_multiplier: null,
+    agent_setup_timeout_multiplier: null,
+    environment_build_timeout_multiplier: null,
+    debug: false,
+    n_concurrent_trials: 4,
+    quiet: false,
+    retry: retryDefaults(),
+    environment: environmentDefaults(),
+    verifier: verifierDefaults(),
+    metrics: [],
+    agents: [],
+    user_agent: null,
+    datasets: [],
+    tasks: [],
+    artifacts: [],
+    extra_instruction_paths: [],
+    extra_instructions: [],
+    source_jobs: [],
   };
 }
 
@@ -124,13 +192,26 @@ export function jobConfigFull(spec: JobSpec): Record<string, unknown> {
 }
 
 function agentWithEnv(a: AgentSpec): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...agentDefaults(), name: a.name, import_path: a.import_path, model_name: a.model_name, kwargs: a.kwargs };
+  const out: Record<string, unknown> = {
+    ...agentDefaults(),
+    name: a.name,
+    import_path: a.import_path,
+    model_name: a.model_name,
+    kwargs: a.kwargs,
+  };
   if (Object.keys(a.env).length) out.env = a.env; // exclude_if empty
   return out;
 }
 
 /** The full `TrialConfig` of one trial. */
-export function trialConfigFull(spec: JobSpec, task: LocalTask, agent: AgentSpec, trialName: string, jobDir: string, jobId: string): Record<string, unknown> {
+export function trialConfigFull(
+  spec: JobSpec,
+  task: LocalTask,
+  agent: AgentSpec,
+  trialName: string,
+  jobDir: string,
+  jobId: string,
+): Record<string, unknown> {
   return {
     task: { ...taskConfigDefaults(), path: task.recordedPath, source: task.source },
     trial_name: trialName,
@@ -155,10 +236,22 @@ export function trialConfigFull(spec: JobSpec, task: LocalTask, agent: AgentSpec
 
 export function trialConfigDefaults(): Record<string, unknown> {
   return {
-    task: taskConfigDefaults(), trials_dir: 'trials', install_only: false, timeout_multiplier: f(1),
-    agent_timeout_multiplier: null, verifier_timeout_multiplier: null, agent_setup_timeout_multiplier: null,
-    environment_build_timeout_multiplier: null, agent: agentDefaults(), user_agent: null,
-    environment: environmentDefaults(), verifier: verifierDefaults(), artifacts: [], extra_instruction_paths: [],
-    extra_instructions: [], job_id: null, source_trial: null,
+    task: taskConfigDefaults(),
+    trials_dir: 'trials',
+    install_only: false,
+    timeout_multiplier: f(1),
+    agent_timeout_multiplier: null,
+    verifier_timeout_multiplier: null,
+    agent_setup_timeout_multiplier: null,
+    environment_build_timeout_multiplier: null,
+    agent: agentDefaults(),
+    user_agent: null,
+    environment: environmentDefaults(),
+    verifier: verifierDefaults(),
+    artifacts: [],
+    extra_instruction_paths: [],
+    extra_instructions: [],
+    job_id: null,
+    source_trial: null,
   };
 }

@@ -57,7 +57,8 @@ function agentInfo(agent: AgentSpec): Record<string, unknown> {
   let modelInfo: Record<string, unknown> | null = null;
   if (agent.model_name) {
     const i = agent.model_name.indexOf('/');
-    modelInfo = i >= 0 ? { name: agent.model_name.slice(i + 1), provider: agent.model_name.slice(0, i) } : { name: agent.model_name, provider: null };
+    modelInfo =
+      i >= 0 ? { name: agent.model_name.slice(i + 1), provider: agent.model_name.slice(0, i) } : { name: agent.model_name, provider: null };
   }
   return { name, version: agent.import_path ? 'unknown' : '1.0.0', model_info: modelInfo };
 }
@@ -120,7 +121,8 @@ export class Job {
 
   async run(): Promise<number> {
     const planned: Planned[] = [];
-    for (let a = 0; a < this.spec.nAttempts; a++) for (const task of this.tasks) for (const agent of this.spec.agents) planned.push({ task, agent });
+    for (let a = 0; a < this.spec.nAttempts; a++)
+      for (const task of this.tasks) for (const agent of this.spec.agents) planned.push({ task, agent });
     this.total = planned.length;
     const toRun = this.prepareDir(planned);
     this.writeJobResult(false);
@@ -158,7 +160,10 @@ export class Job {
       return comparable(full);
     };
     if (strip(existing) !== strip(this.configJson())) {
-      throw new ConfigError(`Job directory ${this.jobDir} already exists and cannot be resumed with a different config.`, 'FileExistsError');
+      throw new ConfigError(
+        `Job directory ${this.jobDir} already exists and cannot be resumed with a different config.`,
+        'FileExistsError',
+      );
     }
     const jobResult = path.join(this.jobDir, 'result.json');
     if (fs.existsSync(jobResult)) {
@@ -204,7 +209,8 @@ export class Job {
 
   private recordFromDisk(result: Record<string, unknown>, trialDir: string, p: Planned): TrialRecord {
     const vr = result.verifier_result as { rewards: Record<string, number> | null } | null;
-    const fromTxt = fs.existsSync(path.join(trialDir, 'verifier', 'reward.txt')) && !fs.existsSync(path.join(trialDir, 'verifier', 'reward.json'));
+    const fromTxt =
+      fs.existsSync(path.join(trialDir, 'verifier', 'reward.txt')) && !fs.existsSync(path.join(trialDir, 'verifier', 'reward.json'));
     const rewards = vr?.rewards ? Object.fromEntries(Object.entries(vr.rewards).map(([k, v]) => [k, fromTxt ? new PyFloat(v) : v])) : null;
     const exc = result.exception_info as { exception_type: string } | null;
     return {
@@ -224,7 +230,10 @@ export class Job {
       harbor: { version: HARBOR_VERSION, git_commit_hash: null, is_editable: false },
       n_concurrent_trials: this.spec.nConcurrent,
       retry: (this.config as { retry: unknown }).retry,
-      trials: this.tasks.map((t) => ({ task: { path: t.recordedPath, source: t.source }, task_digest: `sha256:${taskChecksum(t.absPath)}` })),
+      trials: this.tasks.map((t) => ({
+        task: { path: t.recordedPath, source: t.source },
+        task_digest: `sha256:${taskChecksum(t.absPath)}`,
+      })),
     });
   }
 
@@ -332,7 +341,8 @@ export class Job {
     const hasReward = outcome.reward !== undefined || outcome.rewards !== undefined;
     const verifierRuns = !this.spec.disableVerification && (!exceptionType || VERIFIER_STILL_RUNS.has(exceptionType) || hasReward);
     let rewards: Record<string, number | PyFloat> | null = null;
-    if (agentRan && p.agent.name === 'oracle' && !p.agent.import_path) fs.writeFileSync(path.join(dir, 'agent', 'oracle.txt'), 'solve.sh finished\n');
+    if (agentRan && p.agent.name === 'oracle' && !p.agent.import_path)
+      fs.writeFileSync(path.join(dir, 'agent', 'oracle.txt'), 'solve.sh finished\n');
     if (verifierRuns) {
       trialLog(`${trialName}: running verifier...`);
       const vdir = path.join(dir, 'verifier');
@@ -376,7 +386,14 @@ export class Job {
       config,
       agent_info: agentInfo(p.agent),
       agent_result: agentRan
-        ? { n_input_tokens: null, n_cache_tokens: null, n_output_tokens: null, cost_usd: f(outcome.cost_usd), rollout_details: null, metadata: null }
+        ? {
+            n_input_tokens: null,
+            n_cache_tokens: null,
+            n_output_tokens: null,
+            cost_usd: f(outcome.cost_usd),
+            rollout_details: null,
+            metadata: null,
+          }
         : null,
       verifier_result: rewards ? { rewards } : null,
       verifier_environment_mode: 'shared',
@@ -394,7 +411,8 @@ export class Job {
     if (outcome.result_json === 'garbage') fs.writeFileSync(resultFile, 'this is not json {');
     else if (outcome.result_json === 'truncated') fs.writeFileSync(resultFile, text.slice(0, Math.floor(text.length / 2)));
     else fs.writeFileSync(resultFile, text);
-    if (exceptionType) fs.writeFileSync(path.join(dir, 'exception.txt'), (result.exception_info as { exception_traceback: string }).exception_traceback);
+    if (exceptionType)
+      fs.writeFileSync(path.join(dir, 'exception.txt'), (result.exception_info as { exception_traceback: string }).exception_traceback);
     trialLog(`${trialName}: done`);
     return {
       trialName,
@@ -411,15 +429,36 @@ export class Job {
       const now = new Date();
       for (const r of this.running.values()) {
         const result = {
-          id: randomUUID(), task_name: r.task.taskName, trial_name: r.trialName, trial_uri: pathToFileURL(r.dir).href,
-          task_id: { path: r.task.recordedPath }, source: r.task.source, task_checksum: taskChecksum(r.task.absPath),
-          config: r.config, agent_info: agentInfo(r.agent), agent_result: null, verifier_result: null,
-          verifier_environment_mode: 'shared', exception_info: exceptionInfo('CancelledError', '', now),
-          started_at: utcZ(r.startedAt), finished_at: utcZ(now), environment_setup: null, agent_setup: null,
-          agent_execution: null, verifier: null, step_results: null,
+          id: randomUUID(),
+          task_name: r.task.taskName,
+          trial_name: r.trialName,
+          trial_uri: pathToFileURL(r.dir).href,
+          task_id: { path: r.task.recordedPath },
+          source: r.task.source,
+          task_checksum: taskChecksum(r.task.absPath),
+          config: r.config,
+          agent_info: agentInfo(r.agent),
+          agent_result: null,
+          verifier_result: null,
+          verifier_environment_mode: 'shared',
+          exception_info: exceptionInfo('CancelledError', '', now),
+          started_at: utcZ(r.startedAt),
+          finished_at: utcZ(now),
+          environment_setup: null,
+          agent_setup: null,
+          agent_execution: null,
+          verifier: null,
+          step_results: null,
         };
         fs.writeFileSync(path.join(r.dir, 'result.json'), dumps(result));
-        this.records.push({ trialName: r.trialName, taskKey: r.task.dirName, evalKey: evalKey(r.agent, r.task.source), rewards: null, exceptionType: 'CancelledError', costUsd: null });
+        this.records.push({
+          trialName: r.trialName,
+          taskKey: r.task.dirName,
+          evalKey: evalKey(r.agent, r.task.source),
+          rewards: null,
+          exceptionType: 'CancelledError',
+          costUsd: null,
+        });
       }
       this.running.clear();
       this.writeJobResult(false);
@@ -435,8 +474,13 @@ export class Job {
       process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
       return;
     }
-    const byTrial = this.records.map((r) => `${r.trialName}: ${r.exceptionType ?? 'ok'} ${JSON.stringify(r.rewards ? Object.fromEntries(Object.entries(r.rewards).map(([k, v]) => [k, v instanceof PyFloat ? v.value : v])) : null)}`);
-    process.stdout.write(`${byTrial.join('\n')}\nTrials: ${this.records.length}  Exceptions: ${this.records.filter((r) => r.exceptionType).length}\n`);
+    const byTrial = this.records.map(
+      (r) =>
+        `${r.trialName}: ${r.exceptionType ?? 'ok'} ${JSON.stringify(r.rewards ? Object.fromEntries(Object.entries(r.rewards).map(([k, v]) => [k, v instanceof PyFloat ? v.value : v])) : null)}`,
+    );
+    process.stdout.write(
+      `${byTrial.join('\n')}\nTrials: ${this.records.length}  Exceptions: ${this.records.filter((r) => r.exceptionType).length}\n`,
+    );
     process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
     process.stdout.write(`Inspect results by running \`harbor view ${path.dirname(this.jobDir)}\`\n`);
   }

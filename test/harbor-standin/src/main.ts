@@ -14,7 +14,9 @@ import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './task
 
 const VERSION = '0.22.0';
 const BUILTIN_AGENTS = new Set(
-  'oracle nop claude-code cline-cli cortex-code terminus terminus-1 terminus-2 aider codex cursor-cli gemini-cli antigravity-cli rovodev-cli goose grok-build hermes junie mini-swe-agent nemo-agent swe-agent opencode openclaw openhands openhands-sdk antigravity-sdk kimi-code kimi-cli langgraph deerflow mimo mcode pi qwen-coder copilot-cli devin trae-agent computer-1 eve fx dspy-rlm vibe'.split(' '),
+  'oracle nop claude-code cline-cli cortex-code terminus terminus-1 terminus-2 aider codex cursor-cli gemini-cli antigravity-cli rovodev-cli goose grok-build hermes junie mini-swe-agent nemo-agent swe-agent opencode openclaw openhands openhands-sdk antigravity-sdk kimi-code kimi-cli langgraph deerflow mimo mcode pi qwen-coder copilot-cli devin trae-agent computer-1 eve fx dspy-rlm vibe'.split(
+    ' ',
+  ),
 );
 
 const invocationId = `${process.pid}-${Date.now()}`;
@@ -23,7 +25,16 @@ let jobDirForLog: string | null = null;
 
 function logInvocation(event: 'start' | 'end', extra: Record<string, unknown>): void {
   if (!logFile) return;
-  const line = { event, invocation: invocationId, pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), job_dir: jobDirForLog, time: new Date().toISOString(), ...extra };
+  const line = {
+    event,
+    invocation: invocationId,
+    pid: process.pid,
+    argv: process.argv.slice(2),
+    cwd: process.cwd(),
+    job_dir: jobDirForLog,
+    time: new Date().toISOString(),
+    ...extra,
+  };
   fs.appendFileSync(logFile, `${JSON.stringify(line)}\n`);
 }
 
@@ -33,7 +44,9 @@ function usageFail(err: UsageError): never {
 }
 
 function configFail(err: Error, pythonType: string): never {
-  process.stderr.write(`Traceback (most recent call last):\n  File "harbor/cli/jobs.py", line 1, in start\n${pythonType}: ${err.message}\n`);
+  process.stderr.write(
+    `Traceback (most recent call last):\n  File "harbor/cli/jobs.py", line 1, in start\n${pythonType}: ${err.message}\n`,
+  );
   process.exit(1);
 }
 
@@ -87,7 +100,8 @@ function envTemplates(task: LocalTask, oracle: boolean): { name: string; hasDefa
   const out: { name: string; hasDefault: boolean }[] = [];
   for (const t of tables) {
     for (const v of Object.values(t ?? {})) {
-      for (const m of String(v).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)) out.push({ name: m[1]!, hasDefault: m[2] !== undefined });
+      for (const m of String(v).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g))
+        out.push({ name: m[1]!, hasDefault: m[2] !== undefined });
     }
   }
   return out;
@@ -161,7 +175,8 @@ function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalT
   } else if (o.task !== undefined) {
     throw new ConfigError(`Task ${o.task} is a Harbor Hub package; the stand-in has no network access.`);
   } else {
-    if (sel.include || sel.exclude || sel.nTasks !== undefined) throw new ConfigError('Cannot specify task filters without --path, --dataset or --task.');
+    if (sel.include || sel.exclude || sel.nTasks !== undefined)
+      throw new ConfigError('Cannot specify task filters without --path, --dataset or --task.');
     throw new ConfigError('Either --path, --dataset or --task must be provided.');
   }
   const spec: JobSpec = {
@@ -202,7 +217,9 @@ function stripNulls(o: Record<string, unknown>): Record<string, unknown> {
 async function runCommand(argv: string[], command: string): Promise<number> {
   const o = parseOptions(argv, RUN_OPTIONS, command);
   if (o.help) {
-    process.stdout.write(`Usage: harbor ${command} [OPTIONS]\n\n  Start a job (harbor ${VERSION} stand-in).\n\nOptions:\n${RUN_OPTIONS.map((s) => `  ${s.names.join(', ')}`).join('\n')}\n`);
+    process.stdout.write(
+      `Usage: harbor ${command} [OPTIONS]\n\n  Start a job (harbor ${VERSION} stand-in).\n\nOptions:\n${RUN_OPTIONS.map((s) => `  ${s.names.join(', ')}`).join('\n')}\n`,
+    );
     return 0;
   }
   const cwd = process.cwd();
@@ -226,7 +243,11 @@ async function runCommand(argv: string[], command: string): Promise<number> {
     return 0;
   }
   jobDirForLog = job.dir;
-  await confirmHostEnv(tasks, spec.agents.some((a) => a.name === 'oracle'), o.yes === true);
+  await confirmHostEnv(
+    tasks,
+    spec.agents.some((a) => a.name === 'oracle'),
+    o.yes === true,
+  );
   return job.run();
 }
 
@@ -240,7 +261,9 @@ async function resumeCommand(argv: string[]): Promise<number> {
   for (const e of fs.readdirSync(jobDir, { withFileTypes: true })) {
     if (!e.isDirectory()) continue;
     try {
-      const r = JSON.parse(fs.readFileSync(path.join(jobDir, e.name, 'result.json'), 'utf8')) as { exception_info?: { exception_type?: string } | null };
+      const r = JSON.parse(fs.readFileSync(path.join(jobDir, e.name, 'result.json'), 'utf8')) as {
+        exception_info?: { exception_type?: string } | null;
+      };
       const t = r.exception_info?.exception_type;
       if (t && filters.has(t)) fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
     } catch {
@@ -268,7 +291,8 @@ async function resumeCommand(argv: string[]): Promise<number> {
     ['--verifier-timeout-multiplier', 'verifier_timeout_multiplier'],
     ['--agent-setup-timeout-multiplier', 'agent_setup_timeout_multiplier'],
     ['--environment-build-timeout-multiplier', 'environment_build_timeout_multiplier'],
-  ] as const) if (cfg[key] != null) args.push(flag, String(cfg[key]));
+  ] as const)
+    if (cfg[key] != null) args.push(flag, String(cfg[key]));
   const env = cfg.environment ?? {};
   if (env.import_path) args.push('-e', env.import_path);
   else if (env.type) args.push('-e', env.type);
@@ -299,7 +323,9 @@ async function main(argv: string[]): Promise<number> {
     if ((a === 'job' || a === 'jobs') && b === 'start') return await runCommand(argv.slice(2), 'job start');
     if ((a === 'job' || a === 'jobs') && b === 'resume') return await resumeCommand(argv.slice(2));
     if (a === undefined || a === '-h' || a === '--help') {
-      process.stdout.write('Usage: harbor [OPTIONS] COMMAND [ARGS]...\n\nCommands:\n  run   Start a job (alias of job start)\n  job   start | resume\n');
+      process.stdout.write(
+        'Usage: harbor [OPTIONS] COMMAND [ARGS]...\n\nCommands:\n  run   Start a job (alias of job start)\n  job   start | resume\n',
+      );
       return 0;
     }
     throw new UsageError(`No such command '${a}'.`, '');

@@ -13,11 +13,7 @@ function pyFloatRepr(n: number): string {
 }
 
 export function dumps(value: unknown, indent = 4): string {
-  const text = JSON.stringify(
-    value,
-    (_k, v: unknown) => (v instanceof PyFloat ? `${MARK}${pyFloatRepr(v.value)}` : v),
-    indent,
-  );
+  const text = JSON.stringify(value, (_k, v: unknown) => (v instanceof PyFloat ? `${MARK}${pyFloatRepr(v.value)}` : v), indent);
   return text.replace(new RegExp(`"${MARK}([^"]*)"`, 'g'), '$1');
 }
 

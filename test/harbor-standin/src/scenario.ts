@@ -53,7 +53,9 @@ export function loadScenario(spec: string | undefined): { scenario: Scenario | n
   const text = isInline ? trimmed : fs.readFileSync(trimmed, 'utf8');
   const parsed = Scenario.safeParse(JSON.parse(text));
   if (!parsed.success) {
-    throw new Error(`HARBOR_STANDIN_SCENARIO is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `HARBOR_STANDIN_SCENARIO is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   return { scenario: parsed.data, file: isInline ? null : path.resolve(trimmed) };
 }
@@ -130,6 +132,8 @@ export function outcomeFor(scenario: Scenario | null, ctx: OutcomeContext): Outc
     return { reward: 0, ...duration };
   }
   // No scenario and no profile: a stable coin flip on (agent, task).
-  const digest = createHash('sha256').update(`${ctx.importPath ?? ctx.agentName}\0${ctx.task}`).digest();
+  const digest = createHash('sha256')
+    .update(`${ctx.importPath ?? ctx.agentName}\0${ctx.task}`)
+    .digest();
   return { reward: digest[0]! % 2 };
 }

@@ -11,7 +11,8 @@ export interface TrialRecord {
 }
 
 const num = (v: number | PyFloat): number => (v instanceof PyFloat ? v.value : v);
-const keyString = (v: number | PyFloat): string => (v instanceof PyFloat ? (Number.isInteger(v.value) ? `${v.value}.0` : String(v.value)) : String(v));
+const keyString = (v: number | PyFloat): string =>
+  v instanceof PyFloat ? (Number.isInteger(v.value) ? `${v.value}.0` : String(v.value)) : String(v);
 
 function binom(n: number, k: number): number {
   if (k < 0 || k > n) return 0;
@@ -51,7 +52,8 @@ function passAtK(records: TrialRecord[]): Record<string, PyFloat> | undefined {
 function metrics(records: TrialRecord[]): Record<string, PyFloat>[] {
   const keys = [...new Set(records.flatMap((r) => Object.keys(r.rewards ?? {})))];
   if (records.length === 0) return [{ mean: new PyFloat(0) }];
-  const meanOf = (key: string) => records.reduce((s, r) => s + (r.rewards?.[key] !== undefined ? num(r.rewards[key]!) : 0), 0) / records.length;
+  const meanOf = (key: string) =>
+    records.reduce((s, r) => s + (r.rewards?.[key] !== undefined ? num(r.rewards[key]!) : 0), 0) / records.length;
   if (keys.length <= 1) return [{ mean: new PyFloat(keys.length ? meanOf(keys[0]!) : 0) }];
   return [Object.fromEntries(keys.map((k) => [k, new PyFloat(meanOf(k))]))];
 }

@@ -79,7 +79,10 @@ function applySelection(tasks: LocalTask[], sel: Selection): LocalTask[] {
     const match = picomatch(sel.include, { dot: true, nocase: false });
     out = out.filter((t) => match(t.dirName));
     if (out.length === 0) {
-      const examples = tasks.slice(0, 5).map((t) => t.dirName).join(', ');
+      const examples = tasks
+        .slice(0, 5)
+        .map((t) => t.dirName)
+        .join(', ');
       throw new ConfigError(
         `No tasks matched the filter(s) ${JSON.stringify(sel.include)}. There are ${tasks.length} tasks available in this dataset. Example task names: ${examples}`,
       );
@@ -94,7 +97,12 @@ function applySelection(tasks: LocalTask[], sel: Selection): LocalTask[] {
 }
 
 /** `-p PATH`: one task when PATH is a valid task dir, else the valid task dirs directly inside it. */
-export function tasksFromPath(p: string, cwd: string, sel: Selection, verificationDisabled: boolean): { tasks: LocalTask[]; isDataset: boolean } {
+export function tasksFromPath(
+  p: string,
+  cwd: string,
+  sel: Selection,
+  verificationDisabled: boolean,
+): { tasks: LocalTask[]; isDataset: boolean } {
   const abs = path.resolve(cwd, p);
   if (!fs.existsSync(abs)) throw new ConfigError(`Path ${p} does not exist.`, 'FileNotFoundError');
   if (isValidTaskDir(abs, verificationDisabled)) {
@@ -111,7 +119,13 @@ export function tasksFromPath(p: string, cwd: string, sel: Selection, verificati
     .map((d) => d.name)
     .sort();
   if (children.length === 0) throw new ConfigError(`No valid tasks found in ${p}.`);
-  return { tasks: applySelection(children.map((c) => loadTask(path.join(p, c), cwd, source)), sel), isDataset: true };
+  return {
+    tasks: applySelection(
+      children.map((c) => loadTask(path.join(p, c), cwd, source)),
+      sel,
+    ),
+    isDataset: true,
+  };
 }
 
 interface RegistryDataset {
@@ -121,7 +135,12 @@ interface RegistryDataset {
 }
 
 /** `-d name[@version] --registry-path FILE`: the legacy registry.json served from a local file. */
-export function tasksFromRegistry(ref: string, registryPath: string | undefined, cwd: string, sel: Selection): { tasks: LocalTask[]; name: string; version: string } {
+export function tasksFromRegistry(
+  ref: string,
+  registryPath: string | undefined,
+  cwd: string,
+  sel: Selection,
+): { tasks: LocalTask[]; name: string; version: string } {
   if (ref.includes('/')) {
     throw new ConfigError(`Dataset ${ref} is a Harbor Hub package; the stand-in has no network access.`);
   }
@@ -139,7 +158,10 @@ export function tasksFromRegistry(ref: string, registryPath: string | undefined,
   const candidates = registry.filter((d) => d.name === name);
   let ds: RegistryDataset | undefined;
   if (wanted) ds = candidates.find((d) => d.version === wanted);
-  else ds = candidates.find((d) => d.version === 'head') ?? [...candidates].sort((a, b) => a.version.localeCompare(b.version, 'en', { numeric: true })).at(-1);
+  else
+    ds =
+      candidates.find((d) => d.version === 'head') ??
+      [...candidates].sort((a, b) => a.version.localeCompare(b.version, 'en', { numeric: true })).at(-1);
   if (!ds) throw new ConfigError(`Dataset ${ref} not found in registry ${registryPath}.`);
   const base = path.dirname(file);
   const tasks = ds.tasks.map((t) => {
