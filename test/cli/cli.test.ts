@@ -1,0 +1,168 @@
+/** The `vero` CLI as a user runs it: real processes, exit codes, messages, JSON. */
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { freePort } from '../../core/dev-server';
+import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
+import { address, uniqueQueue, withWorker } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+const VERO = path.join(ROOT, 'bin', 'vero');
+
+function vero(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(VERO, args, { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('bad input: one clear error, a meaningful exit code, nothing started', () => {
+  const f = evalFixture({ taskQueue: 'unused', address: address() });
+  const variant = (mutate: (yaml: string) => string) => {
+    const file = path.join(tempDir(), 'vero.yaml');
+    fs.writeFileSync(file, mutate(fs.readFileSync(f.configFile, 'utf8')));
+    return file;
+  };
+  test.each([
+    ['an unknown key', (y: string) => `${y}\nscoring2: {}\n`, /vero\.yaml: scoring2: unknown key/],
+    [
+      'a wrong type',
+      (y: string) => y.replace(/concurrency: 3/, 'concurrency: three'),
+      /execution\.concurrency: Invalid input: expected number, received string/,
+    ],
+    ['malformed YAML', (y: string) => `${y}\n  bad: [\n`, /not valid YAML/],
+    [
+      'a colliding extra arg',
+      (y: string) => y.replace('harbor:\n', 'harbor:\n  extra_args: ["--jobs-dir=/x"]\n'),
+      /harbor\.extra_args: --jobs-dir is set by vero-harbor/,
+    ],
+    [
+      'a missing agent repo',
+      (y: string) => y.replace(/agent_repo: .*/, 'agent_repo: /nonexistent/repo'),
+      /agent_repo: \/nonexistent\/repo does not exist or is not a git repository/,
+    ],
+    [
+      'an unknown task name',
+      (y: string) => y.replace(/tasks:\n/, 'tasks:\n  names: [no-such-task]\n'),
+      /tasks: unknown task name\(s\) no-such-task/,
+    ],
+  ])('%s → exit 2', (_what, mutate, message) => {
+    const r = vero(['start-eval', '-c', variant(mutate), '--candidate', 'improved']);
+    expect(r.stderr).toMatch(message);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+  });
+
+  test('a bad candidate → exit 2 naming the ref and repo', () => {
+    const r = vero(['start-eval', '-c', f.configFile, '--candidate', 'deadbeef']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`error: --candidate: "deadbeef" is not a commit of ${f.repo}\n`);
+  });
+
+  test('an unreachable Temporal server → exit 3', () => {
+    const r = vero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--address', '127.0.0.1:1']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/cannot reach the Temporal server at 127\.0\.0\.1:1 .*vero dev/);
+  });
+
+  test('unknown options and --help', () => {
+    expect(vero(['start-eval', '--bogus']).code).toBe(2);
+    const help = vero(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('start-eval');
+    expect(help.stdout).toContain('Exit codes');
+    expect(vero(['start-eval', '--help']).stdout).toContain('--candidate <ref>');
+  });
+});
+
+test('start-eval --wait --json prints the result; trials --json collates its jobs dir offline', async () => {
+  const q = uniqueQueue('cli');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['hello-world', 'fix-csv-parser'] },
+    harbor: { n_attempts: 2 },
+  });
+  const out = await withWorker(q, async () => {
+    const child = spawn(VERO, ['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    return { code, stdout };
+  });
+  expect(out.code).toBe(0);
+  const result = JSON.parse(out.stdout) as { score: number; tasks: { task: string; jobDir: string }[]; status: string; ui: string | null };
+  expect(result).toMatchObject({ status: 'completed', nScored: 2 });
+  expect(result.score).toBeCloseTo(0.75);
+  const jobsDir = path.dirname(result.tasks[0]!.jobDir);
+  const trials = vero(['trials', jobsDir, '--json']);
+  expect(trials.code).toBe(0);
+  expect(JSON.parse(trials.stdout)).toEqual({
+    tasks: [
+      {
+        task: 'fix-csv-parser',
+        status: 'scored',
+        score: 0.5,
+        trial: expect.stringMatching(/^fix-csv-parser__/),
+        metrics: { reward: 0.5 },
+        n_trials: 2,
+      },
+      {
+        task: 'hello-world',
+        status: 'scored',
+        score: 1,
+        trial: expect.stringMatching(/^hello-world__/),
+        metrics: { reward: 1 },
+        n_trials: 2,
+      },
+    ],
+  });
+  const mean = JSON.parse(vero(['trials', jobsDir, '--json', '--aggregate', 'mean']).stdout) as {
+    tasks: { metrics: Record<string, number> }[];
+  };
+  expect(mean.tasks[0]!.metrics).toEqual({ reward_mean: 0.5, n_attempts: 2, n_scored: 2, n_clean: 2 });
+  expect(vero(['trials', '/nonexistent']).code).toBe(2);
+});
+
+test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps evaluations across restarts', async () => {
+  const dir = tempDir();
+  const db = path.join(dir, 'temporal.db');
+  const port = await freePort();
+  const uiPort = await freePort();
+  const start = async () => {
+    const child = spawn(VERO, ['dev', '--db', db, '--port', String(port), '--ui-port', String(uiPort), '--task-queue', 'dev-test'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 300 && !out.includes('worker polling'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain(`Web UI: http://127.0.0.1:${uiPort}`);
+    return child;
+  };
+  const stop = async (child: ReturnType<typeof spawn>) => {
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  };
+  const first = await start();
+  const page = await fetch(`http://127.0.0.1:${uiPort}/`);
+  expect(page.status).toBe(200);
+  const repo = evalFixture({ taskQueue: 'dev-test', address: `127.0.0.1:${port}`, tasks: { names: ['hello-world'] } });
+  const run = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--wait', '--json']);
+  expect(run.code).toBe(0);
+  const evalId = (JSON.parse(run.stdout) as { evalId: string }).evalId;
+  await stop(first);
+
+  const second = await start();
+  try {
+    const listed = vero(['list', '--json', '--address', `127.0.0.1:${port}`]);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { evalId: string; status: string }[]).find((r) => r.evalId === evalId)).toMatchObject({
+      status: 'completed',
+    });
+    const again = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ evalId, mode: 'existing' });
+  } finally {
+    await stop(second);
+  }
+});
