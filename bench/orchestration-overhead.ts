@@ -1,0 +1,132 @@
+/**
+ * Orchestration overhead: one evaluation of N tasks (zero-delay Harbor stand-in) at concurrency C, against the
+ * same harbor invocations run by `xargs -P C`, side by side in one run.
+ *
+ *   npm run bench -- [--tasks 200] [--concurrency 8] [--rounds 2]
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, prepareEvalInput, startOrAttach } from '../cli/eval-client';
+import { startDevServer } from '../core/dev-server';
+import { loadEvalConfig } from '../core/eval-config';
+import type { CandidateResult } from '../core/eval-types';
+import { harborArgv } from '../core/harbor-argv';
+import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+function makeDataset(dir: string, n: number): string[] {
+  const template = path.join(PROJECT_ROOT, 'examples', 'datasets', 'mini-bench', 'hello-world');
+  const names: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `task-${String(i).padStart(5, '0')}`;
+    fs.cpSync(template, path.join(dir, name), { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, name, 'task.toml'),
+      `schema_version = "1.4"\n[agent]\ntimeout_sec = 600.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\n`,
+    );
+    names.push(name);
+  }
+  return names;
+}
+
+async function main(): Promise<void> {
+  installCliRuntimeLogger();
+  const nTasks = arg('--tasks', 200);
+  const concurrency = arg('--concurrency', 8);
+  const rounds = arg('--rounds', 2);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-bench-'));
+  const dataset = path.join(tmp, 'dataset');
+  fs.mkdirSync(dataset);
+  const tasks = makeDataset(dataset, nTasks);
+  const repo = path.join(tmp, 'agent-repo');
+  execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: 'ignore' });
+  const standin = path.join(PROJECT_ROOT, 'test', 'harbor-standin', 'harbor');
+  const env = { HARBOR_STANDIN_TIME_SCALE: '0' };
+  const server = await startDevServer({ temporalCli: findTemporalCli() });
+  const taskQueue = 'bench';
+  const { worker, connection } = await createVeroWorker({
+    address: server.address,
+    namespace: 'default',
+    taskQueue,
+    maxConcurrentTasks: concurrency,
+  });
+  const rows: { round: number; vero: number; xargs: number }[] = [];
+  try {
+    await worker.runUntil(async () => {
+      const client = await connect(server.address, 'default');
+      for (let round = 1; round <= rounds; round++) {
+        const home = path.join(tmp, `home-${round}`);
+        const cfg = loadEvalConfig(null, {
+          agent_repo: repo,
+          home,
+          'tasks.source.path': dataset,
+          'harbor.command': [standin],
+          'harbor.agent': 'agent:MiniAgent',
+          'harbor.env': env,
+          'execution.concurrency': concurrency,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const t0 = performance.now();
+        const { handle } = await startOrAttach(client, input, taskQueue, true);
+        const result = (await handle.result()) as CandidateResult;
+        const veroMs = performance.now() - t0;
+        if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored}`);
+
+        // The same invocations, minus Temporal: one harbor run per task under xargs -P.
+        const worktree = path.join(home, 'worktrees', input.candidate);
+        const jobs = path.join(tmp, `xargs-jobs-${round}`);
+        const lines = tasks.map((t) =>
+          harborArgv({ harbor: cfg.harbor, source: cfg.tasks.source, task: t, jobsDir: jobs, jobName: t, worktree }),
+        );
+        const script = path.join(tmp, `xargs-${round}.txt`);
+        fs.writeFileSync(script, lines.map((l) => l.map((a) => `'${a}'`).join(' ')).join('\n'));
+        const t1 = performance.now();
+        const r = spawnSync('bash', ['-c', `xargs -P ${concurrency} -L 1 env < '${script}' > /dev/null 2>&1`], {
+          cwd: worktree,
+          env: { ...process.env, ...env },
+        });
+        const xargsMs = performance.now() - t1;
+        if (r.status !== 0) throw new Error(`xargs run failed (${r.status})`);
+        const produced = fs.readdirSync(jobs).filter((j) => fs.statSync(path.join(jobs, j)).isDirectory()).length;
+        if (produced !== nTasks) throw new Error(`xargs produced ${produced} jobs, expected ${nTasks}`);
+        rows.push({ round, vero: veroMs, xargs: xargsMs });
+        process.stdout.write(
+          `round ${round}: vero ${(veroMs / 1000).toFixed(2)} s, xargs ${(xargsMs / 1000).toFixed(2)} s, ratio ${(veroMs / xargsMs).toFixed(2)}\n`,
+        );
+      }
+      const chunk = await client.workflow
+        .getHandle(
+          `${(await prepareEvalInput(loadEvalConfig(null, { agent_repo: repo, 'tasks.source.path': dataset, 'harbor.command': [standin], 'harbor.agent': 'agent:MiniAgent', 'harbor.env': env, 'execution.concurrency': concurrency, home: path.join(tmp, 'home-1') }), 'improved')).evalId}/chunk-0`,
+        )
+        .fetchHistory();
+      process.stdout.write(`history events of the ${Math.min(nTasks, 500)}-task chunk: ${chunk.events?.length}\n`);
+    });
+  } finally {
+    await connection.close();
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const best = rows.reduce((a, b) => (b.vero / b.xargs < a.vero / a.xargs ? b : a));
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const ratio = median(rows.map((r) => r.vero / r.xargs));
+  const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
+  process.stdout.write(
+    `\ntasks ${nTasks}, concurrency ${concurrency}, cores ${os.cpus().length}\n` +
+      `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; target ≤ 1.5)\n` +
+      `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
+  );
+}
+
+void main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
