@@ -166,3 +166,62 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     await stop(second);
   }
 });
+
+test('status, results, list and best read evaluations back; cancel stops a running one', async () => {
+  const q = uniqueQueue('cli-read');
+  const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world', 'reverse-string'] } });
+  const conn = ['--address', address()];
+  await withWorker(q, async () => {
+    const ids: Record<string, string> = {};
+    for (const candidate of ['baseline', 'improved']) {
+      const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', candidate, '--wait', '--json']);
+      expect(r.code).toBe(0);
+      ids[candidate] = (JSON.parse(r.stdout) as { evalId: string }).evalId;
+    }
+    const results = await runVero(['results', ids.improved!, '--json', ...conn]);
+    expect(JSON.parse(results.stdout)).toMatchObject({
+      score: 1,
+      nScored: 2,
+      tasks: [{ task: 'hello-world' }, { task: 'reverse-string' }],
+    });
+    const table = await runVero(['results', ids.baseline!, ...conn]);
+    expect(table.stdout).toMatch(/reverse-string\s+scored\s+0\.000/);
+    expect(table.stdout).toContain('score     0.500 over 2 task(s)');
+    const status = await runVero(['status', ids.improved!, '--json', ...conn]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ workflowStatus: 'COMPLETED', progress: { phase: 'done', done: 2 } });
+    let best: { code: number | null; stdout: string } = { code: null, stdout: '' };
+    for (let i = 0; i < 30; i++) {
+      best = await runVero(['best', '--json', ...conn]);
+      if (best.code === 0 && (JSON.parse(best.stdout) as { evalId: string }).evalId === ids.improved) break;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(JSON.parse(best.stdout)).toMatchObject({ evalId: ids.improved, candidateRef: 'improved', score: 1 });
+
+    // A hanging evaluation, cancelled from the CLI.
+    const h = evalFixture({
+      taskQueue: q,
+      address: address(),
+      tasks: { names: ['hello-world'] },
+      scenario: { default: { process: 'hang' } },
+    });
+    const started = await runVero(['start-eval', '-c', h.configFile, '--candidate', 'improved', '--json']);
+    const hangId = (JSON.parse(started.stdout) as { evalId: string }).evalId;
+    for (let i = 0; i < 100 && !fs.existsSync(h.invocationLog); i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await runVero(['cancel', hangId, ...conn])).stdout).toContain(`cancellation requested for ${hangId}`);
+    const after = await runVero(['results', hangId, ...conn]);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toMatch(/evaluation failed: .*cancel/i);
+  });
+});
+
+/** Runs the CLI without blocking the event loop (the in-process worker must keep polling). */
+function runVero(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(VERO, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
