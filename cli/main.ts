@@ -2,6 +2,7 @@
 /** `vero`: durable evaluation of agent candidates on Harbor tasks. */
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../core/errors';
+import { registerBuildCommand } from './build-command';
 import { registerDevCommands } from './dev-commands';
 import { EXIT, registerEvalCommands } from './eval-commands';
 import { TemporalUnreachableError } from './eval-client';
@@ -23,6 +24,7 @@ Quick start: vero dev (in one terminal), then vero start-eval -c examples/vero.y
     );
   registerEvalCommands(program);
   registerTrialsCommand(program);
+  registerBuildCommand(program);
   registerDevCommands(program);
   return program;
 }

@@ -24,6 +24,26 @@ class MiniAgent:
     def name() -> str:
         return "mini-agent"
 PY
+cat > infer.py <<'PY'
+"""Mode A inference: reads {"id", "inputs"} rows as JSON lines on stdin, writes {"id", "output"} rows."""
+import json
+import sys
+
+OPS = {"+": lambda a, b: a + b}
+
+
+def answer(question: str) -> str:
+    for op, fn in OPS.items():
+        if op in question:
+            a, b = (int(x) for x in question.split(op))
+            return str(fn(a, b))
+    return ""
+
+
+for line in sys.stdin:
+    row = json.loads(line)
+    print(json.dumps({"id": row["id"], "output": answer(row["inputs"]["question"])}))
+PY
 cat > harbor-standin-agent.json <<'JSON'
 {
   "solves": ["hello-world", "count-words"],
@@ -36,6 +56,7 @@ GIT_AUTHOR_DATE="2026-11-01T10:00:00Z" GIT_COMMITTER_DATE="2026-11-01T10:00:00Z"
 git tag baseline
 
 sed -i 's/Be brief./Read the tests first, then be brief./' agent.py
+sed -i 's/OPS = {"+": lambda a, b: a + b}/OPS = {"+": lambda a, b: a + b, "*": lambda a, b: a * b}/' infer.py
 cat > harbor-standin-agent.json <<'JSON'
 {
   "solves": ["hello-world", "count-words", "reverse-string", "sum-numbers"],

@@ -1,0 +1,160 @@
+/**
+ * `build.yaml`: one zod schema, strict (unknown keys are errors naming their path), relative paths resolved
+ * against the file, and every cross-field rule checked before anything is written.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { DurationSeconds } from '../core/durations';
+import { ConfigError, formatZodIssues } from '../core/errors';
+import { HarborSection } from '../core/harbor-config';
+import { BudgetSpec, SplitAccess, SplitName, TargetSpec } from '../core/serve-config';
+import { availableTasks } from '../core/task-source';
+
+/** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
+export const SafeRelativePath = z
+  .string()
+  .min(1)
+  .refine((p) => !path.isAbsolute(p) && !p.split(/[/\\]/).includes('..') && !/[\0\n\r]/.test(p) && path.normalize(p) !== '.', {
+    message: 'expected a relative path inside the agent repo (no leading /, no .., no newlines)',
+  });
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
+const argv = z
+  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+  .transform((c) => (Array.isArray(c) ? c : c.trim().split(/\s+/)));
+
+export const BuildConfigFile = z.strictObject({
+  /** Harbor task name `org/name`. */
+  name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]*\/[a-zA-Z0-9][a-zA-Z0-9._-]*$/, 'expected org/name (letters, digits, . _ -)'),
+  description: z.string().default(''),
+  /** The repo (or a subdirectory of one) the optimizer edits; its committed HEAD is the baseline. */
+  agent_repo: z.string().min(1),
+  mode: z.enum(['A', 'B']),
+  // Mode B: Harbor scores.
+  harbor: HarborSection.optional(),
+  /** A local Harbor dataset dir (or task dir), baked into the sidecar only. */
+  inner_task: z.string().min(1).optional(),
+  partition: z.record(SplitName, z.array(z.string().min(1)).min(1)).optional(),
+  // Mode A: a trusted scorer scores the candidate's inference.
+  /** A dir with `<split>.jsonl` files; rows `{"id"?, "inputs": {...}, "labels": {...}}`. */
+  dataset: z.string().min(1).optional(),
+  /** The candidate's inference, run in its worktree: reads inputs JSONL on stdin, writes outputs JSONL. */
+  inference: z.strictObject({ command: argv }).optional(),
+  /** The trusted scorer, baked into the sidecar only (never taken from the agent's repo). */
+  scorer: z.strictObject({ dir: z.string().min(1), command: argv }).optional(),
+  splits: z.array(z.strictObject({ split: SplitName, access: SplitAccess })).min(1),
+  budgets: z.array(BudgetSpec).default([]),
+  reward_mode: z.enum(['submit', 'auto_best']).default('auto_best'),
+  selection_split: SplitName.default('validation'),
+  /** auto_best re-scores this many top candidates on the trusted side. */
+  auto_best_k: z.number().int().min(1).max(20).default(3),
+  /** Never reward less than the baseline's trusted score (auto_best falls back to it). */
+  baseline_floor: z.boolean().default(false),
+  targets: z.array(TargetSpec).min(1),
+  submit_enabled: z.boolean().default(false),
+  read_only_paths: z.array(SafeRelativePath).default([]),
+  secrets: z.array(envName).default([]),
+  images: z
+    .strictObject({ main: z.string().min(1).default('node:20-bookworm-slim'), sidecar: z.string().min(1).default('node:20-bookworm-slim') })
+    .default({ main: 'node:20-bookworm-slim', sidecar: 'node:20-bookworm-slim' }),
+  /** Verifier timeout (finalize) and the limit of one evaluation. */
+  timeout: DurationSeconds.default(1800),
+  /** The optimizer's own time limit ([agent].timeout_sec); none by default. */
+  agent_timeout: DurationSeconds.optional(),
+  max_concurrency: z.number().int().min(1).max(256).default(8),
+});
+export type BuildConfig = z.infer<typeof BuildConfigFile> & { file: string; baseDir: string };
+
+function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
+  const errs: string[] = [];
+  const declared = new Map(c.splits.map((s) => [s.split, s.access]));
+  const dup = c.splits.map((s) => s.split).filter((s, i, a) => a.indexOf(s) !== i);
+  if (dup.length) errs.push(`splits: ${[...new Set(dup)].join(', ')} declared more than once`);
+  const mustBeDeclared = (where: string, split: string) => {
+    if (!declared.has(split))
+      errs.push(`${where}: split "${split}" is not declared in splits (declared: ${[...declared.keys()].join(', ')})`);
+  };
+  c.budgets.forEach((b, i) => {
+    mustBeDeclared(`budgets.${i}.split`, b.split);
+    if (declared.get(b.split) === 'no_access')
+      errs.push(`budgets.${i}.split: "${b.split}" is no_access; a budget would let the agent evaluate a hidden split`);
+  });
+  c.targets.forEach((t, i) => mustBeDeclared(`targets.${i}.split`, t.split));
+  const keys = c.targets.map((t) => t.reward_key);
+  if (new Set(keys).size !== keys.length) errs.push('targets: reward_key values must be unique (one reward per target)');
+  mustBeDeclared('selection_split', c.selection_split);
+  if (declared.get(c.selection_split) === 'no_access')
+    errs.push(`selection_split: "${c.selection_split}" is no_access; it must be a split the agent can evaluate`);
+  if (c.secrets.length !== new Set(c.secrets).size) errs.push('secrets: names must be unique');
+  if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
+  if (c.mode === 'B') {
+    for (const k of ['harbor', 'inner_task', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);
+    for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode A`);
+    for (const split of Object.keys(c.partition ?? {})) mustBeDeclared(`partition.${split}`, split);
+    for (const s of declared.keys()) if (c.partition && !c.partition[s]) errs.push(`partition: declared split "${s}" has no tasks`);
+  } else {
+    for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode A`);
+    for (const k of ['harbor', 'inner_task', 'partition'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode B`);
+  }
+  return errs;
+}
+
+const resolveFrom = (base: string, p: string) => path.resolve(base, p);
+
+/** Loads build.yaml; every error names the file and the field. Reads the task source and dataset to check names. */
+export function loadBuildConfig(file: string): BuildConfig {
+  let raw: unknown;
+  try {
+    raw = parseYaml(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new ConfigError(
+      err.code ? `${file}: cannot read the build config (${err.code})` : `${file}: not valid YAML: ${err.message.split('\n')[0]}`,
+    );
+  }
+  const parsed = BuildConfigFile.safeParse(raw ?? {});
+  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file));
+  const errs = crossFieldErrors(parsed.data);
+  if (errs.length) throw new ConfigError(errs.map((e) => `${file}: ${e}`).join('\n'));
+  const baseDir = path.dirname(path.resolve(file));
+  const c = parsed.data;
+  const cfg: BuildConfig = {
+    ...c,
+    agent_repo: resolveFrom(baseDir, c.agent_repo),
+    ...(c.inner_task ? { inner_task: resolveFrom(baseDir, c.inner_task) } : {}),
+    ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
+    ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
+    file: path.resolve(file),
+    baseDir,
+  };
+  const sourceErrs: string[] = [];
+  if (cfg.mode === 'B') {
+    let available: string[] | null = null;
+    try {
+      available = availableTasks({ path: cfg.inner_task! });
+    } catch (e) {
+      sourceErrs.push(`inner_task: ${(e as Error).message.replace(/^tasks\.source\.path: /, '')}`);
+    }
+    for (const [split, names] of Object.entries(cfg.partition ?? {})) {
+      const unknown = available ? names.filter((n) => !available.includes(n)) : [];
+      if (unknown.length)
+        sourceErrs.push(
+          `partition.${split}: unknown task name(s) ${unknown.join(', ')} (inner_task has: ${available!.slice(0, 8).join(', ')})`,
+        );
+    }
+  } else {
+    if (!fs.existsSync(cfg.dataset!)) sourceErrs.push(`dataset: ${cfg.dataset} does not exist`);
+    else
+      for (const s of cfg.splits)
+        if (!fs.existsSync(path.join(cfg.dataset!, `${s.split}.jsonl`)))
+          sourceErrs.push(`dataset: no ${s.split}.jsonl in ${cfg.dataset} for declared split "${s.split}"`);
+    if (!fs.existsSync(cfg.scorer!.dir)) sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} does not exist`);
+    const inRepo = path.relative(cfg.agent_repo, cfg.scorer!.dir);
+    if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
+      sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
+  }
+  if (sourceErrs.length) throw new ConfigError(sourceErrs.map((e) => `${file}: ${e}`).join('\n'));
+  return cfg;
+}

@@ -1,0 +1,143 @@
+/**
+ * compileTask: build.yaml → a runnable Harbor task dir. Everything is validated before anything is written;
+ * the task is built in a temp dir next to the target and renamed into place, so a failed build leaves the
+ * previous output untouched and nothing behind. Only a dir carrying a vero build manifest is ever replaced.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ConfigError } from '../core/errors';
+import { PROJECT_ROOT } from '../core/temporal-cli';
+import { buildBaseline } from './baseline';
+import { BuildConfig, loadBuildConfig } from './build-config';
+import { renderFiles } from './render';
+
+export const MANIFEST = '.vero-build.json';
+const EXECUTABLES = new Set(['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh']);
+
+export interface CompileOptions {
+  /** Build even when declared secrets are missing from this environment (the compose guard still applies). */
+  skipSecretCheck?: boolean;
+}
+
+export interface CompileResult {
+  outDir: string;
+  taskName: string;
+  mode: 'A' | 'B';
+  baseCommit: string;
+  sourceCommit: string;
+  files: number;
+}
+
+/** Refuses to touch an existing path that is not a previous build output. */
+function checkTarget(outDir: string): void {
+  if (!fs.existsSync(outDir)) return;
+  const manifest = path.join(outDir, MANIFEST);
+  let ok = false;
+  try {
+    ok = (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { tool?: string }).tool === 'vero-harbor build';
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new ConfigError(`-o ${outDir}: exists and is not a vero build output (no ${MANIFEST}); refusing to replace it`);
+}
+
+export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.env): string[] {
+  return c.secrets.filter((s) => !env[s]);
+}
+
+/** The vero-harbor package as both images install it. */
+function copyVeroPackage(dest: string): void {
+  const dist = path.join(PROJECT_ROOT, 'dist');
+  if (!fs.existsSync(path.join(dist, 'cli', 'main.js')))
+    throw new ConfigError(`${dist} is missing; run \`npm run build\` before \`vero build\``);
+  fs.mkdirSync(dest, { recursive: true });
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(PROJECT_ROOT, f), path.join(dest, f));
+  for (const d of ['bin', 'scripts', 'dist']) {
+    fs.cpSync(path.join(PROJECT_ROOT, d), path.join(dest, d), {
+      recursive: true,
+      filter: (src) => !src.endsWith('.map') && !src.includes(`${path.sep}bench${path.sep}`),
+    });
+  }
+}
+
+function listFiles(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== '.git') walk(p);
+      } else out.push(path.relative(root, p).split(path.sep).join('/'));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+export async function compileTask(configFile: string, outDir: string, opts: CompileOptions = {}): Promise<CompileResult> {
+  const config = loadBuildConfig(configFile);
+  const missing = missingSecrets(config);
+  if (missing.length && !opts.skipSecretCheck) {
+    throw new ConfigError(
+      `${config.file}: secrets missing from the host environment: ${missing.join(', ')} (export them, or pass --skip-secret-check; the compose file still refuses to start without them)`,
+    );
+  }
+  const out = path.resolve(outDir);
+  checkTarget(out);
+  const parent = path.dirname(out);
+  fs.mkdirSync(parent, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(out)}.tmp-`));
+  try {
+    const env = path.join(tmp, 'environment');
+    fs.mkdirSync(env);
+    const baseline = await buildBaseline(config.agent_repo, path.join(env, 'agent-baseline'));
+    // main's seed and the sidecar's repo share one commit.
+    fs.cpSync(path.join(env, 'agent-baseline'), path.join(env, 'agent-seed'), { recursive: true });
+    if (config.mode === 'B') fs.cpSync(config.inner_task!, path.join(env, 'sidecar', 'inner-task'), { recursive: true });
+    else {
+      fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
+      fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
+    }
+    copyVeroPackage(path.join(env, 'vero'));
+    for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit }))) {
+      const file = path.join(tmp, rel);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text, { mode: EXECUTABLES.has(rel) ? 0o755 : 0o644 });
+    }
+    const files = listFiles(tmp);
+    const digest = (rel: string) =>
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(tmp, rel)))
+        .digest('hex');
+    const manifest = {
+      tool: 'vero-harbor build',
+      task: config.name,
+      mode: config.mode,
+      base_commit: baseline.commit,
+      source_commit: baseline.source.sha,
+      files: Object.fromEntries(files.map((f) => [f, digest(f)])),
+    };
+    fs.writeFileSync(path.join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+
+    let old: string | null = null;
+    if (fs.existsSync(out)) {
+      checkTarget(out);
+      old = `${tmp.replace('.tmp-', '.old-')}`;
+      fs.renameSync(out, old);
+    }
+    fs.renameSync(tmp, out);
+    if (old) fs.rmSync(old, { recursive: true, force: true });
+    return {
+      outDir: out,
+      taskName: config.name,
+      mode: config.mode,
+      baseCommit: baseline.commit,
+      sourceCommit: baseline.source.sha,
+      files: files.length + 1,
+    };
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}

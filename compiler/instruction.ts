@@ -1,0 +1,70 @@
+/** instruction.md: the agent-side protocol, generated from the config so it cannot drift from it. */
+import type { BuildConfig } from './build-config';
+
+const ACCESS_TEXT = {
+  viewable: 'you can evaluate it and read per-sample results',
+  non_viewable: 'you can evaluate it and see the aggregate score only',
+  no_access: 'hidden: you cannot evaluate it or see anything about it',
+} as const;
+
+export function renderInstruction(c: BuildConfig): string {
+  const budgets = new Map(c.budgets.map((b) => [b.split, b]));
+  const splitRows = c.splits.map((s) => {
+    const b = budgets.get(s.split);
+    const budget = b
+      ? [
+          b.total_run_budget !== undefined ? `${b.total_run_budget} run(s)` : null,
+          b.total_sample_budget !== undefined ? `${b.total_sample_budget} sample(s)` : null,
+          b.max_samples_per_run !== undefined ? `≤ ${b.max_samples_per_run} per run` : null,
+        ]
+          .filter(Boolean)
+          .join(', ')
+      : s.access === 'no_access'
+        ? '-'
+        : 'no budget: not evaluable';
+    return `| \`${s.split}\` | ${s.access} | ${ACCESS_TEXT[s.access]} | ${budget} |`;
+  });
+  const hidden = c.splits.filter((s) => s.access === 'no_access').map((s) => `\`${s.split}\``);
+  const targets = c.targets.map((t) => `\`${t.split}\` (reward \`${t.reward_key}\`)`).join(', ');
+  const lines = [
+    `# Optimize the agent in /workspace/agent`,
+    '',
+    c.description.trim() ? `${c.description.trim()}\n` : '',
+    'The agent to improve is the git repository at `/workspace/agent`. Every commit is a candidate. You never',
+    'score yourself: a trusted evaluation service does, within a metered budget.',
+    '',
+    '## How to evaluate a candidate',
+    '',
+    '1. Edit the code in `/workspace/agent` and `git commit` your change (only committed code is evaluated).',
+    `2. Run \`vero eval --split ${c.selection_split}\` (add \`--commit <sha>\` for another commit, \`--num-samples N\` for fewer samples).`,
+    '3. Run `vero budget` to see the splits, what you may see of each, and the remaining budget.',
+    ...(c.submit_enabled ? ['4. Run `vero submit [--commit <sha>]` to nominate the candidate you want graded.'] : []),
+    '',
+    '| split | access | meaning | budget |',
+    '|---|---|---|---|',
+    ...splitRows,
+    '',
+    'Every evaluation spends budget when it starts, whether it succeeds or not; a request over budget is refused and costs nothing.',
+    '',
+    '## How you are graded',
+    '',
+    c.reward_mode === 'submit'
+      ? `Your reward is the score of the commit you submit with \`vero submit\`, evaluated on ${targets}. If you submit nothing, the reward is 0.`
+      : `Your reward is the score of your best candidate on ${targets}. The candidates with the top ${c.auto_best_k} \`${c.selection_split}\` scores are re-scored by the trusted service and the best of those wins. Evaluations of the unmodified baseline commit do not create a candidate: commit a change first. With no candidate, the reward is 0.`,
+    ...(c.baseline_floor ? ['', 'The reward is never below the baseline score: a candidate must beat the baseline to count.'] : []),
+    '',
+    ...(hidden.length
+      ? [`Hidden split(s) ${hidden.join(', ')}: nothing about their samples, labels or per-sample results is available to you.`, '']
+      : []),
+    ...(c.read_only_paths.length
+      ? [
+          `These paths are marked read-only as a reminder (advisory; they are not part of grading): ${c.read_only_paths.map((p) => `\`${p}\``).join(', ')}.`,
+          '',
+        ]
+      : []),
+  ];
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
+}

@@ -1,0 +1,88 @@
+/**
+ * The compiler ↔ eval-sidecar contract: `environment/sidecar/serve.json`. The compiler writes it through this
+ * schema and the sidecar loads it through the same schema.
+ */
+import { z } from 'zod';
+import { HarborSection } from './harbor-config';
+
+export const SplitAccess = z.enum(['viewable', 'non_viewable', 'no_access']);
+export type SplitAccess = z.infer<typeof SplitAccess>;
+
+export const SplitName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'expected a split name of letters, digits, _ . -');
+
+export const BudgetSpec = z
+  .strictObject({
+    split: SplitName,
+    total_run_budget: z.number().int().min(0).optional(),
+    total_sample_budget: z.number().int().min(0).optional(),
+    max_samples_per_run: z.number().int().min(1).optional(),
+  })
+  .refine((b) => b.total_run_budget !== undefined || b.total_sample_budget !== undefined, {
+    message: 'expected total_run_budget and/or total_sample_budget',
+  });
+
+export const TargetSpec = z.strictObject({
+  split: SplitName,
+  reward_key: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
+    .default('reward'),
+  sample_ids: z.array(z.number().int().min(0)).optional(),
+});
+
+/** Fixed container paths of a compiled task. */
+export const CONTAINER = {
+  veroDir: '/opt/vero',
+  baseline: '/opt/agent-baseline',
+  seed: '/opt/agent-seed',
+  workAgent: '/workspace/agent',
+  home: '/opt/vero_home',
+  innerTask: '/opt/inner-task',
+  dataset: '/opt/dataset',
+  scorer: '/opt/scorer',
+  serveJson: '/opt/serve.json',
+  agentVolume: '/state/agent-results',
+  adminVolume: '/state/admin',
+  tokenPath: '/state/token/admin.token',
+  sidecarUrl: 'http://eval-sidecar:8000',
+} as const;
+
+export const ServeConfig = z.strictObject({
+  schema_version: z.literal(1),
+  task_name: z.string(),
+  mode: z.enum(['A', 'B']),
+  repo_path: z.string(),
+  agent_repo_path: z.string(),
+  base_commit: z.string().regex(/^[0-9a-f]{40}$/),
+  splits: z.array(z.strictObject({ split: SplitName, access: SplitAccess })).min(1),
+  budgets: z.array(BudgetSpec),
+  reward_mode: z.enum(['submit', 'auto_best']),
+  selection_split: SplitName,
+  auto_best_k: z.number().int().min(1),
+  baseline_floor: z.boolean(),
+  targets: z.array(TargetSpec).min(1),
+  submit_enabled: z.boolean(),
+  /** Names only: values come from the sidecar's environment, never from a file. */
+  secrets: z.array(z.string()),
+  harness_user: z.string(),
+  timeout_sec: z.number().positive(),
+  max_concurrency: z.number().int().min(1),
+  paths: z.strictObject({ home: z.string(), agent_volume: z.string(), admin_volume: z.string(), token_path: z.string() }),
+  mode_b: z
+    .strictObject({
+      harbor: HarborSection,
+      task_source: z.strictObject({ path: z.string() }),
+      partition: z.record(SplitName, z.array(z.string()).min(1)),
+    })
+    .optional(),
+  mode_a: z
+    .strictObject({
+      dataset_dir: z.string(),
+      inference: z.strictObject({ command: z.array(z.string()).min(1) }),
+      scorer: z.strictObject({ command: z.array(z.string()).min(1), cwd: z.string() }),
+    })
+    .optional(),
+  host: z.string(),
+  port: z.number().int().min(1).max(65535),
+});
+export type ServeConfig = z.infer<typeof ServeConfig>;

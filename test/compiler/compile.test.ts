@@ -1,0 +1,401 @@
+/** The compiler: structure, every file parsed back, escaping, determinism, and each review rule as a failure test. */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml, stringify } from 'yaml';
+import { compileTask as compileActivity } from '../../activities/compile-task';
+import { compileTask, MANIFEST } from '../../compiler/compile';
+import { ServeConfig } from '../../core/serve-config';
+import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
+
+jest.setTimeout(60_000);
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-C', cwd, '-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
+    encoding: 'utf8',
+  }).trim();
+
+function modeB(over: Record<string, unknown> = {}, repo = agentRepo()): Record<string, unknown> {
+  return {
+    name: 'acme/opt-task',
+    description: 'Optimize it',
+    agent_repo: repo,
+    mode: 'B',
+    inner_task: DATASET,
+    harbor: { agent: 'agent:MiniAgent', model: 'anthropic/x', n_attempts: 2 },
+    partition: { train: ['hello-world', 'count-words'], validation: ['sum-numbers'], test: ['add-cli-flag'] },
+    splits: [
+      { split: 'train', access: 'viewable' },
+      { split: 'validation', access: 'non_viewable' },
+      { split: 'test', access: 'no_access' },
+    ],
+    budgets: [{ split: 'validation', total_run_budget: 3 }],
+    selection_split: 'validation',
+    targets: [{ split: 'test', reward_key: 'accuracy' }],
+    secrets: ['VERO_TEST_SECRET_A'],
+    read_only_paths: ['scorer'],
+    ...over,
+  };
+}
+
+function writeConfig(cfg: Record<string, unknown>): string {
+  const file = path.join(tempDir(), 'build.yaml');
+  fs.writeFileSync(file, stringify(cfg));
+  return file;
+}
+
+async function buildError(
+  cfg: Record<string, unknown> | string,
+  out = path.join(tempDir(), 'task'),
+  opts = { skipSecretCheck: true },
+): Promise<string> {
+  const file = typeof cfg === 'string' ? cfg : writeConfig(cfg);
+  const err = await compileTask(file, out, opts).then(
+    () => null,
+    (e: Error) => e,
+  );
+  if (!err) throw new Error('the build succeeded');
+  return err.message;
+}
+
+const SECRET_VALUE = 'sk-test-secret-value-should-never-be-written';
+
+describe('a mode B build', () => {
+  let out: string;
+  let file: string;
+  beforeAll(async () => {
+    process.env.VERO_TEST_SECRET_A = SECRET_VALUE;
+    file = writeConfig(modeB());
+    out = path.join(tempDir(), 'task');
+    await compileTask(file, out);
+  });
+  afterAll(() => delete process.env.VERO_TEST_SECRET_A);
+
+  test('has the task layout', () => {
+    for (const rel of [
+      'task.toml',
+      'instruction.md',
+      'tests/test.sh',
+      'solution/solve.sh',
+      MANIFEST,
+      'environment/Dockerfile',
+      'environment/docker-compose.yaml',
+      'environment/main/seed.sh',
+      'environment/sidecar/Dockerfile',
+      'environment/sidecar/serve.json',
+      'environment/agent-baseline/.git',
+      'environment/agent-seed/.git',
+      'environment/agent-baseline/agent.py',
+      'environment/sidecar/inner-task/hello-world/task.toml',
+      'environment/vero/package.json',
+      'environment/vero/dist/cli/main.js',
+      'environment/vero/scripts/ensure-temporal',
+    ])
+      expect(fs.existsSync(path.join(out, rel))).toBe(true);
+    for (const s of ['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh'])
+      expect(fs.statSync(path.join(out, s)).mode & 0o111).toBeTruthy();
+  });
+
+  test('task.toml is a valid Harbor TaskConfig', () => {
+    const toml = parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(toml.schema_version).toBe('1.4');
+    expect(toml.task).toEqual({ name: 'acme/opt-task', description: 'Optimize it' });
+    expect(toml.agent!.user).toBe('agent');
+    expect(toml.verifier).toEqual({ timeout_sec: 1920, environment_mode: 'shared' });
+    expect(toml.environment!.build_timeout_sec).toBe(1800);
+  });
+
+  test('compose: main depends on a healthy sidecar, volumes are wired, the secret is only in the sidecar behind a guard', () => {
+    const compose = parseYaml(fs.readFileSync(path.join(out, 'environment/docker-compose.yaml'), 'utf8')) as {
+      services: Record<string, Record<string, unknown>>;
+      volumes: Record<string, unknown>;
+    };
+    const { main, 'eval-sidecar': sidecar } = compose.services as Record<string, Record<string, unknown>>;
+    expect(main!.depends_on).toEqual({ 'eval-sidecar': { condition: 'service_healthy' } });
+    expect(main!.volumes).toEqual(['agent_repo:/workspace/agent', 'agent_results:/state/agent-results:ro', 'token_state:/state/token:ro']);
+    expect(main!.environment).toEqual({ VERO_EVAL_URL: 'http://eval-sidecar:8000' });
+    expect(sidecar!.volumes).toEqual([
+      'agent_repo:/workspace/agent:ro',
+      'agent_results:/state/agent-results',
+      'admin_state:/state/admin',
+      'token_state:/state/token',
+    ]);
+    expect((sidecar!.environment as Record<string, string>).VERO_TEST_SECRET_A).toBe(
+      '${VERO_TEST_SECRET_A:?VERO_TEST_SECRET_A must be set in the host environment for the eval sidecar}',
+    );
+    expect((sidecar!.healthcheck as { test: string[] }).test.slice(0, 2)).toEqual(['CMD', 'node']);
+    expect(Object.keys(compose.volumes).sort()).toEqual(['admin_state', 'agent_repo', 'agent_results', 'token_state']);
+    expect(JSON.stringify(main)).not.toContain('VERO_TEST_SECRET_A');
+  });
+
+  test('no file anywhere in the output holds the secret value', () => {
+    const hits = spawnSync('grep', ['-rl', SECRET_VALUE, out], { encoding: 'utf8' });
+    expect(hits.stdout).toBe('');
+  });
+
+  test('serve.json validates with the sidecar schema; baseline, seed and serve.json share one commit', () => {
+    const serve = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
+    expect(serve).toMatchObject({
+      mode: 'B',
+      repo_path: '/opt/agent-baseline',
+      agent_repo_path: '/workspace/agent',
+      selection_split: 'validation',
+      targets: [{ split: 'test', reward_key: 'accuracy' }],
+      secrets: ['VERO_TEST_SECRET_A'],
+    });
+    expect(serve.mode_b).toMatchObject({
+      task_source: { path: '/opt/inner-task' },
+      harbor: { agent: 'agent:MiniAgent', n_attempts: 2, max_retries: 0 },
+    });
+    const baseline = git(path.join(out, 'environment/agent-baseline'), 'rev-parse', 'HEAD');
+    expect(git(path.join(out, 'environment/agent-seed'), 'rev-parse', 'HEAD')).toBe(baseline);
+    expect(serve.base_commit).toBe(baseline);
+  });
+
+  test('scripts parse; seed.sh documents read_only_paths as advisory; test.sh finalizes into reward.json', () => {
+    for (const s of ['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh'])
+      expect(spawnSync('bash', ['-n', path.join(out, s)]).status).toBe(0);
+    const seed = fs.readFileSync(path.join(out, 'environment/main/seed.sh'), 'utf8');
+    expect(seed).toContain('ADVISORY ONLY');
+    expect(seed).toContain('sidecar-side');
+    expect(fs.readFileSync(path.join(out, 'tests/test.sh'), 'utf8')).toContain(
+      'vero finalize --token-file /state/token/admin.token --output /logs/verifier/reward.json',
+    );
+    expect(fs.readFileSync(path.join(out, 'solution/solve.sh'), 'utf8')).toContain('vero eval --split validation');
+  });
+
+  test('instruction.md is true to the config', () => {
+    const text = fs.readFileSync(path.join(out, 'instruction.md'), 'utf8');
+    expect(text).toContain('vero eval --split validation');
+    expect(text).toContain('| `test` | no_access | hidden');
+    expect(text).toContain('| `validation` | non_viewable | you can evaluate it and see the aggregate score only | 3 run(s) |');
+    expect(text).toContain('| `train` | viewable | you can evaluate it and read per-sample results | no budget: not evaluable |');
+    expect(text).toContain('top 3 `validation` scores');
+    expect(text).not.toContain('vero submit');
+  });
+
+  test('docker compose config accepts the compose file (where the compose tool exists)', () => {
+    const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
+    if (probe.status !== 0) {
+      // Stated reason: this machine has the docker client without the compose plugin; the YAML is still
+      // checked semantically above.
+      console.info('skipped: `docker compose` is not available here');
+      return;
+    }
+    const r = spawnSync('docker', ['compose', '-f', path.join(out, 'environment/docker-compose.yaml'), 'config', '-q'], {
+      env: { ...process.env, VERO_TEST_SECRET_A: 'x' },
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  test('the same inputs give byte-identical files and the same baseline commit', async () => {
+    const again = path.join(tempDir(), 'task');
+    await compileTask(file, again);
+    expect(fs.readFileSync(path.join(again, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
+  });
+});
+
+test('quotes, newlines, $() and backticks round-trip through TOML, YAML and shell', async () => {
+  const description = 'He said "hi" \\ and\nthen $(rm -rf /) `whoami` \'single\'';
+  const paths = ['dir with space', "it's", '$(touch pwned)', 'back`tick`'];
+  const out = path.join(tempDir(), 'task');
+  await compileTask(writeConfig(modeB({ description, read_only_paths: paths, secrets: [] })), out);
+  expect((parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as { task: { description: string } }).task.description).toBe(
+    description,
+  );
+  const seed = fs.readFileSync(path.join(out, 'environment/main/seed.sh'), 'utf8');
+  const loop = seed.split('\n').find((l) => l.startsWith('for p in '))!;
+  const listed = execFileSync('bash', ['-c', `${loop} printf '%s\\n' "$p"; done`], { encoding: 'utf8', cwd: tempDir() });
+  expect(listed.trim().split('\n')).toEqual(paths.map((p) => `/workspace/agent/${p}`));
+  expect(fs.readFileSync(path.join(out, 'instruction.md'), 'utf8')).toContain('$(rm -rf /)');
+});
+
+describe('rules that vero review taught', () => {
+  test('unknown keys name their path', async () => {
+    expect(await buildError(modeB({ targets: [{ split: 'test', rewardkey: 'x' }] }))).toMatch(
+      /build\.yaml: targets\.0\.rewardkey: unknown key$/,
+    );
+    expect(await buildError(modeB({ score_baseline: true }))).toMatch(/build\.yaml: score_baseline: unknown key$/);
+  });
+
+  test.each([
+    [
+      { budgets: [{ split: 'test', total_run_budget: 1 }] },
+      'budgets.0.split: "test" is no_access; a budget would let the agent evaluate a hidden split',
+    ],
+    [
+      { budgets: [{ split: 'dev', total_run_budget: 1 }] },
+      'budgets.0.split: split "dev" is not declared in splits (declared: train, validation, test)',
+    ],
+    [{ targets: [{ split: 'holdout' }] }, 'targets.0.split: split "holdout" is not declared in splits'],
+    [{ selection_split: 'test' }, 'selection_split: "test" is no_access; it must be a split the agent can evaluate'],
+    [{ harbor: undefined }, 'harbor: required in mode B'],
+    [{ dataset: 'x' }, 'dataset: only valid in mode A'],
+    [
+      { partition: { train: ['hello-world'], validation: ['nope'], test: ['add-cli-flag'] } },
+      'partition.validation: unknown task name(s) nope',
+    ],
+    [{ secrets: ['BAD-NAME'] }, 'secrets.0: expected an environment variable name'],
+    [{ secrets: ['A', 'A'] }, 'secrets: names must be unique'],
+    [{ read_only_paths: ['../outside'] }, 'read_only_paths.0: expected a relative path inside the agent repo'],
+    [{ read_only_paths: ['/etc'] }, 'read_only_paths.0: expected a relative path inside the agent repo'],
+    [{ budgets: [{ split: 'train' }] }, 'budgets.0: expected total_run_budget and/or total_sample_budget'],
+    [{ harbor: { extra_args: ['--n-attempts', '5'] } }, 'harbor.extra_args: --n-attempts is set by vero-harbor from typed fields'],
+    [{ harbor: { n_atempts: 2 } }, 'harbor.n_atempts: unknown key'],
+    [{ reward_mode: 'submit' }, 'reward_mode: submit needs submit_enabled: true'],
+  ])('%j is refused', async (over, message) => {
+    expect(await buildError(modeB(over as Record<string, unknown>))).toContain(message);
+  });
+
+  test('missing secrets are listed by name before anything is written; the flag skips the check', async () => {
+    const out = path.join(tempDir(), 'task');
+    const file = writeConfig(modeB({ secrets: ['VERO_MISSING_ONE', 'VERO_MISSING_TWO'] }));
+    expect(await buildError(file, out, { skipSecretCheck: false })).toContain(
+      'secrets missing from the host environment: VERO_MISSING_ONE, VERO_MISSING_TWO',
+    );
+    expect(fs.existsSync(out)).toBe(false);
+    await compileTask(file, out, { skipSecretCheck: true });
+    expect(fs.existsSync(path.join(out, 'task.toml'))).toBe(true);
+  });
+
+  test('the baseline is the committed HEAD of a subdirectory: no uncommitted edits, no files outside it', async () => {
+    const root = path.join(tempDir(), 'mono');
+    fs.mkdirSync(path.join(root, 'agents', 'mine'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'agents', 'mine', 'agent.py'), 'v1\n');
+    fs.writeFileSync(path.join(root, 'other.txt'), 'not the agent\n');
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'c1');
+    fs.writeFileSync(path.join(root, 'agents', 'mine', 'agent.py'), 'uncommitted\n');
+    fs.writeFileSync(path.join(root, 'agents', 'mine', 'new.py'), 'untracked\n');
+    const out = path.join(tempDir(), 'task');
+    await compileTask(writeConfig(modeB({ secrets: [] }, path.join(root, 'agents', 'mine'))), out);
+    const base = path.join(out, 'environment', 'agent-baseline');
+    expect(fs.readdirSync(base).filter((f) => f !== '.git')).toEqual(['agent.py']);
+    expect(fs.readFileSync(path.join(base, 'agent.py'), 'utf8')).toBe('v1\n');
+  });
+
+  test('a repo without commits, or a failing archive, fails with the git error in the message', async () => {
+    const empty = path.join(tempDir(), 'empty');
+    fs.mkdirSync(empty);
+    git(empty, 'init', '-q');
+    expect(await buildError(modeB({ secrets: [] }, empty))).toMatch(
+      /agent_repo has no committed HEAD: git -C .* log .* failed \(exit 128\): fatal: ambiguous argument 'HEAD'/,
+    );
+    // A subdirectory that exists only in the working tree: git archive itself fails, and its error is reported.
+    const repo = agentRepo();
+    fs.mkdirSync(path.join(repo, 'uncommitted'));
+    fs.writeFileSync(path.join(repo, 'uncommitted', 'x.py'), 'x\n');
+    expect(await buildError(modeB({ secrets: [] }, path.join(repo, 'uncommitted')))).toMatch(
+      /git archive HEAD:uncommitted failed \(exit 128\): fatal: not a valid object name/,
+    );
+    const notGit = tempDir();
+    expect(await buildError(modeB({ secrets: [] }, notGit))).toContain('is not inside a git repository');
+  });
+
+  test('links that escape the baseline are refused, not rewritten', async () => {
+    for (const target of ['/etc/passwd', '../../outside']) {
+      const repo = path.join(tempDir(), 'linky');
+      fs.mkdirSync(repo);
+      fs.writeFileSync(path.join(repo, 'ok.txt'), 'ok\n');
+      fs.symlinkSync(target, path.join(repo, 'escape'));
+      git(repo, 'init', '-q');
+      git(repo, 'add', '-A');
+      git(repo, 'commit', '-q', '-m', 'c');
+      const out = path.join(tempDir(), 'task');
+      expect(await buildError(modeB({ secrets: [] }, repo), out)).toContain(
+        `refusing to extract the agent repo archive: escape -> ${target}: link points outside the baseline`,
+      );
+      expect(fs.existsSync(out)).toBe(false);
+    }
+  });
+
+  test('a failed build leaves the previous output untouched and no temp dirs; a non-build dir is never replaced', async () => {
+    const parent = tempDir();
+    const out = path.join(parent, 'task');
+    await compileTask(writeConfig(modeB({ secrets: [] })), out);
+    const before = fs.readFileSync(path.join(out, MANIFEST), 'utf8');
+    const empty = path.join(tempDir(), 'empty');
+    fs.mkdirSync(empty);
+    git(empty, 'init', '-q');
+    await buildError(modeB({ secrets: [] }, empty), out);
+    expect(fs.readFileSync(path.join(out, MANIFEST), 'utf8')).toBe(before);
+    expect(fs.readdirSync(parent)).toEqual(['task']);
+    // A rebuild replaces a previous build output...
+    await compileTask(writeConfig(modeB({ secrets: [], description: 'second' })), out);
+    expect(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')).toContain('second');
+    expect(fs.readdirSync(parent)).toEqual(['task']);
+    // ...but never a directory that is not one.
+    const precious = path.join(tempDir(), 'precious');
+    fs.mkdirSync(precious);
+    fs.writeFileSync(path.join(precious, 'keep.txt'), 'keep');
+    expect(await buildError(modeB({ secrets: [] }), precious)).toContain(
+      'exists and is not a vero build output (no .vero-build.json); refusing to replace it',
+    );
+    expect(fs.readFileSync(path.join(precious, 'keep.txt'), 'utf8')).toBe('keep');
+  });
+
+  test('mode A keeps the scorer out of the agent repo and needs a dataset file per split', async () => {
+    const repo = agentRepo();
+    const base = {
+      name: 'acme/a',
+      agent_repo: repo,
+      mode: 'A',
+      dataset: path.join(ROOT, 'examples/mode-a/dataset'),
+      inference: { command: 'python3 infer.py' },
+      splits: [
+        { split: 'train', access: 'viewable' },
+        { split: 'test', access: 'no_access' },
+      ],
+      budgets: [{ split: 'train', total_run_budget: 2 }],
+      selection_split: 'train',
+      targets: [{ split: 'test' }],
+    };
+    expect(await buildError({ ...base, scorer: { dir: repo, command: 'python3 score.py' } })).toContain(
+      "is inside agent_repo; the trusted scorer must not come from the agent's repo",
+    );
+    expect(
+      await buildError({
+        ...base,
+        scorer: { dir: path.join(ROOT, 'examples/mode-a/scorer'), command: 'x' },
+        splits: [...base.splits, { split: 'dev', access: 'viewable' }],
+      }),
+    ).toContain('dataset: no dev.jsonl');
+    expect(await buildError({ ...base })).toContain('scorer: required in mode A');
+  });
+});
+
+test('both examples build (mode A and mode B)', async () => {
+  const dir = tempDir();
+  fs.cpSync(path.join(ROOT, 'examples'), dir, { recursive: true, filter: (s) => !s.includes(`${path.sep}agent-repo`) });
+  agentRepo(dir);
+  for (const mode of ['mode-a', 'mode-b']) {
+    const out = path.join(dir, 'out', mode);
+    const r = await compileTask(path.join(dir, mode, 'build.yaml'), out, { skipSecretCheck: true });
+    expect(r.mode).toBe(mode === 'mode-a' ? 'A' : 'B');
+    ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
+  }
+  expect(fs.existsSync(path.join(dir, 'out', 'mode-a', 'environment/sidecar/scorer/score.py'))).toBe(true);
+  expect(fs.existsSync(path.join(dir, 'out', 'mode-a', 'environment/sidecar/dataset/test.jsonl'))).toBe(true);
+});
+
+test('the compiler activity carries paths and names only, and maps config errors to non-retryable failures', async () => {
+  process.env.VERO_TEST_SECRET_A = SECRET_VALUE;
+  try {
+    const env = new MockActivityEnvironment();
+    const out = path.join(tempDir(), 'task');
+    const result = await env.run(compileActivity, { configFile: writeConfig(modeB()), outDir: out });
+    expect(JSON.stringify(result)).not.toContain(SECRET_VALUE);
+    expect(result).toMatchObject({ outDir: out, mode: 'B', taskName: 'acme/opt-task' });
+    const err = await new MockActivityEnvironment()
+      .run(compileActivity, { configFile: writeConfig(modeB({ bogus: 1 })), outDir: out })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ type: 'BuildConfigError', nonRetryable: true });
+  } finally {
+    delete process.env.VERO_TEST_SECRET_A;
+  }
+});
