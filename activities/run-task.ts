@@ -95,6 +95,49 @@ function countTrialResults(jobDir: string): number {
   }
 }
 
+/** uid/gid of a local user, from /etc/passwd; null when there is no such user. */
+export function lookupUser(name: string): { uid: number; gid: number; home: string } | null {
+  try {
+    for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const f = line.split(':');
+      if (f[0] === name) return { uid: Number(f[2]), gid: Number(f[3]), home: f[5] ?? '/' };
+    }
+  } catch {
+    /* no passwd file */
+  }
+  return null;
+}
+
+function chownTree(dir: string, uid: number, gid: number): void {
+  fs.chownSync(dir, uid, gid);
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) chownTree(p, uid, gid);
+    else fs.lchownSync(p, uid, gid);
+  }
+}
+
+interface Isolation {
+  env: Record<string, string>;
+  cleanEnv: boolean;
+  uid?: number;
+  gid?: number;
+}
+
+/** The environment and user of the harbor process. Untrusted candidate code sees nothing it was not given. */
+function isolationFor(s: EvalSettings, jobDir: string, dirs: string[]): Isolation {
+  const base = { ...s.harbor.env, [JOB_ENV]: jobDir };
+  if (!s.isolation) return { env: base, cleanEnv: false };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: process.env.LANG ?? 'C.UTF-8' };
+  for (const name of s.isolation.passEnv) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  const user = s.isolation.runAs ? lookupUser(s.isolation.runAs) : null;
+  if (user && process.getuid?.() === 0) {
+    for (const d of dirs) chownTree(d, user.uid, user.gid);
+    return { env: { ...env, HOME: user.home, ...base }, cleanEnv: true, uid: user.uid, gid: user.gid };
+  }
+  return { env: { ...env, HOME: process.env.HOME ?? '/', ...base }, cleanEnv: true };
+}
+
 export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   const ctx = Context.current();
   const attempt = ctx.info.attempt;
@@ -116,11 +159,15 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   beat();
   const heartbeatEvery = Math.max(200, Math.min(5_000, (s.heartbeatTimeoutSec * 1000) / 4));
   const timer = setInterval(beat, heartbeatEvery);
+  const iso = isolationFor(s, jobDir, [jobsDir, input.worktree]);
   let run;
   try {
     run = await runInGroup(argv, {
       cwd: input.worktree,
-      env: { ...s.harbor.env, [JOB_ENV]: jobDir },
+      env: iso.env,
+      cleanEnv: iso.cleanEnv,
+      uid: iso.uid,
+      gid: iso.gid,
       logFile,
       signal: ctx.cancellationSignal,
       deadline: Date.now() + s.taskTimeoutSec * 1000,

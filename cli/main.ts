@@ -6,6 +6,7 @@ import { registerBuildCommand } from './build-command';
 import { registerDevCommands } from './dev-commands';
 import { EXIT, registerEvalCommands } from './eval-commands';
 import { TemporalUnreachableError } from './eval-client';
+import { registerSidecarCommands, SidecarReplyError } from './sidecar-commands';
 import { registerTrialsCommand } from './trials-command';
 
 export function buildProgram(): Command {
@@ -25,6 +26,7 @@ Quick start: vero dev (in one terminal), then vero start-eval -c examples/vero.y
   registerEvalCommands(program);
   registerTrialsCommand(program);
   registerBuildCommand(program);
+  registerSidecarCommands(program);
   registerDevCommands(program);
   return program;
 }
@@ -38,6 +40,10 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof ConfigError) {
       process.stderr.write(`error: ${e.message}\n`);
       return EXIT.badInput;
+    }
+    if (e instanceof SidecarReplyError) {
+      process.stderr.write(`error: ${e.message}\n`);
+      return 1;
     }
     if (e instanceof TemporalUnreachableError) {
       process.stderr.write(`error: ${e.message}\n`);

@@ -22,6 +22,11 @@ export const EvalSettings = z.strictObject({
   taskAttempts: z.number().int().min(1),
   heartbeatTimeoutSec: z.number().positive(),
   chunkSize: z.number().int().min(1),
+  /**
+   * Isolation of the candidate's harness (the eval sidecar sets these): run harbor as this OS user, with only
+   * PATH/HOME/LANG plus `harbor.env` and the named variables of this process's environment.
+   */
+  isolation: z.strictObject({ runAs: z.string().nullable(), passEnv: z.array(z.string()) }).optional(),
 });
 export type EvalSettings = z.infer<typeof EvalSettings>;
 

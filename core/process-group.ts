@@ -17,6 +17,10 @@ export interface GroupRunOptions {
   graceMs?: number;
   /** Called once the process has started (e.g. to record its pid for takeover). */
   onStart?: (pid: number) => void;
+  /** Replace the environment instead of extending this process's. */
+  cleanEnv?: boolean;
+  uid?: number;
+  gid?: number;
 }
 
 export interface GroupRunResult {
@@ -66,7 +70,8 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
     const child = execa(argv[0]!, argv.slice(1), {
       cwd: opts.cwd,
       env: opts.env,
-      extendEnv: true,
+      extendEnv: !opts.cleanEnv,
+      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
       detached: true,
       stdin: 'ignore',
       stdout: { file: opts.logFile, append: true },

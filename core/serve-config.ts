@@ -66,6 +66,8 @@ export const ServeConfig = z.strictObject({
   secrets: z.array(z.string()),
   harness_user: z.string(),
   timeout_sec: z.number().positive(),
+  /** How soon a nested evaluation moves on from a dead worker (seconds). */
+  heartbeat_timeout_sec: z.number().positive().default(60),
   max_concurrency: z.number().int().min(1),
   paths: z.strictObject({ home: z.string(), agent_volume: z.string(), admin_volume: z.string(), token_path: z.string() }),
   mode_b: z
@@ -83,6 +85,7 @@ export const ServeConfig = z.strictObject({
     })
     .optional(),
   host: z.string(),
-  port: z.number().int().min(1).max(65535),
+  /** 0 = any free port. */
+  port: z.number().int().min(0).max(65535),
 });
 export type ServeConfig = z.infer<typeof ServeConfig>;

@@ -1,0 +1,185 @@
+/** The eval sidecar (`vero serve`) and its agent-side client: eval, budget, submit, finalize. */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { ConfigError } from '../core/errors';
+import { serve } from '../sidecar/serve';
+import { parseIntFlag } from './options';
+
+export class SidecarReplyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sidecarUrl(flag?: string): URL {
+  const raw = flag ?? process.env.VERO_EVAL_URL;
+  if (!raw) throw new ConfigError('VERO_EVAL_URL is not set (the compiled task sets it to the eval sidecar); or pass --url');
+  try {
+    return new URL(raw);
+  } catch {
+    throw new ConfigError(`VERO_EVAL_URL: "${raw}" is not a URL`);
+  }
+}
+
+/** JSON over node:http with no client timeout: an evaluation may take hours. */
+export function call(
+  base: URL,
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  const url = new URL(route, base);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method,
+        headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          let json: unknown = null;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = null;
+          }
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve(json);
+          else
+            reject(
+              new SidecarReplyError(
+                status,
+                `eval sidecar replied ${status}: ${(json as { error?: string } | null)?.error ?? text.slice(0, 500)}`,
+              ),
+            );
+        });
+      },
+    );
+    req.on('error', (e) => reject(new SidecarReplyError(0, `cannot reach the eval sidecar at ${base.href}: ${e.message}`)));
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+const out = (v: unknown, json?: boolean, text?: () => string) =>
+  process.stdout.write(`${json || !text ? JSON.stringify(v, null, 2) : text()}\n`);
+
+export function registerSidecarCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('run the eval sidecar of a compiled task (metered evaluations, hidden splits, finalize)')
+    .requiredOption('--config <serve.json>', 'the serve config written by `vero build`')
+    .option('--address <host:port>', 'an existing Temporal server (default: start one, SQLite under the home dir)')
+    .option('--task-queue <queue>', 'task queue of the in-process worker', 'vero-sidecar')
+    .option('--port <port>', 'override the config port (0 = any free port)', parseIntFlag('--port'))
+    .option('--host <host>', 'override the config host')
+    .action(async (o: { config: string; address?: string; taskQueue: string; port?: number; host?: string }) => {
+      const s = await serve(o.config, { address: o.address, taskQueue: o.taskQueue, port: o.port, host: o.host });
+      process.stdout.write(`listening on ${s.port}\n`);
+      let closing = false;
+      const stop = () => {
+        if (closing) return;
+        closing = true;
+        void s.close().then(() => process.exit(0));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      await new Promise(() => undefined);
+    });
+
+  program
+    .command('eval')
+    .description('evaluate a committed candidate on a split through the eval sidecar (spends budget)')
+    .requiredOption('--split <split>', 'the split to evaluate on')
+    .option('--commit <ref>', 'commit to evaluate (default HEAD of /workspace/agent)')
+    .option('--num-samples <n>', 'evaluate the first N samples only', parseIntFlag('--num-samples'))
+    .option('--sample-ids <ids>', 'comma-separated sample ids')
+    .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { split: string; commit?: string; numSamples?: number; sampleIds?: string; url?: string; json?: boolean }) => {
+      const body = {
+        split: o.split,
+        commit: o.commit,
+        num_samples: o.numSamples,
+        sample_ids: o.sampleIds?.split(',').map((x) => Number(x.trim())),
+      };
+      const r = (await call(sidecarUrl(o.url), 'POST', '/eval', body)) as {
+        commit: string;
+        split: string;
+        n_samples: number;
+        n_errors: number;
+        mean_score: number;
+        result_path: string | null;
+        budget_remaining: unknown;
+      };
+      out(
+        r,
+        o.json,
+        () =>
+          `${r.split} @ ${r.commit.slice(0, 12)}: mean score ${r.mean_score.toFixed(3)} over ${r.n_samples} sample(s)${r.n_errors ? `, ${r.n_errors} error(s) counted as 0` : ''}${r.result_path ? `\nresults: ${r.result_path}` : ''}\nbudget left: ${JSON.stringify(r.budget_remaining)}`,
+      );
+    });
+
+  program
+    .command('budget')
+    .description('splits, what you may see of each, and the remaining eval budget')
+    .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { url?: string; json?: boolean }) => {
+      const r = (await call(sidecarUrl(o.url), 'GET', '/status')) as {
+        splits: { split: string; access: string; agent_evaluable: boolean; budget: Record<string, number | null> | null }[];
+      };
+      out(r, o.json, () =>
+        r.splits
+          .map(
+            (s) =>
+              `${s.split.padEnd(12)} ${s.access.padEnd(13)} ${s.agent_evaluable ? `runs left ${s.budget?.remaining_run_budget ?? '∞'}, samples left ${s.budget?.remaining_sample_budget ?? '∞'}` : 'not evaluable'}`,
+          )
+          .join('\n'),
+      );
+    });
+
+  program
+    .command('submit')
+    .description('nominate the candidate to be graded (when the task enables it)')
+    .option('--commit <ref>', 'commit to submit (default HEAD)')
+    .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
+    .action(async (o: { commit?: string; url?: string }) => {
+      const r = (await call(sidecarUrl(o.url), 'POST', '/submit', { commit: o.commit })) as { submitted_commit: string };
+      process.stdout.write(`submitted ${r.submitted_commit}\n`);
+    });
+
+  program
+    .command('finalize')
+    .description('(verifier) score the chosen candidate on the target splits and write the reward file')
+    .requiredOption('--token-file <file>', 'the admin token')
+    .requiredOption('--output <file>', 'where to write {reward_key: score}')
+    .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
+    .action(async (o: { tokenFile: string; output: string; url?: string }) => {
+      let token: string;
+      try {
+        token = fs.readFileSync(o.tokenFile, 'utf8').trim();
+      } catch (e) {
+        throw new ConfigError(`--token-file: cannot read ${o.tokenFile} (${(e as NodeJS.ErrnoException).code})`);
+      }
+      const r = (await call(sidecarUrl(o.url), 'POST', '/finalize', {}, { authorization: `Bearer ${token}` })) as {
+        rewards: Record<string, number>;
+        commit: string | null;
+        reason: string;
+      };
+      fs.mkdirSync(path.dirname(path.resolve(o.output)), { recursive: true });
+      fs.writeFileSync(o.output, JSON.stringify(r.rewards));
+      process.stderr.write(`finalize: ${r.commit ?? 'no candidate'}: ${r.reason}\n`);
+    });
+}

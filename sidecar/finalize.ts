@@ -1,0 +1,76 @@
+/**
+ * Choosing the graded candidate and scoring it on the target splits, on the trusted side. Never a crash for
+ * "no candidate": the rewards are the floor (0.0 per target) with the reason stated.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ServeConfig } from '../core/serve-config';
+import type { Engine } from './engine';
+import type { CandidateRegistry } from './registry';
+
+export interface FinalizeResult {
+  rewards: Record<string, number>;
+  commit: string | null;
+  reason: string;
+  shortlist?: { commit: string; recorded: number; rescored: number }[];
+}
+
+async function fullScore(engine: Engine, commit: string, split: string): Promise<number> {
+  const { ids } = engine.select(split, {});
+  return (await engine.evaluate(commit, split, ids)).meanScore;
+}
+
+export async function chooseCommit(
+  cfg: ServeConfig,
+  engine: Engine,
+  registry: CandidateRegistry,
+): Promise<{ commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist'] }> {
+  if (cfg.reward_mode === 'submit') {
+    const file = path.join(cfg.paths.admin_volume, 'submission.json');
+    if (!fs.existsSync(file)) return { commit: null, reason: 'no candidate was submitted' };
+    return { commit: (JSON.parse(fs.readFileSync(file, 'utf8')) as { commit: string }).commit, reason: 'submitted candidate' };
+  }
+  // auto_best: the recorded scores only shortlist; every shortlisted commit is re-scored on the full selection split.
+  const best = new Map<string, { score: number; seq: number }>();
+  for (const r of registry.list()) {
+    if (r.split !== cfg.selection_split || r.admin || r.commit === cfg.base_commit) continue;
+    const prev = best.get(r.commit);
+    if (!prev || r.mean_score > prev.score) best.set(r.commit, { score: r.mean_score, seq: prev?.seq ?? r.seq });
+  }
+  const shortlist = [...best.entries()].sort((a, b) => b[1].score - a[1].score || a[1].seq - b[1].seq).slice(0, cfg.auto_best_k);
+  if (shortlist.length === 0)
+    return { commit: null, reason: `no candidate was evaluated on "${cfg.selection_split}" (baseline evaluations do not count)` };
+  const rescored: NonNullable<FinalizeResult['shortlist']> = [];
+  for (const [commit, rec] of shortlist)
+    rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
+  let winner = rescored[0]!;
+  for (const r of rescored) if (r.rescored > winner.rescored) winner = r; // ties: the earlier shortlist position
+  if (cfg.baseline_floor) {
+    const base = await fullScore(engine, cfg.base_commit, cfg.selection_split);
+    if (winner.rescored <= base)
+      return {
+        commit: cfg.base_commit,
+        reason: `no candidate beat the baseline (${base.toFixed(3)}) on "${cfg.selection_split}"`,
+        shortlist: rescored,
+      };
+  }
+  return {
+    commit: winner.commit,
+    reason: `best of ${rescored.length} re-scored candidate(s) on "${cfg.selection_split}"`,
+    shortlist: rescored,
+  };
+}
+
+export async function finalize(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<FinalizeResult> {
+  const choice = await chooseCommit(cfg, engine, registry);
+  const rewards: Record<string, number> = {};
+  if (!choice.commit) {
+    for (const t of cfg.targets) rewards[t.reward_key] = 0.0;
+    return { rewards, commit: null, reason: `${choice.reason}: floor rewards` };
+  }
+  for (const t of cfg.targets) {
+    const { ids } = engine.select(t.split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
+    rewards[t.reward_key] = (await engine.evaluate(choice.commit, t.split, ids)).meanScore;
+  }
+  return { rewards, commit: choice.commit, reason: choice.reason, ...(choice.shortlist ? { shortlist: choice.shortlist } : {}) };
+}

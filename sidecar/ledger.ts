@@ -1,0 +1,94 @@
+/**
+ * The eval budget. Check-and-reserve is atomic (one mutex, one process), and the reservation is durable before
+ * the evaluation starts. A restart reloads it (no refill); a corrupt ledger fails closed; nothing is refunded.
+ */
+import * as fs from 'node:fs';
+import { z } from 'zod';
+import type { ServeConfig } from '../core/serve-config';
+import { Mutex, writeJsonDurable } from './atomic-file';
+import { budgetExceeded, notEvaluable } from './errors';
+
+const Entry = z.strictObject({
+  total_run_budget: z.number().int().nullable(),
+  remaining_run_budget: z.number().int().nullable(),
+  total_sample_budget: z.number().int().nullable(),
+  remaining_sample_budget: z.number().int().nullable(),
+  max_samples_per_run: z.number().int().nullable(),
+});
+const LedgerFile = z.strictObject({
+  schema_version: z.literal(1),
+  budgets: z.record(z.string(), Entry),
+  reservations: z.array(
+    z.strictObject({ id: z.number().int(), split: z.string(), n: z.number().int(), commit: z.string(), at: z.string() }),
+  ),
+});
+type LedgerFile = z.infer<typeof LedgerFile>;
+export type BudgetEntry = z.infer<typeof Entry>;
+
+export class LedgerCorruptError extends Error {}
+
+export class Ledger {
+  private readonly mutex = new Mutex();
+  private constructor(
+    private readonly file: string,
+    private state: LedgerFile,
+  ) {}
+
+  /** Loads the ledger, or creates it from the configured budgets on first start. */
+  static open(file: string, budgets: ServeConfig['budgets']): Ledger {
+    if (fs.existsSync(file)) {
+      let parsed: LedgerFile;
+      try {
+        parsed = LedgerFile.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+      } catch (e) {
+        throw new LedgerCorruptError(
+          `budget ledger ${file} is unreadable or invalid (${(e as Error).message.split('\n')[0]}); refusing to start rather than refill the budget`,
+        );
+      }
+      return new Ledger(file, parsed);
+    }
+    const state: LedgerFile = { schema_version: 1, budgets: {}, reservations: [] };
+    for (const b of budgets) {
+      state.budgets[b.split] = {
+        total_run_budget: b.total_run_budget ?? null,
+        remaining_run_budget: b.total_run_budget ?? null,
+        total_sample_budget: b.total_sample_budget ?? null,
+        remaining_sample_budget: b.total_sample_budget ?? null,
+        max_samples_per_run: b.max_samples_per_run ?? null,
+      };
+    }
+    writeJsonDurable(file, state);
+    return new Ledger(file, state);
+  }
+
+  remaining(split: string): BudgetEntry | null {
+    return this.state.budgets[split] ?? null;
+  }
+
+  all(): Record<string, BudgetEntry> {
+    return structuredClone(this.state.budgets);
+  }
+
+  /** Reserves one run of `n` samples, or throws without spending anything. */
+  reserve(split: string, n: number, commit: string): Promise<BudgetEntry> {
+    return this.mutex.run(() => {
+      const b = this.state.budgets[split];
+      if (!b) throw notEvaluable(`split "${split}" has no eval budget: it is not evaluable`);
+      if (b.remaining_run_budget !== null && b.remaining_run_budget < 1)
+        throw budgetExceeded(`run budget of split "${split}" is exhausted`);
+      if (b.remaining_sample_budget !== null && b.remaining_sample_budget < n) {
+        throw budgetExceeded(`split "${split}": ${n} sample(s) requested, ${b.remaining_sample_budget} left in the sample budget`);
+      }
+      if (b.max_samples_per_run !== null && n > b.max_samples_per_run)
+        throw budgetExceeded(`split "${split}": at most ${b.max_samples_per_run} sample(s) per run, ${n} requested`);
+      const next = structuredClone(this.state);
+      const e = next.budgets[split]!;
+      if (e.remaining_run_budget !== null) e.remaining_run_budget -= 1;
+      if (e.remaining_sample_budget !== null) e.remaining_sample_budget -= n;
+      next.reservations.push({ id: next.reservations.length + 1, split, n, commit, at: new Date().toISOString() });
+      writeJsonDurable(this.file, next); // durable before the evaluation starts
+      this.state = next;
+      return structuredClone(e);
+    });
+  }
+}

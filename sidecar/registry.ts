@@ -1,0 +1,47 @@
+/** What was evaluated, with which score: persisted, so a restart keeps the candidates auto_best chooses from. */
+import * as fs from 'node:fs';
+import { z } from 'zod';
+import { Mutex, writeJsonDurable } from './atomic-file';
+
+const Record_ = z.strictObject({
+  commit: z.string(),
+  split: z.string(),
+  n_samples: z.number().int(),
+  full_split: z.boolean(),
+  mean_score: z.number(),
+  n_errors: z.number().int(),
+  admin: z.boolean(),
+  seq: z.number().int(),
+  evaluated_at: z.string(),
+});
+export type EvalRecord = z.infer<typeof Record_>;
+const File_ = z.strictObject({ schema_version: z.literal(1), records: z.array(Record_) });
+
+export class CandidateRegistry {
+  private readonly mutex = new Mutex();
+  private constructor(
+    private readonly file: string,
+    private records: EvalRecord[],
+  ) {}
+
+  static open(file: string): CandidateRegistry {
+    if (!fs.existsSync(file)) return new CandidateRegistry(file, []);
+    try {
+      return new CandidateRegistry(file, File_.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).records);
+    } catch (e) {
+      throw new Error(`candidate registry ${file} is unreadable (${(e as Error).message.split('\n')[0]})`);
+    }
+  }
+
+  add(r: Omit<EvalRecord, 'seq' | 'evaluated_at'>): Promise<void> {
+    return this.mutex.run(() => {
+      const next = [...this.records, { ...r, seq: this.records.length + 1, evaluated_at: new Date().toISOString() }];
+      writeJsonDurable(this.file, { schema_version: 1, records: next });
+      this.records = next;
+    });
+  }
+
+  list(): EvalRecord[] {
+    return [...this.records];
+  }
+}

@@ -1,0 +1,77 @@
+/** `vero serve`: starts the eval sidecar (ledger, registry, token, Temporal worker, HTTP API). */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer, DevServer } from '../core/dev-server';
+import { ConfigError, formatZodIssues } from '../core/errors';
+import { ServeConfig } from '../core/serve-config';
+import { findTemporalCli } from '../core/temporal-cli';
+import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
+import { Engine } from './engine';
+import { Ledger } from './ledger';
+import { CandidateRegistry } from './registry';
+import { buildServer } from './server';
+import { createAdminToken } from './token';
+
+export function loadServeConfig(file: string): ServeConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`${file}: cannot read the serve config (${(e as Error).message.split('\n')[0]})`);
+  }
+  const parsed = ServeConfig.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file));
+  return parsed.data;
+}
+
+export interface ServeOptions {
+  /** An existing Temporal server; default: a dev server of the sidecar's own, SQLite under the home dir. */
+  address?: string;
+  taskQueue?: string;
+  port?: number;
+  host?: string;
+}
+
+export async function serve(configFile: string, opts: ServeOptions = {}): Promise<{ close(): Promise<void>; port: number }> {
+  installCliRuntimeLogger();
+  const cfg = loadServeConfig(configFile);
+  const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sidecar: ${line}\n`);
+  for (const dir of [cfg.paths.home, cfg.paths.admin_volume, cfg.paths.agent_volume]) fs.mkdirSync(dir, { recursive: true });
+  fs.chmodSync(cfg.paths.admin_volume, 0o700);
+  const ledger = Ledger.open(path.join(cfg.paths.admin_volume, 'ledger.json'), cfg.budgets);
+  const registry = CandidateRegistry.open(path.join(cfg.paths.admin_volume, 'candidates.json'));
+  const token = createAdminToken(cfg.paths.token_path);
+
+  let devServer: DevServer | null = null;
+  let address = opts.address;
+  if (!address) {
+    devServer = await startDevServer({
+      temporalCli: findTemporalCli(),
+      dbFile: path.join(cfg.paths.home, 'temporal.db'),
+      logFile: path.join(cfg.paths.home, 'temporal.log'),
+    });
+    address = devServer.address;
+  }
+  const taskQueue = opts.taskQueue ?? 'vero-sidecar';
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  const { worker, connection: workerConnection } = await createVeroWorker({ address, namespace: 'default', taskQueue });
+  const running = worker.run();
+  const engine = new Engine(cfg, { client, taskQueue });
+  const app = buildServer({ cfg, engine, ledger, registry, token, log });
+  await app.listen({ host: opts.host ?? cfg.host, port: opts.port ?? cfg.port });
+  const port = (app.server.address() as { port: number }).port;
+  log(`serving ${cfg.task_name} (mode ${cfg.mode}) on ${opts.host ?? cfg.host}:${port}; Temporal ${address}`);
+  return {
+    port,
+    close: async () => {
+      await app.close();
+      worker.shutdown();
+      await running;
+      await workerConnection.close();
+      await connection.close();
+      await devServer?.stop();
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/** The eval sidecar's HTTP API. JSON bodies are validated with zod; errors map to statuses and leak nothing hidden. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Fastify, { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ServeConfig } from '../core/serve-config';
+import { writeJsonDurable } from './atomic-file';
+import { transferCommit } from './commit-transfer';
+import type { Engine } from './engine';
+import { conflict, forbidden, notEvaluable, SidecarError } from './errors';
+import { finalize } from './finalize';
+import type { Ledger } from './ledger';
+import type { CandidateRegistry } from './registry';
+import { routeResults } from './results-routing';
+import { tokenMatches } from './token';
+
+const EvalBody = z.strictObject({
+  split: z.string().min(1),
+  dataset_id: z.string().optional(),
+  commit: z.string().min(1).optional(),
+  sample_ids: z.array(z.number().int()).optional(),
+  num_samples: z.number().int().optional(),
+});
+const SubmitBody = z.strictObject({ commit: z.string().min(1).optional() });
+
+export interface SidecarDeps {
+  cfg: ServeConfig;
+  engine: Engine;
+  ledger: Ledger;
+  registry: CandidateRegistry;
+  token: string;
+  log: (line: string) => void;
+}
+
+export function buildServer(d: SidecarDeps): FastifyInstance {
+  const { cfg, engine, ledger, registry } = d;
+  // Evaluations can take hours: no server-side request timeout (Node's default is 5 minutes).
+  const app = Fastify({ logger: false, bodyLimit: 1 << 20, requestTimeout: 0, connectionTimeout: 0 });
+
+  app.setErrorHandler((err, _req, reply) => {
+    if (err instanceof SidecarError) return reply.status(err.status).send({ error: err.message });
+    if (err instanceof z.ZodError)
+      return reply
+        .status(400)
+        .send({ error: `invalid request: ${err.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}` });
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) return reply.status(status).send({ error: err.message });
+    d.log(`internal error: ${err.stack ?? err.message}`);
+    return reply.status(500).send({ error: 'internal error in the eval sidecar (details are in its log)' });
+  });
+
+  app.get('/health', async () => ({ ok: true }));
+
+  app.get('/status', async () => ({
+    task: cfg.task_name,
+    reward_mode: cfg.reward_mode,
+    selection_split: cfg.selection_split,
+    submit_enabled: cfg.submit_enabled,
+    splits: cfg.splits.map((s) => {
+      const b = ledger.remaining(s.split);
+      return {
+        split: s.split,
+        access: s.access,
+        agent_evaluable: s.access !== 'no_access' && b !== null,
+        budget: s.access === 'no_access' ? null : b,
+      };
+    }),
+  }));
+
+  app.post('/eval', async (req) => {
+    const body = EvalBody.parse(req.body ?? {});
+    if (body.dataset_id !== undefined && body.dataset_id !== cfg.task_name)
+      throw notEvaluable(`unknown dataset_id "${body.dataset_id}" (this task's is "${cfg.task_name}")`);
+    // 1. Tier gate, fail closed: an unlisted split is no_access.
+    const access = engine.tier(body.split);
+    if (access === 'no_access') throw notEvaluable(`split "${body.split}" is not evaluable`);
+    // 2. Which samples, and which commit (a request rejected here costs nothing).
+    const { ids, full } = engine.select(body.split, { sample_ids: body.sample_ids, num_samples: body.num_samples });
+    const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
+    // 3. Atomic, durable reservation; never refunded.
+    const remaining = await ledger.reserve(body.split, ids.length, commit);
+    // 4. The evaluation itself, then what the agent may see of it.
+    const out = await engine.evaluate(commit, body.split, ids);
+    await registry.add({
+      commit,
+      split: body.split,
+      n_samples: ids.length,
+      full_split: full,
+      mean_score: out.meanScore,
+      n_errors: out.nErrors,
+      admin: false,
+    });
+    const summary = {
+      commit,
+      split: body.split,
+      n_samples: ids.length,
+      n_errors: out.nErrors,
+      mean_score: out.meanScore,
+      status: out.nErrors ? 'completed_with_errors' : 'completed',
+    };
+    const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
+    return { ...summary, result_path: resultDir, budget_remaining: remaining };
+  });
+
+  app.post('/submit', async (req) => {
+    if (!cfg.submit_enabled) throw conflict('submit is disabled for this task');
+    const body = SubmitBody.parse(req.body ?? {});
+    const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
+    writeJsonDurable(path.join(cfg.paths.admin_volume, 'submission.json'), { commit, at: new Date().toISOString() });
+    return { submitted_commit: commit };
+  });
+
+  app.post('/finalize', async (req) => {
+    const header = req.headers.authorization;
+    const given = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
+    if (!tokenMatches(d.token, given)) throw forbidden('a valid admin token is required');
+    const result = await finalize(cfg, engine, registry);
+    d.log(`finalize: commit ${result.commit ?? '(none)'}: ${result.reason}`);
+    fs.mkdirSync(cfg.paths.admin_volume, { recursive: true });
+    writeJsonDurable(path.join(cfg.paths.admin_volume, 'finalize.json'), result);
+    return result;
+  });
+
+  return app;
+}

@@ -1,0 +1,343 @@
+/**
+ * The eval sidecar as a real process: real HTTP, the test Temporal server, the Harbor stand-in, real git repos.
+ */
+import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { compileTask } from '../../compiler/compile';
+import { ServeConfig } from '../../core/serve-config';
+import { agentRepo, DATASET, ROOT, STANDIN, tempDir } from '../helpers/fixtures';
+import { address, uniqueQueue } from '../helpers/temporal';
+
+jest.setTimeout(180_000);
+const VERO = path.join(ROOT, 'bin', 'vero');
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-C', cwd, '-c', 'user.name=opt', '-c', 'user.email=opt@x', '-c', 'commit.gpgsign=false', ...args], {
+    encoding: 'utf8',
+  }).trim();
+
+interface Sidecar {
+  url: string;
+  proc: ChildProcess;
+  log: () => string;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+interface Setup {
+  dir: string;
+  serveFile: string;
+  cfg: ServeConfig;
+  work: string;
+  queue: string;
+}
+
+/** Compiles the mode B example, then points its serve config at host paths (the container paths of a real task). */
+async function setup(
+  over: { budgets?: unknown[]; scenario?: unknown; timeScale?: string; reward_mode?: string; submit_enabled?: boolean } = {},
+): Promise<Setup> {
+  const dir = tempDir('vero-sidecar-');
+  const repo = agentRepo(dir);
+  const build = path.join(dir, 'build.yaml');
+  fs.writeFileSync(
+    build,
+    stringify({
+      name: 'test/opt',
+      agent_repo: repo,
+      mode: 'B',
+      inner_task: DATASET,
+      harbor: { command: [STANDIN], agent: 'agent:MiniAgent' },
+      partition: {
+        train: ['hello-world', 'count-words', 'reverse-string'],
+        validation: ['sum-numbers', 'fix-csv-parser'],
+        test: ['add-cli-flag'],
+      },
+      splits: [
+        { split: 'train', access: 'viewable' },
+        { split: 'validation', access: 'non_viewable' },
+        { split: 'test', access: 'no_access' },
+      ],
+      budgets: over.budgets ?? [
+        { split: 'train', total_run_budget: 5 },
+        { split: 'validation', total_run_budget: 3 },
+      ],
+      selection_split: 'validation',
+      targets: [{ split: 'test', reward_key: 'reward' }],
+      reward_mode: over.reward_mode ?? 'auto_best',
+      submit_enabled: over.submit_enabled ?? false,
+      secrets: [],
+    }),
+  );
+  const task = path.join(dir, 'task');
+  await compileTask(build, task);
+  const work = path.join(dir, 'workspace-agent');
+  fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
+  const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
+  const env: Record<string, string> = {
+    HARBOR_STANDIN_TIME_SCALE: over.timeScale ?? '0',
+    HARBOR_STANDIN_LOG: path.join(dir, 'harbor.jsonl'),
+  };
+  if (over.scenario) env.HARBOR_STANDIN_SCENARIO = JSON.stringify(over.scenario);
+  const hostCfg: ServeConfig = {
+    ...cfg,
+    repo_path: path.join(task, 'environment', 'agent-baseline'),
+    agent_repo_path: work,
+    paths: {
+      home: path.join(dir, 'home'),
+      agent_volume: path.join(dir, 'agent-results'),
+      admin_volume: path.join(dir, 'admin'),
+      token_path: path.join(dir, 'token', 'admin.token'),
+    },
+    mode_b: { ...cfg.mode_b!, task_source: { path: DATASET }, harbor: { ...cfg.mode_b!.harbor, env } },
+    harness_user: 'vero-no-such-user',
+    heartbeat_timeout_sec: 5,
+    port: 0,
+    host: '127.0.0.1',
+  };
+  const serveFile = path.join(dir, 'serve.json');
+  fs.writeFileSync(serveFile, JSON.stringify(hostCfg, null, 2));
+  return { dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('sidecar') };
+}
+
+async function startSidecar(s: Setup): Promise<Sidecar> {
+  const proc = spawn(VERO, ['serve', '--config', s.serveFile, '--address', address(), '--task-queue', s.queue], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  for (let i = 0; i < 300 && !/listening on \d+/.test(stdout); i++) {
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const port = /listening on (\d+)/.exec(stdout)?.[1];
+  if (!port) throw new Error(`sidecar did not start: ${stderr}`);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    proc,
+    log: () => stdout + stderr,
+    stop: async (signal = 'SIGTERM') => {
+      proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+function cli(args: string[], url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(VERO, args, { env: { ...process.env, VERO_EVAL_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function post(
+  url: string,
+  route: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+}
+
+/** The optimizer's move: make the candidate solve everything, and commit. */
+function commitImprovement(work: string, solves: string[] = ['*']): string {
+  fs.writeFileSync(path.join(work, 'harbor-standin-agent.json'), JSON.stringify({ solves }));
+  git(work, 'add', '-A');
+  git(work, 'commit', '-q', '-m', 'solve everything');
+  return git(work, 'rev-parse', 'HEAD');
+}
+
+function listFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+}
+
+test('the optimizer loop: commit → eval → budget → finalize → reward.json; tiers shape what the agent sees', async () => {
+  const s = await setup();
+  const side = await startSidecar(s);
+  try {
+    // The token exists with mode 0600 and never appears in the sidecar's output.
+    const tokenStat = fs.statSync(s.cfg.paths.token_path);
+    expect(tokenStat.mode & 0o777).toBe(0o600);
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    expect(token.length).toBeGreaterThanOrEqual(40);
+
+    // Baseline evaluation (creates no candidate for auto_best).
+    const base = await cli(['eval', '--split', 'validation', '--json'], side.url);
+    expect(base.code).toBe(0);
+    const baseReply = JSON.parse(base.stdout) as { commit: string; mean_score: number; budget_remaining: { remaining_run_budget: number } };
+    expect(baseReply.commit).toBe(s.cfg.base_commit);
+    expect(baseReply.budget_remaining.remaining_run_budget).toBe(2);
+
+    const candidate = commitImprovement(s.work);
+    const ev = await cli(['eval', '--split', 'validation'], side.url);
+    expect(ev.code).toBe(0);
+    expect(ev.stdout).toContain(`validation @ ${candidate.slice(0, 12)}: mean score 1.000 over 2 sample(s)`);
+    // non_viewable: the aggregate only.
+    const valDir = path.join(s.cfg.paths.agent_volume, 'results', `validation__${candidate.slice(0, 12)}`);
+    expect(listFiles(valDir)).toEqual(['summary.json']);
+    // viewable: per-sample files too.
+    expect((await cli(['eval', '--split', 'train', '--num-samples', '2'], side.url)).code).toBe(0);
+    expect(listFiles(path.join(s.cfg.paths.agent_volume, 'results', `train__${candidate.slice(0, 12)}`))).toEqual([
+      '0.json',
+      '1.json',
+      'summary.json',
+    ]);
+
+    const budget = await cli(['budget', '--json'], side.url);
+    const splits = (
+      JSON.parse(budget.stdout) as {
+        splits: { split: string; access: string; agent_evaluable: boolean; budget: { remaining_run_budget: number } | null }[];
+      }
+    ).splits;
+    expect(splits.find((x) => x.split === 'validation')).toMatchObject({ agent_evaluable: true, budget: { remaining_run_budget: 1 } });
+    expect(splits.find((x) => x.split === 'train')).toMatchObject({ budget: { remaining_run_budget: 4 } });
+    expect(splits.find((x) => x.split === 'test')).toEqual({ split: 'test', access: 'no_access', agent_evaluable: false, budget: null });
+
+    // The hidden split is not evaluable, and neither is a split nobody listed (fail closed).
+    for (const split of ['test', 'dev']) {
+      const r = await cli(['eval', '--split', split], side.url);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`error: eval sidecar replied 400: split "${split}" is not evaluable\n`);
+    }
+    expect(await post(side.url, '/finalize', {})).toEqual({ status: 403, json: { error: 'a valid admin token is required' } });
+    expect((await post(side.url, '/finalize', {}, { authorization: 'Bearer wrong' })).status).toBe(403);
+
+    const rewardFile = path.join(s.dir, 'logs', 'verifier', 'reward.json');
+    const fin = await cli(['finalize', '--token-file', s.cfg.paths.token_path, '--output', rewardFile], side.url);
+    expect(fin.code).toBe(0);
+    // The candidate solves add-cli-flag (the hidden test task); the baseline does not.
+    expect(JSON.parse(fs.readFileSync(rewardFile, 'utf8'))).toEqual({ reward: 1 });
+    expect(fin.stderr).toContain(`finalize: ${candidate}`);
+    // Nothing about the hidden split reached the agent-visible volume.
+    expect(listFiles(path.join(s.cfg.paths.agent_volume, 'results')).filter((f) => f.startsWith('test'))).toEqual([]);
+    expect(side.log()).not.toContain(token);
+  } finally {
+    await side.stop();
+  }
+});
+
+test('budget: exhaustion is 429 and costs nothing; 20 concurrent requests never overspend', async () => {
+  const s = await setup({
+    budgets: [
+      { split: 'train', total_run_budget: 5 },
+      { split: 'validation', total_run_budget: 1, total_sample_budget: 2 },
+    ],
+  });
+  const side = await startSidecar(s);
+  try {
+    const replies = await Promise.all(Array.from({ length: 20 }, () => post(side.url, '/eval', { split: 'train', num_samples: 1 })));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(replies.filter((r) => r.status === 429)).toHaveLength(15);
+    expect(replies.find((r) => r.status === 429)!.json.error).toBe('run budget of split "train" is exhausted');
+    const ledger = JSON.parse(fs.readFileSync(path.join(s.cfg.paths.admin_volume, 'ledger.json'), 'utf8')) as {
+      budgets: Record<string, { remaining_run_budget: number }>;
+      reservations: unknown[];
+    };
+    expect(ledger.budgets.train!.remaining_run_budget).toBe(0);
+    expect(ledger.reservations).toHaveLength(5);
+    const first = await cli(['eval', '--split', 'validation'], side.url);
+    expect(first.code).toBe(0);
+    const second = await cli(['eval', '--split', 'validation'], side.url);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('eval sidecar replied 429: run budget of split "validation" is exhausted');
+    // A request that fails validation is rejected before any reservation.
+    expect((await post(side.url, '/eval', { split: 'train', sample_ids: [99] })).status).toBe(400);
+    expect((await post(side.url, '/eval', { split: 'train', bogus: 1 })).status).toBe(400);
+    expect((await post(side.url, '/eval', { split: 'train', commit: 'no-such-ref' })).json.error).toMatch(
+      /commit "no-such-ref" could not be fetched from the agent repo/,
+    );
+  } finally {
+    await side.stop();
+  }
+});
+
+test('a restart in the middle of an evaluation does not refill the budget; candidates survive; a corrupt ledger fails closed', async () => {
+  const s = await setup({ scenario: { default: { reward: 1, duration_ms: 4000 } }, timeScale: '1' });
+  const first = await startSidecar(s);
+  const candidate = commitImprovement(s.work);
+  const pending = post(first.url, '/eval', { split: 'validation' }).catch(() => null);
+  for (let i = 0; i < 100 && !fs.existsSync(path.join(s.dir, 'harbor.jsonl')); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await first.stop('SIGKILL')).toBeNull();
+  await pending;
+  const second = await startSidecar(s);
+  try {
+    const status = (await (await fetch(`${second.url}/status`)).json()) as {
+      splits: { split: string; budget: { remaining_run_budget: number } | null }[];
+    };
+    expect(status.splits.find((x) => x.split === 'validation')!.budget!.remaining_run_budget).toBe(2);
+    // A completed evaluation is in the registry after a restart, and finalize picks it.
+    const ok = await post(second.url, '/eval', { split: 'validation' });
+    expect(ok.status).toBe(200);
+  } finally {
+    await second.stop('SIGKILL');
+  }
+  const third = await startSidecar(s);
+  try {
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(third.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 1 } });
+  } finally {
+    await third.stop();
+  }
+  fs.writeFileSync(path.join(s.cfg.paths.admin_volume, 'ledger.json'), '{"schema_version": 1, "budgets": {');
+  const r = spawnSync(VERO, ['serve', '--config', s.serveFile, '--address', address(), '--task-queue', s.queue], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(r.status).not.toBe(0);
+  expect(r.stderr).toContain('refusing to start rather than refill the budget');
+});
+
+test('no candidate: finalize returns floor rewards and a reason, never a crash; submit mode grades the submission', async () => {
+  const s = await setup({ reward_mode: 'submit', submit_enabled: true });
+  const side = await startSidecar(s);
+  try {
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const none = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(none).toEqual({
+      status: 200,
+      json: { rewards: { reward: 0 }, commit: null, reason: 'no candidate was submitted: floor rewards' },
+    });
+    const candidate = commitImprovement(s.work, ['add-cli-flag']);
+    const sub = await cli(['submit'], side.url);
+    expect(sub.stdout).toBe(`submitted ${candidate}\n`);
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 1 }, reason: 'submitted candidate' });
+  } finally {
+    await side.stop();
+  }
+  const auto = await setup();
+  const side2 = await startSidecar(auto);
+  try {
+    const token = fs.readFileSync(auto.cfg.paths.token_path, 'utf8');
+    // Only the baseline was evaluated: it is not a candidate.
+    expect((await post(side2.url, '/eval', { split: 'validation' })).status).toBe(200);
+    const fin = await post(side2.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toEqual({
+      rewards: { reward: 0 },
+      commit: null,
+      reason: 'no candidate was evaluated on "validation" (baseline evaluations do not count): floor rewards',
+    });
+    expect((await post(side2.url, '/submit', {})).status).toBe(409);
+  } finally {
+    await side2.stop();
+  }
+});
+
+test('the agent-side CLI explains a missing sidecar URL', async () => {
+  const r = spawnSync(VERO, ['budget'], { encoding: 'utf8', env: { ...process.env, VERO_EVAL_URL: '' } });
+  expect(r.status).toBe(2);
+  expect(r.stderr).toContain('VERO_EVAL_URL is not set');
+});
