@@ -341,3 +341,109 @@ test('the agent-side CLI explains a missing sidecar URL', async () => {
   expect(r.status).toBe(2);
   expect(r.stderr).toContain('VERO_EVAL_URL is not set');
 });
+
+test('untrusted code: the nested harness gets only declared secrets; a non-root user cannot read the token', async () => {
+  const s = await setup();
+  // A launcher that records the environment harbor runs with, then runs the stand-in.
+  const envDump = path.join(s.dir, 'harness-env.txt');
+  const wrapper = path.join(s.dir, 'harbor-env-dump');
+  fs.writeFileSync(wrapper, `#!/bin/bash\nenv > ${envDump}\nexec ${STANDIN} "$@"\n`, { mode: 0o755 });
+  const cfg = {
+    ...s.cfg,
+    secrets: ['VERO_DECLARED_SECRET'],
+    mode_b: { ...s.cfg.mode_b!, harbor: { ...s.cfg.mode_b!.harbor, command: [wrapper] } },
+  };
+  fs.writeFileSync(s.serveFile, JSON.stringify(cfg));
+  const proc = spawn(VERO, ['serve', '--config', s.serveFile, '--address', address(), '--task-queue', s.queue], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, VERO_DECLARED_SECRET: 'declared-value', VERO_UNDECLARED_CANARY: 'must-not-leak' },
+  });
+  let stdout = '';
+  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  for (let i = 0; i < 300 && !/listening on \d+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 100));
+  const url = `http://127.0.0.1:${/listening on (\d+)/.exec(stdout)![1]}`;
+  try {
+    expect((await post(url, '/eval', { split: 'train', num_samples: 1 })).status).toBe(200);
+    const env = fs.readFileSync(envDump, 'utf8');
+    expect(env).toContain('VERO_DECLARED_SECRET=declared-value');
+    expect(env).not.toContain('must-not-leak');
+    expect(env).not.toContain('VERO_TEMPORAL');
+    // The token is root-owned 0600: another user gets nothing, even with every directory on the way open.
+    for (let d = path.dirname(s.cfg.paths.token_path); d !== path.dirname(s.dir); d = path.dirname(d)) fs.chmodSync(d, 0o755);
+    expect(spawnSync('ls', [path.dirname(s.cfg.paths.token_path)], { uid: 65534, gid: 65534, encoding: 'utf8' }).stdout).toContain(
+      'admin.token',
+    );
+    const asNobody = spawnSync('cat', [s.cfg.paths.token_path], { uid: 65534, gid: 65534, encoding: 'utf8' });
+    expect(asNobody.status).not.toBe(0);
+    expect(asNobody.stdout).toBe('');
+    expect(asNobody.stderr).toMatch(/Permission denied/);
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.on('exit', r));
+  }
+});
+
+test('mode A: untrusted inference in the candidate worktree, scored by the trusted scorer; labels never reach the agent', async () => {
+  const dir = tempDir('vero-mode-a-');
+  fs.cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), {
+    recursive: true,
+    filter: (p) => !p.includes(`${path.sep}agent-repo`),
+  });
+  agentRepo(path.join(dir, 'examples'));
+  const task = path.join(dir, 'task');
+  await compileTask(path.join(dir, 'examples', 'mode-a', 'build.yaml'), task, { skipSecretCheck: true });
+  const work = path.join(dir, 'workspace-agent');
+  fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
+  const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
+  const serveFile = path.join(dir, 'serve.json');
+  const hostCfg: ServeConfig = {
+    ...cfg,
+    repo_path: path.join(task, 'environment', 'agent-baseline'),
+    agent_repo_path: work,
+    paths: {
+      home: path.join(dir, 'home'),
+      agent_volume: path.join(dir, 'agent-results'),
+      admin_volume: path.join(dir, 'admin'),
+      token_path: path.join(dir, 'token', 'admin.token'),
+    },
+    mode_a: {
+      ...cfg.mode_a!,
+      dataset_dir: path.join(task, 'environment/sidecar/dataset'),
+      scorer: { ...cfg.mode_a!.scorer, cwd: path.join(task, 'environment/sidecar/scorer') },
+    },
+    port: 0,
+    host: '127.0.0.1',
+  };
+  fs.writeFileSync(serveFile, JSON.stringify(hostCfg));
+  const side = await startSidecar({ dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('mode-a') });
+  try {
+    // The baseline (HEAD of the example repo) answers + and *: every train sample right.
+    const train = await post(side.url, '/eval', { split: 'train' });
+    expect(train.status).toBe(200);
+    expect(train.json.mean_score).toBe(1);
+    const sample0 = JSON.parse(
+      fs.readFileSync(path.join(hostCfg.paths.agent_volume, 'results', `train__${hostCfg.base_commit.slice(0, 12)}`, '0.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(sample0).toMatchObject({ id: 0, score: 1, error: null });
+    expect(JSON.stringify(sample0)).not.toContain('labels');
+    // A candidate that breaks multiplication scores lower; a committed "scorer" in the agent repo changes nothing.
+    fs.writeFileSync(
+      path.join(work, 'infer.py'),
+      fs.readFileSync(path.join(work, 'infer.py'), 'utf8').replace('"*": lambda a, b: a * b', '"*": lambda a, b: 0'),
+    );
+    fs.writeFileSync(
+      path.join(work, 'score.py'),
+      'import json,sys\nfor l in sys.stdin: print(json.dumps({"id": json.loads(l)["id"], "score": 1.0}))\n',
+    );
+    git(work, 'add', '-A');
+    git(work, 'commit', '-q', '-m', 'break multiply, add a fake scorer');
+    const worse = await post(side.url, '/eval', { split: 'validation' });
+    expect(worse.status).toBe(200);
+    expect(worse.json.mean_score).toBe(0.5);
+    expect(listFiles(path.join(hostCfg.paths.agent_volume, 'results', `validation__${String(worse.json.commit).slice(0, 12)}`))).toEqual([
+      'summary.json',
+    ]);
+  } finally {
+    await side.stop();
+  }
+});
