@@ -133,9 +133,12 @@ export interface EvalListing {
   closeTime: Date | null;
 }
 
-export async function listEvaluations(client: Client, limit = 1000): Promise<EvalListing[]> {
+/** Evaluations from visibility; `configDigest` keeps only those evaluated the same way (comparable scores). */
+export async function listEvaluations(client: Client, opts: { limit?: number; configDigest?: string } = {}): Promise<EvalListing[]> {
+  const limit = opts.limit ?? 1000;
   const out: EvalListing[] = [];
-  for await (const w of client.workflow.list({ query: `WorkflowType = 'evaluateCandidate'`, pageSize: 200 })) {
+  const digestFilter = opts.configDigest ? ` AND VeroConfigDigest = '${opts.configDigest.replace(/[^0-9a-f]/g, '')}'` : '';
+  for await (const w of client.workflow.list({ query: `WorkflowType = 'evaluateCandidate'${digestFilter}`, pageSize: 200 })) {
     const sa = w.typedSearchAttributes;
     out.push({
       evalId: w.workflowId,

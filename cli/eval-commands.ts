@@ -6,7 +6,9 @@ import { Command } from 'commander';
 import { loadEvalConfig } from '../core/eval-config';
 import { CandidateResult } from '../core/eval-types';
 import { ConfigError } from '../core/errors';
-import { connect, getProgress, listEvaluations, pickBest, prepareEvalInput, startOrAttach, uiLink } from './eval-client';
+import { configDigest } from '../core/eval-identity';
+import { resolveTasks } from '../core/task-source';
+import { connect, getProgress, listEvaluations, pickBest, prepareEvalInput, settingsFrom, startOrAttach, uiLink } from './eval-client';
 import { fmtScore, resultSummary, table, taskTable } from './format';
 import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 
@@ -59,6 +61,14 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
   }
   if (bar && started) bar.stop();
   return resultP;
+}
+
+/** The config digest that scopes list/best: evaluations of the same tasks, harbor config and scoring. */
+function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined {
+  const file = configPath(o);
+  if (o.all || !file) return undefined;
+  const cfg = loadEvalConfig(file);
+  return configDigest(resolveTasks(cfg), settingsFrom(cfg));
 }
 
 function reportFailure(e: unknown): number {
@@ -206,12 +216,13 @@ export function registerEvalCommands(program: Command): void {
   withConnection(
     program
       .command('list')
-      .description('evaluations with candidates and scores (from Temporal visibility)')
+      .description('evaluations with candidates and scores (from Temporal visibility); with -c, only those comparable to that config')
+      .option('--all', 'every evaluation, whatever its config')
       .option('--json', 'machine-readable output'),
-  ).action(async (o: ConnectionFlags & { json?: boolean }) => {
+  ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean }) => {
     const conn = connectionSettings(o);
     const client = await connect(conn.address, conn.namespace);
-    const rows = await listEvaluations(client);
+    const rows = await listEvaluations(client, { configDigest: digestScope(o) });
     if (o.json) return printJson(rows);
     print(
       table(
@@ -224,12 +235,13 @@ export function registerEvalCommands(program: Command): void {
   withConnection(
     program
       .command('best')
-      .description('the best completed evaluation (score, then fewer errors, then earlier)')
+      .description('the best completed evaluation (score, then fewer errors, then earlier) among those of the config (-c), or --all')
+      .option('--all', 'compare every evaluation, whatever its config')
       .option('--json', 'machine-readable output'),
-  ).action(async (o: ConnectionFlags & { json?: boolean }) => {
+  ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean }) => {
     const conn = connectionSettings(o);
     const client = await connect(conn.address, conn.namespace);
-    const done = (await listEvaluations(client)).filter((r) => r.workflowStatus === 'COMPLETED');
+    const done = (await listEvaluations(client, { configDigest: digestScope(o) })).filter((r) => r.workflowStatus === 'COMPLETED');
     const results = await Promise.all(done.map(async (r) => (await client.workflow.getHandle(r.evalId).result()) as CandidateResult));
     const best = pickBest(results);
     if (!best) {

@@ -191,7 +191,7 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     expect(JSON.parse(status.stdout)).toMatchObject({ workflowStatus: 'COMPLETED', progress: { phase: 'done', done: 2 } });
     let best: { code: number | null; stdout: string } = { code: null, stdout: '' };
     for (let i = 0; i < 30; i++) {
-      best = await runVero(['best', '--json', ...conn]);
+      best = await runVero(['best', '--json', '-c', f.configFile]);
       if (best.code === 0 && (JSON.parse(best.stdout) as { evalId: string }).evalId === ids.improved) break;
       await new Promise((r) => setTimeout(r, 300));
     }
