@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failures';
 import { ensureWorktree, GitCommandError, isGitRepo, resolveCommit } from '../core/git';
+import { withHeartbeat } from './heartbeat';
 
 export interface PrepareCandidateInput {
   agentRepo: string;
@@ -16,6 +17,10 @@ export interface PreparedCandidate {
 
 /** Resolves the candidate to a commit and materializes its worktree (keyed by sha; idempotent). */
 export async function prepareCandidate(input: PrepareCandidateInput): Promise<PreparedCandidate> {
+  return withHeartbeat(() => prepare(input));
+}
+
+async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate> {
   if (!(await isGitRepo(input.agentRepo))) {
     throw ApplicationFailure.nonRetryable(
       `agent repo ${input.agentRepo} does not exist or is not a git repository`,

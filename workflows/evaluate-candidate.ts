@@ -20,7 +20,9 @@ import { evaluateChunk } from './evaluate-chunk';
 import { progressQuery } from './queries';
 
 const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
-  startToCloseTimeout: '15m',
+  startToCloseTimeout: '30m',
+  // Both heartbeat on a timer: a dead worker is noticed in seconds, not at the start-to-close timeout.
+  heartbeatTimeout: '30s',
   retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
 });
 

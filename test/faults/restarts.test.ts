@@ -1,0 +1,168 @@
+/**
+ * Crashes of the infrastructure itself: the Temporal server killed and restarted on the same database file,
+ * and the worker SIGKILLed at several points. The evaluation completes, with the uninterrupted result, and no
+ * task whose activity had completed runs harbor again.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { getProgress, prepareEvalInput, startOrAttach } from '../../cli/eval-client';
+import { freePort, startDevServer } from '../../core/dev-server';
+import { loadEvalConfig } from '../../core/eval-config';
+import type { CandidateResult, TaskResult } from '../../core/eval-types';
+import { findTemporalCli } from '../../core/temporal-cli';
+import { evalFixture, invocations, ROOT, runsPerTask, tempDir, TASKS } from '../helpers/fixtures';
+import { address, client, uniqueQueue } from '../helpers/temporal';
+
+jest.setTimeout(240_000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const workerLogs: string[] = [];
+function worker(addr: string, taskQueue: string): ChildProcess {
+  const log = path.join(tempDir('vero-worker-log-'), 'worker.log');
+  workerLogs.push(log);
+  const fd = fs.openSync(log, 'a');
+  const p = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', addr, '--task-queue', taskQueue], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, VERO_LOG_LEVEL: 'INFO' },
+  });
+  fs.closeSync(fd);
+  return p;
+}
+
+/** Awaits the result; on a timeout, fails with the workers' logs. */
+async function resultOrDiagnose(c: Client, evalId: string, ms = 120_000): Promise<CandidateResult> {
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(
+      () =>
+        reject(
+          new Error(
+            `no result in ${ms} ms; worker logs:\n${workerLogs.map((l) => fs.readFileSync(l, 'utf8').slice(-3000)).join('\n---\n')}`,
+          ),
+        ),
+      ms,
+    ).unref(),
+  );
+  return Promise.race([c.workflow.getHandle(evalId).result() as Promise<CandidateResult>, timeout]);
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const slowScenario = {
+  tasks: {
+    'hello-world': { reward: 1, duration_ms: 900 },
+    'count-words': { reward: 1, duration_ms: 900 },
+    'reverse-string': { reward: 0.5, duration_ms: 900 },
+  },
+  default: { reward: 0, duration_ms: 900 },
+};
+const EXPECTED_SCORE = 2.5 / 6;
+
+/** Tasks whose runTask completed (in the chunk's history) before `time`. */
+async function completedBefore(c: Client, evalId: string, time: number): Promise<string[]> {
+  const history = await c.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory();
+  return history
+    .events!.filter(
+      (e) =>
+        e.activityTaskCompletedEventAttributes && Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) < time,
+    )
+    .map(
+      (e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as Partial<TaskResult>,
+    )
+    .filter((r) => typeof r.task === 'string') // runTask results (saveChunkResults returns a summary)
+    .map((r) => r.task!);
+}
+
+function assertSameResult(r: CandidateResult): void {
+  expect(r.nScored).toBe(6);
+  expect(r.score).toBeCloseTo(EXPECTED_SCORE);
+  for (const t of r.tasks!) expect(t.nTrials).toBe(1);
+}
+
+test.each([
+  ['before any task finished', (p: { done: number; running: number }) => p.running > 0],
+  ['after the last task finished', (p: { done: number; total: number }) => p.done === p.total],
+])('worker SIGKILLed %s: a new worker completes the evaluation with the same result', async (_when, killWhen) => {
+  const q = uniqueQueue('kill');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: slowScenario,
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    execution: { concurrency: 3, heartbeat_timeout: '3s' },
+  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const c = await client();
+  await startOrAttach(c, input, q);
+  const first = worker(address(), q);
+  await until('the kill point', async () => {
+    const p = await getProgress(c, input.evalId);
+    if (process.env.VERO_DEBUG_FAULTS) console.log(JSON.stringify(p));
+    return killWhen(p);
+  });
+  const killedAt = Date.now();
+  process.kill(-first.pid!, 'SIGKILL');
+  const second = worker(address(), q);
+  try {
+    assertSameResult(await resultOrDiagnose(c, input.evalId));
+  } finally {
+    process.kill(-second.pid!, 'SIGTERM');
+  }
+  const runs = runsPerTask(f.invocationLog);
+  for (const t of await completedBefore(c, input.evalId, killedAt)) expect(runs[t]).toBe(1);
+  expect(Object.keys(runs).sort()).toEqual(TASKS);
+});
+
+test('the Temporal server killed and restarted on the same database file mid-evaluation: it completes', async () => {
+  const dir = tempDir('vero-restart-');
+  const db = path.join(dir, 'temporal.db');
+  const port = await freePort();
+  const temporalCli = findTemporalCli();
+  let server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
+  const q = uniqueQueue('server');
+  const f = evalFixture({
+    taskQueue: q,
+    address: server.address,
+    scenario: slowScenario,
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    execution: { concurrency: 2, heartbeat_timeout: '5s' },
+  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const conn = await Connection.connect({ address: server.address });
+  const c = new Client({ connection: conn });
+  await startOrAttach(c, input, q);
+  let w = worker(server.address, q);
+  try {
+    await until('two tasks done', async () => (await getProgress(c, input.evalId)).done >= 2);
+    process.kill(-server.pid, 'SIGKILL');
+    await sleep(1500);
+    server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
+    // The worker may or may not survive the outage; a fresh one is what an operator would start.
+    process.kill(-w.pid!, 'SIGKILL');
+    w = worker(server.address, q);
+    const conn2 = await Connection.connect({ address: server.address });
+    const c2 = new Client({ connection: conn2 });
+    const r = (await c2.workflow.getHandle(input.evalId).result()) as CandidateResult;
+    assertSameResult(r);
+    const runs = runsPerTask(f.invocationLog);
+    expect(Object.keys(runs).sort()).toEqual(TASKS);
+    // Only tasks that were running at the crash may have run twice.
+    expect(Object.values(runs).filter((n) => n > 1).length).toBeLessThanOrEqual(2);
+    expect(invocations(f.invocationLog).filter((i) => i.event === 'start').length).toBeLessThanOrEqual(8);
+    await conn2.close();
+  } finally {
+    process.kill(-w.pid!, 'SIGTERM');
+    await conn.close().catch(() => undefined);
+    await server.stop();
+  }
+});
