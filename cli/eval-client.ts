@@ -10,7 +10,9 @@ import { VeroCandidate, VeroConfigDigest, VeroScore, VeroStatus, VeroTaskSource 
 import { resolveTasks } from '../core/task-source';
 import { evaluateCandidate, progressQuery } from '../workflows';
 
-export class TemporalUnreachableError extends Error {}
+export class TemporalUnreachableError extends Error {
+  override name = 'TemporalUnreachableError';
+}
 
 export async function connect(address: string, namespace: string): Promise<Client> {
   try {

@@ -8,6 +8,7 @@ import { serve } from '../sidecar/serve';
 import { parseIntFlag } from './options';
 
 export class SidecarReplyError extends Error {
+  override name = 'SidecarReplyError';
   constructor(
     readonly status: number,
     message: string,

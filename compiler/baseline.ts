@@ -15,9 +15,8 @@ import * as tar from 'tar';
 import { ConfigError } from '../core/errors';
 import { git } from '../core/git';
 
-export class BaselineError extends ConfigError {
-  override name = 'BaselineError';
-}
+/** A baseline that cannot be built from the agent repo: bad input, reported like any config error. */
+export class BaselineError extends ConfigError {}
 
 interface SourceCommit {
   sha: string;

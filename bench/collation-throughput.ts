@@ -1,0 +1,64 @@
+/**
+ * Collation throughput: `vero trials` on a jobs dir of N trial result.json files, against
+ * `find -name result.json | xargs cat > /dev/null` (the I/O floor), side by side.
+ *
+ *   npm run build && node dist/bench/collation-throughput.js [--trials 20000]
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PROJECT_ROOT } from '../core/temporal-cli';
+
+const arg = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+
+function main(): void {
+  const n = arg('--trials', 20_000);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-collate-'));
+  try {
+    // One real trial from the stand-in, replicated into N trials over 100 jobs (500 tasks × attempts).
+    const seedJobs = path.join(tmp, 'seed');
+    execFileSync(path.join(PROJECT_ROOT, 'test/harbor-standin/harbor'), ['run', '-p', path.join(PROJECT_ROOT, 'examples/datasets/mini-bench'), '-i', 'hello-world', '-o', seedJobs, '--job-name', 'j', '-y', '-q'], { env: { ...process.env, HARBOR_STANDIN_TIME_SCALE: '0' } });
+    const seedTrial = fs.readdirSync(path.join(seedJobs, 'j')).find((d) => d.startsWith('hello-world__'))!;
+    const template = JSON.parse(fs.readFileSync(path.join(seedJobs, 'j', seedTrial, 'result.json'), 'utf8')) as Record<string, unknown>;
+    const jobs = path.join(tmp, 'jobs');
+    const perJob = Math.ceil(n / 100);
+    let bytes = 0;
+    for (let i = 0; i < n; i++) {
+      const job = path.join(jobs, `job-${Math.floor(i / perJob)}`);
+      if (i % perJob === 0) {
+        fs.mkdirSync(job, { recursive: true });
+        fs.writeFileSync(path.join(job, 'config.json'), '{}');
+        fs.writeFileSync(path.join(job, 'lock.json'), '{}');
+      }
+      const task = `task-${i % 500}`;
+      const name = `${task}__${String(i).padStart(7, '2')}`;
+      fs.mkdirSync(path.join(job, name));
+      const body = JSON.stringify({ ...template, trial_name: name, task_name: task, task_id: { path: `/data/${task}` }, verifier_result: { rewards: { reward: i % 3 === 0 ? 1 : 0 } } }, null, 4);
+      bytes += body.length;
+      fs.writeFileSync(path.join(job, name, 'result.json'), body);
+    }
+    const time = (cmd: string, args: string[]) => {
+      const t = performance.now();
+      const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 28 });
+      if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
+      return performance.now() - t;
+    };
+    const rows: { vero: number; floor: number }[] = [];
+    for (let round = 0; round < 3; round++) {
+      const floor = time('bash', ['-c', `find '${jobs}' -name result.json -print0 | xargs -0 cat > /dev/null`]);
+      const vero = time(path.join(PROJECT_ROOT, 'bin/vero'), ['trials', jobs, '--json']);
+      rows.push({ vero, floor });
+      process.stdout.write(`round ${round + 1}: vero trials ${(vero / 1000).toFixed(2)} s, find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero / floor).toFixed(1)}\n`);
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+    const v = med(rows.map((r) => r.vero));
+    process.stdout.write(
+      `\n${n} trial files (${(bytes / 1e6).toFixed(0)} MB), 500 tasks\nmedian vero trials ${(v / 1000).toFixed(2)} s = ${Math.round(n / (v / 1000))} trials/s; ratio to the I/O floor ${(v / med(rows.map((r) => r.floor))).toFixed(1)}\n`,
+    );
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main();

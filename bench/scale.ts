@@ -1,0 +1,91 @@
+/**
+ * Scale: one evaluation of N tasks (zero-delay stand-in) on one machine. Reports wall time, peak RSS of the
+ * worker (this process), the Temporal database size, history events per execution, and how long `vero list`
+ * and `vero results` take at that size.
+ *
+ *   npm run build && node dist/bench/scale.js [--tasks 5000] [--concurrency 8]
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, prepareEvalInput, startOrAttach } from '../cli/eval-client';
+import { startDevServer } from '../core/dev-server';
+import { loadEvalConfig } from '../core/eval-config';
+import type { CandidateResult } from '../core/eval-types';
+import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
+
+const arg = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+
+async function main(): Promise<void> {
+  installCliRuntimeLogger();
+  const nTasks = arg('--tasks', 5000);
+  const concurrency = arg('--concurrency', 8);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-scale-'));
+  const dataset = path.join(tmp, 'dataset');
+  const template = path.join(PROJECT_ROOT, 'examples/datasets/mini-bench/hello-world');
+  for (let i = 0; i < nTasks; i++) fs.cpSync(template, path.join(dataset, `task-${String(i).padStart(5, '0')}`), { recursive: true });
+  const repo = path.join(tmp, 'agent-repo');
+  execFileSync(path.join(PROJECT_ROOT, 'examples/make-agent-repo.sh'), [repo], { stdio: 'ignore' });
+  const db = path.join(tmp, 'temporal.db');
+  const server = await startDevServer({ temporalCli: findTemporalCli(), dbFile: db });
+  const taskQueue = 'scale';
+  const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue, maxConcurrentTasks: concurrency });
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
+  try {
+    await worker.runUntil(async () => {
+      const client = await connect(server.address, 'default');
+      const cfg = loadEvalConfig(null, {
+        agent_repo: repo,
+        home: path.join(tmp, 'home'),
+        'tasks.source.path': dataset,
+        'harbor.command': [path.join(PROJECT_ROOT, 'test/harbor-standin/harbor')],
+        'harbor.agent': 'agent:MiniAgent',
+        'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '0' },
+        'execution.concurrency': concurrency,
+        'temporal.address': server.address,
+        'temporal.task_queue': taskQueue,
+      });
+      const input = await prepareEvalInput(cfg, 'improved');
+      const t = performance.now();
+      const { handle } = await startOrAttach(client, input, taskQueue, true);
+      const r = (await handle.result()) as CandidateResult;
+      const wall = performance.now() - t;
+      const events = async (id: string) => (await client.workflow.getHandle(id).fetchHistory()).events?.length ?? 0;
+      const parentEvents = await events(input.evalId);
+      const chunkEvents: number[] = [];
+      for (let i = 0; i < Math.ceil(nTasks / 500); i++) chunkEvents.push(await events(`${input.evalId}/chunk-${i}`));
+      const cli = (args: string[]) => {
+        const s = performance.now();
+        const p = spawnSync(path.join(PROJECT_ROOT, 'bin/vero'), [...args, '--address', server.address], { stdio: ['ignore', 'ignore', 'pipe'] });
+        if (p.status !== 0) throw new Error(`vero ${args.join(' ')}: ${p.stderr}`);
+        return performance.now() - s;
+      };
+      const listMs = cli(['list', '--json', '--all']);
+      const resultsMs = cli(['results', input.evalId, '--json']);
+      process.stdout.write(
+        [
+          `tasks ${nTasks} (scored ${r.nScored}, errors ${r.nErrors}), concurrency ${concurrency}, cores ${os.cpus().length}`,
+          `wall ${(wall / 1000).toFixed(1)} s (${(wall / nTasks).toFixed(0)} ms per task)`,
+          `history events: parent ${parentEvents}; chunks max ${Math.max(...chunkEvents)} (of ${chunkEvents.length})`,
+          `peak worker RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; Temporal DB ${(fs.statSync(db).size / 2 ** 20).toFixed(1)} MiB`,
+          `result payload ${r.tasks ? 'inline' : `by file (${(fs.statSync(r.resultFile).size / 2 ** 20).toFixed(1)} MiB)`}`,
+          `vero list --json ${(listMs / 1000).toFixed(2)} s; vero results --json ${(resultsMs / 1000).toFixed(2)} s`,
+          '',
+        ].join('\n'),
+      );
+    });
+  } finally {
+    clearInterval(sampler);
+    await connection.close();
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+void main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

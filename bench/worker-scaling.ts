@@ -1,0 +1,84 @@
+/**
+ * Several workers (processes) on one task queue share the fan-out: an I/O-bound evaluation (the stand-in
+ * sleeps `--delay` ms per trial) with 1 worker, then 4 workers, each limited to `--per-worker` harbor runs.
+ *
+ *   npm run build && node dist/bench/worker-scaling.js [--tasks 48] [--delay 1000] [--per-worker 4]
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, prepareEvalInput, startOrAttach } from '../cli/eval-client';
+import { startDevServer } from '../core/dev-server';
+import { loadEvalConfig } from '../core/eval-config';
+import type { CandidateResult } from '../core/eval-types';
+import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+
+const arg = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+
+async function main(): Promise<void> {
+  const nTasks = arg('--tasks', 48);
+  const delay = arg('--delay', 1000);
+  const perWorker = arg('--per-worker', 4);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-scaling-'));
+  const dataset = path.join(tmp, 'dataset');
+  const template = path.join(PROJECT_ROOT, 'examples/datasets/mini-bench/hello-world');
+  for (let i = 0; i < nTasks; i++) fs.cpSync(template, path.join(dataset, `task-${String(i).padStart(4, '0')}`), { recursive: true });
+  const repo = path.join(tmp, 'agent-repo');
+  execFileSync(path.join(PROJECT_ROOT, 'examples/make-agent-repo.sh'), [repo], { stdio: 'ignore' });
+  const server = await startDevServer({ temporalCli: findTemporalCli() });
+  const results: Record<number, number> = {};
+  try {
+    const client = await connect(server.address, 'default');
+    for (const workers of [1, 4]) {
+      const taskQueue = `scaling-${workers}`;
+      const procs: ChildProcess[] = Array.from({ length: workers }, () =>
+        spawn(path.join(PROJECT_ROOT, 'bin/vero'), ['worker', '--address', server.address, '--task-queue', taskQueue, '--max-concurrent-tasks', String(perWorker)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true }),
+      );
+      // Time the evaluation, not worker start-up (each worker bundles the workflow code first).
+      await Promise.all(
+        procs.map(
+          (p) =>
+            new Promise<void>((resolve) => {
+              let err = '';
+              p.stderr!.on('data', (d: Buffer) => {
+                err += d.toString();
+                if (err.includes('worker polling')) resolve();
+              });
+            }),
+        ),
+      );
+      try {
+        const cfg = loadEvalConfig(null, {
+          agent_repo: repo,
+          home: path.join(tmp, `home-${workers}`),
+          'tasks.source.path': dataset,
+          'harbor.command': [path.join(PROJECT_ROOT, 'test/harbor-standin/harbor')],
+          'harbor.agent': 'agent:MiniAgent',
+          'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '1', HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: delay } }) },
+          'execution.concurrency': perWorker * 4,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const t = performance.now();
+        const { handle } = await startOrAttach(client, input, taskQueue, true);
+        const r = (await handle.result()) as CandidateResult;
+        if (r.nScored !== nTasks) throw new Error(`expected ${nTasks} scored, got ${r.nScored}`);
+        results[workers] = performance.now() - t;
+        process.stdout.write(`${workers} worker(s) × ${perWorker} harbor runs: ${(results[workers]! / 1000).toFixed(1)} s\n`);
+      } finally {
+        for (const p of procs) process.kill(-p.pid!, 'SIGTERM');
+      }
+    }
+  } finally {
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  process.stdout.write(`\n${nTasks} tasks, ${delay} ms per trial: speed-up 1 → 4 workers ${(results[1]! / results[4]!).toFixed(2)}× (ideal 4×)\n`);
+}
+
+void main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
