@@ -10,7 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PROJECT_ROOT } from '../core/temporal-cli';
 
-const arg = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+const arg = (name: string, fallback: number) =>
+  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 
 function main(): void {
   const n = arg('--trials', 20_000);
@@ -18,7 +19,23 @@ function main(): void {
   try {
     // One real trial from the stand-in, replicated into N trials over 100 jobs (500 tasks × attempts).
     const seedJobs = path.join(tmp, 'seed');
-    execFileSync(path.join(PROJECT_ROOT, 'test/harbor-standin/harbor'), ['run', '-p', path.join(PROJECT_ROOT, 'examples/datasets/mini-bench'), '-i', 'hello-world', '-o', seedJobs, '--job-name', 'j', '-y', '-q'], { env: { ...process.env, HARBOR_STANDIN_TIME_SCALE: '0' } });
+    execFileSync(
+      path.join(PROJECT_ROOT, 'test/harbor-standin/harbor'),
+      [
+        'run',
+        '-p',
+        path.join(PROJECT_ROOT, 'examples/datasets/mini-bench'),
+        '-i',
+        'hello-world',
+        '-o',
+        seedJobs,
+        '--job-name',
+        'j',
+        '-y',
+        '-q',
+      ],
+      { env: { ...process.env, HARBOR_STANDIN_TIME_SCALE: '0' } },
+    );
     const seedTrial = fs.readdirSync(path.join(seedJobs, 'j')).find((d) => d.startsWith('hello-world__'))!;
     const template = JSON.parse(fs.readFileSync(path.join(seedJobs, 'j', seedTrial, 'result.json'), 'utf8')) as Record<string, unknown>;
     const jobs = path.join(tmp, 'jobs');
@@ -34,7 +51,17 @@ function main(): void {
       const task = `task-${i % 500}`;
       const name = `${task}__${String(i).padStart(7, '2')}`;
       fs.mkdirSync(path.join(job, name));
-      const body = JSON.stringify({ ...template, trial_name: name, task_name: task, task_id: { path: `/data/${task}` }, verifier_result: { rewards: { reward: i % 3 === 0 ? 1 : 0 } } }, null, 4);
+      const body = JSON.stringify(
+        {
+          ...template,
+          trial_name: name,
+          task_name: task,
+          task_id: { path: `/data/${task}` },
+          verifier_result: { rewards: { reward: i % 3 === 0 ? 1 : 0 } },
+        },
+        null,
+        4,
+      );
       bytes += body.length;
       fs.writeFileSync(path.join(job, name, 'result.json'), body);
     }
@@ -49,7 +76,9 @@ function main(): void {
       const floor = time('bash', ['-c', `find '${jobs}' -name result.json -print0 | xargs -0 cat > /dev/null`]);
       const vero = time(path.join(PROJECT_ROOT, 'bin/vero'), ['trials', jobs, '--json']);
       rows.push({ vero, floor });
-      process.stdout.write(`round ${round + 1}: vero trials ${(vero / 1000).toFixed(2)} s, find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero / floor).toFixed(1)}\n`);
+      process.stdout.write(
+        `round ${round + 1}: vero trials ${(vero / 1000).toFixed(2)} s, find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero / floor).toFixed(1)}\n`,
+      );
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
     const v = med(rows.map((r) => r.vero));

@@ -16,7 +16,8 @@ import type { CandidateResult } from '../core/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 
-const arg = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+const arg = (name: string, fallback: number) =>
+  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
@@ -31,7 +32,12 @@ async function main(): Promise<void> {
   const db = path.join(tmp, 'temporal.db');
   const server = await startDevServer({ temporalCli: findTemporalCli(), dbFile: db });
   const taskQueue = 'scale';
-  const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue, maxConcurrentTasks: concurrency });
+  const { worker, connection } = await createVeroWorker({
+    address: server.address,
+    namespace: 'default',
+    taskQueue,
+    maxConcurrentTasks: concurrency,
+  });
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
   try {
@@ -59,7 +65,9 @@ async function main(): Promise<void> {
       for (let i = 0; i < Math.ceil(nTasks / 500); i++) chunkEvents.push(await events(`${input.evalId}/chunk-${i}`));
       const cli = (args: string[]) => {
         const s = performance.now();
-        const p = spawnSync(path.join(PROJECT_ROOT, 'bin/vero'), [...args, '--address', server.address], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const p = spawnSync(path.join(PROJECT_ROOT, 'bin/vero'), [...args, '--address', server.address], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         if (p.status !== 0) throw new Error(`vero ${args.join(' ')}: ${p.stderr}`);
         return performance.now() - s;
       };

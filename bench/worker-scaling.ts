@@ -14,7 +14,8 @@ import { loadEvalConfig } from '../core/eval-config';
 import type { CandidateResult } from '../core/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
 
-const arg = (name: string, fallback: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
+const arg = (name: string, fallback: number) =>
+  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 
 async function main(): Promise<void> {
   const nTasks = arg('--tasks', 48);
@@ -33,7 +34,11 @@ async function main(): Promise<void> {
     for (const workers of [1, 4]) {
       const taskQueue = `scaling-${workers}`;
       const procs: ChildProcess[] = Array.from({ length: workers }, () =>
-        spawn(path.join(PROJECT_ROOT, 'bin/vero'), ['worker', '--address', server.address, '--task-queue', taskQueue, '--max-concurrent-tasks', String(perWorker)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true }),
+        spawn(
+          path.join(PROJECT_ROOT, 'bin/vero'),
+          ['worker', '--address', server.address, '--task-queue', taskQueue, '--max-concurrent-tasks', String(perWorker)],
+          { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+        ),
       );
       // Time the evaluation, not worker start-up (each worker bundles the workflow code first).
       await Promise.all(
@@ -55,7 +60,10 @@ async function main(): Promise<void> {
           'tasks.source.path': dataset,
           'harbor.command': [path.join(PROJECT_ROOT, 'test/harbor-standin/harbor')],
           'harbor.agent': 'agent:MiniAgent',
-          'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '1', HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: delay } }) },
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: delay } }),
+          },
           'execution.concurrency': perWorker * 4,
           'temporal.address': server.address,
           'temporal.task_queue': taskQueue,
@@ -75,7 +83,9 @@ async function main(): Promise<void> {
     await server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  process.stdout.write(`\n${nTasks} tasks, ${delay} ms per trial: speed-up 1 → 4 workers ${(results[1]! / results[4]!).toFixed(2)}× (ideal 4×)\n`);
+  process.stdout.write(
+    `\n${nTasks} tasks, ${delay} ms per trial: speed-up 1 → 4 workers ${(results[1]! / results[4]!).toFixed(2)}× (ideal 4×)\n`,
+  );
 }
 
 void main().catch((e: unknown) => {

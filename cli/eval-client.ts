@@ -6,6 +6,7 @@ import { configDigest, evalWorkflowId } from '../core/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../core/eval-types';
 import { ConfigError } from '../core/errors';
 import { isGitRepo, resolveCommit } from '../core/git';
+import { connectionExtrasFromEnv } from '../core/temporal-connection';
 import { VeroCandidate, VeroConfigDigest, VeroScore, VeroStatus, VeroTaskSource } from '../core/search-attributes';
 import { resolveTasks } from '../core/task-source';
 import { evaluateCandidate, progressQuery } from '../workflows';
@@ -15,8 +16,9 @@ export class TemporalUnreachableError extends Error {
 }
 
 export async function connect(address: string, namespace: string): Promise<Client> {
+  const extras = connectionExtrasFromEnv(); // bad TLS settings are a config error, not "unreachable"
   try {
-    const connection = await Connection.connect({ address, connectTimeout: 5000 });
+    const connection = await Connection.connect({ address, connectTimeout: 5000, ...extras });
     await connection.workflowService.getSystemInfo({});
     return new Client({ connection, namespace });
   } catch (e) {

@@ -63,6 +63,11 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
   return resultP;
 }
 
+export async function completedResults(client: Client, configDigest: string | undefined): Promise<CandidateResult[]> {
+  const done = (await listEvaluations(client, { configDigest })).filter((r) => r.workflowStatus === 'COMPLETED');
+  return Promise.all(done.map(async (r) => withTasks((await client.workflow.getHandle(r.evalId).result()) as CandidateResult)));
+}
+
 /** The config digest that scopes list/best: evaluations of the same tasks, harbor config and scoring. */
 function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined {
   const file = configPath(o);
@@ -251,5 +256,29 @@ export function registerEvalCommands(program: Command): void {
     }
     if (o.json) return printJson({ ...best, tasks: undefined });
     print(resultSummary(best));
+  });
+
+  withConnection(
+    program
+      .command('report')
+      .description('a self-contained HTML page comparing candidates (score chart, per-task matrix, errors, Web UI links)')
+      .option('-o, --output <file>', 'where to write the page', 'report.html')
+      .option('--all', 'every completed evaluation, whatever its config (default with -c: that config only)')
+      .option('--title <title>', 'page title'),
+  ).action(async (o: ConnectionFlags & { output: string; all?: boolean; title?: string }) => {
+    const conn = connectionSettings(o);
+    const client = await connect(conn.address, conn.namespace);
+    const results = await completedResults(client, digestScope(o));
+    if (results.length === 0) throw new ConfigError('no completed evaluation to report (check -c / --all and the Temporal address)');
+    const { renderReport } = require('./report') as typeof import('./report');
+    fs.writeFileSync(
+      o.output,
+      renderReport(results, {
+        title: o.title,
+        uiLink: (id) => uiLink(conn.uiUrl, conn.namespace, id),
+        generatedAt: new Date().toISOString(),
+      }),
+    );
+    print(`wrote ${o.output} (${results.length} candidate(s))`);
   });
 }

@@ -2,6 +2,7 @@
 import * as os from 'node:os';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { connectionExtrasFromEnv } from '../core/temporal-connection';
 
 export interface VeroWorkerOptions {
   address: string;
@@ -16,7 +17,7 @@ export interface VeroWorkerOptions {
 }
 
 export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const connection = await NativeConnection.connect({ address: opts.address, ...connectionExtrasFromEnv() });
   const cores = os.cpus().length;
   const worker = await Worker.create({
     connection,

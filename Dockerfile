@@ -1,0 +1,38 @@
+# The vero-harbor worker (and CLI) image. Multi-stage: build with dev dependencies, run without them, as a
+# non-root user. Connection settings come from the environment (docs/deploy.md): VERO_TEMPORAL_ADDRESS,
+# VERO_TEMPORAL_NAMESPACE, VERO_TASK_QUEUE, VERO_TEMPORAL_API_KEY / VERO_TEMPORAL_TLS*.
+# Harbor itself is not included: extend this image with it (see docs/deploy.md).
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY core core
+COPY activities activities
+COPY workflows workflows
+COPY worker worker
+COPY cli cli
+COPY compiler compiler
+COPY sidecar sidecar
+COPY bench bench
+COPY test/harbor-standin test/harbor-standin
+COPY test/replay test/replay
+RUN npm run build
+
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates tini \
+  && rm -rf /var/lib/apt/lists/* \
+  && useradd -m -u 1001 vero && mkdir -p /data/vero && chown vero:vero /data/vero
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+COPY scripts ./scripts
+COPY examples ./examples
+COPY test/harbor-standin/harbor ./test/harbor-standin/harbor
+USER vero
+ENV VERO_HOME=/data/vero NODE_ENV=production
+# tini forwards SIGTERM: the worker drains (finishes or cancels in-flight harbor runs within its grace time), then exits.
+ENTRYPOINT ["/usr/bin/tini", "--", "/app/bin/vero"]
+CMD ["worker"]

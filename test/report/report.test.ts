@@ -1,0 +1,126 @@
+/** `vero report`: the HTML page, rendered and screenshotted in headless Chromium as a person would see it. */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { renderReport } from '../../cli/report';
+import type { CandidateResult, TaskResult } from '../../core/eval-types';
+import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
+import { address, uniqueQueue, withWorker } from '../helpers/temporal';
+import { spawn } from 'node:child_process';
+
+jest.setTimeout(180_000);
+
+const task = (name: string, score: number | null, status: 'scored' | 'error' = 'scored'): TaskResult => ({
+  task: name,
+  status,
+  score,
+  metrics: {},
+  trial: `${name}__AAAAAAA`,
+  taskName: name,
+  nTrials: 1,
+  runs: 1,
+  exceptions: [],
+  timedOut: false,
+  jobDir: '/j',
+  error: status === 'error' ? 'no trial has verifier rewards' : null,
+});
+const result = (ref: string, sha: string, tasks: TaskResult[], score: number): CandidateResult => ({
+  evalId: `eval-${sha}`,
+  candidate: sha.padEnd(40, '0'),
+  candidateRef: ref,
+  status: 'completed',
+  score,
+  scoreOfScored: score,
+  errorsCountedAsZero: true,
+  nTasks: tasks.length,
+  nScored: tasks.filter((t) => t.status === 'scored').length,
+  nErrors: tasks.filter((t) => t.status === 'error').length,
+  errorRate: 0,
+  errorRateThreshold: 0.25,
+  configDigest: 'd',
+  resultFile: '/r',
+  tasks,
+  startedAt: '2026-11-30T00:00:00Z',
+  finishedAt: '2026-11-30T00:01:00Z',
+});
+
+test('renders ranked candidates, a task matrix with error cells, links, and escapes everything', () => {
+  const html = renderReport(
+    [
+      result('<script>alert(1)</script>', 'aaa', [task('t1', 0), task('t2', null, 'error')], 0),
+      result('improved', 'bbb', [task('t1', 1), task('t2', 0.5)], 0.75),
+    ],
+    { uiLink: (id) => `http://ui/${id}?a=1&b=2`, generatedAt: 'now' },
+  );
+  expect(html).not.toContain('<script>alert(1)</script>');
+  expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  expect(html.indexOf('improved (bbb00000)')).toBeLessThan(html.indexOf('&lt;script&gt;')); // ranked by score
+  expect(html).toContain('<td class="err" title="no trial has verifier rewards">error</td>');
+  expect(html).toContain('<td class="part" title="trial t2__AAAAAAA">0.50</td>');
+  expect(html).toContain('href="http://ui/eval-bbb?a=1&amp;b=2"');
+  expect(html.match(/<tr><th scope="row">/g)).toHaveLength(2);
+});
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+const chromiumFlags = (profile: string) => [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  `--user-data-dir=${profile}`,
+];
+
+test('vero report on two evaluations, opened in headless Chromium', async () => {
+  const q = uniqueQueue('report');
+  const f = evalFixture({ taskQueue: q, address: address() });
+  const out = path.join(tempDir(), 'report.html');
+  await withWorker(q, async () => {
+    for (const candidate of ['baseline', 'improved']) {
+      const r = await run(['start-eval', '-c', f.configFile, '--candidate', candidate, '--wait', '--json']);
+      expect(r.code).toBe(0);
+    }
+    let r = { code: null as number | null, stdout: '', stderr: '' };
+    for (let i = 0; i < 30; i++) {
+      r = await run(['report', '-c', f.configFile, '-o', out]);
+      if (r.code === 0 && r.stdout.includes('2 candidate(s)')) break;
+      await new Promise((res) => setTimeout(res, 300));
+    }
+    expect(r.stdout).toBe(`wrote ${out} (2 candidate(s))\n`);
+  });
+  const html = fs.readFileSync(out, 'utf8');
+  expect(html).toContain('improved (13b89716)');
+  expect(html).toContain('baseline (');
+  expect(html.match(/<tr><th scope="row">/g)).toHaveLength(6);
+  if (!CHROMIUM) {
+    console.info("skipped the Chromium part: no chromium on this machine (.ci/run installs Debian's)");
+    return;
+  }
+  const profile = tempDir('vero-chromium-');
+  const dom = spawnSync(CHROMIUM, [...chromiumFlags(profile), '--dump-dom', `file://${out}`], { encoding: 'utf8', timeout: 60_000 });
+  expect(dom.stdout).toContain('Tasks × candidates');
+  expect(dom.stdout).toMatch(/<rect x="200" y="4" width="\d+" height="18" class="bar"/);
+  const png = path.join(tempDir(), 'report.png');
+  spawnSync(CHROMIUM, [...chromiumFlags(tempDir('vero-chromium-')), `--screenshot=${png}`, '--window-size=1100,800', `file://${out}`], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const bytes = fs.readFileSync(png);
+  expect(bytes.subarray(1, 4).toString()).toBe('PNG');
+  expect(bytes.length).toBeGreaterThan(10_000);
+  if (process.env.VERO_KEEP_SCREENSHOTS) fs.copyFileSync(png, process.env.VERO_KEEP_SCREENSHOTS);
+});
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(path.join(ROOT, 'bin', 'vero'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
