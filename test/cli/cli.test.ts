@@ -150,7 +150,34 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
   const repo = evalFixture({ taskQueue: 'dev-test', address: `127.0.0.1:${port}`, tasks: { names: ['hello-world'] } });
   const run = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--wait', '--json']);
   expect(run.code).toBe(0);
-  const evalId = (JSON.parse(run.stdout) as { evalId: string }).evalId;
+  const { evalId, candidate } = JSON.parse(run.stdout) as { evalId: string; candidate: string };
+  // As a person would: the Web UI, in headless Chromium, finds the evaluation by its candidate.
+  const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
+  if (chromium) {
+    const query = encodeURIComponent(`VeroCandidate="${candidate}"`);
+    const flags = [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ];
+    const dom = spawnSync(
+      chromium,
+      [
+        ...flags,
+        `--user-data-dir=${tempDir('vero-chromium-')}`,
+        '--virtual-time-budget=20000',
+        '--dump-dom',
+        `http://127.0.0.1:${uiPort}/namespaces/default/workflows?query=${query}`,
+      ],
+      { encoding: 'utf8', timeout: 90_000 },
+    );
+    expect(dom.stdout).toContain(evalId);
+  } else console.info('skipped the Web UI check: no chromium on this machine (.ci/run installs it)');
   await stop(first);
 
   const second = await start();
