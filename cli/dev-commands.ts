@@ -42,7 +42,12 @@ export function registerDevCommands(program: Command): void {
       taskQueue: conn.taskQueue,
       maxConcurrentTasks: o.maxConcurrentTasks,
     });
-    process.stderr.write(`worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`);
+    const ready = { message: 'worker polling', taskQueue: conn.taskQueue, address: conn.address, namespace: conn.namespace };
+    process.stderr.write(
+      (process.env.VERO_LOG_FORMAT ?? '').toLowerCase() === 'json'
+        ? `${JSON.stringify({ time: new Date().toISOString(), level: 'INFO', ...ready })}\n`
+        : `worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`,
+    );
     // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get shutdownGraceTime to finish.
     await worker.run();
     await connection.close();

@@ -140,7 +140,8 @@ export function sidecarDockerfile(c: BuildConfig): string {
           `RUN chmod -R go-rwx ${CONTAINER.dataset} ${CONTAINER.scorer}`,
         ]),
     `COPY sidecar/serve.json ${CONTAINER.serveJson}`,
-    `RUN mkdir -p ${CONTAINER.home} && chmod 0700 ${CONTAINER.home}`,
+    // 0711: the harness user may traverse to the job dirs and worktrees it is handed, but not list the home.
+    `RUN mkdir -p ${CONTAINER.home} && chmod 0711 ${CONTAINER.home}`,
     '',
   ].join('\n');
 }

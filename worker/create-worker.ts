@@ -37,8 +37,18 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worke
  */
 export function installCliRuntimeLogger(): void {
   const level = (process.env.VERO_LOG_LEVEL ?? 'WARN').toUpperCase() as LogLevel;
+  // VERO_LOG_FORMAT=json: one JSON object per line on stderr, for log collectors.
+  const json = (process.env.VERO_LOG_FORMAT ?? '').toLowerCase() === 'json';
+  const logger = json
+    ? new DefaultLogger(level, (entry) => {
+        const { timestampNanos, level: lvl, message, meta } = entry;
+        process.stderr.write(
+          `${JSON.stringify({ time: new Date(Number(timestampNanos / 1_000_000n)).toISOString(), level: lvl, message, ...meta })}\n`,
+        );
+      })
+    : new DefaultLogger(level);
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({ logger });
   } catch {
     /* already installed (tests install their own) */
   }

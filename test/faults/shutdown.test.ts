@@ -41,3 +41,24 @@ test('SIGTERM: the worker finishes its running harbor run, reports it, and exits
   }
   expect(runsPerTask(f.invocationLog)['hello-world']).toBe(1);
 });
+
+test('VERO_LOG_FORMAT=json: the worker logs one JSON object per line', async () => {
+  const q = uniqueQueue('jsonlog');
+  const p = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', q], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, VERO_LOG_FORMAT: 'json', VERO_LOG_LEVEL: 'INFO' },
+  });
+  let err = '';
+  p.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  for (let i = 0; i < 300 && !err.includes('RUNNING'); i++) await new Promise((r) => setTimeout(r, 100));
+  const exited = new Promise((r) => p.on('exit', r));
+  p.kill('SIGTERM');
+  await exited;
+  const lines = err.split('\n').filter(Boolean);
+  expect(lines.every((l) => l.startsWith('{'))).toBe(true);
+  const states = lines
+    .map((l) => JSON.parse(l) as { level: string; message: string; state?: string; taskQueue?: string })
+    .filter((e) => e.message === 'Worker state changed');
+  expect(states.map((s) => s.state)).toEqual(expect.arrayContaining(['RUNNING', 'STOPPED']));
+  expect(states[0]).toMatchObject({ level: 'INFO', taskQueue: q });
+});

@@ -447,3 +447,30 @@ test('mode A: untrusted inference in the candidate worktree, scored by the trust
     await side.stop();
   }
 });
+
+test('with harness_user set, the nested harbor runs as that unprivileged user', async () => {
+  const s = await setup();
+  const idFile = path.join(s.dir, 'harness-id.txt');
+  const wrapper = path.join(s.dir, 'harbor-id');
+  fs.writeFileSync(wrapper, `#!/bin/bash\nid -u > ${idFile}\nexec ${STANDIN} "$@"\n`, { mode: 0o755 });
+  // Like the sidecar image: the harness may traverse (0711) to what it is handed, nothing more.
+  for (let d = s.dir; d !== path.dirname(d) && d.startsWith(path.dirname(s.dir)); d = path.dirname(d)) fs.chmodSync(d, 0o711);
+  for (const f of [idFile, path.join(s.dir, 'harbor.jsonl')]) {
+    fs.writeFileSync(f, '');
+    fs.chmodSync(f, 0o666); // test artifacts the harness writes
+  }
+  const cfg = { ...s.cfg, harness_user: 'nobody', mode_b: { ...s.cfg.mode_b!, harbor: { ...s.cfg.mode_b!.harbor, command: [wrapper] } } };
+  fs.writeFileSync(s.serveFile, JSON.stringify(cfg));
+  const side = await startSidecar(s);
+  try {
+    const r = await post(side.url, '/eval', { split: 'train', num_samples: 1 });
+    if (r.status !== 200) console.log(side.log().slice(-3000));
+    expect(r.status).toBe(200);
+    expect(r.json.mean_score).toBe(1);
+    expect(fs.readFileSync(idFile, 'utf8').trim()).toBe('65534');
+    // The admin state stays out of its reach.
+    expect(spawnSync('cat', [path.join(s.cfg.paths.admin_volume, 'ledger.json')], { uid: 65534, gid: 65534 }).status).not.toBe(0);
+  } finally {
+    await side.stop();
+  }
+});
