@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { connectionExtrasFromEnv } from '../core/temporal-connection';
+import { telemetryPlugins } from './telemetry';
 
 export interface VeroWorkerOptions {
   address: string;
@@ -27,6 +28,7 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worke
     activities: createActivities(),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentTasks ?? Math.max(4, 2 * cores),
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    plugins: telemetryPlugins(),
   });
   return { worker, connection };
 }
