@@ -1,6 +1,7 @@
 /** Evaluation results on disk: chunk files during the run, one result file (+ per-sample files) at the end. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
 import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../core/eval-types';
 
@@ -66,7 +67,10 @@ function sampleResult(r: TaskResult, index: number, input: FinalizeInput): Recor
 
 /** Merges the chunk files into the evaluation's result file and returns the (small) CandidateResult. */
 export async function finalizeEvaluation(input: FinalizeInput): Promise<CandidateResult> {
-  return withHeartbeat(async () => finalizeNow(input));
+  return withHeartbeat(async () => {
+    await faultPause('finalize');
+    return finalizeNow(input);
+  });
 }
 
 function finalizeNow(input: FinalizeInput): CandidateResult {

@@ -14,6 +14,7 @@ import { FailureType } from '../core/failures';
 import { harborArgv, jobNameFor } from '../core/harbor-argv';
 import { TrialResult } from '../core/harbor-result';
 import { groupAlive, runInGroup, stopGroup, tail } from '../core/process-group';
+import { faultPause } from './fault-pause';
 import { rewardsOf } from '../core/trial-ranking';
 
 export interface RunTaskInput {
@@ -196,6 +197,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     );
   }
 
+  await faultPause('collate');
   const loaded = loadTrials(jobDir);
   let row;
   try {

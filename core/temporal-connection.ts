@@ -14,8 +14,8 @@ export interface ConnectionExtras {
   apiKey?: string;
 }
 
-function read(name: string): Buffer {
-  const file = process.env[name]!;
+function read(env: NodeJS.ProcessEnv, name: string): Buffer {
+  const file = env[name]!;
   try {
     return fs.readFileSync(file);
   } catch (e) {
@@ -30,8 +30,10 @@ export function connectionExtrasFromEnv(env: NodeJS.ProcessEnv = process.env): C
   if (!!env.VERO_TEMPORAL_TLS_CERT !== !!env.VERO_TEMPORAL_TLS_KEY)
     throw new ConfigError('VERO_TEMPORAL_TLS_CERT and VERO_TEMPORAL_TLS_KEY go together (mTLS)');
   const tls: TLSConfig = {
-    ...(env.VERO_TEMPORAL_TLS_CERT ? { clientCertPair: { crt: read('VERO_TEMPORAL_TLS_CERT'), key: read('VERO_TEMPORAL_TLS_KEY') } } : {}),
-    ...(env.VERO_TEMPORAL_TLS_CA ? { serverRootCACertificate: read('VERO_TEMPORAL_TLS_CA') } : {}),
+    ...(env.VERO_TEMPORAL_TLS_CERT
+      ? { clientCertPair: { crt: read(env, 'VERO_TEMPORAL_TLS_CERT'), key: read(env, 'VERO_TEMPORAL_TLS_KEY') } }
+      : {}),
+    ...(env.VERO_TEMPORAL_TLS_CA ? { serverRootCACertificate: read(env, 'VERO_TEMPORAL_TLS_CA') } : {}),
     ...(env.VERO_TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: env.VERO_TEMPORAL_TLS_SERVER_NAME } : {}),
   };
   return { tls: Object.keys(tls).length ? tls : true, ...(apiKey ? { apiKey } : {}) };

@@ -34,18 +34,18 @@ function worker(addr: string, taskQueue: string): ChildProcess {
 
 /** Awaits the result; on a timeout, fails with the workers' logs. */
 async function resultOrDiagnose(c: Client, evalId: string, ms = 120_000): Promise<CandidateResult> {
-  const timeout = new Promise<never>((_, reject) =>
-    setTimeout(
-      () =>
-        reject(
-          new Error(
-            `no result in ${ms} ms; worker logs:\n${workerLogs.map((l) => fs.readFileSync(l, 'utf8').slice(-3000)).join('\n---\n')}`,
-          ),
-        ),
-      ms,
-    ).unref(),
-  );
-  return Promise.race([c.workflow.getHandle(evalId).result() as Promise<CandidateResult>, timeout]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const logs = workerLogs.map((l) => (fs.existsSync(l) ? fs.readFileSync(l, 'utf8').slice(-3000) : `${l}: gone`));
+      reject(new Error(`no result in ${ms} ms; worker logs:\n${logs.join('\n---\n')}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([c.workflow.getHandle(evalId).result() as Promise<CandidateResult>, timeout]);
+  } finally {
+    clearTimeout(timer); // never fire after the test (it would fail whichever test runs next)
+  }
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
@@ -165,4 +165,42 @@ test('the Temporal server killed and restarted on the same database file mid-eva
     await conn.close().catch(() => undefined);
     await server.stop();
   }
+});
+
+test.each([
+  ['during collation (harbor done, its job dir not yet read)', 'collate'],
+  ['during the result write (finalizeEvaluation)', 'finalize'],
+])('worker SIGKILLed %s: the evaluation completes with the same result, no task re-run', async (_when, point) => {
+  const q = uniqueQueue(`kill-${point}`);
+  const markers = tempDir('vero-fault-');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: slowScenario,
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '0' } },
+    execution: { concurrency: 3, heartbeat_timeout: '3s' },
+  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const c = await client();
+  await startOrAttach(c, input, q);
+  // Only the first worker pauses at the fault point (long enough to be killed there).
+  const first = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', q], {
+    detached: true,
+    stdio: 'ignore',
+    env: { ...process.env, VERO_FAULT_PAUSE: `${point}:60000`, VERO_FAULT_MARKER_DIR: markers },
+  });
+  await until(`the worker paused at ${point}`, async () => fs.existsSync(path.join(markers, point)));
+  const killedAt = Date.now();
+  process.kill(-first.pid!, 'SIGKILL');
+  const second = worker(address(), q);
+  try {
+    assertSameResult(await resultOrDiagnose(c, input.evalId));
+  } finally {
+    process.kill(-second.pid!, 'SIGTERM');
+  }
+  const runs = runsPerTask(f.invocationLog);
+  for (const t of await completedBefore(c, input.evalId, killedAt)) expect(runs[t]).toBe(1);
+  expect(Object.keys(runs).sort()).toEqual(TASKS);
+  // Killed in collation: that task's harbor job is resumed, not re-run; its trial is the one scored.
+  if (point === 'finalize') expect(Object.values(runs).every((n) => n === 1)).toBe(true);
 });
