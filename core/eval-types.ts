@@ -120,3 +120,8 @@ export interface Progress {
   /** The chunk workflow running now (query it for in-chunk progress). */
   currentChunk: string | null;
 }
+
+/** A fresh progress record (the workflows' query state). */
+export function newProgress(total: number, phase: Progress['phase']): Progress {
+  return { total, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase, currentChunk: null };
+}

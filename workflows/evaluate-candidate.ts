@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CandidateResult, ChunkSummary, EvalInput, Progress } from '../core/eval-types';
+import { CandidateResult, ChunkSummary, EvalInput, newProgress } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
 import { VeroCandidate, VeroScore, VeroStatus } from '../core/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
@@ -39,16 +39,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
   const startedAt = info.startTime.toISOString();
   const runDir = `${input.home}/runs/${input.evalId}/${info.runId}`;
   const summaries: ChunkSummary[] = [];
-  const progress: Progress = {
-    total: input.tasks.length,
-    done: 0,
-    running: 0,
-    scored: 0,
-    errors: 0,
-    scoreSum: 0,
-    phase: 'preparing',
-    currentChunk: null,
-  };
+  const progress = newProgress(input.tasks.length, 'preparing');
   setHandler(progressQuery, () => progress);
   upsertSearchAttributes([{ key: VeroStatus, value: 'running' }]);
 

@@ -11,7 +11,8 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ChunkInput, ChunkSummary, Progress, TaskResult } from '../core/eval-types';
+import type { ChunkInput, ChunkSummary, TaskResult } from '../core/eval-types';
+import { newProgress } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
 import { progressQuery } from './queries';
 
@@ -46,16 +47,7 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     },
   });
 
-  const progress: Progress = {
-    total: input.tasks.length,
-    done: 0,
-    running: 0,
-    scored: 0,
-    errors: 0,
-    scoreSum: 0,
-    phase: 'running',
-    currentChunk: null,
-  };
+  const progress = newProgress(input.tasks.length, 'running');
   setHandler(progressQuery, () => progress);
 
   const results: TaskResult[] = new Array<TaskResult>(input.tasks.length);

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort } from '../../core/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
+import { runVero } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -240,15 +241,3 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     expect(after.stderr).toMatch(/evaluation failed: .*cancel/i);
   });
 });
-
-/** Runs the CLI without blocking the event loop (the in-process worker must keep polling). */
-function runVero(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(VERO, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}

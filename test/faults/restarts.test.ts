@@ -13,10 +13,10 @@ import { loadEvalConfig } from '../../core/eval-config';
 import type { CandidateResult, TaskResult } from '../../core/eval-types';
 import { findTemporalCli } from '../../core/temporal-cli';
 import { evalFixture, invocations, ROOT, runsPerTask, tempDir, TASKS } from '../helpers/fixtures';
+import { sleep, until } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const workerLogs: string[] = [];
 function worker(addr: string, taskQueue: string): ChildProcess {
@@ -46,16 +46,6 @@ async function resultOrDiagnose(c: Client, evalId: string, ms = 120_000): Promis
   } finally {
     clearTimeout(timer); // never fire after the test (it would fail whichever test runs next)
   }
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const slowScenario = {

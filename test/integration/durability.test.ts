@@ -10,6 +10,7 @@ import { prepareEvalInput, startOrAttach, getProgress } from '../../cli/eval-cli
 import { loadEvalConfig } from '../../core/eval-config';
 import type { CandidateResult, TaskResult } from '../../core/eval-types';
 import { evalFixture, invocations, ROOT, runsPerTask, TASKS } from '../helpers/fixtures';
+import { pidAlive, sleep, until } from '../helpers/process';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
@@ -21,27 +22,6 @@ function startWorkerProcess(taskQueue: string): ChildProcess {
     stdio: 'ignore',
   });
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const pidAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks are not run again, same result', async () => {
   const q = uniqueQueue('crash');

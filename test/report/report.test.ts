@@ -4,9 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderReport } from '../../cli/report';
 import type { CandidateResult, TaskResult } from '../../core/eval-types';
-import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
+import { evalFixture, tempDir } from '../helpers/fixtures';
+import { runVero } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
-import { spawn } from 'node:child_process';
 
 jest.setTimeout(180_000);
 
@@ -80,12 +80,12 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
   const out = path.join(tempDir(), 'report.html');
   await withWorker(q, async () => {
     for (const candidate of ['baseline', 'improved']) {
-      const r = await run(['start-eval', '-c', f.configFile, '--candidate', candidate, '--wait', '--json']);
+      const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', candidate, '--wait', '--json']);
       expect(r.code).toBe(0);
     }
     let r = { code: null as number | null, stdout: '', stderr: '' };
     for (let i = 0; i < 30; i++) {
-      r = await run(['report', '-c', f.configFile, '-o', out]);
+      r = await runVero(['report', '-c', f.configFile, '-o', out]);
       if (r.code === 0 && r.stdout.includes('2 candidate(s)')) break;
       await new Promise((res) => setTimeout(res, 300));
     }
@@ -113,14 +113,3 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
   expect(bytes.length).toBeGreaterThan(10_000);
   if (process.env.VERO_KEEP_SCREENSHOTS) fs.copyFileSync(png, process.env.VERO_KEEP_SCREENSHOTS);
 });
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(path.join(ROOT, 'bin', 'vero'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
