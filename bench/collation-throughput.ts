@@ -9,12 +9,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PROJECT_ROOT } from '../core/temporal-cli';
-
-const arg = (name: string, fallback: number) =>
-  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
+import { numberArg } from './fixtures';
 
 function main(): void {
-  const n = arg('--trials', 20_000);
+  const n = numberArg('--trials', 20_000);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-collate-'));
   try {
     // One real trial from the stand-in, replicated into N trials over 100 jobs (500 tasks × attempts).

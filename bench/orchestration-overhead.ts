@@ -4,7 +4,7 @@
  *
  *   npm run bench -- [--tasks 200] [--concurrency 8] [--rounds 2]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,38 +15,19 @@ import type { CandidateResult } from '../core/eval-types';
 import { harborArgv } from '../core/harbor-argv';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-function makeDataset(dir: string, n: number): string[] {
-  const template = path.join(PROJECT_ROOT, 'examples', 'datasets', 'mini-bench', 'hello-world');
-  const names: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const name = `task-${String(i).padStart(5, '0')}`;
-    fs.cpSync(template, path.join(dir, name), { recursive: true });
-    fs.writeFileSync(
-      path.join(dir, name, 'task.toml'),
-      `schema_version = "1.4"\n[agent]\ntimeout_sec = 600.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\n`,
-    );
-    names.push(name);
-  }
-  return names;
-}
+import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
-  const nTasks = arg('--tasks', 200);
-  const concurrency = arg('--concurrency', 8);
-  const rounds = arg('--rounds', 2);
+  const nTasks = numberArg('--tasks', 200);
+  const concurrency = numberArg('--concurrency', 8);
+  const rounds = numberArg('--rounds', 2);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-bench-'));
   const dataset = path.join(tmp, 'dataset');
   fs.mkdirSync(dataset);
   const tasks = makeDataset(dataset, nTasks);
   const repo = path.join(tmp, 'agent-repo');
-  execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: 'ignore' });
+  makeAgentRepo(repo);
   const standin = path.join(PROJECT_ROOT, 'test', 'harbor-standin', 'harbor');
   const env = { HARBOR_STANDIN_TIME_SCALE: '0' };
   const server = await startDevServer({ temporalCli: findTemporalCli() });

@@ -5,7 +5,7 @@
  *
  *   npm run build && node dist/bench/scale.js [--tasks 5000] [--concurrency 8]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,21 +14,19 @@ import { startDevServer } from '../core/dev-server';
 import { loadEvalConfig } from '../core/eval-config';
 import type { CandidateResult } from '../core/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-
-const arg = (name: string, fallback: number) =>
-  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
-  const nTasks = arg('--tasks', 5000);
-  const concurrency = arg('--concurrency', 8);
+  const nTasks = numberArg('--tasks', 5000);
+  const concurrency = numberArg('--concurrency', 8);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-scale-'));
   const dataset = path.join(tmp, 'dataset');
-  const template = path.join(PROJECT_ROOT, 'examples/datasets/mini-bench/hello-world');
-  for (let i = 0; i < nTasks; i++) fs.cpSync(template, path.join(dataset, `task-${String(i).padStart(5, '0')}`), { recursive: true });
+  fs.mkdirSync(dataset);
+  makeDataset(dataset, nTasks);
   const repo = path.join(tmp, 'agent-repo');
-  execFileSync(path.join(PROJECT_ROOT, 'examples/make-agent-repo.sh'), [repo], { stdio: 'ignore' });
+  makeAgentRepo(repo);
   const db = path.join(tmp, 'temporal.db');
   const server = await startDevServer({ temporalCli: findTemporalCli(), dbFile: db });
   const taskQueue = 'scale';

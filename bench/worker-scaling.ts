@@ -4,7 +4,7 @@
  *
  *   npm run build && node dist/bench/worker-scaling.js [--tasks 48] [--delay 1000] [--per-worker 4]
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,20 +13,18 @@ import { startDevServer } from '../core/dev-server';
 import { loadEvalConfig } from '../core/eval-config';
 import type { CandidateResult } from '../core/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
-
-const arg = (name: string, fallback: number) =>
-  process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
+import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
 
 async function main(): Promise<void> {
-  const nTasks = arg('--tasks', 48);
-  const delay = arg('--delay', 1000);
-  const perWorker = arg('--per-worker', 4);
+  const nTasks = numberArg('--tasks', 48);
+  const delay = numberArg('--delay', 1000);
+  const perWorker = numberArg('--per-worker', 4);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-scaling-'));
   const dataset = path.join(tmp, 'dataset');
-  const template = path.join(PROJECT_ROOT, 'examples/datasets/mini-bench/hello-world');
-  for (let i = 0; i < nTasks; i++) fs.cpSync(template, path.join(dataset, `task-${String(i).padStart(4, '0')}`), { recursive: true });
+  fs.mkdirSync(dataset);
+  makeDataset(dataset, nTasks);
   const repo = path.join(tmp, 'agent-repo');
-  execFileSync(path.join(PROJECT_ROOT, 'examples/make-agent-repo.sh'), [repo], { stdio: 'ignore' });
+  makeAgentRepo(repo);
   const server = await startDevServer({ temporalCli: findTemporalCli() });
   const results: Record<number, number> = {};
   try {

@@ -1,0 +1,33 @@
+/** What the benchmark scripts share: flags, a generated dataset of N tasks, the example agent repo. */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PROJECT_ROOT } from '../core/temporal-cli';
+
+/** `--name N` from argv, else the fallback. */
+export function numberArg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+/** N copies of the example hello-world task (`task-00000`…), each named by its dir. Returns the names. */
+export function makeDataset(dir: string, n: number): string[] {
+  const template = path.join(PROJECT_ROOT, 'examples', 'datasets', 'mini-bench', 'hello-world');
+  const names: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `task-${String(i).padStart(5, '0')}`;
+    fs.cpSync(template, path.join(dir, name), { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, name, 'task.toml'),
+      `schema_version = "1.4"\n[agent]\ntimeout_sec = 600.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\n`,
+    );
+    names.push(name);
+  }
+  return names;
+}
+
+/** The example agent repo (candidates `baseline` and `improved`) at `dest`. */
+export function makeAgentRepo(dest: string): string {
+  execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [dest], { stdio: 'ignore' });
+  return dest;
+}
