@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort } from '../../core/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
+import { chromium, CHROMIUM } from '../helpers/chromium';
 import { runVero } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
@@ -153,31 +154,11 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
   expect(run.code).toBe(0);
   const { evalId, candidate } = JSON.parse(run.stdout) as { evalId: string; candidate: string };
   // As a person would: the Web UI, in headless Chromium, finds the evaluation by its candidate.
-  const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
-  if (chromium) {
+  if (CHROMIUM) {
     const query = encodeURIComponent(`VeroCandidate="${candidate}"`);
-    const flags = [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ];
-    const dom = spawnSync(
-      chromium,
-      [
-        ...flags,
-        `--user-data-dir=${tempDir('vero-chromium-')}`,
-        '--virtual-time-budget=20000',
-        '--dump-dom',
-        `http://127.0.0.1:${uiPort}/namespaces/default/workflows?query=${query}`,
-      ],
-      { encoding: 'utf8', timeout: 90_000 },
-    );
-    expect(dom.stdout).toContain(evalId);
+    expect(
+      chromium(['--virtual-time-budget=20000', '--dump-dom', `http://127.0.0.1:${uiPort}/namespaces/default/workflows?query=${query}`]),
+    ).toContain(evalId);
   } else console.info('skipped the Web UI check: no chromium on this machine (.ci/run installs it)');
   await stop(first);
 

@@ -1,10 +1,10 @@
 /** `vero report`: the HTML page, rendered and screenshotted in headless Chromium as a person would see it. */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderReport } from '../../cli/report';
 import type { CandidateResult, TaskResult } from '../../core/eval-types';
 import { evalFixture, tempDir } from '../helpers/fixtures';
+import { chromium, CHROMIUM } from '../helpers/chromium';
 import { runVero } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
@@ -61,19 +61,6 @@ test('renders ranked candidates, a task matrix with error cells, links, and esca
   expect(html.match(/<tr><th scope="row">/g)).toHaveLength(2);
 });
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-const chromiumFlags = (profile: string) => [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  `--user-data-dir=${profile}`,
-];
-
 test('vero report on two evaluations, opened in headless Chromium', async () => {
   const q = uniqueQueue('report');
   const f = evalFixture({ taskQueue: q, address: address() });
@@ -99,15 +86,11 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
     console.info("skipped the Chromium part: no chromium on this machine (.ci/run installs Debian's)");
     return;
   }
-  const profile = tempDir('vero-chromium-');
-  const dom = spawnSync(CHROMIUM, [...chromiumFlags(profile), '--dump-dom', `file://${out}`], { encoding: 'utf8', timeout: 60_000 });
-  expect(dom.stdout).toContain('Tasks × candidates');
-  expect(dom.stdout).toMatch(/<rect x="200" y="4" width="\d+" height="18" class="bar"/);
+  const dom = chromium(['--dump-dom', `file://${out}`]);
+  expect(dom).toContain('Tasks × candidates');
+  expect(dom).toMatch(/<rect x="200" y="4" width="\d+" height="18" class="bar"/);
   const png = path.join(tempDir(), 'report.png');
-  spawnSync(CHROMIUM, [...chromiumFlags(tempDir('vero-chromium-')), `--screenshot=${png}`, '--window-size=1100,800', `file://${out}`], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  chromium([`--screenshot=${png}`, '--window-size=1100,800', `file://${out}`]);
   const bytes = fs.readFileSync(png);
   expect(bytes.subarray(1, 4).toString()).toBe('PNG');
   expect(bytes.length).toBeGreaterThan(10_000);

@@ -99,9 +99,10 @@ async function setup(
   return { dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('sidecar') };
 }
 
-async function startSidecar(s: Setup): Promise<Sidecar> {
+async function startSidecar(s: Setup, env: Record<string, string> = {}): Promise<Sidecar> {
   const proc = spawn(VERO, ['serve', '--config', s.serveFile, '--address', address(), '--task-queue', s.queue], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let stdout = '';
   let stderr = '';
@@ -354,14 +355,8 @@ test('untrusted code: the nested harness gets only declared secrets; a non-root 
     mode_b: { ...s.cfg.mode_b!, harbor: { ...s.cfg.mode_b!.harbor, command: [wrapper] } },
   };
   fs.writeFileSync(s.serveFile, JSON.stringify(cfg));
-  const proc = spawn(VERO, ['serve', '--config', s.serveFile, '--address', address(), '--task-queue', s.queue], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, VERO_DECLARED_SECRET: 'declared-value', VERO_UNDECLARED_CANARY: 'must-not-leak' },
-  });
-  let stdout = '';
-  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  for (let i = 0; i < 300 && !/listening on \d+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 100));
-  const url = `http://127.0.0.1:${/listening on (\d+)/.exec(stdout)![1]}`;
+  const side = await startSidecar(s, { VERO_DECLARED_SECRET: 'declared-value', VERO_UNDECLARED_CANARY: 'must-not-leak' });
+  const url = side.url;
   try {
     expect((await post(url, '/eval', { split: 'train', num_samples: 1 })).status).toBe(200);
     const env = fs.readFileSync(envDump, 'utf8');
@@ -378,8 +373,7 @@ test('untrusted code: the nested harness gets only declared secrets; a non-root 
     expect(asNobody.stdout).toBe('');
     expect(asNobody.stderr).toMatch(/Permission denied/);
   } finally {
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.on('exit', r));
+    await side.stop();
   }
 });
 

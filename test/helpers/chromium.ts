@@ -1,0 +1,22 @@
+/** Debian's headless Chromium, started as the machine requires (no sandbox as root, no background networking). */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tempDir } from './fixtures';
+
+export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+
+/** Runs headless Chromium with extra args and a fresh profile; stdout is the dumped DOM when asked for. */
+export function chromium(args: string[]): string {
+  const flags = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ];
+  return spawnSync(CHROMIUM!, [...flags, `--user-data-dir=${tempDir('vero-chromium-')}`, ...args], { encoding: 'utf8', timeout: 90_000 })
+    .stdout;
+}
