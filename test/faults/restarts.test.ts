@@ -19,14 +19,14 @@ import { address, client, uniqueQueue } from '../helpers/temporal';
 jest.setTimeout(240_000);
 
 const workerLogs: string[] = [];
-function worker(addr: string, taskQueue: string): ChildProcess {
+function worker(addr: string, taskQueue: string, env: Record<string, string> = {}): ChildProcess {
   const log = path.join(tempDir('vero-worker-log-'), 'worker.log');
   workerLogs.push(log);
   const fd = fs.openSync(log, 'a');
   const p = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', addr, '--task-queue', taskQueue], {
     detached: true,
     stdio: ['ignore', fd, fd],
-    env: { ...process.env, VERO_LOG_LEVEL: 'INFO' },
+    env: { ...process.env, VERO_LOG_LEVEL: 'INFO', ...env },
   });
   fs.closeSync(fd);
   return p;
@@ -79,38 +79,46 @@ function assertSameResult(r: CandidateResult): void {
   for (const t of r.tasks!) expect(t.nTrials).toBe(1);
 }
 
-test.each([
-  ['before any task finished', (p: { done: number; running: number }) => p.running > 0],
-  ['after the last task finished', (p: { done: number; total: number }) => p.done === p.total],
-])('worker SIGKILLed %s: a new worker completes the evaluation with the same result', async (_when, killWhen) => {
-  const q = uniqueQueue('kill');
+/** An evaluation of the six example tasks under the slow scenario, started but with no worker yet. */
+async function startSlowEvaluation(name: string, timeScale: string) {
+  const q = uniqueQueue(name);
   const f = evalFixture({
     taskQueue: q,
     address: address(),
     scenario: slowScenario,
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: timeScale } },
     execution: { concurrency: 3, heartbeat_timeout: '3s' },
   });
   const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
   const c = await client();
   await startOrAttach(c, input, q);
-  const first = worker(address(), q);
-  await until('the kill point', async () => {
-    const p = await getProgress(c, input.evalId);
-    if (process.env.VERO_DEBUG_FAULTS) console.log(JSON.stringify(p));
-    return killWhen(p);
-  });
-  const killedAt = Date.now();
-  process.kill(-first.pid!, 'SIGKILL');
-  const second = worker(address(), q);
+  return { q, f, input, c };
+}
+
+/** After the first worker was killed at `killedAt`: a fresh worker finishes; same result; no completed task re-run. */
+async function finishAfterKill(e: Awaited<ReturnType<typeof startSlowEvaluation>>, killedAt: number): Promise<Record<string, number>> {
+  const second = worker(address(), e.q);
   try {
-    assertSameResult(await resultOrDiagnose(c, input.evalId));
+    assertSameResult(await resultOrDiagnose(e.c, e.input.evalId));
   } finally {
     process.kill(-second.pid!, 'SIGTERM');
   }
-  const runs = runsPerTask(f.invocationLog);
-  for (const t of await completedBefore(c, input.evalId, killedAt)) expect(runs[t]).toBe(1);
+  const runs = runsPerTask(e.f.invocationLog);
+  for (const t of await completedBefore(e.c, e.input.evalId, killedAt)) expect(runs[t]).toBe(1);
   expect(Object.keys(runs).sort()).toEqual(TASKS);
+  return runs;
+}
+
+test.each([
+  ['before any task finished', (p: { done: number; running: number }) => p.running > 0],
+  ['after the last task finished', (p: { done: number; total: number }) => p.done === p.total],
+])('worker SIGKILLed %s: a new worker completes the evaluation with the same result', async (_when, killWhen) => {
+  const e = await startSlowEvaluation('kill', '1');
+  const first = worker(address(), e.q);
+  await until('the kill point', async () => killWhen(await getProgress(e.c, e.input.evalId)));
+  const killedAt = Date.now();
+  process.kill(-first.pid!, 'SIGKILL');
+  await finishAfterKill(e, killedAt);
 });
 
 test('the Temporal server killed and restarted on the same database file mid-evaluation: it completes', async () => {
@@ -161,36 +169,14 @@ test.each([
   ['during collation (harbor done, its job dir not yet read)', 'collate'],
   ['during the result write (finalizeEvaluation)', 'finalize'],
 ])('worker SIGKILLed %s: the evaluation completes with the same result, no task re-run', async (_when, point) => {
-  const q = uniqueQueue(`kill-${point}`);
+  const e = await startSlowEvaluation(`kill-${point}`, '0');
   const markers = tempDir('vero-fault-');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    scenario: slowScenario,
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '0' } },
-    execution: { concurrency: 3, heartbeat_timeout: '3s' },
-  });
-  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-  const c = await client();
-  await startOrAttach(c, input, q);
   // Only the first worker pauses at the fault point (long enough to be killed there).
-  const first = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', q], {
-    detached: true,
-    stdio: 'ignore',
-    env: { ...process.env, VERO_FAULT_PAUSE: `${point}:60000`, VERO_FAULT_MARKER_DIR: markers },
-  });
+  const first = worker(address(), e.q, { VERO_FAULT_PAUSE: `${point}:60000`, VERO_FAULT_MARKER_DIR: markers });
   await until(`the worker paused at ${point}`, async () => fs.existsSync(path.join(markers, point)));
   const killedAt = Date.now();
   process.kill(-first.pid!, 'SIGKILL');
-  const second = worker(address(), q);
-  try {
-    assertSameResult(await resultOrDiagnose(c, input.evalId));
-  } finally {
-    process.kill(-second.pid!, 'SIGTERM');
-  }
-  const runs = runsPerTask(f.invocationLog);
-  for (const t of await completedBefore(c, input.evalId, killedAt)) expect(runs[t]).toBe(1);
-  expect(Object.keys(runs).sort()).toEqual(TASKS);
-  // Killed in collation: that task's harbor job is resumed, not re-run; its trial is the one scored.
+  const runs = await finishAfterKill(e, killedAt);
+  // Killed while writing the result: every task had completed, so none ran twice.
   if (point === 'finalize') expect(Object.values(runs).every((n) => n === 1)).toBe(true);
 });
