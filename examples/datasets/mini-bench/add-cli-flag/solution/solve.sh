@@ -1,3 +1,3 @@
 #!/bin/bash
 set -euo pipefail
- grep -q verbose|sed -i 's/# FLAGS/parser.add_argument("--verbose", action="store_true")/' /app/cli.py
+sed -i 's/# FLAGS/parser.add_argument("--verbose", action="store_true")/' /app/cli.py

@@ -1,3 +1,3 @@
 #!/bin/bash
-# Writes 1 to the reward file when the check passes, else 0 (Harbor ignores the exit code).
-if python3 /app/cli.py --verbose ; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+# Writes the reward (1 when the check passes, else 0) to the file Harbor reads; the exit code is ignored.
+if python3 /app/cli.py --verbose | grep -q "'verbose': True"; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi

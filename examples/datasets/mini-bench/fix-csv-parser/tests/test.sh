@@ -1,3 +1,4 @@
 #!/bin/bash
-# Writes 1 to the reward file when the check passes, else 0 (Harbor ignores the exit code).
-if python3 /app/test_parse.py; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+# Writes the reward (1 when the check passes, else 0) to the file Harbor reads; the exit code is ignored.
+# Partial credit: the fraction of the cases in test_parse.py that pass.
+python3 /tests/test_parse.py > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt

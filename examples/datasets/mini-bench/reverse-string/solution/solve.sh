@@ -1,3 +1,8 @@
 #!/bin/bash
 set -euo pipefail
-printf '#!/bin/bash\necho "$1" | rev\n' > /app/reverse.sh
+cat > /app/reverse.sh <<'SH'
+#!/bin/bash
+s="$1" r=''
+for ((i = ${#s} - 1; i >= 0; i--)); do r+="${s:i:1}"; done
+echo "$r"
+SH

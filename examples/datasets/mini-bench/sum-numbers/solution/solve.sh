@@ -1,3 +1,3 @@
 #!/bin/bash
 set -euo pipefail
- bc)"|paste -sd+ /app/numbers.txt | bc > /app/sum.txt
+paste -sd+ /app/numbers.txt | bc > /app/sum.txt

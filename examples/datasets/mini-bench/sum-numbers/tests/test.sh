@@ -1,3 +1,4 @@
 #!/bin/bash
-# Writes 1 to the reward file when the check passes, else 0 (Harbor ignores the exit code).
-if test "$(cat /app/sum.txt)" = "$(paste -sd+ /app/numbers.txt ; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+# Writes the reward (1 when the check passes, else 0) to the file Harbor reads; the exit code is ignored.
+expected="$(paste -sd+ /app/numbers.txt | bc)"
+if test "$(cat /app/sum.txt)" = "$expected"; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
