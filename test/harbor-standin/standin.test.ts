@@ -5,6 +5,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { HARBOR_VERSION } from '../../core/harbor-version';
 import { DATASET, invocations, STANDIN, tempDir } from '../helpers/fixtures';
 
 const TRIAL_NAME = /^(.{1,32})__([2-9A-HJ-NP-Za-km-z]{7})$/;
@@ -192,7 +193,11 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
     agents: [{ name: 'oracle' }],
     datasets: [{ path: DATASET, task_names: ['hello-world', 'count-*'] }],
   });
-  expect(readJson(path.join(job, 'lock.json'))).toMatchObject({ schema_version: 3, harbor: { version: '0.22.0' }, n_concurrent_trials: 4 });
+  expect(readJson(path.join(job, 'lock.json'))).toMatchObject({
+    schema_version: 3,
+    harbor: { version: HARBOR_VERSION },
+    n_concurrent_trials: 4,
+  });
 });
 
 test('rewards, exceptions and reward-file failures follow the verifier rules', () => {
@@ -331,7 +336,7 @@ test('usage errors exit 2 with Click wording; config errors exit 1', () => {
   expect(noMatch.stderr).toMatch(/ValueError: No tasks matched the filter\(s\) \["nope"\]/);
   expect(harbor(['run', '-p', '/nonexistent', '-y']).code).toBe(1);
   expect(harbor(['run', '-i', 'x']).stderr).toContain('Cannot specify task filters without --path, --dataset or --task.');
-  expect(harbor(['--version']).stdout).toBe('0.22.0\n');
+  expect(harbor(['--version']).stdout).toBe(`${HARBOR_VERSION}\n`);
 });
 
 test('--print-config prints the JobConfig and runs nothing', () => {
@@ -423,7 +428,7 @@ test('a crash leaves the running trial without result.json and the job unfinishe
   await new Promise((r) => setTimeout(r, 200));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   child.kill('SIGTERM');
-  expect(await exited).toBe(1);
+  expect(await exited).toBe(130); // Harbor 0.25: teardown, then exit 130
   const r = readJson(path.join(trialDirs(job)[0]!, 'result.json'));
   expect((r.exception_info as { exception_type: string }).exception_type).toBe('CancelledError');
   const jr = readJson(path.join(job, 'result.json'));
@@ -431,12 +436,19 @@ test('a crash leaves the running trial without result.json and the job unfinishe
   expect((jr.stats as { n_cancelled_trials: number }).n_cancelled_trials).toBe(1);
   const lines = invocations(log);
   expect(lines.map((l) => l.event)).toEqual(['start', 'end']);
-  expect(lines[1]).toMatchObject({ exit_code: 1, job_dir: job });
+  expect(lines[1]).toMatchObject({ exit_code: 130, job_dir: job });
 });
 
-test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0, the worktree profile)', () => {
+test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0, the profile beside the agent module on PYTHONPATH)', () => {
+  const agentDir = tempDir();
+  fs.writeFileSync(path.join(agentDir, 'agent.py'), 'class MiniAgent: ...\n');
+  fs.writeFileSync(
+    path.join(agentDir, 'harbor-standin-agent.json'),
+    JSON.stringify({ solves: ['hello-*'], partial: { 'count-words': 0.25 } }),
+  );
+  // The working directory is not where agents come from (real Harbor imports them from sys.path).
   const cwd = tempDir();
-  fs.writeFileSync(path.join(cwd, 'harbor-standin-agent.json'), JSON.stringify({ solves: ['hello-*'], partial: { 'count-words': 0.25 } }));
+  fs.writeFileSync(path.join(cwd, 'harbor-standin-agent.json'), JSON.stringify({ solves: ['*'] }));
   const jobs = tempDir();
   const score = (agent: string, job: string) => {
     expect(
@@ -460,7 +472,7 @@ test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0,
           '-y',
           '-q',
         ],
-        { cwd },
+        { cwd, env: { PYTHONPATH: `/nonexistent${path.delimiter}${agentDir}` } },
       ).code,
     ).toBe(0);
     return Object.fromEntries(
@@ -473,5 +485,71 @@ test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0,
   expect(score('oracle', 'o')).toEqual({ 'hello-world': 1, 'count-words': 1, 'sum-numbers': 1 });
   expect(score('nop', 'n')).toEqual({ 'hello-world': 0, 'count-words': 0, 'sum-numbers': 0 });
   expect(score('agent:MiniAgent', 'm')).toEqual({ 'hello-world': 1, 'count-words': 0.25, 'sum-numbers': 0 });
-  expect(execFileSync(STANDIN, ['--version'], { encoding: 'utf8' })).toBe('0.22.0\n');
+  expect(execFileSync(STANDIN, ['--version'], { encoding: 'utf8' })).toBe(`${HARBOR_VERSION}\n`);
+});
+
+test('--dry-run validates without running (no job dir) and reports config errors with exit 1', () => {
+  const jobs = tempDir();
+  const ok = harbor(['run', '-p', DATASET, '-i', 'hello-world', '-k', '2', '-o', jobs, '--job-name', 'j', '-y', '--dry-run']);
+  expect(ok.code).toBe(0);
+  expect(ok.stdout).toContain('Dry run OK — 2 trial(s); nothing was run.');
+  expect(fs.existsSync(path.join(jobs, 'j'))).toBe(false);
+  const bad = harbor(['run', '-p', DATASET, '-i', 'nosuch', '-o', jobs, '--job-name', 'j', '-y', '--dry-run']);
+  expect(bad.code).toBe(1);
+  expect(bad.stdout).toMatch(/^Dry run failed: No tasks matched the filter\(s\) \["nosuch"\]/m);
+});
+
+test('Harbor 0.25 tasks: docker_image without environment/, multi-step tasks; dirs that are not tasks are left out', () => {
+  const ds = tempDir();
+  const write = (rel: string, text: string) => {
+    fs.mkdirSync(path.dirname(path.join(ds, rel)), { recursive: true });
+    fs.writeFileSync(path.join(ds, rel), text);
+  };
+  write('image-only/task.toml', '[environment]\ndocker_image = "vero-base:bookworm"\n');
+  write('image-only/instruction.md', 'x');
+  write('image-only/tests/test.sh', 'echo 1 > /logs/verifier/reward.txt');
+  write('steps/task.toml', '[[steps]]\nname = "one"\n[[steps]]\nname = "two"\n[environment]\ndocker_image = "vero-base:bookworm"\n');
+  write('steps/steps/one/instruction.md', 'x');
+  write('steps/steps/two/instruction.md', 'y');
+  write('steps/tests/test.sh', 'echo 1 > /logs/verifier/reward.txt');
+  write('notes/README.md', 'not a task');
+  const jobs = tempDir();
+  expect(harbor(['run', '-p', ds, '-o', jobs, '--job-name', 'j', '-y', '-q']).code).toBe(0);
+  expect(
+    trialDirs(path.join(jobs, 'j'))
+      .map((t) => path.basename(t).split('__')[0])
+      .sort(),
+  ).toEqual(['image-only', 'steps']);
+});
+
+test('a job whose task files changed since it started is not resumed (lock.json mismatch, exit 1)', () => {
+  const ds = tempDir();
+  fs.cpSync(path.join(DATASET, 'hello-world'), path.join(ds, 'hello-world'), { recursive: true });
+  const jobs = tempDir();
+  const args = ['run', '-p', ds, '-o', jobs, '--job-name', 'j', '-y', '-q'];
+  expect(harbor(args).code).toBe(0);
+  expect(harbor(args).code).toBe(0); // unchanged: resumes (nothing left to run)
+  fs.appendFileSync(path.join(ds, 'hello-world', 'tests', 'test.sh'), '\n# changed\n');
+  const changed = harbor(args);
+  expect(changed.code).toBe(1);
+  expect(changed.stderr).toContain(
+    `FileExistsError: Job directory ${path.join(jobs, 'j')} already has a lock.json that does not match the resolved job lock.`,
+  );
+});
+
+test('registry task paths resolve against the working directory, as in Harbor 0.25', () => {
+  const cwd = tempDir();
+  const regDir = tempDir();
+  fs.cpSync(path.join(DATASET, 'hello-world'), path.join(cwd, 'tasks', 'hello-world'), { recursive: true });
+  fs.writeFileSync(
+    path.join(regDir, 'registry.json'),
+    JSON.stringify([{ name: 'ds', version: '1.0', tasks: [{ name: 'hello-world', path: 'tasks/hello-world' }] }]),
+  );
+  const jobs = tempDir();
+  const r = harbor(
+    ['run', '-d', 'ds@1.0', '--registry-path', path.join(regDir, 'registry.json'), '-o', jobs, '--job-name', 'j', '-y', '-q'],
+    { cwd },
+  );
+  expect(r.code).toBe(0);
+  expect(trialDirs(path.join(jobs, 'j'))).toHaveLength(1);
 });

@@ -60,7 +60,13 @@ export function evalFixture(opts: {
   const config = {
     agent_repo: repo,
     tasks: { source: { path: DATASET }, ...opts.tasks },
-    harbor: { command: [STANDIN], agent: 'agent:MiniAgent', model: 'anthropic/claude-sonnet-4-5', ...harbor, env: { ...env, ...extraEnv } },
+    harbor: {
+      command: [STANDIN],
+      agent: 'agent:SkillAgent',
+      model: 'anthropic/claude-sonnet-4-5',
+      ...harbor,
+      env: { ...env, ...extraEnv },
+    },
     scoring: { ...opts.scoring },
     execution: { concurrency: 3, heartbeat_timeout: '5s', task_timeout: '60s', ...opts.execution },
     temporal: { address: opts.address, task_queue: opts.taskQueue },
@@ -82,7 +88,7 @@ export interface Invocation {
   exit_code?: number;
 }
 
-export function invocations(logFile: string): Invocation[] {
+function allInvocations(logFile: string): Invocation[] {
   if (!fs.existsSync(logFile)) return [];
   return fs
     .readFileSync(logFile, 'utf8')
@@ -90,6 +96,13 @@ export function invocations(logFile: string): Invocation[] {
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Invocation);
 }
+
+/** The harbor invocations that run tasks (the evaluation's one `--dry-run` preflight is counted by `preflights`). */
+export const invocations = (logFile: string): Invocation[] => allInvocations(logFile).filter((i) => !i.argv.includes('--dry-run'));
+
+/** Start lines of the preflight `harbor run … --dry-run` invocations. */
+export const preflights = (logFile: string): Invocation[] =>
+  allInvocations(logFile).filter((i) => i.argv.includes('--dry-run') && i.event === 'start');
 
 /** The `-i` task of a harbor invocation. */
 export const taskOf = (inv: Invocation): string => inv.argv[inv.argv.indexOf('-i') + 1]!;

@@ -7,10 +7,10 @@ import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialCon
 import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario } from './scenario';
 import { jobStats, TrialRecord } from './stats';
+import { HARBOR_VERSION } from '../../../core/harbor-version';
 import { ConfigError, LocalTask } from './tasks';
 
 const SHORTUUID_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const HARBOR_VERSION = '0.22.0';
 /** Exceptions after which the verifier still runs (the agent phase failed, the environment is alive). */
 const VERIFIER_STILL_RUNS = new Set(['AgentTimeoutError', 'NonZeroAgentExitCodeError']);
 /** Exceptions raised before the agent ran. */
@@ -165,6 +165,17 @@ export class Job {
         'FileExistsError',
       );
     }
+    const lockFile = path.join(this.jobDir, 'lock.json');
+    if (fs.existsSync(lockFile)) {
+      const trialsOf = (lock: { trials?: unknown }) => comparable({ trials: lock.trials ?? null });
+      const existingLock = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { trials?: unknown };
+      if (trialsOf(existingLock) !== trialsOf(this.lockJson())) {
+        throw new ConfigError(
+          `Job directory ${this.jobDir} already has a lock.json that does not match the resolved job lock.`,
+          'FileExistsError',
+        );
+      }
+    }
     const jobResult = path.join(this.jobDir, 'result.json');
     if (fs.existsSync(jobResult)) {
       try {
@@ -224,7 +235,11 @@ export class Job {
   }
 
   private writeLock(): void {
-    writeJson(path.join(this.jobDir, 'lock.json'), {
+    writeJson(path.join(this.jobDir, 'lock.json'), this.lockJson());
+  }
+
+  private lockJson(): Record<string, unknown> {
+    return {
       schema_version: 3,
       created_at: utcZ(new Date()),
       harbor: { version: HARBOR_VERSION, git_commit_hash: null, is_editable: false },
@@ -234,7 +249,7 @@ export class Job {
         task: { path: t.recordedPath, source: t.source },
         task_digest: `sha256:${taskChecksum(t.absPath)}`,
       })),
-    });
+    };
   }
 
   private writeJobResult(finished: boolean): void {
@@ -293,7 +308,7 @@ export class Job {
       attempt,
       agentName: p.agent.name,
       importPath: p.agent.import_path,
-      cwd: this.ctx.cwd,
+      pythonPath: (process.env.PYTHONPATH ?? '').split(path.delimiter).filter(Boolean),
     });
     this.ctx.log(`Trial ${trialName} (task ${p.task.dirName}, attempt ${attempt})`);
 
@@ -463,7 +478,7 @@ export class Job {
       this.running.clear();
       this.writeJobResult(false);
       process.stderr.write('\nAborted!\n');
-      process.exit(1);
+      process.exit(130);
     };
     process.once('SIGTERM', abort);
     process.once('SIGINT', abort);

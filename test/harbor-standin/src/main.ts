@@ -10,9 +10,10 @@ import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
 import { defaultJobName, dumps } from './pyjson';
 import { AttemptCounter, loadScenario } from './scenario';
+import { HARBOR_VERSION } from '../../../core/harbor-version';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
-const VERSION = '0.22.0';
+const VERSION = HARBOR_VERSION;
 const BUILTIN_AGENTS = new Set(
   'oracle nop claude-code cline-cli cortex-code terminus terminus-1 terminus-2 aider codex cursor-cli gemini-cli antigravity-cli rovodev-cli goose grok-build hermes junie mini-swe-agent nemo-agent swe-agent opencode openclaw openhands openhands-sdk antigravity-sdk kimi-code kimi-cli langgraph deerflow mimo mcode pi qwen-coder copilot-cli devin trae-agent computer-1 eve fx dspy-rlm vibe'.split(
     ' ',
@@ -214,6 +215,21 @@ function stripNulls(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 }
 
+/** `--dry-run`: validates the job locally and runs nothing; creates no job dir (Harbor 0.25). */
+function dryRun(o: ParsedOptions, cwd: string): number {
+  if (o.print_config) throw new UsageError('--dry-run and --print-config cannot be combined.', 'run');
+  try {
+    const { spec, tasks } = specFrom(o, cwd);
+    const n = tasks.length * spec.nAttempts * spec.agents.length;
+    process.stdout.write(`Dry run OK — ${n} trial(s); nothing was run.\n`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stdout.write(`Dry run failed: ${e.message}\n`);
+    return 1;
+  }
+}
+
 async function runCommand(argv: string[], command: string): Promise<number> {
   const o = parseOptions(argv, RUN_OPTIONS, command);
   if (o.help) {
@@ -223,6 +239,7 @@ async function runCommand(argv: string[], command: string): Promise<number> {
     return 0;
   }
   const cwd = process.cwd();
+  if (o.dry_run) return dryRun(o, cwd);
   const { spec, tasks } = specFrom(o, cwd);
   const { scenario, file } = loadScenario(process.env.HARBOR_STANDIN_SCENARIO);
   const stateDir = process.env.HARBOR_STANDIN_STATE_DIR ?? (file ? `${file}.state` : null);

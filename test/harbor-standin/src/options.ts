@@ -47,6 +47,7 @@ export const RUN_OPTIONS: OptionSpec[] = [
   flag('yes', ['-y', '--yes']),
   s('env_file', ['--env-file']),
   flag('install_only', ['--install-only']),
+  flag('dry_run', ['--dry-run']),
   multi('artifact', ['--artifact']),
   // agent
   s('agent', ['-a', '--agent']),

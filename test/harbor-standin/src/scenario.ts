@@ -89,7 +89,10 @@ export class AttemptCounter {
   }
 }
 
-/** What the simulated agent can do when no scenario is given: `harbor-standin-agent.json` in the cwd. */
+/**
+ * What the simulated agent can do when no scenario is given: `harbor-standin-agent.json` in the PYTHONPATH
+ * entry from which the agent's module (`-a module.path:Class`) would be imported, as real Harbor imports it.
+ */
 const AgentProfile = z
   .object({
     solves: z.array(z.string()).default([]),
@@ -103,7 +106,17 @@ export interface OutcomeContext {
   attempt: number;
   agentName: string | null;
   importPath: string | null;
-  cwd: string;
+  /** PYTHONPATH entries, in order. */
+  pythonPath: string[];
+}
+
+/** The sys.path entry that holds `module.path` (as `module/path.py` or `module/path/__init__.py`), if any. */
+export function importRoot(importPath: string, pythonPath: string[]): string | null {
+  const rel = importPath.split(':')[0]!.split('.').join(path.sep);
+  for (const entry of pythonPath) {
+    if (fs.existsSync(path.join(entry, `${rel}.py`)) || fs.existsSync(path.join(entry, rel, '__init__.py'))) return entry;
+  }
+  return null;
 }
 
 function pick(list: Outcome | Outcome[], attempt: number): Outcome {
@@ -111,7 +124,7 @@ function pick(list: Outcome | Outcome[], attempt: number): Outcome {
   return list[Math.min(attempt, list.length) - 1]!;
 }
 
-/** The outcome of one trial attempt. Pure apart from reading the agent profile in the cwd. */
+/** The outcome of one trial attempt. Pure apart from reading the agent profile. */
 export function outcomeFor(scenario: Scenario | null, ctx: OutcomeContext): Outcome {
   if (scenario) {
     for (const [glob, list] of Object.entries(scenario.tasks)) {
@@ -121,8 +134,9 @@ export function outcomeFor(scenario: Scenario | null, ctx: OutcomeContext): Outc
   }
   if (!ctx.importPath && ctx.agentName === 'oracle') return { reward: 1 };
   if (!ctx.importPath && ctx.agentName === 'nop') return { reward: 0 };
-  const profileFile = path.join(ctx.cwd, 'harbor-standin-agent.json');
-  if (fs.existsSync(profileFile)) {
+  const root = ctx.importPath ? importRoot(ctx.importPath, ctx.pythonPath) : null;
+  const profileFile = root ? path.join(root, 'harbor-standin-agent.json') : null;
+  if (profileFile && fs.existsSync(profileFile)) {
     const profile = AgentProfile.parse(JSON.parse(fs.readFileSync(profileFile, 'utf8')));
     const duration = { duration_ms: profile.duration_ms };
     if (profile.solves.some((g) => picomatch(g, { dot: true })(ctx.task))) return { reward: 1, ...duration };

@@ -1,8 +1,9 @@
-/** Task discovery as in harbor 0.22 (reference/harbor.md §1.2, §4.1, §4.8, §4.9). */
+/** Task discovery as in harbor 0.25 (reference/harbor.md §1.2, §4.1, §4.8, §4.9). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { parse as parseToml } from 'smol-toml';
+import { isTaskDir } from '../../../core/harbor-task-dir';
 
 export class ConfigError extends Error {
   constructor(
@@ -43,14 +44,9 @@ function readTaskToml(dir: string): TaskToml | null {
   }
 }
 
-/** `Task.is_valid_dir`. */
+/** `Task.is_valid_dir` of Harbor 0.25 (shared with vero's own task listing). */
 export function isValidTaskDir(dir: string, verificationDisabled = false): boolean {
-  if (!fs.existsSync(path.join(dir, 'task.toml'))) return false;
-  if (!fs.statSync(path.join(dir, 'environment'), { throwIfNoEntry: false })?.isDirectory()) return false;
-  const toml = readTaskToml(dir);
-  if (!toml) return false;
-  if (verificationDisabled || toml.verifier?.environment !== undefined) return true;
-  return fs.existsSync(path.join(dir, 'instruction.md')) && fs.existsSync(path.join(dir, 'tests', 'test.sh'));
+  return isTaskDir(dir, { verificationDisabled });
 }
 
 function loadTask(recordedPath: string, cwd: string, source: string | null): LocalTask {
@@ -163,10 +159,10 @@ export function tasksFromRegistry(
       candidates.find((d) => d.version === 'head') ??
       [...candidates].sort((a, b) => a.version.localeCompare(b.version, 'en', { numeric: true })).at(-1);
   if (!ds) throw new ConfigError(`Dataset ${ref} not found in registry ${registryPath}.`);
-  const base = path.dirname(file);
   const tasks = ds.tasks.map((t) => {
     if (t.git_url) throw new ConfigError(`Task ${t.name} is a git task; the stand-in has no network access.`);
-    const abs = path.resolve(base, t.path);
+    // Harbor 0.25 resolves a relative task path against its working directory, not the registry file.
+    const abs = path.resolve(cwd, t.path);
     if (!isValidTaskDir(abs)) throw new ConfigError(`Task ${t.name} at ${t.path} is not a valid task directory.`);
     return loadTask(abs, cwd, ds.name);
   });
