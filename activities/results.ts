@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
 import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../core/eval-types';
+import { addUsage, NO_USAGE } from '../core/trial-ranking';
 
 function writeJsonAtomic(file: string, value: unknown): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -45,6 +46,8 @@ export interface FinalizeInput {
   settings: EvalSettings;
   split: string | null;
   startedAt: string;
+  /** Dataset dirs that are not tasks (from the evaluation's input), recorded in the result file. */
+  skippedDirs?: { dir: string; reason: string }[];
 }
 
 export function resultFileFor(home: string, evalId: string): string {
@@ -101,6 +104,9 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     tasks,
     startedAt: input.startedAt,
     finishedAt: new Date().toISOString(),
+    usage: tasks.map((t) => t.usage ?? NO_USAGE).reduce(addUsage, NO_USAGE),
+    harborVersions: [...new Set(tasks.map((t) => t.harborVersion).filter((v): v is string => !!v))].sort(),
+    skippedDirs: input.skippedDirs ?? [],
   };
   const samplesDir = path.join(input.home, 'results', input.evalId, 'samples');
   fs.rmSync(samplesDir, { recursive: true, force: true });

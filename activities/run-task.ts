@@ -12,10 +12,23 @@ import { collate, loadTrials, TaskNameMismatchError } from '../core/collate';
 import type { EvalSettings, TaskResult } from '../core/eval-types';
 import { FailureType } from '../core/failures';
 import { harborArgv, jobNameFor } from '../core/harbor-argv';
-import { TrialResult } from '../core/harbor-result';
+import { JobLock, TrialResult } from '../core/harbor-result';
 import { groupAlive, runInGroup, stopGroup, tail } from '../core/process-group';
-import { faultPause } from './fault-pause';
+import { resolvedRegistryFile } from '../core/task-source';
 import { rewardsOf } from '../core/trial-ranking';
+import { removeTrialLeftovers } from './docker-leftovers';
+import { faultPause } from './fault-pause';
+import {
+  classifyStartFailure,
+  DEFAULT_STOP_GRACE_SEC,
+  dockerAnswers,
+  fileSize,
+  harborCwd,
+  harborEnv,
+  JOB_ENV,
+  readSince,
+  usesLocalDocker,
+} from './harbor-process';
 
 export interface RunTaskInput {
   runDir: string;
@@ -23,9 +36,6 @@ export interface RunTaskInput {
   worktree: string;
   settings: EvalSettings;
 }
-
-/** Marks the harbor process of a job dir so a later attempt can find and stop an orphan. */
-const JOB_ENV = 'VERO_HARBOR_JOB_DIR';
 
 interface PidFile {
   pid: number;
@@ -44,7 +54,7 @@ function processHasEnv(pid: number, key: string, value: string): boolean {
  * A previous attempt's harbor may still run (its worker was SIGKILLed; detached groups survive). Stop it
  * before resuming, so two harbor processes never share a job dir.
  */
-export async function stopOrphan(jobDir: string, pidFile: string): Promise<boolean> {
+export async function stopOrphan(jobDir: string, pidFile: string, graceMs: number): Promise<boolean> {
   let prev: PidFile;
   try {
     prev = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidFile;
@@ -52,7 +62,7 @@ export async function stopOrphan(jobDir: string, pidFile: string): Promise<boole
     return false;
   }
   if (prev.host !== os.hostname() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return false;
-  await stopGroup(prev.pid, 5_000);
+  await stopGroup(prev.pid, { graceMs, signal: 'SIGTERM', target: 'leader' });
   return true;
 }
 
@@ -126,8 +136,7 @@ interface Isolation {
 }
 
 /** The environment and user of the harbor process. Untrusted candidate code sees nothing it was not given. */
-function isolationFor(s: EvalSettings, jobDir: string, dirs: string[]): Isolation {
-  const base = { ...s.harbor.env, [JOB_ENV]: jobDir };
+export function isolationFor(s: EvalSettings, base: Record<string, string>, dirs: string[]): Isolation {
   if (!s.isolation) return { env: base, cleanEnv: false };
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: process.env.LANG ?? 'C.UTF-8' };
   for (const name of s.isolation.passEnv) if (process.env[name] !== undefined) env[name] = process.env[name]!;
@@ -139,6 +148,28 @@ function isolationFor(s: EvalSettings, jobDir: string, dirs: string[]): Isolatio
   return { env: { ...env, HOME: process.env.HOME ?? '/', ...base }, cleanEnv: true };
 }
 
+function trialDirNames(jobDir: string): string[] {
+  try {
+    return fs
+      .readdirSync(jobDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+function harborVersionOf(jobDir: string): string | null {
+  try {
+    const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(path.join(jobDir, 'lock.json'), 'utf8')));
+    return lock.success ? (lock.data.harbor?.version ?? null) : null;
+  } catch {
+    return null;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
 export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   const ctx = Context.current();
   const attempt = ctx.info.attempt;
@@ -148,51 +179,106 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   const jobDir = path.join(jobsDir, jobName);
   const logFile = path.join(jobsDir, `${jobName}.harbor.log`);
   const pidFile = path.join(jobsDir, `${jobName}.pid`);
+  const graceMs = (s.stopGraceSec ?? DEFAULT_STOP_GRACE_SEC) * 1000;
   fs.mkdirSync(jobsDir, { recursive: true });
+  const cwd = harborCwd(input.runDir);
+  const env = harborEnv(s, input.worktree, jobDir);
+  const cleanUp = async (why: string) => {
+    if (!usesLocalDocker(s)) return;
+    const removed = await removeTrialLeftovers(trialDirNames(jobDir), { ...(process.env as Record<string, string>), ...env });
+    const n = Object.values(removed).reduce((a, l) => a + l.length, 0);
+    if (n) ctx.log.warn(`removed Docker leftovers of stopped trials (${why})`, { task: input.task, ...removed });
+  };
 
-  if (await stopOrphan(jobDir, pidFile)) ctx.log.warn('stopped an orphaned harbor process of a previous attempt', { task: input.task });
+  if (await stopOrphan(jobDir, pidFile, graceMs)) {
+    ctx.log.warn('stopped an orphaned harbor process of a previous attempt', { task: input.task });
+    await cleanUp('orphan');
+  }
   const pruned = pruneForResume(jobDir);
   if (pruned.length) ctx.log.info('re-running trials without rewards', { task: input.task, trials: pruned });
 
-  const argv = harborArgv({ harbor: s.harbor, source: s.source, task: input.task, jobsDir, jobName, worktree: input.worktree });
-  fs.appendFileSync(logFile, `\n# vero-harbor attempt ${attempt} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
+  const source = s.source.registry_path
+    ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, input.runDir) }
+    : s.source;
+  const argv = harborArgv({ harbor: s.harbor, source, task: input.task, jobsDir, jobName, worktree: input.worktree });
   const beat = () => ctx.heartbeat({ attempt, trialsWithResults: countTrialResults(jobDir) });
   beat();
   const heartbeatEvery = Math.max(200, Math.min(5_000, (s.heartbeatTimeoutSec * 1000) / 4));
-  const timer = setInterval(beat, heartbeatEvery);
-  const iso = isolationFor(s, jobDir, [jobsDir, input.worktree]);
-  let run;
-  try {
-    run = await runInGroup(argv, {
-      cwd: input.worktree,
-      env: iso.env,
-      cleanEnv: iso.cleanEnv,
-      uid: iso.uid,
-      gid: iso.gid,
-      logFile,
-      signal: ctx.cancellationSignal,
-      deadline: Date.now() + s.taskTimeoutSec * 1000,
-      onStart: (pid) => fs.writeFileSync(pidFile, JSON.stringify({ pid, host: os.hostname() } satisfies PidFile)),
-    });
-  } finally {
-    clearInterval(timer);
-  }
-  fs.rmSync(pidFile, { force: true });
-  if (run.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
-
+  const deadline = Date.now() + s.taskTimeoutSec * 1000;
+  const notes: string[] = [];
   const logTail = () => tail(logFile, 1500).trim();
-  if (run.notFound) {
+  let run;
+  for (let launch = 1; ; launch++) {
+    const iso = isolationFor(s, env, [jobsDir, input.worktree, cwd]);
+    const offset = fileSize(logFile);
+    fs.appendFileSync(logFile, `\n# vero-harbor attempt ${attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
+    const timer = setInterval(beat, heartbeatEvery);
+    try {
+      run = await runInGroup(argv, {
+        cwd,
+        env: iso.env,
+        cleanEnv: iso.cleanEnv,
+        uid: iso.uid,
+        gid: iso.gid,
+        logFile,
+        signal: ctx.cancellationSignal,
+        deadline,
+        graceMs,
+        stopSignal: 'SIGTERM',
+        stopTarget: 'leader',
+        onStart: (pid) => fs.writeFileSync(pidFile, JSON.stringify({ pid, host: os.hostname() } satisfies PidFile)),
+      });
+    } finally {
+      clearInterval(timer);
+    }
+    fs.rmSync(pidFile, { force: true });
+    if (run.cancelled || run.timedOut) await cleanUp(run.cancelled ? 'cancelled' : 'task timeout');
+    if (run.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+    if (run.notFound) {
+      throw ApplicationFailure.nonRetryable(
+        `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
+        FailureType.HarborNotFound,
+      );
+    }
+    if (run.timedOut) break;
+    if (run.exitCode === 2) {
+      throw ApplicationFailure.nonRetryable(`harbor rejected its command line (exit 2): ${logTail()}`, FailureType.HarborUsageError);
+    }
+    const started = fs.existsSync(path.join(jobDir, 'config.json'));
+    if (
+      run.exitCode === 0 ||
+      (started && !/lock\.json that does not match|resumed with a different config/.test(readSince(logFile, offset)))
+    )
+      break;
+    const failure = classifyStartFailure(readSince(logFile, offset));
+    if (failure.kind === 'stale-job') {
+      // Harbor will not resume this job (its task files or config changed since the last attempt): start a
+      // fresh one, and keep the old dir for inspection.
+      const aside = path.join(input.runDir, 'stale-jobs', `${jobName}-${attempt}-${launch}`);
+      fs.mkdirSync(path.dirname(aside), { recursive: true });
+      fs.renameSync(jobDir, aside);
+      notes.push(`harbor refused to resume the job (${failure.reason}); started a fresh job, the old one is at ${aside}`);
+      ctx.log.warn('harbor refused to resume; starting a fresh job dir', { task: input.task, reason: failure.reason, aside });
+      continue;
+    }
+    if (failure.kind === 'infrastructure') {
+      notes.push(`harbor could not start (${failure.reason}); waited for Docker and ran it again`);
+      ctx.log.warn('harbor could not reach Docker; waiting for it', { task: input.task, reason: failure.reason });
+      for (let wait = 2_000; !(usesLocalDocker(s) && (await dockerAnswers(env))); wait = Math.min(wait * 2, 60_000)) {
+        if (Date.now() + wait > deadline) {
+          throw ApplicationFailure.retryable(
+            `task "${input.task}": ${failure.reason} (still unavailable at the task timeout)`,
+            FailureType.HarborUnavailable,
+          );
+        }
+        beat();
+        await sleep(wait);
+        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+      }
+      continue;
+    }
     throw ApplicationFailure.nonRetryable(
-      `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
-      FailureType.HarborNotFound,
-    );
-  }
-  if (!run.timedOut && run.exitCode === 2) {
-    throw ApplicationFailure.nonRetryable(`harbor rejected its command line (exit 2): ${logTail()}`, FailureType.HarborUsageError);
-  }
-  if (!run.timedOut && !fs.existsSync(path.join(jobDir, 'config.json'))) {
-    throw ApplicationFailure.nonRetryable(
-      `harbor did not start the job for task "${input.task}" (exit ${run.exitCode ?? run.signal}): ${logTail()}`,
+      `harbor did not start the job for task "${input.task}" (exit ${run.exitCode ?? run.signal}): ${failure.reason || logTail()}`,
       FailureType.HarborConfigError,
     );
   }
@@ -224,6 +310,9 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     timedOut: run.timedOut,
     jobDir,
     error: row.status === 'error' ? `${row.error}; ${how}` : null,
+    usage: row.usage,
+    harborVersion: harborVersionOf(jobDir),
+    notes,
   };
   if (row.status === 'scored') return result;
   if (attempt < s.taskAttempts) {

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
           home,
           'tasks.source.path': dataset,
           'harbor.command': [standin],
-          'harbor.agent': 'agent:MiniAgent',
+          'harbor.agent': 'agent:SkillAgent',
           'harbor.env': env,
           'execution.concurrency': concurrency,
           'temporal.address': server.address,
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
         const t1 = performance.now();
         const r = spawnSync('bash', ['-c', `xargs -P ${concurrency} -L 1 env < '${script}' > /dev/null 2>&1`], {
           cwd: worktree,
-          env: { ...process.env, ...env },
+          env: { ...process.env, ...env, PYTHONPATH: worktree }, // as vero runs harbor: the agent imports from the checkout
         });
         const xargsMs = performance.now() - t1;
         if (r.status !== 0) throw new Error(`xargs run failed (${r.status})`);
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
       }
       const chunk = await client.workflow
         .getHandle(
-          `${(await prepareEvalInput(loadEvalConfig(null, { agent_repo: repo, 'tasks.source.path': dataset, 'harbor.command': [standin], 'harbor.agent': 'agent:MiniAgent', 'harbor.env': env, 'execution.concurrency': concurrency, home: path.join(tmp, 'home-1') }), 'improved')).evalId}/chunk-0`,
+          `${(await prepareEvalInput(loadEvalConfig(null, { agent_repo: repo, 'tasks.source.path': dataset, 'harbor.command': [standin], 'harbor.agent': 'agent:SkillAgent', 'harbor.env': env, 'execution.concurrency': concurrency, home: path.join(tmp, 'home-1') }), 'improved')).evalId}/chunk-0`,
         )
         .fetchHistory();
       process.stdout.write(`history events of the ${Math.min(nTasks, 500)}-task chunk: ${chunk.events?.length}\n`);

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
         home: path.join(tmp, 'home'),
         'tasks.source.path': dataset,
         'harbor.command': [path.join(PROJECT_ROOT, 'test/harbor-standin/harbor')],
-        'harbor.agent': 'agent:MiniAgent',
+        'harbor.agent': 'agent:SkillAgent',
         'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '0' },
         'execution.concurrency': concurrency,
         'temporal.address': server.address,

@@ -93,13 +93,21 @@ export function registerDevCommands(program: Command): void {
 
   program
     .command('demo')
-    .description('end to end on the example: dev server, worker, two candidates evaluated with the Harbor stand-in')
-    .option('--home <dir>', 'where the demo keeps its state', path.join(PROJECT_ROOT, '.vero-demo'))
+    .description('end to end on the example: dev server, worker, two candidates evaluated with the Harbor stand-in (or --real Harbor)')
+    .option('--home <dir>', 'where the demo keeps its state (default .vero-demo, .vero-demo-real with --real)')
+    .option('--real', 'real Harbor 0.25 on Docker (examples/vero.real.yaml; run scripts/ensure-docker first)')
     .option('--keep', 'keep the server and worker running afterwards (Ctrl-C stops them)')
     .option('--json', 'print the two results as JSON')
-    .action(async (o: { home: string; keep?: boolean; json?: boolean }) => {
+    .action(async (o: { home?: string; keep?: boolean; json?: boolean; real?: boolean }) => {
       installCliRuntimeLogger();
-      const home = path.resolve(o.home);
+      const home = path.resolve(o.home ?? path.join(PROJECT_ROOT, o.real ? '.vero-demo-real' : '.vero-demo'));
+      const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
+      const harborCommand = o.real
+        ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'inherit'],
+          }).trim()
+        : undefined;
       fs.mkdirSync(home, { recursive: true });
       const repo = path.join(home, 'agent-repo');
       execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -123,7 +131,8 @@ export function registerDevCommands(program: Command): void {
         const client = await connect(server.address, 'default');
         const results: CandidateResult[] = [];
         for (const candidate of ['baseline', 'improved']) {
-          const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          const cfg = loadEvalConfig(configFile, {
+            ...(harborCommand ? { 'harbor.command': [harborCommand] } : {}),
             agent_repo: repo,
             home,
             'temporal.address': server.address,

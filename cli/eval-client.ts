@@ -7,8 +7,8 @@ import { CandidateResult, EvalInput, EvalSettings, Progress } from '../core/eval
 import { ConfigError } from '../core/errors';
 import { isGitRepo, resolveCommit } from '../core/git';
 import { connectionExtrasFromEnv } from '../core/temporal-connection';
-import { VeroCandidate, VeroConfigDigest, VeroScore, VeroStatus, VeroTaskSource } from '../core/search-attributes';
-import { resolveTasks } from '../core/task-source';
+import { VeroCandidate, VeroConfigDigest, VeroCostUsd, VeroScore, VeroStatus, VeroTaskSource } from '../core/search-attributes';
+import { resolveTaskSelection } from '../core/task-source';
 import { evaluateCandidate, progressQuery } from '../workflows';
 
 export class TemporalUnreachableError extends Error {
@@ -40,6 +40,8 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
     taskAttempts: cfg.execution.task_attempts,
     heartbeatTimeoutSec: cfg.execution.heartbeat_timeout,
     chunkSize: cfg.execution.chunk_size,
+    stopGraceSec: cfg.execution.stop_grace,
+    preflight: cfg.execution.preflight,
   };
 }
 
@@ -48,7 +50,7 @@ export async function prepareEvalInput(cfg: EvalConfig, candidateRef: string): P
   if (!(await isGitRepo(cfg.agent_repo))) throw new ConfigError(`agent_repo: ${cfg.agent_repo} does not exist or is not a git repository`);
   const commit = await resolveCommit(cfg.agent_repo, candidateRef);
   if (!commit) throw new ConfigError(`--candidate: "${candidateRef}" is not a commit of ${cfg.agent_repo}`);
-  const tasks = resolveTasks(cfg);
+  const { tasks, skipped } = resolveTaskSelection(cfg);
   const settings = settingsFrom(cfg);
   const digest = configDigest(tasks, settings);
   return EvalInput.parse({
@@ -60,6 +62,7 @@ export async function prepareEvalInput(cfg: EvalConfig, candidateRef: string): P
     tasks,
     configDigest: digest,
     settings,
+    skippedDirs: skipped,
   });
 }
 
@@ -132,6 +135,8 @@ export interface EvalListing {
   candidate: string | null;
   status: string;
   score: number | null;
+  /** Harbor's cost_usd summed over the evaluation's trials, when any trial reported it. */
+  costUsd: number | null;
   workflowStatus: string;
   startTime: Date;
   closeTime: Date | null;
@@ -149,6 +154,7 @@ export async function listEvaluations(client: Client, opts: { limit?: number; co
       candidate: sa.get(VeroCandidate) ?? null,
       status: sa.get(VeroStatus) ?? w.status.name.toLowerCase(),
       score: sa.get(VeroScore) ?? null,
+      costUsd: sa.get(VeroCostUsd) ?? null,
       workflowStatus: w.status.name,
       startTime: w.startTime,
       closeTime: w.closeTime ?? null,

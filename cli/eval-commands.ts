@@ -9,7 +9,7 @@ import { ConfigError } from '../core/errors';
 import { configDigest } from '../core/eval-identity';
 import { resolveTasks } from '../core/task-source';
 import { connect, getProgress, listEvaluations, pickBest, prepareEvalInput, settingsFrom, startOrAttach, uiLink } from './eval-client';
-import { fmtScore, resultSummary, table, taskTable } from './format';
+import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 
 export const EXIT = { ok: 0, evaluationFailed: 1, badInput: 2, temporalUnreachable: 3 } as const;
@@ -143,8 +143,15 @@ export function registerEvalCommands(program: Command): void {
       const client = await connect(conn.address, conn.namespace);
       const { mode } = await startOrAttach(client, input, conn.taskQueue, o.force);
       const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
+      const skipped = input.skippedDirs ?? [];
+      if (skipped.length && !o.json) {
+        process.stderr.write(
+          `note: ${skipped.length} dir(s) of the dataset are not Harbor tasks and are not evaluated:\n${skipped.map((d) => `  ${d.dir}: ${d.reason}`).join('\n')}\n`,
+        );
+      }
       if (!o.wait) {
-        if (o.json) printJson({ evalId: input.evalId, mode, candidate: input.candidate, tasks: input.tasks.length, ui: link });
+        if (o.json)
+          printJson({ evalId: input.evalId, mode, candidate: input.candidate, tasks: input.tasks.length, skippedDirs: skipped, ui: link });
         else
           print(`${mode} ${input.evalId}\n${input.tasks.length} task(s), candidate ${input.candidate}${link ? `\nWeb UI: ${link}` : ''}`);
         return;
@@ -213,7 +220,13 @@ export function registerEvalCommands(program: Command): void {
     async (id: string, o: ConnectionFlags) => {
       const conn = connectionSettings(o);
       const client = await connect(conn.address, conn.namespace);
-      await client.workflow.getHandle(id).cancel();
+      const handle = client.workflow.getHandle(id);
+      const d = await handle.describe();
+      if (d.status.name !== 'RUNNING') {
+        print(`${id} has already finished (${d.status.name}); nothing to cancel`);
+        return;
+      }
+      await handle.cancel();
       print(`cancellation requested for ${id}`);
     },
   );
@@ -231,8 +244,15 @@ export function registerEvalCommands(program: Command): void {
     if (o.json) return printJson(rows);
     print(
       table(
-        ['evaluation', 'candidate', 'status', 'score', 'started'],
-        rows.map((r) => [r.evalId, r.candidate?.slice(0, 12) ?? null, r.status, fmtScore(r.score), r.startTime.toISOString()]),
+        ['evaluation', 'candidate', 'status', 'score', 'cost', 'started'],
+        rows.map((r) => [
+          r.evalId,
+          r.candidate?.slice(0, 12) ?? null,
+          r.status,
+          fmtScore(r.score),
+          fmtCost(r.costUsd),
+          r.startTime.toISOString(),
+        ]),
       ),
     );
   });

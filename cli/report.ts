@@ -3,6 +3,7 @@
  * a per-task pass/fail matrix, error counts, and links to the Temporal Web UI. Pure rendering: data in, HTML out.
  */
 import type { CandidateResult } from '../core/eval-types';
+import { fmtCost } from './format';
 
 const esc = (s: unknown): string =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -32,7 +33,7 @@ export function renderReport(
   const summaryRows = ranked
     .map((r) => {
       const link = opts.uiLink?.(r.evalId);
-      return `<tr><td>${esc(label(r))}</td><td class="num">${r.score.toFixed(3)}</td><td class="num">${r.nScored}/${r.nTasks}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors}</td><td>${esc(r.status)}</td><td>${link ? `<a href="${esc(link)}">${esc(r.evalId)}</a>` : esc(r.evalId)}</td></tr>`;
+      return `<tr><td>${esc(label(r))}</td><td class="num">${r.score.toFixed(3)}</td><td class="num">${r.nScored}/${r.nTasks}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors}</td><td class="num">${esc(fmtCost(r.usage?.costUsd) ?? '–')}</td><td>${esc(r.status)}</td><td>${link ? `<a href="${esc(link)}">${esc(r.evalId)}</a>` : esc(r.evalId)}</td></tr>`;
     })
     .join('\n');
   const matrix = tasks
@@ -63,7 +64,7 @@ svg .bar{fill:#2da44e}svg .bar.failed{fill:#cf222e}.pass{background:#dafbe1}.par
 <h2>Score per candidate</h2>
 <svg role="img" aria-label="score per candidate" width="${200 + barW + 60}" height="${Math.max(28, ranked.length * 28)}">${chart}</svg>
 <h2>Candidates</h2>
-<table><thead><tr><th>candidate</th><th>score</th><th>scored</th><th>errors</th><th>status</th><th>evaluation (Web UI)</th></tr></thead><tbody>
+<table><thead><tr><th>candidate</th><th>score</th><th>scored</th><th>errors</th><th>cost</th><th>status</th><th>evaluation (Web UI)</th></tr></thead><tbody>
 ${summaryRows}
 </tbody></table>
 <h2>Tasks × candidates</h2>

@@ -5,6 +5,7 @@
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
 import { stringify as toYaml } from 'yaml';
+import { HARBOR_VERSION } from '../core/harbor-version';
 import { CONTAINER, ServeConfig } from '../core/serve-config';
 import type { BuildConfig } from './build-config';
 import { renderInstruction } from './instruction';
@@ -126,7 +127,7 @@ export function sidecarDockerfile(c: BuildConfig): string {
     'RUN /opt/vero/scripts/ensure-temporal',
     ...(modeB
       ? [
-          'RUN python3 -m venv /opt/uv && /opt/uv/bin/pip install uv==0.13.8 && /opt/uv/bin/uv tool install --python 3.12 harbor==0.22.0 && ln -s /root/.local/bin/harbor /usr/local/bin/harbor',
+          `RUN python3 -m venv /opt/uv && /opt/uv/bin/pip install uv==0.13.8 && /opt/uv/bin/uv tool install --python 3.12 harbor==${HARBOR_VERSION} && ln -s /root/.local/bin/harbor /usr/local/bin/harbor`,
         ]
       : []),
     // Untrusted candidate code runs as this user, without access to the token, ledger, labels or secrets.

@@ -27,11 +27,14 @@ function isJobDir(dir: string): boolean {
 
 function subdirs(dir: string): string[] {
   try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
-      .map((e) => path.join(dir, e.name))
-      .sort();
+    return (
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        // Dot-named dirs included: Harbor lists `.name` task dirs, and their trial dirs start with `.` too.
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(dir, e.name))
+        .sort()
+    );
   } catch {
     return [];
   }

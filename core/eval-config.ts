@@ -46,16 +46,26 @@ export const Scoring = z.strictObject({
   error_rate_threshold: z.number().min(0).max(1).default(0.25),
 });
 
+/** Node's timers overflow past 2^31 ms (about 596 h); durations are kept well below. */
+const MAX_TIMER_SEC = 1_800_000;
+
 export const Execution = z.strictObject({
   /** Tasks (harbor processes) in flight per evaluation. */
   concurrency: z.number().int().min(1).max(1000).default(4),
-  /** Wall-clock limit of one task's harbor run; finished trials are salvaged when it expires. */
-  task_timeout: DurationSeconds.default(7200),
+  /** Wall-clock limit of one task's harbor run; finished trials are salvaged when it expires. At most 500h. */
+  task_timeout: DurationSeconds.pipe(z.number().max(MAX_TIMER_SEC, 'expected at most 500h (1800000 s)')).default(7200),
   /** Runs of a task whose trials all failed for infrastructure reasons (Temporal activity attempts). */
   task_attempts: z.number().int().min(1).max(20).default(3),
   heartbeat_timeout: DurationSeconds.default(60),
   /** Tasks per child workflow; keeps each history far below Temporal's limits. */
   chunk_size: z.number().int().min(1).max(1000).default(500),
+  /**
+   * How long a stopped harbor (cancel, task timeout, orphan) gets to tear its trials down before it is
+   * killed and vero removes what the trials left in Docker. Harbor needs about 21 s per Docker trial.
+   */
+  stop_grace: DurationSeconds.pipe(z.number().max(3600, 'expected at most 1h')).default(60),
+  /** Run `harbor run --dry-run` once before the tasks, so config errors fail in seconds (Harbor ≥ 0.25). */
+  preflight: z.boolean().default(true),
 });
 
 export const TemporalSection = z.strictObject({

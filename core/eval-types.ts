@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { HarborSection } from './harbor-config';
+import type { Usage } from './trial-ranking';
 
 export const ResolvedSource = z.strictObject({
   path: z.string().optional(),
@@ -22,6 +23,13 @@ export const EvalSettings = z.strictObject({
   taskAttempts: z.number().int().min(1),
   heartbeatTimeoutSec: z.number().positive(),
   chunkSize: z.number().int().min(1),
+  /**
+   * How long a stopped harbor gets to tear its trials down (SIGTERM, then SIGKILL of the group and removal of
+   * what the trials left in Docker). Optional so evaluations started before it existed replay; default 60 s.
+   */
+  stopGraceSec: z.number().positive().optional(),
+  /** Run `harbor run --dry-run` once before the tasks (Harbor ≥ 0.25). Absent means yes. */
+  preflight: z.boolean().optional(),
   /**
    * Isolation of the candidate's harness (the eval sidecar sets these): run harbor as this OS user, with only
    * PATH/HOME/LANG plus `harbor.env` and the named variables of this process's environment.
@@ -42,6 +50,8 @@ export const EvalInput = z.strictObject({
   tasks: z.array(z.string().min(1)).min(1),
   configDigest: z.string(),
   settings: EvalSettings,
+  /** Dirs of the dataset that are not Harbor tasks, with the reason (shown, never dropped silently). */
+  skippedDirs: z.array(z.strictObject({ dir: z.string(), reason: z.string() })).optional(),
 });
 export type EvalInput = z.infer<typeof EvalInput>;
 
@@ -62,6 +72,12 @@ export interface TaskResult {
   timedOut: boolean;
   jobDir: string;
   error: string | null;
+  /** Cost and tokens of all the task's trials (absent in results recorded before it existed). */
+  usage?: Usage;
+  /** The Harbor version that ran the job (its lock.json). */
+  harborVersion?: string | null;
+  /** Things the user should know about how the row came to be (e.g. a job restarted in a fresh dir). */
+  notes?: string[];
 }
 
 export interface ChunkInput {
@@ -105,6 +121,12 @@ export interface CandidateResult {
   tasks: TaskResult[] | null;
   startedAt: string;
   finishedAt: string;
+  /** Cost and tokens summed over all tasks. */
+  usage?: Usage;
+  /** The Harbor versions that ran the tasks (one, normally). */
+  harborVersions?: string[];
+  /** Dataset dirs that are not tasks, with the reason. */
+  skippedDirs?: { dir: string; reason: string }[];
 }
 
 export const INLINE_TASK_LIMIT = 1000;

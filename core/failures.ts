@@ -17,6 +17,8 @@ export const FailureType = {
   HarborConfigError: 'HarborConfigError',
   /** Trials ran but none is for the requested task (e.g. `org/name` against a dir name). */
   TaskNameMismatch: 'TaskNameMismatch',
+  /** harbor could not start for an infrastructure reason (the Docker engine is down) until the task timeout. Retryable. */
+  HarborUnavailable: 'HarborUnavailable',
   /** No trial of the task has rewards (infrastructure death, missing reward file, crash, timeout). Retryable. */
   HarborTaskError: 'HarborTaskError',
   /** The workflow input failed validation. */

@@ -8,6 +8,7 @@ import type { HarborSection } from './harbor-config';
 
 export interface HarborTaskRun {
   harbor: HarborSection;
+  /** `registry_path` here is the file harbor reads (see `resolvedRegistryFile`). */
   source: { path?: string; dataset?: string; registry_path?: string };
   task: string;
   jobsDir: string;
@@ -20,7 +21,22 @@ export function launcher(harbor: HarborSection, worktree: string): string[] {
   return parts.map((p) => p.replaceAll('{worktree}', worktree));
 }
 
-const kv = (k: string, v: unknown) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`;
+/**
+ * A `--ak/--ek key=value` item that Harbor's `parse_kwargs` reads back as the same value. It tries
+ * `json.loads` first, then the Python literals True/False/None, and strips whitespace; so a string that
+ * would parse as something else (`"true"`, `"007"`, `"[1]"`, `" x"`) is sent JSON-quoted.
+ */
+export function kwargItem(key: string, value: unknown): string {
+  if (typeof value !== 'string') return `${key}=${JSON.stringify(value)}`;
+  return `${key}=${stringSurvivesParseKwargs(value) ? value : JSON.stringify(value)}`;
+}
+
+function stringSurvivesParseKwargs(v: string): boolean {
+  // A string that starts with a letter, `_` or `/` and has no outer whitespace is never valid JSON, except the
+  // literals below; anything else (digits, brackets, quotes, signs) is quoted rather than second-guessed.
+  if (v !== v.trim() || !/^[A-Za-z_/]/.test(v)) return false;
+  return !/^(true|false|null|True|False|None|NaN|Infinity)$/.test(v);
+}
 
 /** [executable, ...args]. */
 export function harborArgv(run: HarborTaskRun): string[] {
@@ -35,9 +51,9 @@ export function harborArgv(run: HarborTaskRun): string[] {
   argv.push('-a', h.agent);
   if (h.model) argv.push('-m', h.model);
   if (h.environment) argv.push('-e', h.environment);
-  for (const [k, v] of Object.entries(h.agent_kwargs).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ak', kv(k, v));
+  for (const [k, v] of Object.entries(h.agent_kwargs).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ak', kwargItem(k, v));
   for (const [k, v] of Object.entries(h.agent_env).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ae', `${k}=${v}`);
-  for (const [k, v] of Object.entries(h.environment_kwargs).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ek', kv(k, v));
+  for (const [k, v] of Object.entries(h.environment_kwargs).sort(([a], [b]) => a.localeCompare(b))) argv.push('--ek', kwargItem(k, v));
   argv.push('-k', String(h.n_attempts));
   argv.push('-r', String(h.max_retries));
   argv.push('-n', String(Math.min(h.n_concurrent_trials ?? h.n_attempts, h.n_attempts)));
@@ -54,6 +70,15 @@ export function harborArgv(run: HarborTaskRun): string[] {
   argv.push('-o', run.jobsDir, '--job-name', run.jobName, '-y', '-q');
   argv.push(...h.extra_args);
   return argv;
+}
+
+/**
+ * The preflight: the task's own argv with `--dry-run`, which Harbor 0.25 answers locally in about a second
+ * (agent kwargs against the agent's schema, the agent import, the task filter, the Docker engine) without
+ * creating the job dir.
+ */
+export function preflightArgv(run: HarborTaskRun): string[] {
+  return [...harborArgv(run), '--dry-run'];
 }
 
 /** A job name that is a valid single path segment and stable for a task name. */

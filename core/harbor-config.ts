@@ -52,6 +52,14 @@ export const HarborSection = z
         message: `${clash.join(', ')} ${clash.length > 1 ? 'are' : 'is'} set by vero-harbor from typed fields; use the field instead`,
       });
     }
+    const unscored = flagsIn(h.extra_args, UNSCORED_RUN_FLAGS);
+    if (unscored.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['extra_args'],
+        message: `${unscored.join(', ')} would stop trials from running or being scored; an evaluation cannot use ${unscored.length > 1 ? 'them' : 'it'}`,
+      });
+    }
   });
 export type HarborSection = z.infer<typeof HarborSection>;
 
@@ -92,12 +100,18 @@ export const CONTROLLED_FLAGS = [
   ['--environment-build-timeout-multiplier'],
 ].flat();
 
-/** The controlled flags among `args`, matched exactly (`--flag` or `--flag=value`), in order of appearance. */
-export function collidingFlags(args: string[]): string[] {
+/** Harbor 0.25 flags after which no trial runs or is scored (vero's preflight adds `--dry-run` itself). */
+export const UNSCORED_RUN_FLAGS = ['--dry-run', '--launch', '--install-only', '--disable-verification', '--diff'];
+
+/** The flags of `names` among `args`, matched exactly (`--flag` or `--flag=value`), in order of appearance. */
+function flagsIn(args: string[], names: string[]): string[] {
   const found: string[] = [];
   for (const a of args) {
     const name = a.startsWith('--') && a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-    if (CONTROLLED_FLAGS.includes(name) && !found.includes(name)) found.push(name);
+    if (names.includes(name) && !found.includes(name)) found.push(name);
   }
   return found;
 }
+
+/** The controlled flags among `args`, matched exactly (`--flag` or `--flag=value`), in order of appearance. */
+export const collidingFlags = (args: string[]): string[] => flagsIn(args, CONTROLLED_FLAGS);

@@ -1,4 +1,4 @@
-/** zod schemas for the Harbor 0.22 JSON files vero-harbor reads (reference/harbor.md §3). */
+/** zod schemas for the Harbor (0.22–0.25) JSON files vero-harbor reads (reference/harbor.md §3). */
 import { z } from 'zod';
 
 /** Trial timestamps end in `Z`; job-level and pre-0.21 ones are naive. Both parse; naive ones are read as UTC. */
@@ -37,21 +37,25 @@ export const TrialResult = z.looseObject({
     .nullable()
     .optional(),
   exception_info: ExceptionInfo.nullable().optional(),
-  agent_result: z.looseObject({ cost_usd: z.number().nullable().optional() }).nullable().optional(),
+  agent_result: z
+    .looseObject({
+      cost_usd: z.number().nullable().optional(),
+      n_input_tokens: z.number().nullable().optional(),
+      n_output_tokens: z.number().nullable().optional(),
+      n_cache_tokens: z.number().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
   started_at: timestamp,
   finished_at: timestamp,
 });
 export type TrialResult = z.infer<typeof TrialResult>;
 
-/** The job-level result.json: it has no `task_name`, which is how it is told apart from trial results. */
-export const JobResult = z.looseObject({
-  id: z.string(),
-  started_at: z.string(),
-  finished_at: z.string().nullable().optional(),
-  n_total_trials: z.number(),
-  stats: z.looseObject({ n_completed_trials: z.number().optional(), n_errored_trials: z.number().optional() }),
+/** The job's `lock.json` (schema 3 in Harbor 0.25): which Harbor ran the job. */
+export const JobLock = z.looseObject({
+  schema_version: z.number().optional(),
+  harbor: z.looseObject({ version: z.string() }).optional(),
 });
-export type JobResult = z.infer<typeof JobResult>;
 
 /**
  * The name a trial answers to in `-i` filters and trial dir names: the task dir basename for local and git

@@ -15,6 +15,13 @@ export interface GroupRunOptions {
   /** Absolute deadline (ms since epoch); the group is stopped when it passes. */
   deadline?: number;
   graceMs?: number;
+  /**
+   * How a stop begins: this signal to the leader alone (`leader`, so it can tear down its own children, as
+   * Harbor does on SIGINT/SIGTERM) or to the whole group (`group`, the default). SIGKILL of the whole group
+   * follows after `graceMs` either way.
+   */
+  stopSignal?: NodeJS.Signals;
+  stopTarget?: 'leader' | 'group';
   /** Called once the process has started (e.g. to record its pid for takeover). */
   onStart?: (pid: number) => void;
   /** Replace the environment instead of extending this process's. */
@@ -32,6 +39,8 @@ export interface GroupRunResult {
   notFound: boolean;
   durationMs: number;
   pid: number | null;
+  /** The grace ran out and the group was SIGKILLed: what it would have cleaned up may be left behind. */
+  forced: boolean;
 }
 
 export function groupAlive(pgid: number): boolean {
@@ -45,21 +54,34 @@ export function groupAlive(pgid: number): boolean {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** SIGTERM the group, SIGKILL it after `graceMs`, and wait until no process of the group is left. */
-export async function stopGroup(pgid: number, graceMs = 10_000): Promise<void> {
-  const send = (sig: NodeJS.Signals) => {
+export interface StopOptions {
+  graceMs?: number;
+  signal?: NodeJS.Signals;
+  /** `leader`: signal only the group leader first, and wait for the whole group to leave. */
+  target?: 'leader' | 'group';
+}
+
+/**
+ * Signals the group (or its leader), SIGKILLs the group after the grace, and waits until no process of the
+ * group is left. Returns true when the SIGKILL was needed.
+ */
+export async function stopGroup(pgid: number, opts: StopOptions = {}): Promise<boolean> {
+  const { graceMs = 10_000, signal = 'SIGTERM', target = 'group' } = opts;
+  const send = (sig: NodeJS.Signals, who: number) => {
     try {
-      process.kill(-pgid, sig);
+      process.kill(who, sig);
     } catch {
       /* already gone */
     }
   };
-  if (!groupAlive(pgid)) return;
-  send('SIGTERM');
+  if (!groupAlive(pgid)) return false;
+  send(signal, target === 'leader' ? pgid : -pgid);
   const until = Date.now() + graceMs;
   while (groupAlive(pgid) && Date.now() < until) await sleep(50);
-  if (groupAlive(pgid)) send('SIGKILL');
+  const forced = groupAlive(pgid);
+  if (forced) send('SIGKILL', -pgid);
   for (let i = 0; i < 100 && groupAlive(pgid); i++) await sleep(20);
+  return forced;
 }
 
 export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
@@ -80,9 +102,10 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
     });
     const pid = child.pid ?? null;
     if (pid !== null) opts.onStart?.(pid);
-    const stopping: Promise<void>[] = [];
+    const stopping: Promise<boolean>[] = [];
+    const stopOpts: StopOptions = { graceMs: opts.graceMs, signal: opts.stopSignal, target: opts.stopTarget };
     const stop = () => {
-      if (pid !== null) stopping.push(stopGroup(pid, opts.graceMs));
+      if (pid !== null) stopping.push(stopGroup(pid, stopOpts));
     };
     const onAbort = () => {
       cancelled = true;
@@ -104,8 +127,8 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
     // The leader may exit before its children: make sure the whole group is gone once it was stopped.
-    if (pid !== null && (cancelled || timedOut)) await stopGroup(pid, opts.graceMs);
-    await Promise.all(stopping);
+    if (pid !== null && (cancelled || timedOut)) stopping.push(stopGroup(pid, { ...stopOpts, graceMs: 0, signal: 'SIGKILL' }));
+    const forced = (await Promise.all(stopping)).some(Boolean);
     const code = (result as { code?: string }).code;
     return {
       exitCode: result.exitCode ?? null,
@@ -115,6 +138,7 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
       notFound: code === 'ENOENT' || (result.failed && /ENOENT/.test(String(result.message)) && result.exitCode === undefined),
       durationMs: Date.now() - started,
       pid,
+      forced,
     };
   }
 }

@@ -6,18 +6,24 @@ export const VeroStatus = defineSearchAttributeKey('VeroStatus', SearchAttribute
 export const VeroScore = defineSearchAttributeKey('VeroScore', SearchAttributeType.DOUBLE);
 export const VeroTaskSource = defineSearchAttributeKey('VeroTaskSource', SearchAttributeType.KEYWORD);
 export const VeroConfigDigest = defineSearchAttributeKey('VeroConfigDigest', SearchAttributeType.KEYWORD);
+/** What the evaluation's trials cost (Harbor's `cost_usd`, summed), set when any trial reported it. */
+export const VeroCostUsd = defineSearchAttributeKey('VeroCostUsd', SearchAttributeType.DOUBLE);
 
-export const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest];
+export const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest, VeroCostUsd];
+
+const TYPE_NAME: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  DOUBLE: 'Double',
+  INT: 'Int',
+  TEXT: 'Text',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+};
+
+/** `Name=Type` for each search attribute, as `temporal` CLI commands take them. */
+export const searchAttributeSpecs = (): string[] => SEARCH_ATTRIBUTES.map((k) => `${k.name}=${TYPE_NAME[k.type] ?? k.type}`);
 
 /** `temporal server start-dev --search-attribute` values. */
 export function searchAttributeArgs(): string[] {
-  const typeName: Record<string, string> = {
-    KEYWORD: 'Keyword',
-    DOUBLE: 'Double',
-    INT: 'Int',
-    TEXT: 'Text',
-    BOOL: 'Bool',
-    DATETIME: 'Datetime',
-  };
-  return SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${typeName[k.type] ?? k.type}`]);
+  return searchAttributeSpecs().flatMap((spec) => ['--search-attribute', spec]);
 }

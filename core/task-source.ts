@@ -2,37 +2,40 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
-import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors';
 import type { EvalConfig } from './eval-config';
+import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from './harbor-task-dir';
 
-/** Harbor's `Task.is_valid_dir` (harbor.md §4.1), without the verifier-environment exception. */
-export function isTaskDir(dir: string): boolean {
-  try {
-    if (!fs.statSync(path.join(dir, 'environment')).isDirectory()) return false;
-    parseToml(fs.readFileSync(path.join(dir, 'task.toml'), 'utf8'));
-    return fs.existsSync(path.join(dir, 'instruction.md')) && fs.existsSync(path.join(dir, 'tests', 'test.sh'));
-  } catch {
-    return false;
+export type SkippedDir = DatasetListing['skipped'][number];
+
+/**
+ * The tasks a source offers and the dataset dirs that are not tasks (with the reason), or null tasks when
+ * they cannot be listed offline (a Hub dataset).
+ */
+export function listSource(source: EvalConfig['tasks']['source']): { tasks: string[] | null; skipped: SkippedDir[] } {
+  if (source.path) {
+    const stat = fs.statSync(source.path, { throwIfNoEntry: false });
+    if (!stat) throw new ConfigError(`tasks.source.path: ${source.path} does not exist`);
+    if (!stat.isDirectory()) throw new ConfigError(`tasks.source.path: ${source.path} is a file; expected a task dir or a dataset dir`);
+    if (isTaskDir(source.path)) return { tasks: [path.basename(source.path)], skipped: [] };
+    const listing = listDataset(source.path);
+    if (listing.tasks.length === 0) {
+      const why = listing.skipped.slice(0, 5).map((s) => `${s.dir}: ${s.reason}`);
+      throw new ConfigError(
+        `tasks.source.path: ${source.path} is neither a task dir nor a dataset dir with valid task dirs` +
+          (why.length ? ` (${why.join('; ')})` : ` (${notATaskBecause(source.path)})`),
+      );
+    }
+    return listing;
   }
+  return { tasks: availableTasks(source), skipped: [] };
 }
 
 /** The task names a source offers, or null when they cannot be listed offline (a Hub dataset). */
 export function availableTasks(source: EvalConfig['tasks']['source']): string[] | null {
-  if (source.path) {
-    if (!fs.existsSync(source.path)) throw new ConfigError(`tasks.source.path: ${source.path} does not exist`);
-    if (isTaskDir(source.path)) return [path.basename(source.path)];
-    const names = fs
-      .readdirSync(source.path, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && isTaskDir(path.join(source.path!, d.name)))
-      .map((d) => d.name)
-      .sort();
-    if (names.length === 0)
-      throw new ConfigError(`tasks.source.path: ${source.path} is neither a task dir nor a dataset dir with valid task dirs`);
-    return names;
-  }
+  if (source.path) return listSource(source).tasks;
   if (source.registry_path) {
     const Registry = z.array(
       z.looseObject({ name: z.string(), version: z.string(), tasks: z.array(z.looseObject({ name: z.string(), path: z.string() })) }),
@@ -75,8 +78,14 @@ function readPartition(file: string, split: string): string[] {
 
 /** The sorted task list of an evaluation. Unknown names are errors, never silently dropped. */
 export function resolveTasks(cfg: EvalConfig): string[] {
+  return resolveTaskSelection(cfg).tasks;
+}
+
+/** The sorted task list, and the dataset dirs that are not tasks (to be shown, never dropped silently). */
+export function resolveTaskSelection(cfg: EvalConfig): { tasks: string[]; skipped: SkippedDir[] } {
   const sel = cfg.tasks;
-  const available = availableTasks(sel.source);
+  const listing = listSource(sel.source);
+  const available = listing.tasks;
   let names: string[];
   if (sel.names) names = sel.names;
   else if (sel.partition) names = readPartition(sel.partition.file, sel.partition.split);
@@ -100,5 +109,27 @@ export function resolveTasks(cfg: EvalConfig): string[] {
   }
   const unique = [...new Set(names)].sort();
   if (unique.length === 0) throw new ConfigError('tasks: the selection is empty');
-  return unique;
+  return { tasks: unique, skipped: listing.skipped };
+}
+
+/**
+ * A copy of a local registry.json whose relative task `path`s are resolved against the registry file's own
+ * dir. Real Harbor resolves them against its working directory, which is vero's own (never the user's), so
+ * harbor gets this copy: the same config then means the same tasks wherever harbor runs. Written to
+ * `outDir/registry.json` (atomically, only when it changes); returns its path.
+ */
+export function resolvedRegistryFile(registryPath: string, outDir: string): string {
+  const reg = JSON.parse(fs.readFileSync(registryPath, 'utf8')) as { tasks?: { path?: unknown }[] }[];
+  const base = path.dirname(path.resolve(registryPath));
+  for (const ds of Array.isArray(reg) ? reg : []) {
+    for (const t of ds.tasks ?? []) if (typeof t.path === 'string' && !path.isAbsolute(t.path)) t.path = path.resolve(base, t.path);
+  }
+  const text = `${JSON.stringify(reg, null, 2)}\n`;
+  const out = path.join(outDir, 'registry.json');
+  fs.mkdirSync(outDir, { recursive: true });
+  if (fs.existsSync(out) && fs.readFileSync(out, 'utf8') === text) return out;
+  const tmp = `${out}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, out);
+  return out;
 }

@@ -59,6 +59,55 @@ export interface TaskScore {
   nClean: number;
   exceptions: string[];
   error: string | null;
+  /** What the task's trials cost, summed over all of them (retries and attempts cost money too). */
+  usage: Usage;
+}
+
+/** Cost and tokens as Harbor's trial results report them; null when no trial reported the figure. */
+export interface Usage {
+  costUsd: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cacheTokens: number | null;
+}
+
+export const NO_USAGE: Usage = { costUsd: null, inputTokens: null, outputTokens: null, cacheTokens: null };
+
+/** Adds usages field by field; a field stays null until some usage reports it. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const plus = (x: number | null, y: number | null) => (x === null ? y : y === null ? x : x + y);
+  return {
+    costUsd: plus(a.costUsd, b.costUsd),
+    inputTokens: plus(a.inputTokens, b.inputTokens),
+    outputTokens: plus(a.outputTokens, b.outputTokens),
+    cacheTokens: plus(a.cacheTokens, b.cacheTokens),
+  };
+}
+
+export function usageOf(t: TrialResult): Usage {
+  const r = t.agent_result;
+  const n = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return {
+    costUsd: n(r?.cost_usd),
+    inputTokens: n(r?.n_input_tokens),
+    outputTokens: n(r?.n_output_tokens),
+    cacheTokens: n(r?.n_cache_tokens),
+  };
+}
+
+/** `Type: first line of the message` for each distinct exception, for error rows people can act on. */
+function exceptionSummaries(ranked: LoadedTrial[]): string[] {
+  const out = new Set<string>();
+  for (const t of ranked) {
+    const e = t.result.exception_info;
+    if (!e) continue;
+    const first = (e.exception_message ?? '')
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim();
+    out.add(first ? `${e.exception_type}: ${first.slice(0, 300)}` : e.exception_type);
+  }
+  return [...out].sort();
 }
 
 /** Scores one task from its trials. */
@@ -73,14 +122,26 @@ export function scoreTask(trials: LoadedTrial[], opts: { rewardKey?: string | nu
     nScored: scored.length,
     nClean: ranked.filter((t) => isClean(t.result)).length,
     exceptions,
+    usage: ranked.map((t) => usageOf(t.result)).reduce(addUsage, NO_USAGE),
   };
   if (!best || scored.length === 0) {
-    const why = ranked.length === 0 ? 'no trial result' : `no trial has verifier rewards (exceptions: ${exceptions.join(', ') || 'none'})`;
+    const why =
+      ranked.length === 0
+        ? 'no trial result'
+        : `no trial has verifier rewards (${exceptionSummaries(ranked).join('; ') || 'no exception recorded'})`;
     return { status: 'error', score: null, metrics: {}, error: why, ...base };
   }
+  const nonFinite = (score: number, what: string): TaskScore => ({
+    status: 'error',
+    score: null,
+    metrics: {},
+    error: `the ${what} is not a finite number (${score}); rewards: ${JSON.stringify(rewardsOf(best.result))}`,
+    ...base,
+  });
   if (opts.aggregate === 'mean') {
     const values = scored.map((t) => extractReward(rewardsOf(t.result)!, opts.rewardKey));
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    if (!Number.isFinite(mean)) return nonFinite(mean, 'mean reward over attempts');
     return {
       status: 'scored',
       score: mean,
@@ -90,5 +151,7 @@ export function scoreTask(trials: LoadedTrial[], opts: { rewardKey?: string | nu
     };
   }
   const rewards = rewardsOf(best.result)!;
-  return { status: 'scored', score: extractReward(rewards, opts.rewardKey), metrics: { ...rewards }, error: null, ...base };
+  const score = extractReward(rewards, opts.rewardKey);
+  if (!Number.isFinite(score)) return nonFinite(score, 'reward');
+  return { status: 'scored', score, metrics: { ...rewards }, error: null, ...base };
 }

@@ -3,10 +3,12 @@
  * tasks are never run again (their activity results are in the history of their chunk).
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   ChildWorkflowFailure,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -15,7 +17,7 @@ import {
 import type { Activities } from '../activities';
 import { CandidateResult, ChunkSummary, EvalInput, newProgress } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
-import { VeroCandidate, VeroScore, VeroStatus } from '../core/search-attributes';
+import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../core/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { progressQuery } from './queries';
 
@@ -24,6 +26,19 @@ const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
   // Both heartbeat on a timer: a dead worker is noticed in seconds, not at the start-to-close timeout.
   heartbeatTimeout: '30s',
   retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
+});
+
+const { preflightHarbor } = proxyActivities<Activities>({
+  startToCloseTimeout: '10m',
+  heartbeatTimeout: '30s',
+  // A Docker engine that is briefly down is retried for about 8 minutes; a config error fails at once.
+  retry: {
+    maximumAttempts: 10,
+    initialInterval: '5s',
+    backoffCoefficient: 2,
+    maximumInterval: '1m',
+    nonRetryableErrorTypes: CONFIG_FAILURES,
+  },
 });
 
 export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateResult> {
@@ -46,6 +61,11 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
   try {
     const prepared = await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home });
     upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
+    if (input.settings.preflight !== false && patched('harbor-preflight')) {
+      await preflightHarbor.executeWithOptions({ summary: `harbor --dry-run (task ${input.tasks[0]})` }, [
+        { runDir, task: input.tasks[0]!, worktree: prepared.worktree, settings: input.settings },
+      ]);
+    }
     progress.phase = 'running';
     const size = input.settings.chunkSize;
     const nChunks = Math.ceil(input.tasks.length / size);
@@ -85,17 +105,20 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
       settings: input.settings,
       split: null,
       startedAt,
+      skippedDirs: input.skippedDirs,
     });
     progress.phase = 'done';
     upsertSearchAttributes([
       { key: VeroStatus, value: result.status },
       { key: VeroScore, value: result.score },
+      ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
     ]);
     return result;
   } catch (err) {
     upsertSearchAttributes([{ key: VeroStatus, value: isCancellation(err) ? 'cancelled' : 'error' }]);
-    // Surface a chunk's failure as this workflow's own, so the UI and CLI show the reason, not "child failed".
-    if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure) {
+    // Surface a chunk's or an activity's failure as this workflow's own, so the UI and CLI show the reason,
+    // not "child failed" or "Activity task failed".
+    if ((err instanceof ChildWorkflowFailure || err instanceof ActivityFailure) && err.cause instanceof ApplicationFailure) {
       throw ApplicationFailure.create({ message: err.cause.message, type: err.cause.type ?? undefined, nonRetryable: true, cause: err });
     }
     throw err;

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
+import { searchAttributeSpecs } from '../../core/search-attributes';
 import { ROOT } from '../helpers/fixtures';
 
 const composeFile = path.join(ROOT, 'docker-compose.dev.yml');
@@ -22,14 +23,7 @@ test('the dev compose file wires PostgreSQL, Temporal, the UI and workers, with 
   expect(Object.keys(c.volumes).sort()).toEqual(['postgres-data', 'vero-data']);
   // Every search attribute the code sets is registered.
   const cmd = JSON.stringify(c.services['search-attributes']!.command);
-  for (const sa of [
-    'VeroCandidate=Keyword',
-    'VeroStatus=Keyword',
-    'VeroScore=Double',
-    'VeroTaskSource=Keyword',
-    'VeroConfigDigest=Keyword',
-  ])
-    expect(cmd).toContain(sa);
+  for (const sa of searchAttributeSpecs()) expect(cmd).toContain(sa);
   const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
   if (probe.status !== 0) {
     console.info('skipped `docker compose config`: the compose tool is not installed here');

@@ -104,8 +104,8 @@ test('cancelling an evaluation stops the running harbor process group and record
     // WAIT_CANCELLATION_COMPLETED: by the time the workflow is cancelled, the groups are gone.
     for (const s of starts) expect(pidAlive(s.pid)).toBe(false);
     expect((await handle.describe()).status.name).toBe('CANCELLED');
-    // Harbor recorded the interrupted trials as CancelledError (SIGTERM, then Aborted!).
+    // Harbor recorded the interrupted trials as CancelledError (SIGTERM, teardown, then exit 130).
     const ends = invocations(f.invocationLog).filter((i) => i.event === 'end');
-    expect(ends.map((e) => e.exit_code)).toEqual([1, 1]);
+    expect(ends.map((e) => e.exit_code)).toEqual([130, 130]);
   });
 });

@@ -8,7 +8,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { prepareEvalInput, startOrAttach, listEvaluations } from '../../cli/eval-client';
 import { loadEvalConfig } from '../../core/eval-config';
 import type { CandidateResult } from '../../core/eval-types';
-import { DATASET, evalFixture, invocations, runsPerTask, tempDir, taskOf } from '../helpers/fixtures';
+import { DATASET, evalFixture, invocations, preflights, runsPerTask, tempDir, taskOf } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -90,7 +90,7 @@ describe('candidate evaluation', () => {
     expect(flag('-r')).toBe('2');
     expect(flag('-n')).toBe('2');
     expect(flag('-e')).toBe('modal');
-    expect(flag('-a')).toBe('agent:MiniAgent');
+    expect(flag('-a')).toBe('agent:SkillAgent');
     expect(flag('-m')).toBe('anthropic/claude-sonnet-4-5');
     expect(flag('--timeout-multiplier')).toBe('1.5');
     expect(flag('--ak')).toBe('temperature=0');
@@ -98,10 +98,13 @@ describe('candidate evaluation', () => {
     expect(flag('--retry-exclude')).toBe('AgentTimeoutError');
     expect(flag('-p')).toBe(DATASET);
     expect(argv).toEqual(expect.arrayContaining(['-y', '-q', '--job-name', '-o']));
-    // Harbor ran in the candidate's worktree.
-    expect(starts[0]!.cwd).toBe(
-      path.join(f.home, 'worktrees', (await prepareEvalInput(loadEvalConfig(f.configFile), 'improved')).candidate),
-    );
+    // Harbor ran in a directory vero owns (Harbor 0.25 reads .env.local from its cwd), never the candidate's
+    // checkout; the checkout reaches it only as the agent's import path (the stand-in found the profile there).
+    const worktree = path.join(f.home, 'worktrees', (await prepareEvalInput(loadEvalConfig(f.configFile), 'improved')).candidate);
+    expect(path.basename(starts[0]!.cwd)).toBe('harbor-cwd');
+    expect(starts[0]!.cwd.startsWith(path.join(f.home, 'runs'))).toBe(true);
+    expect(fs.readdirSync(starts[0]!.cwd)).toEqual([]);
+    expect(starts[0]!.cwd).not.toBe(worktree);
   });
 
   test('a passing trial beats a later failing one; the latest clean attempt wins; mean aggregation counts scored attempts', async () => {
@@ -233,6 +236,21 @@ describe('candidate evaluation', () => {
     expect(runsPerTask(f.invocationLog)['count-words']).toBe(1); // not retried: non-retryable
   });
 
+  test('a bad agent kwarg or task filter fails the evaluation in the preflight dry run, before any task runs', async () => {
+    const q = uniqueQueue('preflight');
+    const f = evalFixture({ taskQueue: q, address: address(), harbor: { agent: 'no-such-agent' } });
+    await withWorker(q, async () => {
+      const { handle } = await evaluate(f, 'improved');
+      const err = (await handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(String(err.cause?.message)).toMatch(
+        /harbor preflight \(--dry-run\) failed: Dry run failed: Unknown agent name: no-such-agent/,
+      );
+    });
+    expect(runsPerTask(f.invocationLog)).toEqual({}); // no task ran
+    expect(preflights(f.invocationLog)).toHaveLength(1);
+  });
+
   test('a missing harbor binary is a non-retryable error that names the launcher', async () => {
     const q = uniqueQueue('nobin');
     const f = evalFixture({
@@ -246,9 +264,12 @@ describe('candidate evaluation', () => {
       const err = (await handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
       expect(err).toBeInstanceOf(WorkflowFailedError);
       expect(String(err.cause?.message)).toMatch(/harbor launcher not found: "\/nonexistent\/harbor"/);
+      // The preflight found it once, before any task (no chunk workflow was started).
       const history = await handle.fetchHistory();
-      const chunkFailed = history.events!.filter((e) => e.childWorkflowExecutionFailedEventAttributes);
-      expect(chunkFailed).toHaveLength(1);
+      expect(history.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(0);
+      expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'preflightHarbor')).toHaveLength(
+        1,
+      );
     });
   });
 

@@ -1,0 +1,100 @@
+/**
+ * How vero runs a harbor process: from a working directory vero owns (Harbor 0.25 loads `.env.local` from
+ * its cwd, so the candidate's checkout must not be it), with the candidate's checkout on PYTHONPATH (so
+ * `-a module:Class` imports the candidate's agent), stopped the way Harbor expects (SIGTERM to harbor alone, a grace
+ * long enough for its Docker teardown), and with its failures told apart: a Docker engine that is down is
+ * infrastructure (wait and retry), anything else before the job starts is configuration.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execa } from 'execa';
+import type { EvalSettings } from '../core/eval-types';
+
+/** Marks the harbor process of a job dir so a later attempt can find an orphan. */
+export const JOB_ENV = 'VERO_HARBOR_JOB_DIR';
+
+export const DEFAULT_STOP_GRACE_SEC = 60;
+
+/** The empty directory harbor runs in. */
+export function harborCwd(runDir: string): string {
+  const dir = path.join(runDir, 'harbor-cwd');
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Variables vero adds to harbor's environment (on top of `harbor.env`, which wins except for the marker). */
+export function harborEnv(s: EvalSettings, worktree: string, jobDir: string): Record<string, string> {
+  const pythonPath = [worktree, s.harbor.env.PYTHONPATH ?? process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+  return {
+    // Offline machines: LiteLLM would otherwise warn on every start that it cannot fetch its cost map.
+    LITELLM_LOCAL_MODEL_COST_MAP: process.env.LITELLM_LOCAL_MODEL_COST_MAP ?? 'True',
+    ...s.harbor.env,
+    PYTHONPATH: pythonPath,
+    [JOB_ENV]: jobDir,
+  };
+}
+
+/** Whether trials run in local Docker (Harbor's default environment), so Docker state is ours to check and clean. */
+export function usesLocalDocker(s: EvalSettings): boolean {
+  return s.harbor.environment === undefined || s.harbor.environment === 'docker';
+}
+
+const INFRA_MARKERS = [
+  /Docker daemon is not running/i,
+  /Cannot connect to the Docker daemon/i,
+  /error during connect/i,
+  /docker\.sock.*(connection refused|no such file)/i,
+];
+
+export type StartFailure = { kind: 'infrastructure' | 'config' | 'stale-job'; reason: string };
+
+/**
+ * Why harbor stopped before running the job, from what it printed this time: a Docker engine that is down,
+ * a job dir it will not resume (changed task files or config), or a configuration error.
+ */
+export function classifyStartFailure(output: string): StartFailure {
+  const lines = output.split('\n').map((l) => l.trim());
+  const pick = (re: RegExp) => lines.find((l) => re.test(l)) ?? '';
+  if (INFRA_MARKERS.some((re) => re.test(output))) return { kind: 'infrastructure', reason: pick(/docker/i) || 'Docker is unavailable' };
+  const stale = pick(/lock\.json that does not match|cannot be resumed with a different config/);
+  if (stale) return { kind: 'stale-job', reason: stale.replace(/^FileExistsError:\s*/, '') };
+  const last =
+    [...lines].reverse().find((l) => /Error|error|failed|No tasks|not found|Invalid/.test(l)) ?? lines.filter(Boolean).at(-1) ?? '';
+  return { kind: 'config', reason: last };
+}
+
+/** Whether the Docker engine harbor would use answers (same DOCKER_HOST etc. as the harbor process). */
+export async function dockerAnswers(env: Record<string, string>): Promise<boolean> {
+  try {
+    const r = await execa('docker', ['info', '--format', '{{.ServerVersion}}'], {
+      env: { ...process.env, ...env } as Record<string, string>,
+      extendEnv: false,
+      reject: false,
+      timeout: 20_000,
+    });
+    return r.exitCode === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The bytes appended to a file since `offset` (at most the last `maxBytes`). */
+export function readSince(file: string, offset: number, maxBytes = 64 * 1024): string {
+  try {
+    const size = fs.statSync(file).size;
+    const from = Math.max(offset, size - maxBytes);
+    if (size <= from) return '';
+    const fd = fs.openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(size - from);
+      fs.readSync(fd, buf, 0, buf.length, from);
+      return buf.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+export const fileSize = (file: string): number => fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;

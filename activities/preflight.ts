@@ -1,0 +1,92 @@
+/**
+ * One `harbor run … --dry-run` with the evaluation's own argv before any task runs, so a bad agent kwarg, an
+ * agent that does not import, a task filter that matches nothing or a missing Docker engine shows up in
+ * seconds, with Harbor's own message, instead of as one error row per task.
+ */
+import * as path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { EvalSettings } from '../core/eval-types';
+import { FailureType } from '../core/failures';
+import { jobNameFor, preflightArgv } from '../core/harbor-argv';
+import { runInGroup, tail } from '../core/process-group';
+import { resolvedRegistryFile } from '../core/task-source';
+import { classifyStartFailure, fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
+import { withHeartbeat } from './heartbeat';
+import { isolationFor } from './run-task';
+
+export interface PreflightInput {
+  runDir: string;
+  /** The task whose argv is checked (the first of the evaluation). */
+  task: string;
+  worktree: string;
+  settings: EvalSettings;
+}
+
+export interface PreflightResult {
+  /** Harbor's verdict line, e.g. `Dry run OK — 1 trial(s); nothing was run.` */
+  message: string;
+}
+
+export async function preflightHarbor(input: PreflightInput): Promise<PreflightResult> {
+  return withHeartbeat(() => preflight(input));
+}
+
+async function preflight(input: PreflightInput): Promise<PreflightResult> {
+  const s = input.settings;
+  const jobsDir = path.join(input.runDir, 'jobs');
+  const jobName = jobNameFor(input.task);
+  const logFile = path.join(input.runDir, 'preflight.harbor.log');
+  const cwd = harborCwd(input.runDir);
+  const source = s.source.registry_path
+    ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, input.runDir) }
+    : s.source;
+  const argv = preflightArgv({ harbor: s.harbor, source, task: input.task, jobsDir, jobName, worktree: input.worktree });
+  const iso = isolationFor(s, harborEnv(s, input.worktree, path.join(jobsDir, jobName)), [input.runDir, input.worktree]);
+  const offset = fileSize(logFile);
+  const run = await runInGroup(argv, {
+    cwd,
+    env: iso.env,
+    cleanEnv: iso.cleanEnv,
+    uid: iso.uid,
+    gid: iso.gid,
+    logFile,
+    signal: Context.current().cancellationSignal,
+    deadline: Date.now() + 5 * 60_000,
+  });
+  if (run.cancelled) throw Context.current().cancellationSignal.reason ?? new Error('cancelled');
+  const output = readSince(logFile, offset);
+  if (run.notFound) {
+    throw ApplicationFailure.nonRetryable(
+      `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
+      FailureType.HarborNotFound,
+    );
+  }
+  if (run.exitCode === 0) {
+    const verdict = output.split('\n').find((l) => /Dry run (OK|complete)/.test(l));
+    return { message: (verdict ?? 'dry run OK').trim() };
+  }
+  if (run.timedOut) throw ApplicationFailure.retryable('harbor --dry-run did not finish within 5 minutes', FailureType.HarborUnavailable);
+  if (run.exitCode === 2) {
+    throw ApplicationFailure.nonRetryable(
+      `harbor rejected its command line (exit 2) in the preflight dry run: ${tail(logFile, 1500).trim()}`,
+      FailureType.HarborUsageError,
+    );
+  }
+  const failure = classifyStartFailure(output);
+  if (failure.kind === 'infrastructure') {
+    throw ApplicationFailure.retryable(`harbor preflight: ${failure.reason}`, FailureType.HarborUnavailable);
+  }
+  const dryRunLine = output
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.startsWith('Dry run failed'));
+  // Harbor wraps long messages: take the verdict and the lines after it.
+  const detail = dryRunLine
+    ? output
+        .slice(output.indexOf(dryRunLine))
+        .replace(/\s*\n\s*/g, ' ')
+        .trim()
+    : failure.reason;
+  throw ApplicationFailure.nonRetryable(`harbor preflight (--dry-run) failed: ${detail.slice(0, 1500)}`, FailureType.HarborConfigError);
+}
