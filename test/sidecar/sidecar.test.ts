@@ -46,7 +46,7 @@ async function setup(
       agent_repo: repo,
       mode: 'B',
       inner_task: DATASET,
-      harbor: { command: [STANDIN], agent: 'agent:MiniAgent' },
+      harbor: { command: [STANDIN], agent: 'agent:SkillAgent' },
       partition: {
         train: ['hello-world', 'count-words', 'reverse-string'],
         validation: ['sum-numbers', 'fix-csv-parser'],

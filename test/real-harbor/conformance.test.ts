@@ -1,0 +1,125 @@
+/**
+ * Conformance: the same jobs through real Harbor 0.25 (on Docker) and through the stand-in, compared on what
+ * vero and users rely on — the job and trial layout, the fields and formats of the JSON files, exit codes and
+ * the dry run. The stand-in is given, as a scenario, the outcome each task's verifier produces for real.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DATASET, STANDIN, tempDir } from '../helpers/fixtures';
+import { harborBin, realHarborUnavailable, REWARD_1, writeTask } from '../helpers/real-harbor';
+
+const unavailable = realHarborUnavailable();
+if (unavailable) console.warn(`\n*** REAL-HARBOR CONFORMANCE SKIPPED: ${unavailable} ***\n`);
+const realDescribe = unavailable ? describe.skip : describe;
+
+jest.setTimeout(300_000);
+
+type Json = Record<string, unknown>;
+const readJson = (f: string) => JSON.parse(fs.readFileSync(f, 'utf8')) as Json;
+
+function run(bin: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  const r = spawnSync(bin, args, {
+    cwd,
+    env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: 'True', HARBOR_STANDIN_TIME_SCALE: '0', ...env },
+    encoding: 'utf8',
+    input: '',
+  });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** What a job dir looks like, reduced to what must agree: file names, trial name shapes, field types. */
+function shape(jobDir: string) {
+  const trials = fs
+    .readdirSync(jobDir)
+    .filter((e) => fs.statSync(path.join(jobDir, e)).isDirectory())
+    .sort();
+  const byTask: Record<string, Json> = {};
+  for (const t of trials) {
+    const r = readJson(path.join(jobDir, t, 'result.json'));
+    const verifier = r.verifier_result as { rewards?: Json } | null;
+    const exc = r.exception_info as { exception_type: string; exception_message?: string } | null;
+    const agent = r.agent_result as Json | null;
+    byTask[t.split('__')[0]!] = {
+      trialName: /^[a-z0-9-]+__[A-Za-z0-9]{7}$/.test(t),
+      files: ['config.json', 'result.json', 'trial.log', 'agent', 'verifier'].filter((f) => fs.existsSync(path.join(jobDir, t, f))),
+      verifierFiles: fs
+        .readdirSync(path.join(jobDir, t, 'verifier'))
+        .filter((f) => f.startsWith('reward'))
+        .sort(),
+      taskName: r.task_name,
+      taskIdPath: typeof (r.task_id as Json | undefined)?.path,
+      rewards: verifier?.rewards ?? null,
+      exception: exc?.exception_type ?? null,
+      exceptionMessage: typeof exc?.exception_message,
+      agentResultKeys: agent ? ['cost_usd', 'n_input_tokens', 'n_output_tokens', 'n_cache_tokens'].filter((k) => k in agent) : null,
+      startedAtZ: String(r.started_at).endsWith('Z'),
+      finishedAtZ: String(r.finished_at).endsWith('Z'),
+    };
+  }
+  const lock = readJson(path.join(jobDir, 'lock.json'));
+  const job = readJson(path.join(jobDir, 'result.json'));
+  return {
+    jobFiles: ['config.json', 'lock.json', 'job.log', 'result.json'].filter((f) => fs.existsSync(path.join(jobDir, f))),
+    lock: { schema_version: lock.schema_version, version: (lock.harbor as Json).version },
+    jobTimestampsNaive: !String(job.started_at).endsWith('Z') && !String(job.finished_at).endsWith('Z'),
+    jobTotals: { n_total_trials: job.n_total_trials },
+    byTask,
+  };
+}
+
+realDescribe('the stand-in conforms to real Harbor 0.25', () => {
+  test('one job: layout, JSON fields and formats, rewards and exceptions; resume and lock mismatch; dry run', () => {
+    const ds = tempDir('vero-conf-ds-');
+    fs.cpSync(path.join(DATASET, 'hello-world'), path.join(ds, 'hello-world'), { recursive: true });
+    writeTask(ds, 'multi-reward', { test: `echo '{"pass": 1, "tests_passed": 3}' > /logs/verifier/reward.json`, solve: 'true' });
+    writeTask(ds, 'no-reward', { test: 'true', solve: 'true' });
+    writeTask(ds, 'image-only', {
+      toml: '[environment]\ndocker_image = "vero-base:bookworm"\n',
+      dockerfile: null,
+      test: REWARD_1,
+      solve: 'true',
+    });
+    const scenario = JSON.stringify({
+      tasks: { 'multi-reward': { rewards: { pass: 1, tests_passed: 3 } }, 'no-reward': { reward_file: 'missing' } },
+      default: { reward: 1 },
+    });
+    const real = harborBin();
+    const shapes: Json[] = [];
+    for (const [bin, env] of [
+      [real, {}],
+      [STANDIN, { HARBOR_STANDIN_SCENARIO: scenario }],
+    ] as const) {
+      const cwd = tempDir('vero-conf-cwd-');
+      const jobs = path.join(cwd, 'jobs');
+      const args = ['run', '-p', ds, '-a', 'oracle', '-o', jobs, '--job-name', 'j', '-y', '-q', '-n', '4'];
+      const dry = run(bin, [...args, '--dry-run'], cwd, env);
+      expect({ bin, code: dry.code, ok: /Dry run OK — 4 trial\(s\); nothing was run\./.test(dry.out) }).toEqual({ bin, code: 0, ok: true });
+      expect(fs.existsSync(jobs)).toBe(false);
+      const badDry = run(bin, [...args.filter((a) => a !== '-n' && a !== '4'), '-i', 'nosuch', '--dry-run'], cwd, env);
+      expect({ bin, code: badDry.code, msg: /Dry run failed: No tasks matched the filter\(s\)/.test(badDry.out) }).toEqual({
+        bin,
+        code: 1,
+        msg: true,
+      });
+      expect(run(bin, args, cwd, env).code).toBe(0);
+      shapes.push(shape(path.join(jobs, 'j')));
+      // The same argv again resumes (nothing left to run); changed task files are refused.
+      expect(run(bin, args, cwd, env).code).toBe(0);
+      fs.appendFileSync(path.join(ds, 'hello-world', 'tests', 'test.sh'), `\n# touched by ${path.basename(bin)}\n`);
+      const refused = run(bin, args, cwd, env);
+      expect({ bin, code: refused.code, lock: /lock\.json that does not match the resolved job lock/.test(refused.out) }).toEqual({
+        bin,
+        code: 1,
+        lock: true,
+      });
+    }
+    expect(shapes[1]).toEqual(shapes[0]);
+    // And the shape is what vero reads: rewards per key, Harbor's exception for a missing reward.
+    expect((shapes[0]!.byTask as Json)['no-reward']).toMatchObject({ exception: 'RewardFileNotFoundError', exceptionMessage: 'string' });
+    expect((shapes[0]!.byTask as Json)['multi-reward']).toMatchObject({
+      rewards: { pass: 1, tests_passed: 3 },
+      verifierFiles: ['reward.json'],
+    });
+  });
+});
