@@ -54,7 +54,8 @@ export const BuildConfigFile = z.strictObject({
   baseline_floor: z.boolean().default(false),
   targets: z.array(TargetSpec).min(1),
   submit_enabled: z.boolean().default(false),
-  read_only_paths: z.array(SafeRelativePath).default([]),
+  /** Files, dirs or globs (`tests/**`) a candidate may not change; enforced by the sidecar on commits. */
+  read_only_paths: z.array(SafeRelativePath.refine((p) => !p.startsWith('!'), 'negated globs are not supported')).default([]),
   secrets: z.array(envName).default([]),
   images: z
     .strictObject({ main: z.string().min(1).default('node:20-bookworm-slim'), sidecar: z.string().min(1).default('node:20-bookworm-slim') })

@@ -58,7 +58,7 @@ export function renderInstruction(c: BuildConfig): string {
       : []),
     ...(c.read_only_paths.length
       ? [
-          `These paths are marked read-only as a reminder (advisory; they are not part of grading): ${c.read_only_paths.map((p) => `\`${p}\``).join(', ')}.`,
+          `Read-only paths: ${c.read_only_paths.map((p) => `\`${p}\``).join(', ')}. A commit that changes, deletes, renames or replaces anything matching them (compared with the baseline commit) is refused by the evaluation service at no budget cost, and can never be graded.`,
           '',
         ]
       : []),

@@ -31,6 +31,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     baseline_floor: c.baseline_floor,
     targets: c.targets,
     submit_enabled: c.submit_enabled,
+    read_only_paths: c.read_only_paths,
     secrets: c.secrets,
     harness_user: 'harness',
     timeout_sec: c.timeout,
@@ -148,6 +149,8 @@ export function sidecarDockerfile(c: BuildConfig): string {
 }
 
 export function seedScript(c: BuildConfig): string {
+  // Paths are locked in the working tree as a courtesy (a quoted glob names no file and is skipped); the
+  // sidecar enforces every pattern on commits.
   const ro = c.read_only_paths.map((p) => `${CONTAINER.workAgent}/${p}`);
   return [
     '#!/bin/bash',
@@ -156,9 +159,9 @@ export function seedScript(c: BuildConfig): string {
     `if [ ! -d ${CONTAINER.workAgent}/.git ]; then cp -a ${CONTAINER.seed}/. ${CONTAINER.workAgent}/; fi`,
     `chown -R agent:agent ${CONTAINER.workAgent}`,
     `git config --system --add safe.directory ${CONTAINER.workAgent}`,
-    '# read_only_paths: ADVISORY ONLY. This locks the working tree, but the agent can still commit changes to',
-    '# these paths, and evaluations check out committed blobs. It is not a tamper control: scorer provenance is',
-    '# enforced sidecar-side (the trusted scorer and labels never come from the agent repo).',
+    '# read_only_paths are enforced by the eval sidecar on every candidate commit (a commit that changes one is',
+    '# refused before any budget is spent, and never graded). Locking them here only saves the agent a wasted',
+    '# commit; the scorer and labels never come from the agent repo in any case.',
     ...(ro.length
       ? [`for p in ${quote(ro)}; do`, '  if [ -e "$p" ]; then chown -R root:root "$p"; chmod -R a-w "$p"; fi', 'done']
       : ['# (no read_only_paths configured)']),

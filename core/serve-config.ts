@@ -62,6 +62,8 @@ export const ServeConfig = z.strictObject({
   baseline_floor: z.boolean(),
   targets: z.array(TargetSpec).min(1),
   submit_enabled: z.boolean(),
+  /** Files, dirs or globs of the agent repo a candidate may not change (compared with base_commit). */
+  read_only_paths: z.array(z.string().min(1)).default([]),
   /** Names only: values come from the sidecar's environment, never from a file. */
   secrets: z.array(z.string()),
   harness_user: z.string(),

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServeConfig } from '../core/serve-config';
 import type { Engine } from './engine';
+import { protectedChanges } from './protected-paths';
 import type { CandidateRegistry } from './registry';
 
 export interface FinalizeResult {
@@ -13,7 +14,11 @@ export interface FinalizeResult {
   commit: string | null;
   reason: string;
   shortlist?: { commit: string; recorded: number; rescored: number }[];
+  /** Candidates left out because they change read_only_paths, with the paths. */
+  refused?: { commit: string; changes: string[] }[];
 }
+
+const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
 async function fullScore(engine: Engine, commit: string, split: string): Promise<number> {
   const { ids } = engine.select(split, {});
@@ -24,22 +29,41 @@ export async function chooseCommit(
   cfg: ServeConfig,
   engine: Engine,
   registry: CandidateRegistry,
-): Promise<{ commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist'] }> {
+): Promise<{ commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist']; refused?: FinalizeResult['refused'] }> {
   if (cfg.reward_mode === 'submit') {
     const file = path.join(cfg.paths.admin_volume, 'submission.json');
     if (!fs.existsSync(file)) return { commit: null, reason: 'no candidate was submitted' };
-    return { commit: (JSON.parse(fs.readFileSync(file, 'utf8')) as { commit: string }).commit, reason: 'submitted candidate' };
+    const commit = (JSON.parse(fs.readFileSync(file, 'utf8')) as { commit: string }).commit;
+    const changes = await changesOf(cfg, commit);
+    if (changes.length)
+      return { commit: null, reason: `the submitted candidate ${commit} changes read-only path(s) ${changes.join(', ')}`, refused: [{ commit, changes }] };
+    return { commit, reason: 'submitted candidate' };
   }
   // auto_best: the recorded scores only shortlist; every shortlisted commit is re-scored on the full selection split.
   const best = new Map<string, { score: number; seq: number }>();
+  const refused: NonNullable<FinalizeResult['refused']> = [];
+  const checked = new Map<string, boolean>();
   for (const r of registry.list()) {
     if (r.split !== cfg.selection_split || r.admin || r.commit === cfg.base_commit) continue;
+    // Never grade a candidate that changes read_only_paths (the eval route refuses them; this holds even for
+    // records made before the rule, or under another config).
+    if (!checked.has(r.commit)) {
+      const changes = await changesOf(cfg, r.commit);
+      checked.set(r.commit, changes.length === 0);
+      if (changes.length) refused.push({ commit: r.commit, changes });
+    }
+    if (!checked.get(r.commit)) continue;
     const prev = best.get(r.commit);
     if (!prev || r.mean_score > prev.score) best.set(r.commit, { score: r.mean_score, seq: prev?.seq ?? r.seq });
   }
+  const withRefused = refused.length ? { refused } : {};
   const shortlist = [...best.entries()].sort((a, b) => b[1].score - a[1].score || a[1].seq - b[1].seq).slice(0, cfg.auto_best_k);
   if (shortlist.length === 0)
-    return { commit: null, reason: `no candidate was evaluated on "${cfg.selection_split}" (baseline evaluations do not count)` };
+    return {
+      commit: null,
+      reason: `no candidate was evaluated on "${cfg.selection_split}" (baseline evaluations do not count${refused.length ? `; ${refused.length} candidate(s) refused for changing read-only paths` : ''})`,
+      ...withRefused,
+    };
   const rescored: NonNullable<FinalizeResult['shortlist']> = [];
   for (const [commit, rec] of shortlist)
     rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
@@ -52,12 +76,14 @@ export async function chooseCommit(
         commit: cfg.base_commit,
         reason: `no candidate beat the baseline (${base.toFixed(3)}) on "${cfg.selection_split}"`,
         shortlist: rescored,
+        ...withRefused,
       };
   }
   return {
     commit: winner.commit,
     reason: `best of ${rescored.length} re-scored candidate(s) on "${cfg.selection_split}"`,
     shortlist: rescored,
+    ...withRefused,
   };
 }
 
@@ -66,11 +92,17 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
   const rewards: Record<string, number> = {};
   if (!choice.commit) {
     for (const t of cfg.targets) rewards[t.reward_key] = 0.0;
-    return { rewards, commit: null, reason: `${choice.reason}: floor rewards` };
+    return { rewards, commit: null, reason: `${choice.reason}: floor rewards`, ...(choice.refused ? { refused: choice.refused } : {}) };
   }
   for (const t of cfg.targets) {
     const { ids } = engine.select(t.split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
     rewards[t.reward_key] = (await engine.evaluate(choice.commit, t.split, ids)).meanScore;
   }
-  return { rewards, commit: choice.commit, reason: choice.reason, ...(choice.shortlist ? { shortlist: choice.shortlist } : {}) };
+  return {
+    rewards,
+    commit: choice.commit,
+    reason: choice.reason,
+    ...(choice.shortlist ? { shortlist: choice.shortlist } : {}),
+    ...(choice.refused ? { refused: choice.refused } : {}),
+  };
 }

@@ -9,6 +9,7 @@ import { transferCommit } from './commit-transfer';
 import type { Engine } from './engine';
 import { conflict, forbidden, notEvaluable, SidecarError } from './errors';
 import { finalize } from './finalize';
+import { protectedChanges, refusal } from './protected-paths';
 import type { Ledger } from './ledger';
 import type { CandidateRegistry } from './registry';
 import { routeResults } from './results-routing';
@@ -34,6 +35,13 @@ export interface SidecarDeps {
 
 export function buildServer(d: SidecarDeps): FastifyInstance {
   const { cfg, engine, ledger, registry } = d;
+  /** read_only_paths: a candidate that changed one is refused (422) before anything is reserved or recorded. */
+  const refuseProtectedChanges = async (commit: string, route: string): Promise<void> => {
+    const changes = await protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
+    if (changes.length === 0) return;
+    d.log(`${route}: refused candidate ${commit}: it changes read-only path(s) ${changes.join(', ')}`);
+    throw refusal(commit, changes);
+  };
   // Evaluations can take hours: no server-side request timeout (Node's default is 5 minutes).
   const app = Fastify({ logger: false, bodyLimit: 1 << 20, requestTimeout: 0, connectionTimeout: 0 });
 
@@ -77,6 +85,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     // 2. Which samples, and which commit (a request rejected here costs nothing).
     const { ids, full } = engine.select(body.split, { sample_ids: body.sample_ids, num_samples: body.num_samples });
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
+    await refuseProtectedChanges(commit, 'eval');
     // 3. Atomic, durable reservation; never refunded.
     const remaining = await ledger.reserve(body.split, ids.length, commit);
     // 4. The evaluation itself, then what the agent may see of it.
@@ -106,6 +115,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     if (!cfg.submit_enabled) throw conflict('submit is disabled for this task');
     const body = SubmitBody.parse(req.body ?? {});
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
+    await refuseProtectedChanges(commit, 'submit');
     writeJsonDurable(path.join(cfg.paths.admin_volume, 'submission.json'), { commit, at: new Date().toISOString() });
     return { submitted_commit: commit };
   });

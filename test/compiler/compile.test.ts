@@ -154,12 +154,15 @@ describe('a mode B build', () => {
     expect(serve.base_commit).toBe(baseline);
   });
 
-  test('scripts parse; seed.sh documents read_only_paths as advisory; test.sh finalizes into reward.json', () => {
+  test('scripts parse; read_only_paths reach the sidecar (which enforces them) and the instruction; test.sh finalizes', () => {
     for (const s of ['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh'])
       expect(spawnSync('bash', ['-n', path.join(out, s)]).status).toBe(0);
     const seed = fs.readFileSync(path.join(out, 'environment/main/seed.sh'), 'utf8');
-    expect(seed).toContain('ADVISORY ONLY');
-    expect(seed).toContain('sidecar-side');
+    expect(seed).toContain('enforced by the eval sidecar on every candidate commit');
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')).read_only_paths).toEqual(['scorer']);
+    expect(fs.readFileSync(path.join(out, 'instruction.md'), 'utf8')).toContain(
+      'Read-only paths: `scorer`. A commit that changes, deletes, renames or replaces anything matching them',
+    );
     expect(fs.readFileSync(path.join(out, 'tests/test.sh'), 'utf8')).toContain(
       'vero finalize --token-file /state/token/admin.token --output /logs/verifier/reward.json',
     );
@@ -176,15 +179,14 @@ describe('a mode B build', () => {
     expect(text).not.toContain('vero submit');
   });
 
-  test('docker compose config accepts the compose file (where the compose tool exists)', () => {
-    const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
-    if (probe.status !== 0) {
-      // Stated reason: this machine has the docker client without the compose plugin; the YAML is still
-      // checked semantically above.
-      console.info('skipped: `docker compose` is not available here');
-      return;
-    }
-    const r = spawnSync('docker', ['compose', '-f', path.join(out, 'environment/docker-compose.yaml'), 'config', '-q'], {
+  // Harbor merges the task's compose file over its own base (`services.main.build.context` = the environment
+  // dir), so the file is checked the same way: merged over an equivalent base.
+  const composeAvailable = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0;
+  if (!composeAvailable) console.warn('*** skipped `docker compose config`: the compose plugin is not installed (scripts/ensure-docker) ***');
+  (composeAvailable ? test : test.skip)('docker compose config accepts the compose file merged over Harbor’s base', () => {
+    const base = path.join(tempDir(), 'docker-compose-build.yaml');
+    fs.writeFileSync(base, `services:\n  main:\n    build:\n      context: ${path.join(out, 'environment')}\n    command: ["sh", "-c", "sleep infinity"]\n`);
+    const r = spawnSync('docker', ['compose', '-f', base, '-f', path.join(out, 'environment/docker-compose.yaml'), 'config', '-q'], {
       env: { ...process.env, VERO_TEST_SECRET_A: 'x' },
       encoding: 'utf8',
     });
@@ -243,6 +245,7 @@ describe('rules that vero review taught', () => {
     [{ secrets: ['A', 'A'] }, 'secrets: names must be unique'],
     [{ read_only_paths: ['../outside'] }, 'read_only_paths.0: expected a relative path inside the agent repo'],
     [{ read_only_paths: ['/etc'] }, 'read_only_paths.0: expected a relative path inside the agent repo'],
+    [{ read_only_paths: ['tests/**', '!tests/x'] }, 'read_only_paths.1: negated globs are not supported'],
     [{ budgets: [{ split: 'train' }] }, 'budgets.0: expected total_run_budget and/or total_sample_budget'],
     [{ harbor: { extra_args: ['--n-attempts', '5'] } }, 'harbor.extra_args: --n-attempts is set by vero-harbor from typed fields'],
     [{ harbor: { n_atempts: 2 } }, 'harbor.n_atempts: unknown key'],

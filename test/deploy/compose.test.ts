@@ -24,11 +24,11 @@ test('the dev compose file wires PostgreSQL, Temporal, the UI and workers, with 
   // Every search attribute the code sets is registered.
   const cmd = JSON.stringify(c.services['search-attributes']!.command);
   for (const sa of searchAttributeSpecs()) expect(cmd).toContain(sa);
-  const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
-  if (probe.status !== 0) {
-    console.info('skipped `docker compose config`: the compose tool is not installed here');
-    return;
-  }
+});
+
+const composeAvailable = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0;
+if (!composeAvailable) console.warn('*** skipped `docker compose config`: the compose plugin is not installed (scripts/ensure-docker) ***');
+(composeAvailable ? test : test.skip)('the real compose plugin accepts docker-compose.dev.yml', () => {
   const r = spawnSync('docker', ['compose', '-f', composeFile, 'config', '-q'], { encoding: 'utf8' });
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);

@@ -34,7 +34,14 @@ interface Setup {
 
 /** Compiles the mode B example, then points its serve config at host paths (the container paths of a real task). */
 async function setup(
-  over: { budgets?: unknown[]; scenario?: unknown; timeScale?: string; reward_mode?: string; submit_enabled?: boolean } = {},
+  over: {
+    budgets?: unknown[];
+    scenario?: unknown;
+    timeScale?: string;
+    reward_mode?: string;
+    submit_enabled?: boolean;
+    read_only_paths?: string[];
+  } = {},
 ): Promise<Setup> {
   const dir = tempDir('vero-sidecar-');
   const repo = agentRepo(dir);
@@ -65,6 +72,7 @@ async function setup(
       targets: [{ split: 'test', reward_key: 'reward' }],
       reward_mode: over.reward_mode ?? 'auto_best',
       submit_enabled: over.submit_enabled ?? false,
+      read_only_paths: over.read_only_paths ?? [],
       secrets: [],
     }),
   );
@@ -464,6 +472,97 @@ test('with harness_user set, the nested harbor runs as that unprivileged user', 
     expect(fs.readFileSync(idFile, 'utf8').trim()).toBe('65534');
     // The admin state stays out of its reach.
     expect(spawnSync('cat', [path.join(s.cfg.paths.admin_volume, 'ledger.json')], { uid: 65534, gid: 65534 }).status).not.toBe(0);
+  } finally {
+    await side.stop();
+  }
+});
+
+test('read_only_paths: a candidate that edits, deletes, renames or symlinks over a protected path is refused at no cost; finalize never grades one', async () => {
+  const s = await setup({ read_only_paths: ['skills/**', 'agent.py'], budgets: [{ split: 'validation', total_run_budget: 3 }] });
+  const side = await startSidecar(s);
+  const remaining = async () =>
+    (
+      (await (await fetch(`${side.url}/status`)).json()) as { splits: { split: string; budget: { remaining_run_budget: number } | null }[] }
+    ).splits.find((x) => x.split === 'validation')!.budget!.remaining_run_budget;
+  const commitAll = (message: string) => {
+    git(s.work, 'add', '-A');
+    git(s.work, 'commit', '-q', '-m', message);
+    return git(s.work, 'rev-parse', 'HEAD');
+  };
+  try {
+    const baseline = git(s.work, 'rev-parse', 'HEAD');
+    const attempts: [string, () => void, RegExp][] = [
+      ['edit', () => fs.appendFileSync(path.join(s.work, 'skills', 'hello.sh'), 'echo cheat\n'), /skills\/hello\.sh \(modified\)/],
+      ['delete', () => fs.rmSync(path.join(s.work, 'agent.py')), /agent\.py \(deleted\)/],
+      ['rename', () => fs.renameSync(path.join(s.work, 'skills', 'count-words.sh'), path.join(s.work, 'cw.sh')), /skills\/count-words\.sh \(deleted\)/],
+      [
+        'symlink',
+        () => {
+          fs.rmSync(path.join(s.work, 'skills', 'hello.sh'));
+          fs.symlinkSync('/etc/hostname', path.join(s.work, 'skills', 'hello.sh'));
+        },
+        /skills\/hello\.sh \(type changed\)/,
+      ],
+    ];
+    for (const [what, change, reason] of attempts) {
+      git(s.work, 'reset', '-q', '--hard', baseline);
+      change();
+      fs.writeFileSync(path.join(s.work, 'harbor-standin-agent.json'), JSON.stringify({ solves: ['*'] }));
+      const commit = commitAll(`cheat: ${what}`);
+      const r = await post(side.url, '/eval', { split: 'validation', commit });
+      expect({ what, status: r.status }).toEqual({ what, status: 422 });
+      expect(String(r.json.error)).toMatch(reason);
+      expect(String(r.json.error)).toContain('no budget was spent');
+      expect(await remaining()).toBe(3);
+    }
+    expect(side.log()).toMatch(/eval: refused candidate [0-9a-f]{40}: it changes read-only path\(s\)/);
+    // A candidate that touches only other files is evaluated.
+    git(s.work, 'reset', '-q', '--hard', baseline);
+    const honest = commitImprovement(s.work, ['sum-numbers']);
+    const ok = await post(side.url, '/eval', { split: 'validation', commit: honest });
+    expect(ok.status).toBe(200);
+    expect(await remaining()).toBe(2);
+    // Even a refused candidate recorded with a better score (a record from before the rule) is never graded.
+    git(s.work, 'reset', '-q', '--hard', baseline);
+    fs.appendFileSync(path.join(s.work, 'agent.py'), '# tampered\n');
+    fs.writeFileSync(path.join(s.work, 'harbor-standin-agent.json'), JSON.stringify({ solves: ['*'] }));
+    const tampered = commitAll('tampered');
+    expect((await post(side.url, '/eval', { split: 'validation', commit: tampered })).status).toBe(422);
+    await side.stop();
+    const regFile = path.join(s.cfg.paths.admin_volume, 'candidates.json');
+    const reg = JSON.parse(fs.readFileSync(regFile, 'utf8')) as { records: Record<string, unknown>[] };
+    reg.records.push({ ...reg.records[0]!, commit: tampered, mean_score: 1, seq: reg.records.length + 1 });
+    fs.writeFileSync(regFile, JSON.stringify(reg));
+    const again = await startSidecar(s);
+    try {
+      const fin = await post(again.url, '/finalize', {}, { authorization: `Bearer ${fs.readFileSync(s.cfg.paths.token_path, 'utf8')}` });
+      expect(fin.status).toBe(200);
+      expect(fin.json.commit).toBe(honest);
+      expect(fin.json.refused).toEqual([{ commit: tampered, changes: ['agent.py (modified)'] }]);
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    await side.stop();
+  }
+});
+
+test('read_only_paths: a submitted candidate that changes one is refused at submit, and floored if it got through', async () => {
+  const s = await setup({ reward_mode: 'submit', submit_enabled: true, read_only_paths: ['agent.py'] });
+  const side = await startSidecar(s);
+  try {
+    fs.appendFileSync(path.join(s.work, 'agent.py'), '# tampered\n');
+    const tampered = commitImprovement(s.work);
+    const r = await post(side.url, '/submit', { commit: tampered });
+    expect(r.status).toBe(422);
+    expect(String(r.json.error)).toContain('agent.py (modified)');
+    expect(fs.existsSync(path.join(s.cfg.paths.admin_volume, 'submission.json'))).toBe(false);
+    // A submission file written some other way (say, before the rule) is floored with the reason.
+    fs.mkdirSync(s.cfg.paths.admin_volume, { recursive: true });
+    fs.writeFileSync(path.join(s.cfg.paths.admin_volume, 'submission.json'), JSON.stringify({ commit: tampered }));
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${fs.readFileSync(s.cfg.paths.token_path, 'utf8')}` });
+    expect(fin.json).toMatchObject({ commit: null, rewards: { reward: 0 } });
+    expect(String(fin.json.reason)).toMatch(/the submitted candidate [0-9a-f]{40} changes read-only path\(s\) agent\.py \(modified\): floor rewards/);
   } finally {
     await side.stop();
   }
