@@ -36,7 +36,11 @@ export async function chooseCommit(
     const commit = (JSON.parse(fs.readFileSync(file, 'utf8')) as { commit: string }).commit;
     const changes = await changesOf(cfg, commit);
     if (changes.length)
-      return { commit: null, reason: `the submitted candidate ${commit} changes read-only path(s) ${changes.join(', ')}`, refused: [{ commit, changes }] };
+      return {
+        commit: null,
+        reason: `the submitted candidate ${commit} changes read-only path(s) ${changes.join(', ')}`,
+        refused: [{ commit, changes }],
+      };
     return { commit, reason: 'submitted candidate' };
   }
   // auto_best: the recorded scores only shortlist; every shortlisted commit is re-scored on the full selection split.

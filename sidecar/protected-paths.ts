@@ -10,7 +10,20 @@ import { SidecarError } from './errors';
 /** The protected paths the candidate changed, as `path (kind)`; empty when it may be evaluated. */
 export async function protectedChanges(repo: string, baseCommit: string, candidate: string, patterns: string[]): Promise<string[]> {
   if (patterns.length === 0 || candidate === baseCommit) return [];
-  const diff = await git(['-C', repo, '-c', 'core.quotePath=false', 'diff', '--no-renames', '--no-ext-diff', '--name-status', '-z', baseCommit, candidate, '--']);
+  const diff = await git([
+    '-C',
+    repo,
+    '-c',
+    'core.quotePath=false',
+    'diff',
+    '--no-renames',
+    '--no-ext-diff',
+    '--name-status',
+    '-z',
+    baseCommit,
+    candidate,
+    '--',
+  ]);
   const isProtected = protectedMatcher(patterns);
   return parseNameStatus(diff)
     .filter((c) => isProtected(c.path))
@@ -20,5 +33,8 @@ export async function protectedChanges(repo: string, baseCommit: string, candida
 /** 422 naming the paths, before any budget is reserved. */
 export function refusal(commit: string, changes: string[]): SidecarError {
   const shown = changes.slice(0, 20).join(', ') + (changes.length > 20 ? `, … (${changes.length} in all)` : '');
-  return new SidecarError(422, `candidate ${commit.slice(0, 12)} changes read-only path(s): ${shown}; it is not evaluated and no budget was spent`);
+  return new SidecarError(
+    422,
+    `candidate ${commit.slice(0, 12)} changes read-only path(s): ${shown}; it is not evaluated and no budget was spent`,
+  );
 }

@@ -182,10 +182,14 @@ describe('a mode B build', () => {
   // Harbor merges the task's compose file over its own base (`services.main.build.context` = the environment
   // dir), so the file is checked the same way: merged over an equivalent base.
   const composeAvailable = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0;
-  if (!composeAvailable) console.warn('*** skipped `docker compose config`: the compose plugin is not installed (scripts/ensure-docker) ***');
+  if (!composeAvailable)
+    console.warn('*** skipped `docker compose config`: the compose plugin is not installed (scripts/ensure-docker) ***');
   (composeAvailable ? test : test.skip)('docker compose config accepts the compose file merged over Harbor’s base', () => {
     const base = path.join(tempDir(), 'docker-compose-build.yaml');
-    fs.writeFileSync(base, `services:\n  main:\n    build:\n      context: ${path.join(out, 'environment')}\n    command: ["sh", "-c", "sleep infinity"]\n`);
+    fs.writeFileSync(
+      base,
+      `services:\n  main:\n    build:\n      context: ${path.join(out, 'environment')}\n    command: ["sh", "-c", "sleep infinity"]\n`,
+    );
     const r = spawnSync('docker', ['compose', '-f', base, '-f', path.join(out, 'environment/docker-compose.yaml'), 'config', '-q'], {
       env: { ...process.env, VERO_TEST_SECRET_A: 'x' },
       encoding: 'utf8',

@@ -494,7 +494,11 @@ test('read_only_paths: a candidate that edits, deletes, renames or symlinks over
     const attempts: [string, () => void, RegExp][] = [
       ['edit', () => fs.appendFileSync(path.join(s.work, 'skills', 'hello.sh'), 'echo cheat\n'), /skills\/hello\.sh \(modified\)/],
       ['delete', () => fs.rmSync(path.join(s.work, 'agent.py')), /agent\.py \(deleted\)/],
-      ['rename', () => fs.renameSync(path.join(s.work, 'skills', 'count-words.sh'), path.join(s.work, 'cw.sh')), /skills\/count-words\.sh \(deleted\)/],
+      [
+        'rename',
+        () => fs.renameSync(path.join(s.work, 'skills', 'count-words.sh'), path.join(s.work, 'cw.sh')),
+        /skills\/count-words\.sh \(deleted\)/,
+      ],
       [
         'symlink',
         () => {
@@ -562,7 +566,9 @@ test('read_only_paths: a submitted candidate that changes one is refused at subm
     fs.writeFileSync(path.join(s.cfg.paths.admin_volume, 'submission.json'), JSON.stringify({ commit: tampered }));
     const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${fs.readFileSync(s.cfg.paths.token_path, 'utf8')}` });
     expect(fin.json).toMatchObject({ commit: null, rewards: { reward: 0 } });
-    expect(String(fin.json.reason)).toMatch(/the submitted candidate [0-9a-f]{40} changes read-only path\(s\) agent\.py \(modified\): floor rewards/);
+    expect(String(fin.json.reason)).toMatch(
+      /the submitted candidate [0-9a-f]{40} changes read-only path\(s\) agent\.py \(modified\): floor rewards/,
+    );
   } finally {
     await side.stop();
   }
