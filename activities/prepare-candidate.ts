@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failures';
 import { ensureWorktree, GitCommandError, isGitRepo, resolveCommit } from '../core/git';
+import { checkHome } from '../core/home-dir';
 import { withHeartbeat } from './heartbeat';
 
 export interface PrepareCandidateInput {
@@ -21,6 +22,11 @@ export async function prepareCandidate(input: PrepareCandidateInput): Promise<Pr
 }
 
 async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate> {
+  try {
+    checkHome(input.home);
+  } catch (e) {
+    throw ApplicationFailure.nonRetryable((e as Error).message, FailureType.InvalidInput);
+  }
   if (!(await isGitRepo(input.agentRepo))) {
     throw ApplicationFailure.nonRetryable(
       `agent repo ${input.agentRepo} does not exist or is not a git repository`,

@@ -8,12 +8,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { collate, loadTrials, TaskNameMismatchError } from '../core/collate';
+import { collate, loadTrials, readTrialFile, TaskNameMismatchError } from '../core/collate';
 import type { EvalSettings, TaskResult } from '../core/eval-types';
 import { FailureType } from '../core/failures';
 import { harborArgv, jobNameFor } from '../core/harbor-argv';
-import { JobLock, TrialResult } from '../core/harbor-result';
-import { groupAlive, runInGroup, stopGroup, tail } from '../core/process-group';
+import { JobLock } from '../core/harbor-result';
+import { GroupRunResult, groupAlive, runInGroup, stopGroup, tail, watchGroup } from '../core/process-group';
 import { resolvedRegistryFile } from '../core/task-source';
 import { rewardsOf } from '../core/trial-ranking';
 import { removeTrialLeftovers } from './docker-leftovers';
@@ -40,6 +40,19 @@ export interface RunTaskInput {
 interface PidFile {
   pid: number;
   host: string;
+  /** When that harbor started (ms since epoch): an adopted run keeps its original deadline. */
+  startedAt?: number;
+}
+
+/** What a runTask attempt carries to the next one in its heartbeat details (Temporal keeps the last). */
+interface Progress {
+  attempt: number;
+  trialsWithResults: number;
+  /**
+   * Attempts that ended because Harbor produced no rewarded trial. Only these count against
+   * `task_attempts`; an attempt lost to a crash of our own worker does not.
+   */
+  harborFailures: number;
 }
 
 function processHasEnv(pid: number, key: string, value: string): boolean {
@@ -51,19 +64,40 @@ function processHasEnv(pid: number, key: string, value: string): boolean {
 }
 
 /**
- * A previous attempt's harbor may still run (its worker was SIGKILLed; detached groups survive). Stop it
- * before resuming, so two harbor processes never share a job dir.
+ * A previous attempt's harbor that still runs on this host (its worker was SIGKILLed; detached groups
+ * survive), identified by its pid file and the job-dir marker in its environment. Adopting it, instead of
+ * stopping it and starting again, costs no repeated trial time; two harbor processes never share a job dir.
  */
-export async function stopOrphan(jobDir: string, pidFile: string, graceMs: number): Promise<boolean> {
+export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   let prev: PidFile;
   try {
     prev = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidFile;
   } catch {
+    return null;
+  }
+  if (prev.host !== os.hostname() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
+  return prev;
+}
+
+/** Whether harbor finished the job (the job-level result.json has its finished_at). */
+function jobFinished(jobDir: string): boolean {
+  try {
+    return Boolean((JSON.parse(fs.readFileSync(path.join(jobDir, 'result.json'), 'utf8')) as { finished_at?: unknown }).finished_at);
+  } catch {
     return false;
   }
-  if (prev.host !== os.hostname() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return false;
-  await stopGroup(prev.pid, { graceMs, signal: 'SIGTERM', target: 'leader' });
-  return true;
+}
+
+/** Failures counted by earlier attempts: the last heartbeat's details, or this host's record of them. */
+function previousHarborFailures(details: unknown, file: string): number {
+  const fromHeartbeat = (details as Partial<Progress> | undefined)?.harborFailures ?? 0;
+  let fromFile = 0;
+  try {
+    fromFile = Number(fs.readFileSync(file, 'utf8')) || 0;
+  } catch {
+    /* none recorded here */
+  }
+  return Math.max(fromHeartbeat, fromFile);
 }
 
 /**
@@ -83,13 +117,8 @@ export function pruneForResume(jobDir: string): string[] {
     if (!e.isDirectory()) continue;
     const file = path.join(jobDir, e.name, 'result.json');
     if (!fs.existsSync(file)) continue;
-    let keep = false;
-    try {
-      const parsed = TrialResult.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-      keep = parsed.success && rewardsOf(parsed.data) !== null;
-    } catch {
-      keep = false;
-    }
+    const r = readTrialFile(file, jobDir);
+    const keep = 'trial' in r && rewardsOf(r.trial.result) !== null;
     if (!keep) {
       fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
       removed.push(e.name);
@@ -190,31 +219,67 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     if (n) ctx.log.warn(`removed Docker leftovers of stopped trials (${why})`, { task: input.task, ...removed });
   };
 
-  if (await stopOrphan(jobDir, pidFile, graceMs)) {
-    ctx.log.warn('stopped an orphaned harbor process of a previous attempt', { task: input.task });
-    await cleanUp('orphan');
+  const failuresFile = path.join(jobsDir, `${jobName}.harbor-failures`);
+  let harborFailures = previousHarborFailures(ctx.info.heartbeatDetails, failuresFile);
+  const beat = () => ctx.heartbeat({ attempt, trialsWithResults: countTrialResults(jobDir), harborFailures } satisfies Progress);
+  // A retry (after a worker crash, say) may race a cancellation that only the next heartbeat delivers: ask
+  // first, so a cancelled evaluation never starts harbor again.
+  if (attempt > 1) {
+    beat();
+    try {
+      await ctx.sleep(1_500);
+    } catch (e) {
+      // Cancelled while the dead worker's harbor still runs: stop it rather than leave it to finish alone.
+      const left = liveOrphan(jobDir, pidFile);
+      if (left) {
+        await stopGroup(left.pid, { graceMs, signal: 'SIGTERM', target: 'leader' });
+        await cleanUp('cancelled');
+      }
+      throw e;
+    }
   }
-  const pruned = pruneForResume(jobDir);
-  if (pruned.length) ctx.log.info('re-running trials without rewards', { task: input.task, trials: pruned });
+  const orphan = liveOrphan(jobDir, pidFile);
+  // The pid file outlives only a harbor whose worker died; if that harbor already finished the job, collect it.
+  const finishedOrphan = !orphan && fs.existsSync(pidFile) && jobFinished(jobDir);
+  if (!orphan && !finishedOrphan) {
+    const pruned = pruneForResume(jobDir);
+    if (pruned.length) ctx.log.info('re-running trials without rewards', { task: input.task, trials: pruned });
+  }
 
   const source = s.source.registry_path
     ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, input.runDir) }
     : s.source;
   const argv = harborArgv({ harbor: s.harbor, source, task: input.task, jobsDir, jobName, worktree: input.worktree });
-  const beat = () => ctx.heartbeat({ attempt, trialsWithResults: countTrialResults(jobDir) });
   beat();
   const heartbeatEvery = Math.max(200, Math.min(5_000, (s.heartbeatTimeoutSec * 1000) / 4));
-  const deadline = Date.now() + s.taskTimeoutSec * 1000;
+  const deadline = (orphan?.startedAt ?? Date.now()) + s.taskTimeoutSec * 1000;
   const notes: string[] = [];
   const logTail = () => tail(logFile, 1500).trim();
-  let run;
-  for (let launch = 1; ; launch++) {
+  let run: GroupRunResult | undefined;
+  if (finishedOrphan) {
+    notes.push('collected the job that the harbor of an attempt whose worker died had finished');
+    fs.rmSync(pidFile, { force: true });
+    run = { exitCode: null, signal: null, timedOut: false, cancelled: false, notFound: false, durationMs: 0, pid: null, forced: false };
+  }
+  if (orphan) {
+    // Adopt the dead worker's harbor: watch it to completion, heartbeating from its progress.
+    ctx.log.warn('adopting the still-running harbor of a previous attempt', { task: input.task, pid: orphan.pid });
+    notes.push(`adopted the running harbor (pid ${orphan.pid}) of an attempt whose worker died`);
+    const adopted = await watchGroup(orphan.pid, { signal: ctx.cancellationSignal, deadline, graceMs, onTick: beat });
+    if (adopted.cancelled || adopted.timedOut) await cleanUp(adopted.cancelled ? 'cancelled' : 'task timeout');
+    if (adopted.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+    fs.rmSync(pidFile, { force: true });
+    if (adopted.timedOut || jobFinished(jobDir)) run = adopted;
+    else pruneForResume(jobDir); // it died before finishing: resume the job below
+  }
+  for (let launch = 1; !run; launch++) {
     const iso = isolationFor(s, env, [jobsDir, input.worktree, cwd]);
     const offset = fileSize(logFile);
     fs.appendFileSync(logFile, `\n# vero-harbor attempt ${attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
     const timer = setInterval(beat, heartbeatEvery);
+    let r: GroupRunResult;
     try {
-      run = await runInGroup(argv, {
+      r = await runInGroup(argv, {
         cwd,
         env: iso.env,
         cleanEnv: iso.cleanEnv,
@@ -226,30 +291,35 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
         graceMs,
         stopSignal: 'SIGTERM',
         stopTarget: 'leader',
-        onStart: (pid) => fs.writeFileSync(pidFile, JSON.stringify({ pid, host: os.hostname() } satisfies PidFile)),
+        onStart: (pid) => fs.writeFileSync(pidFile, JSON.stringify({ pid, host: os.hostname(), startedAt: Date.now() } satisfies PidFile)),
       });
     } finally {
       clearInterval(timer);
     }
     fs.rmSync(pidFile, { force: true });
-    if (run.cancelled || run.timedOut) await cleanUp(run.cancelled ? 'cancelled' : 'task timeout');
-    if (run.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
-    if (run.notFound) {
+    if (r.cancelled || r.timedOut) await cleanUp(r.cancelled ? 'cancelled' : 'task timeout');
+    if (r.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+    if (r.notFound) {
       throw ApplicationFailure.nonRetryable(
         `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
         FailureType.HarborNotFound,
       );
     }
-    if (run.timedOut) break;
-    if (run.exitCode === 2) {
+    if (r.timedOut) {
+      run = r;
+      break;
+    }
+    if (r.exitCode === 2) {
       throw ApplicationFailure.nonRetryable(`harbor rejected its command line (exit 2): ${logTail()}`, FailureType.HarborUsageError);
     }
     const started = fs.existsSync(path.join(jobDir, 'config.json'));
     if (
-      run.exitCode === 0 ||
+      r.exitCode === 0 ||
       (started && !/lock\.json that does not match|resumed with a different config/.test(readSince(logFile, offset)))
-    )
+    ) {
+      run = r;
       break;
+    }
     const failure = classifyStartFailure(readSince(logFile, offset));
     if (failure.kind === 'stale-job') {
       // Harbor will not resume this job (its task files or config changed since the last attempt): start a
@@ -278,7 +348,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
       continue;
     }
     throw ApplicationFailure.nonRetryable(
-      `harbor did not start the job for task "${input.task}" (exit ${run.exitCode ?? run.signal}): ${failure.reason || logTail()}`,
+      `harbor did not start the job for task "${input.task}" (exit ${r.exitCode ?? r.signal}): ${failure.reason || logTail()}`,
       FailureType.HarborConfigError,
     );
   }
@@ -293,7 +363,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     throw e;
   }
   const how = [
-    `harbor exit ${run.exitCode ?? run.signal}`,
+    `harbor exit ${run.exitCode ?? run.signal ?? 'unknown (adopted)'}`,
     ...(run.timedOut ? [`stopped at the task timeout (${s.taskTimeoutSec}s)`] : []),
     ...(loaded.invalid.length ? [`${loaded.invalid.length} unreadable result.json`] : []),
   ].join(', ');
@@ -315,9 +385,13 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     notes,
   };
   if (row.status === 'scored') return result;
-  if (attempt < s.taskAttempts) {
+  // Harbor ran and produced no rewarded trial: this, and only this, uses up one of `task_attempts`.
+  harborFailures += 1;
+  fs.writeFileSync(failuresFile, String(harborFailures));
+  beat();
+  if (harborFailures < s.taskAttempts) {
     throw ApplicationFailure.retryable(
-      `task "${input.task}": ${result.error} (attempt ${attempt} of ${s.taskAttempts})`,
+      `task "${input.task}": ${result.error} (attempt ${harborFailures} of ${s.taskAttempts})`,
       FailureType.HarborTaskError,
     );
   }

@@ -1,11 +1,20 @@
 /** Starting, attaching to, and inspecting evaluations through the Temporal client. */
-import { Client, Connection, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  ServiceError,
+  WorkflowExecutionDescription,
+  WorkflowFailedError,
+  WorkflowHandle,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { EvalConfig } from '../core/eval-config';
 import { configDigest, evalWorkflowId } from '../core/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../core/eval-types';
 import { ConfigError } from '../core/errors';
 import { isGitRepo, resolveCommit } from '../core/git';
+import { checkHome } from '../core/home-dir';
 import { connectionExtrasFromEnv } from '../core/temporal-connection';
 import { VeroCandidate, VeroConfigDigest, VeroCostUsd, VeroScore, VeroStatus, VeroTaskSource } from '../core/search-attributes';
 import { resolveTaskSelection } from '../core/task-source';
@@ -47,6 +56,7 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
 
 /** Validates everything that can be checked before starting: repo, candidate, tasks. */
 export async function prepareEvalInput(cfg: EvalConfig, candidateRef: string): Promise<EvalInput> {
+  checkHome(cfg.home);
   if (!(await isGitRepo(cfg.agent_repo))) throw new ConfigError(`agent_repo: ${cfg.agent_repo} does not exist or is not a git repository`);
   const commit = await resolveCommit(cfg.agent_repo, candidateRef);
   if (!commit) throw new ConfigError(`--candidate: "${candidateRef}" is not a commit of ${cfg.agent_repo}`);
@@ -70,6 +80,11 @@ export interface StartOutcome {
   handle: WorkflowHandle<typeof evaluateCandidate>;
   /** started: a new run; attached: joined a running one; existing: returned a completed one. */
   mode: 'started' | 'attached' | 'existing';
+  /**
+   * The home of the evaluation attached to, when it is not this config's (`home` is operational, so it is not
+   * part of the evaluation id): its files are there.
+   */
+  otherHome?: string;
 }
 
 async function describe(client: Client, id: string): Promise<WorkflowExecutionDescription | null> {
@@ -84,8 +99,11 @@ async function describe(client: Client, id: string): Promise<WorkflowExecutionDe
 /** Starts the evaluation, or attaches to the running one, or returns the completed one (unless `force`). */
 export async function startOrAttach(client: Client, input: EvalInput, taskQueue: string, force = false): Promise<StartOutcome> {
   const prev = await describe(client, input.evalId);
-  if (prev?.status.name === 'RUNNING') return { handle: client.workflow.getHandle(input.evalId), mode: 'attached' };
-  if (prev?.status.name === 'COMPLETED' && !force) return { handle: client.workflow.getHandle(input.evalId), mode: 'existing' };
+  const prevHome = typeof prev?.memo?.home === 'string' ? prev.memo.home : undefined;
+  const otherHome = prevHome !== undefined && prevHome !== input.home ? { otherHome: prevHome } : {};
+  if (prev?.status.name === 'RUNNING') return { handle: client.workflow.getHandle(input.evalId), mode: 'attached', ...otherHome };
+  if (prev?.status.name === 'COMPLETED' && !force)
+    return { handle: client.workflow.getHandle(input.evalId), mode: 'existing', ...otherHome };
   const source = input.settings.source.path ?? input.settings.source.dataset ?? '';
   const handle = await client.workflow.start(evaluateCandidate, {
     workflowId: input.evalId,
@@ -93,6 +111,7 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     args: [input],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    memo: { home: input.home },
     typedSearchAttributes: [
       { key: VeroCandidate, value: input.candidate },
       { key: VeroStatus, value: 'queued' },
@@ -107,6 +126,30 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     ].join('\n\n'),
   });
   return { handle, mode: 'started' };
+}
+
+/** A failure that means the server could not be asked (down, restarting, unreachable), not that it said no. */
+function serverOutage(e: unknown): boolean {
+  if (e instanceof WorkflowFailedError || e instanceof WorkflowNotFoundError) return false;
+  if (e instanceof ServiceError) return true;
+  const code = (e as { code?: unknown }).code;
+  return code === 14 || code === 4; // gRPC UNAVAILABLE, DEADLINE_EXCEEDED
+}
+
+/**
+ * The evaluation's result, waiting through server outages: a restart of the Temporal server must not turn a
+ * running (or succeeded) evaluation into "failed" for the client. `onOutage` hears about each retry.
+ */
+export async function awaitResult(client: Client, evalId: string, onOutage?: (message: string) => void): Promise<CandidateResult> {
+  for (let waitMs = 1_000; ; waitMs = Math.min(waitMs * 2, 30_000)) {
+    try {
+      return (await client.workflow.getHandle(evalId).result()) as CandidateResult;
+    } catch (e) {
+      if (!serverOutage(e)) throw e;
+      onOutage?.(`waiting for the Temporal server (${(e as Error).message.split('\n')[0]}); asking again in ${waitMs / 1000}s`);
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
+  }
 }
 
 /** Progress of an evaluation: the parent's counts plus the running chunk's. */

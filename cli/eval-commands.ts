@@ -8,7 +8,17 @@ import { CandidateResult } from '../core/eval-types';
 import { ConfigError } from '../core/errors';
 import { configDigest } from '../core/eval-identity';
 import { resolveTasks } from '../core/task-source';
-import { connect, getProgress, listEvaluations, pickBest, prepareEvalInput, settingsFrom, startOrAttach, uiLink } from './eval-client';
+import {
+  awaitResult,
+  connect,
+  getProgress,
+  listEvaluations,
+  pickBest,
+  prepareEvalInput,
+  settingsFrom,
+  startOrAttach,
+  uiLink,
+} from './eval-client';
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 
@@ -24,8 +34,12 @@ export function withTasks(r: CandidateResult): CandidateResult {
 }
 
 async function waitWithProgress(client: Client, evalId: string, quiet: boolean): Promise<CandidateResult> {
-  const handle = client.workflow.getHandle(evalId);
-  const resultP = handle.result() as Promise<CandidateResult>;
+  let lastOutage = 0;
+  const resultP = awaitResult(client, evalId, (message) => {
+    // Said once per outage (not on every retry), and always: a silent wait looks like a hang.
+    if (Date.now() - lastOutage > 60_000) process.stderr.write(`\n${message}\n`);
+    lastOutage = Date.now();
+  });
   let settled = false;
   void resultP.then(
     () => (settled = true),
@@ -141,7 +155,11 @@ export function registerEvalCommands(program: Command): void {
         taskQueue: cfg.temporal.task_queue,
       });
       const client = await connect(conn.address, conn.namespace);
-      const { mode } = await startOrAttach(client, input, conn.taskQueue, o.force);
+      const { mode, otherHome } = await startOrAttach(client, input, conn.taskQueue, o.force);
+      if (otherHome && !o.json)
+        process.stderr.write(
+          `note: this evaluation was started with home ${otherHome}; its files are there, not under ${input.home} (--force re-runs it here)\n`,
+        );
       const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
       const skipped = input.skippedDirs ?? [];
       if (skipped.length && !o.json) {
@@ -151,7 +169,15 @@ export function registerEvalCommands(program: Command): void {
       }
       if (!o.wait) {
         if (o.json)
-          printJson({ evalId: input.evalId, mode, candidate: input.candidate, tasks: input.tasks.length, skippedDirs: skipped, ui: link });
+          printJson({
+            evalId: input.evalId,
+            mode,
+            candidate: input.candidate,
+            tasks: input.tasks.length,
+            skippedDirs: skipped,
+            ...(otherHome ? { home: otherHome } : {}),
+            ui: link,
+          });
         else
           print(`${mode} ${input.evalId}\n${input.tasks.length} task(s), candidate ${input.candidate}${link ? `\nWeb UI: ${link}` : ''}`);
         return;

@@ -54,9 +54,18 @@ export async function main(argv: string[]): Promise<number> {
       ConfigError: EXIT.badInput,
       SidecarReplyError: EXIT.evaluationFailed,
       TemporalUnreachableError: EXIT.temporalUnreachable,
+      // The SDK's: an unknown evaluation id; a worker that cannot connect.
+      WorkflowNotFoundError: EXIT.badInput,
+      TransportError: EXIT.temporalUnreachable,
     }[name];
     if (exit !== undefined) {
-      process.stderr.write(`error: ${message}\n`);
+      const hint =
+        name === 'WorkflowNotFoundError'
+          ? ' (no such evaluation on this server and namespace; `vero list --all` shows the ids)'
+          : name === 'TransportError'
+            ? ' (is the Temporal server running? start one with `vero dev`, or set --address / VERO_TEMPORAL_ADDRESS)'
+            : '';
+      process.stderr.write(`error: ${message.split('\n')[0]}${hint}\n`);
       return exit;
     }
     process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { MAX_CONFIG_BYTES, readRegularFile } from '../core/bounded-read';
 import { DurationSeconds } from '../core/durations';
 import { ConfigError, formatZodIssues } from '../core/errors';
 import { HarborSection } from '../core/harbor-config';
@@ -108,7 +109,7 @@ const resolveFrom = (base: string, p: string) => path.resolve(base, p);
 export function loadBuildConfig(file: string): BuildConfig {
   let raw: unknown;
   try {
-    raw = parseYaml(fs.readFileSync(file, 'utf8'));
+    raw = parseYaml(readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8'));
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new ConfigError(

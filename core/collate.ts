@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MAX_RESULT_BYTES, readRegularFile } from './bounded-read';
 import { TrialResult, trialTaskKey } from './harbor-result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from './trial-ranking';
 
@@ -40,11 +41,14 @@ function subdirs(dir: string): string[] {
   }
 }
 
-/** Parses one trial result file; null with a reason when it is not a trial result. */
-export function readTrialFile(file: string): { trial: LoadedTrial } | { invalid: string } {
+/**
+ * Parses one trial result file; null with a reason when it is not a trial result. Only a regular file of
+ * bounded size is read, and only when it resolves inside `within` (the jobs dir): a symlink out is not scored.
+ */
+export function readTrialFile(file: string, within?: string): { trial: LoadedTrial } | { invalid: string } {
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(file);
+    bytes = readRegularFile(file, { maxBytes: MAX_RESULT_BYTES, within });
   } catch (e) {
     return { invalid: (e as Error).message };
   }
@@ -68,8 +72,8 @@ export function loadTrials(dir: string): LoadedJobs {
   for (const job of jobDirs) {
     for (const trialDir of subdirs(job)) {
       const file = path.join(trialDir, 'result.json');
-      if (!fs.existsSync(file)) continue; // a running or interrupted trial
-      const r = readTrialFile(file);
+      if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue; // a running or interrupted trial
+      const r = readTrialFile(file, dir);
       if ('trial' in r) out.trials.push(r.trial);
       else out.invalid.push({ file, reason: r.invalid });
     }
@@ -85,11 +89,14 @@ export interface CollatedTask extends TaskScore {
 
 export class TaskNameMismatchError extends Error {}
 
+/** Trials grouped by task key, in one linear pass. */
 export function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {
   const byTask = new Map<string, LoadedTrial[]>();
   for (const t of trials) {
     const key = trialTaskKey(t.result);
-    byTask.set(key, [...(byTask.get(key) ?? []), t]);
+    const group = byTask.get(key);
+    if (group) group.push(t);
+    else byTask.set(key, [t]);
   }
   return byTask;
 }

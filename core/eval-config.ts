@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { MAX_CONFIG_BYTES, readRegularFile } from './bounded-read';
 import { DurationSeconds } from './durations';
 import { ConfigError, formatZodIssues } from './errors';
 import { HarborSection } from './harbor-config';
@@ -117,7 +118,7 @@ export function loadEvalConfig(file: string | null, overrides: Record<string, un
   if (file) {
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8');
     } catch (e) {
       throw new ConfigError(`${file}: cannot read the config file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }

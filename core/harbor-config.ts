@@ -12,7 +12,12 @@ export const HarborSection = z
      * The launcher, as an argv list or a string split on spaces; `{worktree}` is replaced by the candidate's
      * worktree. Default `harbor`; e.g. `uv run --project {worktree} harbor`.
      */
-    command: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).default(['harbor']),
+    command: z
+      .union([
+        z.string().refine((c) => c.trim() !== '', 'expected a command such as "harbor", got an empty string'),
+        z.array(z.string().refine((c) => c.trim() !== '', 'expected a non-empty argument')).min(1),
+      ])
+      .default(['harbor']),
     /** `-a`: a built-in agent name or a `module.path:Class` import path. */
     agent: z.string().min(1).default('oracle'),
     /** `-m`. */

@@ -143,6 +143,36 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
   }
 }
 
+/**
+ * Watches a process group that is not our child (adopted from a dead worker) until it is gone, stopping it on
+ * cancellation or at the deadline as `runInGroup` would. Its exit code cannot be known: null.
+ */
+export async function watchGroup(
+  pgid: number,
+  opts: { signal?: AbortSignal; deadline?: number; graceMs?: number; onTick?: () => void },
+): Promise<GroupRunResult> {
+  const started = Date.now();
+  let cancelled = false;
+  let timedOut = false;
+  let forced = false;
+  const stop = () => stopGroup(pgid, { graceMs: opts.graceMs, signal: 'SIGTERM', target: 'leader' });
+  while (groupAlive(pgid)) {
+    if (opts.signal?.aborted) {
+      cancelled = true;
+      forced = await stop();
+      break;
+    }
+    if (opts.deadline !== undefined && Date.now() >= opts.deadline) {
+      timedOut = true;
+      forced = await stop();
+      break;
+    }
+    opts.onTick?.();
+    await sleep(500);
+  }
+  return { exitCode: null, signal: null, timedOut, cancelled, notFound: false, durationMs: Date.now() - started, pid: pgid, forced };
+}
+
 /** The last `maxBytes` of a file, for error messages. */
 export function tail(file: string, maxBytes = 2000): string {
   try {

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { MAX_CONFIG_BYTES, readRegularFile } from '../core/bounded-read';
 import { startDevServer, DevServer } from '../core/dev-server';
 import { ConfigError, formatZodIssues } from '../core/errors';
 import { ServeConfig } from '../core/serve-config';
@@ -16,7 +17,7 @@ import { createAdminToken } from './token';
 export function loadServeConfig(file: string): ServeConfig {
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw = JSON.parse(readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8'));
   } catch (e) {
     throw new ConfigError(`${file}: cannot read the serve config (${(e as Error).message.split('\n')[0]})`);
   }

@@ -31,6 +31,9 @@ function configFailure(err: unknown): ApplicationFailure | null {
   return cause instanceof ApplicationFailure && cause.type && CONFIG_FAILURES.includes(cause.type) ? cause : null;
 }
 
+/** Activity attempts beyond `task_attempts` for a task whose worker died (heartbeat timeouts). */
+const WORKER_CRASH_ALLOWANCE = 10;
+
 export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   const s = input.settings;
   const { runTask, saveChunkResults } = proxyActivities<Activities>({
@@ -39,7 +42,9 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     heartbeatTimeout: `${s.heartbeatTimeoutSec}s`,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
-      maximumAttempts: s.taskAttempts,
+      // runTask counts Harbor's failures itself (carried in its heartbeat details) against task_attempts; the
+      // extra attempts absorb crashes of our own workers, which must not use up a task's attempts.
+      maximumAttempts: s.taskAttempts + WORKER_CRASH_ALLOWANCE,
       initialInterval: '2s',
       backoffCoefficient: 2,
       maximumInterval: '2m',

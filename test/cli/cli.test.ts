@@ -46,6 +46,18 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
       (y: string) => y.replace(/tasks:\n/, 'tasks:\n  names: [no-such-task]\n'),
       /tasks: unknown task name\(s\) no-such-task/,
     ],
+    [
+      'a task source that is a file',
+      (y: string) => y.replace(/path: .*mini-bench/, `path: ${path.join(ROOT, 'README.md')}`),
+      /tasks\.source\.path: .*README\.md is a file; expected a task dir or a dataset dir/,
+    ],
+    ['a blank harbor command', (y: string) => y.replace(/command:\n\s+- .*\n/, "command: '   '\n"), /harbor\.command: expected a command/],
+    ['a home under /proc', (y: string) => y.replace(/home: .*/, 'home: /proc/vero-home'), /home: \/proc\/vero-home is under \/proc/],
+    [
+      'a task timeout past Node timers',
+      (y: string) => y.replace(/task_timeout: .*/, 'task_timeout: 600h'),
+      /execution\.task_timeout: expected at most 500h/,
+    ],
   ])('%s → exit 2', (_what, mutate, message) => {
     const r = vero(['start-eval', '-c', variant(mutate), '--candidate', 'improved']);
     expect(r.stderr).toMatch(message);
@@ -63,6 +75,35 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
     const r = vero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--address', '127.0.0.1:1']);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/cannot reach the Temporal server at 127\.0\.0\.1:1 .*vero dev/);
+  });
+
+  test('a config that is not a regular file, or too large, is refused at once → exit 2', () => {
+    const fifo = path.join(tempDir(), 'vero.yaml');
+    spawnSync('mkfifo', [fifo]);
+    for (const [file, why] of [
+      [fifo, /a FIFO, not a regular file/],
+      ['/dev/zero', /a character device, not a regular file/],
+    ] as const) {
+      const r = vero(['start-eval', '-c', file, '--candidate', 'improved']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(why);
+    }
+    const big = path.join(tempDir(), 'vero.yaml');
+    fs.writeFileSync(big, `# ${'x'.repeat(2 * 1024 * 1024)}\n`);
+    expect(vero(['start-eval', '-c', big, '--candidate', 'improved']).stderr).toMatch(/over the 1048576-byte limit/);
+  });
+
+  test('ids nobody knows → exit 2; a worker that cannot reach its server → exit 3; neither prints a stack', () => {
+    for (const cmd of ['status', 'results', 'cancel']) {
+      const r = vero([cmd, 'eval-nope', '--address', address()]);
+      expect({ cmd, code: r.code }).toEqual({ cmd, code: 2 });
+      expect(r.stderr).toMatch(/no such evaluation/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    const w = vero(['worker', '--address', '127.0.0.1:1']);
+    expect(w.code).toBe(3);
+    expect(w.stderr).toMatch(/is the Temporal server running/);
+    expect(w.stderr).not.toMatch(/\n\s+at /);
   });
 
   test('unknown options and --help', () => {
@@ -220,5 +261,27 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     const after = await runVero(['results', hangId, ...conn]);
     expect(after.code).toBe(1);
     expect(after.stderr).toMatch(/evaluation failed: .*cancel/i);
+  });
+});
+
+test('cancel of a finished evaluation says so; the same evaluation from another home points at the files', async () => {
+  const q = uniqueQueue('cli-finished');
+  const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] } });
+  await withWorker(q, async () => {
+    const first = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
+    expect(first.code).toBe(0);
+    const evalId = (JSON.parse(first.stdout) as { evalId: string }).evalId;
+    const cancel = await runVero(['cancel', evalId, '--address', address()]);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(`${evalId} has already finished (COMPLETED); nothing to cancel\n`);
+    // `home` is not part of the evaluation id: a config that differs only there gets the same evaluation,
+    // and is told where its files are.
+    const moved = path.join(tempDir(), 'vero.yaml');
+    const otherHome = path.join(tempDir(), 'elsewhere');
+    fs.writeFileSync(moved, fs.readFileSync(f.configFile, 'utf8').replace(/home: .*/, `home: ${otherHome}`));
+    const again = await runVero(['start-eval', '-c', moved, '--candidate', 'improved']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^existing /);
+    expect(again.stderr).toContain(`note: this evaluation was started with home ${f.home}; its files are there, not under ${otherHome}`);
   });
 });

@@ -180,3 +180,102 @@ test.each([
   // Killed while writing the result: every task had completed, so none ran twice.
   if (point === 'finalize') expect(Object.values(runs).every((n) => n === 1)).toBe(true);
 });
+
+test('worker crashes cost no task attempt and no repeated trial: the next attempt adopts the running harbor', async () => {
+  const q = uniqueQueue('adopt');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: { default: { reward: 1, duration_ms: 30_000 } },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+    // One attempt: if a crash counted, the task would be an error row.
+    execution: { concurrency: 3, heartbeat_timeout: '3s', task_attempts: 1 },
+  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const c = await client();
+  await startOrAttach(c, input, q);
+  let w = worker(address(), q);
+  try {
+    await until('three harbor runs', async () => invocations(f.invocationLog).filter((i) => i.event === 'start').length === 3);
+    for (let i = 0; i < 3; i++) {
+      process.kill(-w.pid!, 'SIGKILL');
+      w = worker(address(), q);
+      await sleep(5_000);
+    }
+    const r = await resultOrDiagnose(c, input.evalId, 180_000);
+    expect(r.nScored).toBe(3);
+    // Harbor started once per task: the trials ran once, and were adopted across the crashes.
+    expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'sum-numbers': 1 });
+    for (const t of r.tasks!) expect(t.notes!.join(' ')).toMatch(/adopted the running harbor|collected the job/);
+  } finally {
+    process.kill(-w.pid!, 'SIGTERM');
+  }
+});
+
+test('a cancel that arrives while the worker is dead never starts harbor again', async () => {
+  const q = uniqueQueue('cancel-crash');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: { default: { reward: 1, duration_ms: 20_000 } },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    tasks: { names: ['count-words', 'hello-world', 'sum-numbers', 'reverse-string'] },
+    execution: { concurrency: 4, heartbeat_timeout: '3s' },
+  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const c = await client();
+  const { handle } = await startOrAttach(c, input, q);
+  let w = worker(address(), q);
+  try {
+    await until('four harbor runs', async () => invocations(f.invocationLog).filter((i) => i.event === 'start').length === 4);
+    process.kill(-w.pid!, 'SIGKILL');
+    await handle.cancel();
+    w = worker(address(), q);
+    await expect(handle.result()).rejects.toThrow();
+    await sleep(3_000);
+    expect(invocations(f.invocationLog).filter((i) => i.event === 'start')).toHaveLength(4);
+  } finally {
+    process.kill(-w.pid!, 'SIGTERM');
+  }
+});
+
+test('start-eval --wait waits through a 45 s server outage and reports the evaluation as it ended', async () => {
+  const dir = tempDir('vero-outage-');
+  const db = path.join(dir, 'temporal.db');
+  const port = await freePort();
+  const temporalCli = findTemporalCli();
+  let server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
+  const q = uniqueQueue('outage');
+  const f = evalFixture({
+    taskQueue: q,
+    address: server.address,
+    scenario: slowScenario,
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    execution: { concurrency: 2, heartbeat_timeout: '5s' },
+  });
+  let w = worker(server.address, q);
+  const cli = spawn(path.join(ROOT, 'bin', 'vero'), ['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  cli.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  cli.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => cli.on('exit', (code) => r(code)));
+  try {
+    await until('a task done', async () => /\[running\] [1-9]\/6 done/.test(stderr), 120_000);
+    process.kill(-server.pid, 'SIGKILL');
+    process.kill(-w.pid!, 'SIGKILL');
+    await sleep(45_000);
+    server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
+    w = worker(server.address, q);
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/waiting for the Temporal server/);
+    expect(stdout).toMatch(/score {5}0\.417 over 6 task\(s\)/);
+  } finally {
+    cli.kill('SIGKILL');
+    process.kill(-w.pid!, 'SIGTERM');
+    await server.stop();
+  }
+});

@@ -304,3 +304,18 @@ describe('candidate evaluation', () => {
     });
   });
 });
+
+test('a task dir named with a leading dot is listed and collated by the same rule (scored, not an error row)', async () => {
+  const ds = tempDir('vero-dot-');
+  fs.cpSync(path.join(DATASET, 'hello-world'), path.join(ds, '.hidden'), { recursive: true });
+  fs.cpSync(path.join(DATASET, 'count-words'), path.join(ds, 'count-words'), { recursive: true });
+  const q = uniqueQueue('dot');
+  const f = evalFixture({ taskQueue: q, address: address(), tasks: { source: { path: ds } }, scenario: { default: { reward: 1 } } });
+  await withWorker(q, async () => {
+    const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+    expect(Object.fromEntries((r.tasks ?? []).map((t) => [t.task, [t.status, t.score, t.runs]]))).toEqual({
+      '.hidden': ['scored', 1, 1],
+      'count-words': ['scored', 1, 1],
+    });
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * Reading files that someone else wrote (Harbor's results, user configs) without being stalled or flooded:
+ * only regular files, opened non-blocking (a FIFO never blocks the reader), at most `maxBytes`, and — when
+ * `within` is given — only when the real path (symlinks resolved) stays inside that directory.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export class UnreadableFileError extends Error {
+  override name = 'UnreadableFileError';
+}
+
+const KIND: [keyof fs.Stats, string][] = [
+  ['isFIFO', 'a FIFO'],
+  ['isCharacterDevice', 'a character device'],
+  ['isBlockDevice', 'a block device'],
+  ['isSocket', 'a socket'],
+  ['isDirectory', 'a directory'],
+];
+
+function kindOf(st: fs.Stats): string {
+  for (const [test, name] of KIND) if ((st[test] as () => boolean).call(st)) return name;
+  return 'not a regular file';
+}
+
+export function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+export function readRegularFile(file: string, opts: { maxBytes: number; within?: string }): Buffer {
+  const real = fs.realpathSync(file); // ENOENT etc. propagate with their code
+  if (opts.within && !isInside(real, fs.realpathSync(opts.within))) {
+    throw new UnreadableFileError(`${file}: resolves to ${real}, outside ${opts.within}`);
+  }
+  const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new UnreadableFileError(`${file}: ${kindOf(st)}, not a regular file`);
+    if (st.size > opts.maxBytes) throw new UnreadableFileError(`${file}: ${st.size} bytes, over the ${opts.maxBytes}-byte limit`);
+    const buf = Buffer.alloc(Math.min(st.size, opts.maxBytes));
+    let n = 0;
+    while (n < buf.length) {
+      const r = fs.readSync(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Limits: a trial result is a few KB (64 MiB leaves room for huge rollouts); a config is hand-written. */
+export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
+export const MAX_CONFIG_BYTES = 1024 * 1024;
