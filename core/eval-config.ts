@@ -2,7 +2,6 @@
  * `vero.yaml`: what to evaluate and how. One zod schema; CLI flags are an overlay applied before validation;
  * unknown keys are errors naming their path; relative paths resolve against the file.
  */
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
