@@ -79,7 +79,7 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
     expect(r.stdout).toBe(`wrote ${out} (2 candidate(s))\n`);
   });
   const html = fs.readFileSync(out, 'utf8');
-  expect(html).toContain('improved (13b89716)');
+  expect(html).toContain('improved (a05ba230)');
   expect(html).toContain('baseline (');
   expect(html.match(/<tr><th scope="row">/g)).toHaveLength(6);
   if (!CHROMIUM) {
