@@ -14,8 +14,14 @@ const fixtures = fs
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-test('history fixtures exist for both workflow types', () => {
-  expect(fixtures).toEqual(['evaluate-candidate.json', 'evaluate-chunk.json']);
+test("history fixtures exist for both workflow types, today's and those recorded before a patched() change", () => {
+  // *.v1-before-preflight.json: evaluations started before the `harbor-preflight` patch must still replay.
+  expect(fixtures).toEqual([
+    'evaluate-candidate.json',
+    'evaluate-candidate.v1-before-preflight.json',
+    'evaluate-chunk.json',
+    'evaluate-chunk.v1-before-preflight.json',
+  ]);
 });
 
 test.each(fixtures)('%s replays without non-determinism', async (file) => {
