@@ -79,7 +79,7 @@ export function registerDevCommands(program: Command): void {
         const running = worker.run();
         print(`worker polling ${o.taskQueue}`);
         stopWorker = async () => {
-          worker.shutdown();
+          if (worker.getState() === 'RUNNING') worker.shutdown();
           await running;
           await connection.close();
         };
@@ -121,7 +121,7 @@ export function registerDevCommands(program: Command): void {
       const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
       const running = worker.run();
       const stop = async () => {
-        worker.shutdown();
+        if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;
         await connection.close();
         await server.stop();

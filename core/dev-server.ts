@@ -49,8 +49,47 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** `<db>.pid`: the dev server that owns a SQLite file, so a later start can find one left behind. */
+const pidFileFor = (dbFile: string) => `${dbFile}.pid`;
+
+function cmdline(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A dev server left running on this SQLite file (its owner was SIGKILLed; the server is a detached group)
+ * would share the file with a new one and corrupt its state: stop it first. Returns its pid, if there was one.
+ */
+export async function stopStaleServer(dbFile: string): Promise<number | null> {
+  let pid: number;
+  try {
+    pid = (JSON.parse(fs.readFileSync(pidFileFor(dbFile), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return null;
+  }
+  const alive = () => cmdline(pid).includes('start-dev') && cmdline(pid).includes(dbFile);
+  if (!alive()) return null;
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      /* gone */
+    }
+  };
+  signal('SIGTERM');
+  for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (alive()) signal('SIGKILL');
+  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  return pid;
+}
+
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
+  if (opts.dbFile) await stopStaleServer(opts.dbFile);
   const port = opts.port ?? (await freePort());
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn', ...searchAttributeArgs()];
   args.push('--namespace', opts.namespace ?? 'default');
@@ -68,6 +107,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(opts.temporalCli, args, { stdio: ['ignore', out, out], detached: true });
   if (typeof out === 'number') fs.closeSync(out);
+  if (opts.dbFile && child.pid) fs.writeFileSync(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port }));
   let exited: number | null = null;
   child.on('exit', (code) => (exited = code ?? -1));
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
@@ -87,12 +127,14 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     uiUrl,
     pid: child.pid!,
     stop: async () => {
-      if (exited !== null) return;
-      const done = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await done;
-      clearTimeout(t);
+      if (exited === null) {
+        const done = new Promise<void>((r) => child.once('exit', () => r()));
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await done;
+        clearTimeout(t);
+      }
+      if (opts.dbFile) fs.rmSync(pidFileFor(opts.dbFile), { force: true });
     },
   };
 }

@@ -68,8 +68,9 @@ export async function serve(configFile: string, opts: ServeOptions = {}): Promis
     port,
     close: async () => {
       await app.close();
-      worker.shutdown();
-      await running;
+      // The SDK's runtime may already be draining the worker on SIGTERM/SIGINT: shut down only a running one.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch((e: unknown) => log(`worker stopped with an error: ${(e as Error).message}`));
       await workerConnection.close();
       await connection.close();
       await devServer?.stop();

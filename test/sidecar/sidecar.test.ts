@@ -573,3 +573,51 @@ test('read_only_paths: a submitted candidate that changes one is refused at subm
     await side.stop();
   }
 });
+
+test('vero serve: SIGTERM is a clean exit that stops its own Temporal server; after a SIGKILL, the next start stops the stale one', async () => {
+  const s = await setup();
+  const pidFile = path.join(s.cfg.paths.home, 'temporal.db.pid');
+  const serverPid = () => (JSON.parse(fs.readFileSync(pidFile, 'utf8')) as { pid: number }).pid;
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const waitDead = async (pid: number) => {
+    for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    return !alive(pid);
+  };
+  // Its own dev server (no --address).
+  const own = async () => {
+    const proc = spawn(VERO, ['serve', '--config', s.serveFile, '--task-queue', s.queue], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+    for (let i = 0; i < 600 && !/listening on \d+/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toMatch(/listening on \d+/);
+    return { proc, exited, out: () => out };
+  };
+  const first = await own();
+  const firstServer = serverPid();
+  first.proc.kill('SIGTERM');
+  expect(await first.exited).toBe(0);
+  expect(first.out()).not.toMatch(/IllegalStateError/);
+  expect(await waitDead(firstServer)).toBe(true);
+
+  const second = await own();
+  const orphan = serverPid();
+  second.proc.kill('SIGKILL');
+  await second.exited;
+  expect(alive(orphan)).toBe(true); // a detached server survives its owner's SIGKILL…
+  const third = await own(); // …and the next start stops it before starting its own
+  expect(await waitDead(orphan)).toBe(true);
+  expect(serverPid()).not.toBe(orphan);
+  const thirdServer = serverPid();
+  third.proc.kill('SIGINT');
+  expect(await third.exited).toBe(0);
+  expect(await waitDead(thirdServer)).toBe(true);
+});
