@@ -1,4 +1,5 @@
 /** The eval sidecar (`vero serve`) and its agent-side client: eval, budget, submit, finalize. */
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
@@ -73,6 +74,24 @@ export function call(
   });
 }
 
+/**
+ * `call`, re-sent while the sidecar cannot be reached or restarts (status 0 or 502-504), for up to 10 minutes:
+ * with a request id in the body, a re-sent evaluation is never charged twice.
+ */
+export async function callRetrying(base: URL, method: 'GET' | 'POST', route: string, body?: unknown): Promise<unknown> {
+  const until = Date.now() + 10 * 60_000;
+  for (let waitMs = 1_000; ; waitMs = Math.min(waitMs * 2, 30_000)) {
+    try {
+      return await call(base, method, route, body);
+    } catch (e) {
+      const status = e instanceof SidecarReplyError ? e.status : -1;
+      if (![0, 502, 503, 504].includes(status) || Date.now() + waitMs > until) throw e;
+      process.stderr.write(`${(e as Error).message}; retrying in ${waitMs / 1000}s\n`);
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
+  }
+}
+
 const out = (v: unknown, json?: boolean, text?: () => string) =>
   process.stdout.write(`${json || !text ? JSON.stringify(v, null, 2) : text()}\n`);
 
@@ -114,8 +133,10 @@ export function registerSidecarCommands(program: Command): void {
         commit: o.commit,
         num_samples: o.numSamples,
         sample_ids: o.sampleIds?.split(',').map((x) => Number(x.trim())),
+        // One id for this evaluation, re-sent on every retry: the sidecar charges it once.
+        request_id: randomUUID(),
       };
-      const r = (await call(sidecarUrl(o.url), 'POST', '/eval', body)) as {
+      const r = (await callRetrying(sidecarUrl(o.url), 'POST', '/eval', body)) as {
         commit: string;
         split: string;
         n_samples: number;

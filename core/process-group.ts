@@ -9,8 +9,12 @@ import { execa } from 'execa';
 export interface GroupRunOptions {
   cwd: string;
   env?: Record<string, string>;
-  /** stdout and stderr are appended here. */
+  /** stdout and stderr are appended here (stdout goes to `stdoutFile` instead, when given). */
   logFile: string;
+  /** Standard input from this file (default: none). */
+  stdinFile?: string;
+  /** Standard output to this file (truncated), e.g. a program's answers, apart from its log. */
+  stdoutFile?: string;
   signal?: AbortSignal;
   /** Absolute deadline (ms since epoch); the group is stopped when it passes. */
   deadline?: number;
@@ -95,8 +99,8 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
       extendEnv: !opts.cleanEnv,
       ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
       detached: true,
-      stdin: 'ignore',
-      stdout: { file: opts.logFile, append: true },
+      stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
+      stdout: opts.stdoutFile ? { file: opts.stdoutFile } : { file: opts.logFile, append: true },
       stderr: { file: opts.logFile, append: true },
       reject: false,
     });

@@ -1,19 +1,20 @@
 /**
- * Runs evaluations for the sidecar: Mode B as the durable candidate-evaluation workflow, Mode A as inference
- * (untrusted, in the candidate's worktree) followed by the trusted scorer.
+ * Runs evaluations for the sidecar, both as durable workflows: Mode B as the candidate-evaluation workflow,
+ * Mode A as `evaluateSamples` (inference, untrusted, in the candidate's worktree; then the trusted scorer).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { execa } from 'execa';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { startOrAttach } from '../cli/eval-client';
 import { configDigest, evalWorkflowId } from '../core/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings } from '../core/eval-types';
-import { ensureWorktree } from '../core/git';
 import { HarborSection } from '../core/harbor-config';
 import type { ServeConfig, SplitAccess } from '../core/serve-config';
 import { badRequest, notEvaluable } from './errors';
 import type { SampleScore } from './results-routing';
+import { evaluateSamples } from '../workflows';
 
 export interface SampleRequest {
   sample_ids?: number[];
@@ -125,58 +126,44 @@ export class Engine {
     });
   }
 
+  /**
+   * Mode A runs as the `evaluateSamples` workflow: a sidecar restart resumes it, and the same commit, split
+   * and samples map to the same workflow id, so a re-sent request attaches instead of running it again.
+   */
   private async evaluateModeA(commit: string, split: string, ids: number[]): Promise<SampleScore[]> {
+    if (!this.temporal) throw new Error('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
-    const rows = fs
-      .readFileSync(path.join(a.dataset_dir, `${split}.jsonl`), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l, i) => ({ i, row: JSON.parse(l) as { id?: unknown; inputs: unknown; labels: unknown } }));
-    const chosen = ids.map((i) => rows[i]!);
-    const worktree = path.join(this.cfg.paths.home, 'worktrees', commit);
-    await ensureWorktree(this.cfg.repo_path, commit, worktree);
-    // Untrusted: the candidate's inference sees the inputs only, never the labels.
-    const inputs = chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n');
-    const inf = await execa(a.inference.command[0]!, a.inference.command.slice(1), {
-      cwd: worktree,
-      input: `${inputs}\n`,
-      reject: false,
-      timeout: this.cfg.timeout_sec * 1000,
-      extendEnv: false,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-    });
-    const outputs = new Map<number, unknown>();
-    for (const line of String(inf.stdout).split('\n')) {
-      try {
-        const o = JSON.parse(line) as { id: number; output: unknown };
-        outputs.set(Number(o.id), o.output);
-      } catch {
-        /* not an output row */
-      }
-    }
-    const toScore = chosen
-      .filter(({ i }) => outputs.has(i))
-      .map(({ i, row }) => JSON.stringify({ id: i, output: outputs.get(i), labels: row.labels }));
-    const scores = new Map<number, number>();
-    if (toScore.length) {
-      const sc = await execa(a.scorer.command[0]!, a.scorer.command.slice(1), {
-        cwd: a.scorer.cwd,
-        input: `${toScore.join('\n')}\n`,
-        reject: false,
-        timeout: this.cfg.timeout_sec * 1000,
+    const key = createHash('sha256')
+      .update(JSON.stringify([a, this.cfg.timeout_sec, ids]))
+      .digest('hex')
+      .slice(0, 16);
+    const workflowId = `modea-${commit}-${split}-${key}`;
+    const { client, taskQueue } = this.temporal;
+    const handle = client.workflow.getHandle<typeof evaluateSamples>(workflowId);
+    const prev = await handle.describe().catch(() => null);
+    if (!prev || !['RUNNING', 'COMPLETED'].includes(prev.status.name)) {
+      await client.workflow.start(evaluateSamples, {
+        workflowId,
+        taskQueue,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        args: [
+          {
+            id: workflowId,
+            repo: this.cfg.repo_path,
+            commit,
+            home: this.cfg.paths.home,
+            datasetDir: a.dataset_dir,
+            split,
+            ids,
+            inference: a.inference.command,
+            scorer: a.scorer,
+            timeoutSec: this.cfg.timeout_sec,
+          },
+        ],
       });
-      if (sc.exitCode !== 0) throw new Error(`the trusted scorer failed (exit ${sc.exitCode})`);
-      for (const line of String(sc.stdout).split('\n').filter(Boolean)) {
-        const s = JSON.parse(line) as { id: number; score: number };
-        scores.set(Number(s.id), Number(s.score));
-      }
     }
-    return chosen.map(({ i, row }) => ({
-      id: i,
-      name: String(row.id ?? i),
-      score: scores.get(i) ?? null,
-      error: scores.has(i) ? null : outputs.has(i) ? 'not scored' : `no output from inference (exit ${inf.exitCode})`,
-      output: outputs.get(i),
-    }));
+    const { resultFile } = await handle.result();
+    return JSON.parse(fs.readFileSync(resultFile, 'utf8')) as SampleScore[];
   }
 }

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import { z } from 'zod';
 import type { ServeConfig } from '../core/serve-config';
 import { Mutex, writeJsonDurable } from './atomic-file';
-import { budgetExceeded, notEvaluable } from './errors';
+import { budgetExceeded, conflict, notEvaluable } from './errors';
 
 const Entry = z.strictObject({
   total_run_budget: z.number().int().nullable(),
@@ -19,7 +19,17 @@ const LedgerFile = z.strictObject({
   schema_version: z.literal(1),
   budgets: z.record(z.string(), Entry),
   reservations: z.array(
-    z.strictObject({ id: z.number().int(), split: z.string(), n: z.number().int(), commit: z.string(), at: z.string() }),
+    z.strictObject({
+      id: z.number().int(),
+      split: z.string(),
+      n: z.number().int(),
+      commit: z.string(),
+      at: z.string(),
+      /** The client's id for the request: a re-sent request (same id, same evaluation) is not charged again. */
+      request_id: z.string().optional(),
+      /** The sample ids of the reservation (`0,1,4`), what a re-sent request must match. */
+      samples: z.string().optional(),
+    }),
   ),
 });
 type LedgerFile = z.infer<typeof LedgerFile>;
@@ -69,9 +79,26 @@ export class Ledger {
     return structuredClone(this.state.budgets);
   }
 
-  /** Reserves one run of `n` samples, or throws without spending anything. */
-  reserve(split: string, n: number, commit: string): Promise<BudgetEntry> {
+  /**
+   * Reserves one run of `n` samples, or throws without spending anything. With a request id, a request that
+   * was already reserved (same split, commit and samples) is not charged again (`replayed`); the same id for a
+   * different evaluation is refused, so re-sending can only ever return the evaluation that was paid for.
+   */
+  reserve(
+    split: string,
+    n: number,
+    commit: string,
+    request?: { id: string; samples: string },
+  ): Promise<BudgetEntry & { replayed?: boolean }> {
     return this.mutex.run(() => {
+      if (request) {
+        const prev = this.state.reservations.find((r) => r.request_id === request.id);
+        if (prev) {
+          if (prev.split !== split || prev.commit !== commit || prev.samples !== request.samples)
+            throw conflict(`request_id "${request.id}" was already used for a different evaluation`);
+          return { ...structuredClone(this.state.budgets[split]!), replayed: true };
+        }
+      }
       const b = this.state.budgets[split];
       if (!b) throw notEvaluable(`split "${split}" has no eval budget: it is not evaluable`);
       if (b.remaining_run_budget !== null && b.remaining_run_budget < 1)
@@ -85,7 +112,14 @@ export class Ledger {
       const e = next.budgets[split]!;
       if (e.remaining_run_budget !== null) e.remaining_run_budget -= 1;
       if (e.remaining_sample_budget !== null) e.remaining_sample_budget -= n;
-      next.reservations.push({ id: next.reservations.length + 1, split, n, commit, at: new Date().toISOString() });
+      next.reservations.push({
+        id: next.reservations.length + 1,
+        split,
+        n,
+        commit,
+        at: new Date().toISOString(),
+        ...(request ? { request_id: request.id, samples: request.samples } : {}),
+      });
       writeJsonDurable(this.file, next); // durable before the evaluation starts
       this.state = next;
       return structuredClone(e);

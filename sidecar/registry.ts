@@ -11,6 +11,8 @@ const Record_ = z.strictObject({
   mean_score: z.number(),
   n_errors: z.number().int(),
   admin: z.boolean(),
+  /** The request that produced it (a re-sent request is recorded once). */
+  request_id: z.string().optional(),
   seq: z.number().int(),
   evaluated_at: z.string(),
 });
@@ -35,6 +37,7 @@ export class CandidateRegistry {
 
   add(r: Omit<EvalRecord, 'seq' | 'evaluated_at'>): Promise<void> {
     return this.mutex.run(() => {
+      if (r.request_id && this.records.some((x) => x.request_id === r.request_id)) return;
       const next = [...this.records, { ...r, seq: this.records.length + 1, evaluated_at: new Date().toISOString() }];
       writeJsonDurable(this.file, { schema_version: 1, records: next });
       this.records = next;

@@ -21,6 +21,11 @@ const EvalBody = z.strictObject({
   commit: z.string().min(1).optional(),
   sample_ids: z.array(z.number().int()).optional(),
   num_samples: z.number().int().optional(),
+  /** The client's id for this request (retries re-send it): charged once, the same evaluation returned. */
+  request_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{8,128}$/, 'expected 8-128 letters, digits, _ or -')
+    .optional(),
 });
 const SubmitBody = z.strictObject({ commit: z.string().min(1).optional() });
 
@@ -87,7 +92,13 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
     await refuseProtectedChanges(commit, 'eval');
     // 3. Atomic, durable reservation; never refunded.
-    const remaining = await ledger.reserve(body.split, ids.length, commit);
+    const { replayed, ...remaining } = await ledger.reserve(
+      body.split,
+      ids.length,
+      commit,
+      body.request_id ? { id: body.request_id, samples: ids.join(',') } : undefined,
+    );
+    if (replayed) d.log(`eval: request ${body.request_id} re-sent; not charged again`);
     // 4. The evaluation itself, then what the agent may see of it.
     const out = await engine.evaluate(commit, body.split, ids);
     await registry.add({
@@ -98,6 +109,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
       mean_score: out.meanScore,
       n_errors: out.nErrors,
       admin: false,
+      ...(body.request_id ? { request_id: body.request_id } : {}),
     });
     const summary = {
       commit,

@@ -385,7 +385,8 @@ test('untrusted code: the nested harness gets only declared secrets; a non-root 
   }
 });
 
-test('mode A: untrusted inference in the candidate worktree, scored by the trusted scorer; labels never reach the agent', async () => {
+/** The compiled Mode A example, pointed at host paths. */
+async function modeASetup(): Promise<{ dir: string; serveFile: string; hostCfg: ServeConfig; work: string }> {
   const dir = tempDir('vero-mode-a-');
   fs.cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), {
     recursive: true,
@@ -417,6 +418,11 @@ test('mode A: untrusted inference in the candidate worktree, scored by the trust
     host: '127.0.0.1',
   };
   fs.writeFileSync(serveFile, JSON.stringify(hostCfg));
+  return { dir, serveFile, hostCfg, work };
+}
+
+test('mode A: untrusted inference in the candidate worktree, scored by the trusted scorer; labels never reach the agent', async () => {
+  const { dir, serveFile, hostCfg, work } = await modeASetup();
   const side = await startSidecar({ dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('mode-a') });
   try {
     // The baseline (HEAD of the example repo) answers + and *: every train sample right.
@@ -620,4 +626,40 @@ test('vero serve: SIGTERM is a clean exit that stops its own Temporal server; af
   third.proc.kill('SIGINT');
   expect(await third.exited).toBe(0);
   expect(await waitDead(thirdServer)).toBe(true);
+});
+
+test('mode A is durable and a re-sent request is charged once: the sidecar killed mid-evaluation, the same request id re-sent', async () => {
+  const { dir, serveFile, hostCfg, work } = await modeASetup();
+  const queue = uniqueQueue('mode-a-restart');
+  // A slow candidate: inference takes 4 s.
+  fs.writeFileSync(path.join(work, 'infer.py'), `import time\ntime.sleep(4)\n${fs.readFileSync(path.join(work, 'infer.py'), 'utf8')}`);
+  git(work, 'add', '-A');
+  git(work, 'commit', '-q', '-m', 'slow');
+  const remaining = async (url: string) =>
+    (
+      (await (await fetch(`${url}/status`)).json()) as { splits: { split: string; budget: { remaining_run_budget: number } | null }[] }
+    ).splits.find((x) => x.split === 'validation')!.budget!.remaining_run_budget;
+  const first = await startSidecar({ dir, serveFile, cfg: hostCfg, work, queue });
+  const request = { split: 'validation', request_id: 'req-0123456789' };
+  const pending = post(first.url, '/eval', request).catch(() => null);
+  const modeA = path.join(hostCfg.paths.home, 'mode-a');
+  for (let i = 0; i < 300 && !(fs.existsSync(modeA) && fs.readdirSync(modeA).length); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await first.stop('SIGKILL')).toBeNull();
+  await pending;
+  const second = await startSidecar({ dir, serveFile, cfg: hostCfg, work, queue });
+  try {
+    expect(await remaining(second.url)).toBe(4); // the reservation was durable
+    const again = await post(second.url, '/eval', request);
+    expect(again.status).toBe(200);
+    expect(again.json.mean_score).toBe(1);
+    expect(await remaining(second.url)).toBe(4); // charged once
+    expect(fs.readdirSync(modeA)).toHaveLength(1); // one evaluation, resumed by its workflow
+    // The same id for another evaluation is refused: a request id is no way to a free evaluation.
+    const other = await post(second.url, '/eval', { ...request, num_samples: 1 });
+    expect(other.status).toBe(409);
+    expect(String(other.json.error)).toContain('was already used for a different evaluation');
+    expect(await remaining(second.url)).toBe(4);
+  } finally {
+    await second.stop();
+  }
 });

@@ -1,0 +1,115 @@
+/**
+ * A Mode A evaluation of the eval sidecar as an activity: the candidate's inference (untrusted, in its
+ * worktree, inputs only, in its own process group) and then the trusted scorer (labels). The scores go to a
+ * file under the home; the activity returns its path (payloads stay small).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ensureWorktree } from '../core/git';
+import { runInGroup } from '../core/process-group';
+import { withHeartbeat } from './heartbeat';
+
+export interface ModeAInput {
+  /** The workflow id: names the files of this evaluation. */
+  id: string;
+  repo: string;
+  commit: string;
+  home: string;
+  datasetDir: string;
+  split: string;
+  ids: number[];
+  inference: string[];
+  scorer: { command: string[]; cwd: string };
+  timeoutSec: number;
+}
+
+export interface SampleScoreRow {
+  id: number;
+  name: string;
+  score: number | null;
+  error: string | null;
+  output?: unknown;
+}
+
+export async function runModeA(input: ModeAInput): Promise<{ resultFile: string }> {
+  return withHeartbeat(() => evaluate(input));
+}
+
+function jsonLines(text: string): unknown[] {
+  const out: unknown[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      /* not a JSON row */
+    }
+  }
+  return out;
+}
+
+async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
+  const dir = path.join(input.home, 'mode-a', input.id);
+  fs.mkdirSync(dir, { recursive: true });
+  const rows = fs
+    .readFileSync(path.join(input.datasetDir, `${input.split}.jsonl`), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l, i) => ({ i, row: JSON.parse(l) as { id?: unknown; inputs: unknown; labels: unknown } }));
+  const chosen = input.ids.map((i) => rows[i]!);
+  const worktree = path.join(input.home, 'worktrees', input.commit);
+  await ensureWorktree(input.repo, input.commit, worktree);
+  const deadline = Date.now() + input.timeoutSec * 1000;
+
+  // Untrusted: the candidate's inference sees the inputs only, never the labels, in its own process group.
+  fs.writeFileSync(
+    path.join(dir, 'inputs.jsonl'),
+    `${chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n')}\n`,
+  );
+  const inf = await runInGroup(input.inference, {
+    cwd: worktree,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+    cleanEnv: true,
+    logFile: path.join(dir, 'inference.log'),
+    stdinFile: path.join(dir, 'inputs.jsonl'),
+    stdoutFile: path.join(dir, 'outputs.jsonl'),
+    deadline,
+  });
+  const outputs = new Map<number, unknown>();
+  for (const o of jsonLines(fs.readFileSync(path.join(dir, 'outputs.jsonl'), 'utf8')) as { id: number; output: unknown }[])
+    if (o && typeof o === 'object' && 'id' in o) outputs.set(Number(o.id), o.output);
+
+  const toScore = chosen.filter(({ i }) => outputs.has(i));
+  const scores = new Map<number, number>();
+  if (toScore.length) {
+    fs.writeFileSync(
+      path.join(dir, 'to-score.jsonl'),
+      `${toScore.map(({ i, row }) => JSON.stringify({ id: i, output: outputs.get(i), labels: row.labels })).join('\n')}\n`,
+    );
+    const sc = await runInGroup(input.scorer.command, {
+      cwd: input.scorer.cwd,
+      logFile: path.join(dir, 'scorer.log'),
+      stdinFile: path.join(dir, 'to-score.jsonl'),
+      stdoutFile: path.join(dir, 'scores.jsonl'),
+      deadline,
+    });
+    if (sc.exitCode !== 0)
+      throw new Error(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${path.join(dir, 'scorer.log')}`);
+    for (const s of jsonLines(fs.readFileSync(path.join(dir, 'scores.jsonl'), 'utf8')) as { id: number; score: number }[])
+      if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
+  }
+  const result: SampleScoreRow[] = chosen.map(({ i, row }) => ({
+    id: i,
+    name: String(row.id ?? i),
+    score: scores.get(i) ?? null,
+    error: scores.has(i)
+      ? null
+      : outputs.has(i)
+        ? 'not scored'
+        : `no output from inference (${inf.timedOut ? 'timed out' : `exit ${inf.exitCode ?? inf.signal}`})`,
+    output: outputs.get(i),
+  }));
+  const resultFile = path.join(dir, 'result.json');
+  fs.writeFileSync(`${resultFile}.tmp`, JSON.stringify(result));
+  fs.renameSync(`${resultFile}.tmp`, resultFile);
+  return { resultFile };
+}
