@@ -13,7 +13,7 @@ import { runInGroup, tail } from '../core/process-group';
 import { resolvedRegistryFile } from '../core/task-source';
 import { classifyStartFailure, fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
 import { withHeartbeat } from './heartbeat';
-import { isolationFor } from './run-task';
+import { CandidateSource, isolationFor, onThisHost } from './run-task';
 
 export interface PreflightInput {
   runDir: string;
@@ -21,6 +21,7 @@ export interface PreflightInput {
   task: string;
   worktree: string;
   settings: EvalSettings;
+  candidate?: CandidateSource;
 }
 
 export interface PreflightResult {
@@ -34,6 +35,7 @@ export async function preflightHarbor(input: PreflightInput): Promise<PreflightR
 
 async function preflight(input: PreflightInput): Promise<PreflightResult> {
   const s = input.settings;
+  await onThisHost(input.runDir, input.worktree, input.candidate);
   const jobsDir = path.join(input.runDir, 'jobs');
   const jobName = jobNameFor(input.task);
   const logFile = path.join(input.runDir, 'preflight.harbor.log');

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failures';
-import { ensureWorktree, GitCommandError, isGitRepo, resolveCommit } from '../core/git';
+import { ensureWorktree, GitCommandError, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../core/git';
 import { checkHome } from '../core/home-dir';
 import { withHeartbeat } from './heartbeat';
 
@@ -27,25 +27,40 @@ async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate>
   } catch (e) {
     throw ApplicationFailure.nonRetryable((e as Error).message, FailureType.InvalidInput);
   }
-  if (!(await isGitRepo(input.agentRepo))) {
+  if (!isGitUrl(input.agentRepo) && !(await isGitRepo(input.agentRepo))) {
     throw ApplicationFailure.nonRetryable(
       `agent repo ${input.agentRepo} does not exist or is not a git repository`,
       FailureType.AgentRepoNotFound,
     );
   }
-  const commit = await resolveCommit(input.agentRepo, input.candidate);
+  let mirror: string;
+  try {
+    mirror = await mirrorOf(input.agentRepo, input.home, /^[0-9a-f]{40}$/.test(input.candidate) ? input.candidate : undefined);
+  } catch (e) {
+    if (e instanceof GitCommandError) throw ApplicationFailure.retryable(e.message, FailureType.GitError);
+    throw e;
+  }
+  const commit = await resolveCommit(mirror, input.candidate);
   if (!commit) {
     throw ApplicationFailure.nonRetryable(
       `candidate "${input.candidate}" is not a commit of ${input.agentRepo}`,
       FailureType.CandidateNotFound,
     );
   }
-  const worktree = path.join(input.home, 'worktrees', commit);
+  return { commit, worktree: await materializeCandidate(input.agentRepo, commit, input.home) };
+}
+
+/**
+ * The candidate's checkout on this host, `<home>/worktrees/<commit>`, made from this host's copy of the agent
+ * repo when missing: any activity can run on any worker.
+ */
+export async function materializeCandidate(agentRepo: string, commit: string, home: string): Promise<string> {
+  const worktree = path.join(home, 'worktrees', commit);
   try {
-    await ensureWorktree(input.agentRepo, commit, worktree);
+    await ensureWorktree(await mirrorOf(agentRepo, home, commit), commit, worktree);
   } catch (e) {
     if (e instanceof GitCommandError) throw ApplicationFailure.retryable(e.message, FailureType.GitError);
     throw e;
   }
-  return { commit, worktree };
+  return worktree;
 }

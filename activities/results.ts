@@ -48,6 +48,8 @@ export interface FinalizeInput {
   startedAt: string;
   /** Dataset dirs that are not tasks (from the evaluation's input), recorded in the result file. */
   skippedDirs?: { dir: string; reason: string }[];
+  /** The rows, when they came through Temporal; else read from the chunk files (a shared home). */
+  tasks?: TaskResult[];
 }
 
 export function resultFileFor(home: string, evalId: string): string {
@@ -77,8 +79,8 @@ export async function finalizeEvaluation(input: FinalizeInput): Promise<Candidat
 }
 
 function finalizeNow(input: FinalizeInput): CandidateResult {
-  const tasks: TaskResult[] = [];
-  for (let i = 0; i < input.nChunks; i++) {
+  const tasks: TaskResult[] = input.tasks ? [...input.tasks] : [];
+  for (let i = 0; !input.tasks && i < input.nChunks; i++) {
     const file = path.join(input.runDir, 'chunks', `${String(i).padStart(5, '0')}.json`);
     tasks.push(...(JSON.parse(fs.readFileSync(file, 'utf8')) as TaskResult[]));
   }

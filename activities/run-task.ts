@@ -18,6 +18,7 @@ import { resolvedRegistryFile } from '../core/task-source';
 import { rewardsOf } from '../core/trial-ranking';
 import { removeTrialLeftovers } from './docker-leftovers';
 import { faultPause } from './fault-pause';
+import { materializeCandidate } from './prepare-candidate';
 import {
   classifyStartFailure,
   DEFAULT_STOP_GRACE_SEC,
@@ -35,6 +36,25 @@ export interface RunTaskInput {
   task: string;
   worktree: string;
   settings: EvalSettings;
+  /** Where the candidate comes from, so any worker can materialize `worktree` (absent in older histories). */
+  candidate?: CandidateSource;
+}
+
+/** What a worker needs to check a candidate out on its own host. */
+export interface CandidateSource {
+  agentRepo: string;
+  commit: string;
+  home: string;
+}
+
+/** The run's own dirs and the candidate's checkout exist on this worker (made here when missing). */
+export async function onThisHost(runDir: string, worktree: string, candidate?: CandidateSource): Promise<void> {
+  fs.mkdirSync(runDir, { recursive: true });
+  if (fs.existsSync(worktree)) return;
+  if (!candidate) {
+    throw ApplicationFailure.retryable(`the candidate checkout ${worktree} is missing on this worker`, FailureType.GitError);
+  }
+  await materializeCandidate(candidate.agentRepo, candidate.commit, candidate.home);
 }
 
 interface PidFile {
@@ -209,6 +229,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   const logFile = path.join(jobsDir, `${jobName}.harbor.log`);
   const pidFile = path.join(jobsDir, `${jobName}.pid`);
   const graceMs = (s.stopGraceSec ?? DEFAULT_STOP_GRACE_SEC) * 1000;
+  await onThisHost(input.runDir, input.worktree, input.candidate);
   fs.mkdirSync(jobsDir, { recursive: true });
   const cwd = harborCwd(input.runDir);
   const env = harborEnv(s, input.worktree, jobDir);
@@ -291,10 +312,17 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
         graceMs,
         stopSignal: 'SIGTERM',
         stopTarget: 'leader',
+        // The server timed this attempt out (e.g. heartbeats lost in a server outage): another attempt will
+        // run. Leave harbor running for it to adopt rather than throw the trials away.
+        detachOnAbort: () => ctx.cancellationDetails?.timedOut === true,
         onStart: (pid) => fs.writeFileSync(pidFile, JSON.stringify({ pid, host: os.hostname(), startedAt: Date.now() } satisfies PidFile)),
       });
     } finally {
       clearInterval(timer);
+    }
+    if (r.detached) {
+      ctx.log.warn('attempt timed out by the server; harbor left running for the next attempt to adopt', { task: input.task });
+      throw ctx.cancellationSignal.reason ?? new Error('timed out');
     }
     fs.rmSync(pidFile, { force: true });
     if (r.cancelled || r.timedOut) await cleanUp(r.cancelled ? 'cancelled' : 'task timeout');

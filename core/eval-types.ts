@@ -88,6 +88,9 @@ export interface ChunkInput {
   worktree: string;
   tasks: string[];
   settings: EvalSettings;
+  /** For workers to materialize the candidate themselves (absent in histories recorded before). */
+  agentRepo?: string;
+  home?: string;
 }
 
 export interface ChunkSummary {
@@ -96,6 +99,8 @@ export interface ChunkSummary {
   nScored: number;
   nErrors: number;
   scoreSum: number;
+  /** The chunk's rows, carried through Temporal to finalize (so it reads no file another worker wrote). */
+  results?: TaskResult[];
 }
 
 export type EvalStatus = 'completed' | 'failed';

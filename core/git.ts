@@ -1,4 +1,5 @@
 /** The git operations vero-harbor needs. Every command's exit status is checked. */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
@@ -67,4 +68,37 @@ export async function ensureWorktree(repo: string, commit: string, dest: string)
     if (fs.existsSync(dest) && (await git(['-C', dest, 'rev-parse', 'HEAD']).catch(() => '')) === commit) return;
     throw e;
   }
+}
+
+/** Whether `agentRepo` names a remote (`file://`, `https://`, `ssh://`, `git@host:path`) rather than a local path. */
+export const isGitUrl = (agentRepo: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(agentRepo) || /^[^/\s]+@[^/\s]+:/.test(agentRepo);
+
+/**
+ * This host's own bare copy of the agent repo (`<home>/repos/<digest>.git`), holding `commit`: each worker
+ * materializes candidates from its own copy, so workers share nothing but Temporal (and the agent repo's
+ * address). Fetches everything the repo offers when `commit` (or, with no commit, anything) is missing.
+ */
+export async function mirrorOf(agentRepo: string, home: string, commit?: string): Promise<string> {
+  const mirror = path.join(home, 'repos', `${createHash('sha256').update(agentRepo).digest('hex').slice(0, 16)}.git`);
+  if (!fs.existsSync(path.join(mirror, 'HEAD'))) {
+    fs.mkdirSync(path.dirname(mirror), { recursive: true });
+    const tmp = `${mirror}.tmp-${process.pid}-${Date.now()}`;
+    await git(['clone', '--bare', '--quiet', '--no-hardlinks', '--', agentRepo, tmp]);
+    try {
+      fs.renameSync(tmp, mirror);
+    } catch (e) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      if (!fs.existsSync(path.join(mirror, 'HEAD'))) throw e; // another caller won the race otherwise
+    }
+  }
+  const has = async (c: string) =>
+    await git(['-C', mirror, 'cat-file', '-e', `${c}^{commit}`]).then(
+      () => true,
+      () => false,
+    );
+  if (commit === undefined || !(await has(commit))) {
+    await git(['-C', mirror, 'fetch', '--quiet', '--force', '--tags', '--', agentRepo, '+refs/heads/*:refs/heads/*']);
+    if (commit !== undefined && !(await has(commit))) await git(['-C', mirror, 'fetch', '--quiet', '--', agentRepo, commit]);
+  }
+  return mirror;
 }

@@ -26,6 +26,11 @@ export interface GroupRunOptions {
    */
   stopSignal?: NodeJS.Signals;
   stopTarget?: 'leader' | 'group';
+  /**
+   * Asked when `signal` aborts: true leaves the group running and returns at once (`detached`), for a later
+   * owner to adopt; false (the default) stops it.
+   */
+  detachOnAbort?: () => boolean;
   /** Called once the process has started (e.g. to record its pid for takeover). */
   onStart?: (pid: number) => void;
   /** Replace the environment instead of extending this process's. */
@@ -45,6 +50,8 @@ export interface GroupRunResult {
   pid: number | null;
   /** The grace ran out and the group was SIGKILLed: what it would have cleaned up may be left behind. */
   forced: boolean;
+  /** Left running on abort (see `detachOnAbort`). */
+  detached?: boolean;
 }
 
 export function groupAlive(pgid: number): boolean {
@@ -89,6 +96,8 @@ export async function stopGroup(pgid: number, opts: StopOptions = {}): Promise<b
 }
 
 export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
+  // A missing working directory makes spawn fail with ENOENT, which would read as a missing executable.
+  if (!fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`the working directory ${opts.cwd} does not exist`);
   const started = Date.now();
   let timedOut = false;
   let cancelled = false;
@@ -111,9 +120,12 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
     const stop = () => {
       if (pid !== null) stopping.push(stopGroup(pid, stopOpts));
     };
+    let detach: () => void = () => undefined;
+    const detached = new Promise<'detached'>((resolve) => (detach = () => resolve('detached')));
     const onAbort = () => {
       cancelled = true;
-      stop();
+      if (opts.detachOnAbort?.()) detach();
+      else stop();
     };
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -127,8 +139,24 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
         Math.max(0, opts.deadline - Date.now()),
       );
     }
-    const result = await child;
+    const raced = await Promise.race([child, detached]);
     clearTimeout(timer);
+    if (raced === 'detached') {
+      child.unref();
+      opts.signal?.removeEventListener('abort', onAbort);
+      return {
+        exitCode: null,
+        signal: null,
+        timedOut,
+        cancelled,
+        notFound: false,
+        durationMs: Date.now() - started,
+        pid,
+        forced: false,
+        detached: true,
+      };
+    }
+    const result = raced;
     opts.signal?.removeEventListener('abort', onAbort);
     // The leader may exit before its children: make sure the whole group is gone once it was stopped.
     if (pid !== null && (cancelled || timedOut)) stopping.push(stopGroup(pid, { ...stopOpts, graceMs: 0, signal: 'SIGKILL' }));

@@ -15,7 +15,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CandidateResult, ChunkSummary, EvalInput, newProgress } from '../core/eval-types';
+import { CandidateResult, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../core/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
@@ -63,7 +63,13 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
     if (input.settings.preflight !== false && patched('harbor-preflight')) {
       await preflightHarbor.executeWithOptions({ summary: `harbor --dry-run (task ${input.tasks[0]})` }, [
-        { runDir, task: input.tasks[0]!, worktree: prepared.worktree, settings: input.settings },
+        {
+          runDir,
+          task: input.tasks[0]!,
+          worktree: prepared.worktree,
+          settings: input.settings,
+          candidate: { agentRepo: input.agentRepo, commit: prepared.commit, home: input.home },
+        },
       ]);
     }
     progress.phase = 'running';
@@ -83,6 +89,8 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
             worktree: prepared.worktree,
             tasks: input.tasks.slice(i * size, (i + 1) * size),
             settings: input.settings,
+            agentRepo: input.agentRepo,
+            home: input.home,
           },
         ],
       });
@@ -106,6 +114,10 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
       split: null,
       startedAt,
       skippedDirs: input.skippedDirs,
+      // The rows travel through Temporal when they fit, so finalize reads no file another worker wrote.
+      ...(input.tasks.length <= INLINE_TASK_LIMIT && summaries.every((c) => c.results)
+        ? { tasks: summaries.flatMap((c) => c.results!) }
+        : {}),
     });
     progress.phase = 'done';
     upsertSearchAttributes([

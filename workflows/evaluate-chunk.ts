@@ -64,7 +64,15 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
       progress.running++;
       try {
         results[i] = await runTask.executeWithOptions({ summary: `task ${task}` }, [
-          { runDir: input.runDir, task, worktree: input.worktree, settings: s },
+          {
+            runDir: input.runDir,
+            task,
+            worktree: input.worktree,
+            settings: s,
+            ...(input.agentRepo && input.home
+              ? { candidate: { agentRepo: input.agentRepo, commit: input.candidate, home: input.home } }
+              : {}),
+          },
         ]);
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -98,5 +106,6 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   };
   await Promise.all(Array.from({ length: Math.min(s.concurrency, input.tasks.length) }, lane));
   progress.phase = 'done';
-  return saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });
+  const summary = await saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });
+  return { ...summary, results };
 }
