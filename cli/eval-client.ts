@@ -152,25 +152,24 @@ export async function awaitResult(client: Client, evalId: string, onOutage?: (me
   }
 }
 
-/** Progress of an evaluation: the parent's counts plus the running chunk's. */
+/** Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks. */
 export async function getProgress(client: Client, evalId: string): Promise<Progress> {
   const p = await client.workflow.getHandle(evalId).query(progressQuery);
-  if (p.currentChunk) {
+  const chunks = p.runningChunks ?? (p.currentChunk ? [p.currentChunk] : []);
+  const total = { ...p, running: chunks.length ? 0 : p.running };
+  for (const id of chunks) {
     try {
-      const c = await client.workflow.getHandle(p.currentChunk).query(progressQuery);
-      return {
-        ...p,
-        done: p.done + c.done,
-        running: c.running,
-        scored: p.scored + c.scored,
-        errors: p.errors + c.errors,
-        scoreSum: p.scoreSum + c.scoreSum,
-      };
+      const c = await client.workflow.getHandle(id).query(progressQuery);
+      total.done += c.done;
+      total.running += c.running;
+      total.scored += c.scored;
+      total.errors += c.errors;
+      total.scoreSum += c.scoreSum;
     } catch {
       /* the chunk is starting or just finished */
     }
   }
-  return p;
+  return total;
 }
 
 export interface EvalListing {

@@ -91,6 +91,11 @@ export interface ChunkInput {
   /** For workers to materialize the candidate themselves (absent in histories recorded before). */
   agentRepo?: string;
   home?: string;
+  /**
+   * Lanes this chunk starts with, under the lane-grant protocol (workflows/queries.ts): more may be granted,
+   * and drained lanes are handed back. Absent: `concurrency` lanes of its own (histories recorded before).
+   */
+  lanes?: number;
 }
 
 export interface ChunkSummary {
@@ -146,6 +151,8 @@ export interface Progress {
   phase: 'preparing' | 'running' | 'finalizing' | 'done';
   /** The chunk workflow running now (query it for in-chunk progress). */
   currentChunk: string | null;
+  /** Every chunk workflow running now (chunks overlap under lane grants); supersedes currentChunk. */
+  runningChunks?: string[];
 }
 
 /** A fresh progress record (the workflows' query state). */

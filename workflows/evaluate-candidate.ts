@@ -7,6 +7,8 @@ import {
   ApplicationFailure,
   ChildWorkflowFailure,
   executeChild,
+  condition,
+  getExternalWorkflowHandle,
   isCancellation,
   patched,
   proxyActivities,
@@ -15,11 +17,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CandidateResult, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress } from '../core/eval-types';
+import { CandidateResult, ChunkInput, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress, Progress } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../core/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
-import { progressQuery } from './queries';
+import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
 
 const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
   startToCloseTimeout: '30m',
@@ -40,6 +42,72 @@ const { preflightHarbor } = proxyActivities<Activities>({
     nonRetryableErrorTypes: CONFIG_FAILURES,
   },
 });
+
+/**
+ * Chunks overlap so that no lane idles: chunk 0 starts with `concurrency` lanes; a chunk with no task left to
+ * start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest chunk that
+ * still has tasks (grantLanes), or starts the next chunk with them. In flight: never more than `concurrency`.
+ */
+async function runChunksWithLaneGrants(
+  nChunks: number,
+  concurrency: number,
+  chunkInput: (i: number, lanes?: number) => ChunkInput,
+  addSummary: (s: ChunkSummary) => void,
+  progress: Progress,
+): Promise<void> {
+  const id = (i: number) => `${workflowInfo().workflowId}/chunk-${i}`;
+  const running = new Map<number, Promise<void>>();
+  let failure: unknown = null;
+  let freed = 0;
+  let newest = -1;
+  let newestDrained = false;
+  setHandler(lanesFreedSignal, ({ chunkIndex, lanes }) => {
+    freed += lanes;
+    if (chunkIndex === newest) newestDrained = true;
+  });
+  const start = (lanes: number) => {
+    const i = ++newest;
+    newestDrained = false;
+    running.set(
+      i,
+      executeChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, lanes)] }).then(
+        (summary) => {
+          addSummary(summary);
+          running.delete(i);
+          progress.runningChunks = [...running.keys()].map(id);
+        },
+        (err: unknown) => {
+          failure ??= err;
+          running.delete(i);
+        },
+      ),
+    );
+    progress.runningChunks = [...running.keys()].map(id);
+    progress.currentChunk = id(i);
+  };
+  start(concurrency);
+  while (running.size > 0 && failure === null) {
+    await condition(() => failure !== null || running.size === 0 || (freed > 0 && newest < nChunks - 1) || (freed > 0 && !newestDrained));
+    progress.runningChunks = [...running.keys()].map(id);
+    if (failure !== null || freed === 0) continue;
+    const lanes = freed;
+    freed = 0;
+    if (!newestDrained && running.has(newest)) {
+      // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
+      const ok = await getExternalWorkflowHandle(id(newest))
+        .signal(grantLanesSignal, lanes)
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!ok) freed += lanes; // it just finished: the lanes go round again
+    } else if (newest < nChunks - 1) {
+      start(lanes);
+    }
+  }
+  if (failure !== null) throw failure;
+  progress.runningChunks = [];
+}
 
 export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateResult> {
   const parsed = EvalInput.safeParse(rawInput);
@@ -75,31 +143,36 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     progress.phase = 'running';
     const size = input.settings.chunkSize;
     const nChunks = Math.ceil(input.tasks.length / size);
-    for (let i = 0; i < nChunks; i++) {
-      const childId = `${info.workflowId}/chunk-${i}`;
-      progress.currentChunk = childId;
-      const summary = await executeChild(evaluateChunk, {
-        workflowId: childId,
-        args: [
-          {
-            evalId: input.evalId,
-            chunkIndex: i,
-            runDir,
-            candidate: prepared.commit,
-            worktree: prepared.worktree,
-            tasks: input.tasks.slice(i * size, (i + 1) * size),
-            settings: input.settings,
-            agentRepo: input.agentRepo,
-            home: input.home,
-          },
-        ],
-      });
+    const chunkInput = (i: number, lanes?: number): ChunkInput => ({
+      evalId: input.evalId,
+      chunkIndex: i,
+      runDir,
+      candidate: prepared.commit,
+      worktree: prepared.worktree,
+      tasks: input.tasks.slice(i * size, (i + 1) * size),
+      settings: input.settings,
+      agentRepo: input.agentRepo,
+      home: input.home,
+      ...(lanes !== undefined ? { lanes } : {}),
+    });
+    const addSummary = (summary: ChunkSummary) => {
       summaries.push(summary);
       progress.done += summary.nTasks;
       progress.scored += summary.nScored;
       progress.errors += summary.nErrors;
       progress.scoreSum += summary.scoreSum;
+    };
+    if (patched('lane-grants')) {
+      await runChunksWithLaneGrants(nChunks, input.settings.concurrency, chunkInput, addSummary, progress);
+    } else {
+      // Histories recorded before lane grants: one chunk after the other.
+      for (let i = 0; i < nChunks; i++) {
+        const childId = `${info.workflowId}/chunk-${i}`;
+        progress.currentChunk = childId;
+        addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [chunkInput(i)] }));
+      }
     }
+    summaries.sort((a, b) => a.chunkIndex - b.chunkIndex);
     progress.currentChunk = null;
     progress.phase = 'finalizing';
     const result = await finalizeEvaluation({

@@ -7,14 +7,16 @@ import {
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
+  getExternalWorkflowHandle,
   proxyActivities,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChunkInput, ChunkSummary, TaskResult } from '../core/eval-types';
 import { newProgress } from '../core/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../core/failures';
-import { progressQuery } from './queries';
+import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
 
 function failureMessage(err: unknown): string {
   let e: unknown = err;
@@ -57,7 +59,21 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
 
   const results: TaskResult[] = new Array<TaskResult>(input.tasks.length);
   let next = 0;
+  const granted = input.lanes !== undefined; // the lane-grant protocol (see queries.ts)
+  const parentId = workflowInfo().parent?.workflowId;
+  const freeLanes = async (lanes: number): Promise<void> => {
+    if (!granted || !parentId || lanes < 1) return;
+    await getExternalWorkflowHandle(parentId)
+      .signal(lanesFreedSignal, { chunkIndex: input.chunkIndex, lanes })
+      .catch(() => undefined); // the parent is gone: nobody needs the lane
+  };
+  const lanesRunning: Promise<void>[] = [];
   const lane = async (): Promise<void> => {
+    await runLane();
+    // This chunk has no task left to start: the lane goes back to the parent for the next chunk.
+    await freeLanes(1);
+  };
+  const runLane = async (): Promise<void> => {
     while (next < input.tasks.length) {
       const i = next++;
       const task = input.tasks[i]!;
@@ -104,7 +120,22 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
       } else progress.errors++;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(s.concurrency, input.tasks.length) }, lane));
+  if (granted) {
+    setHandler(grantLanesSignal, (lanes: number) => {
+      const usable = Math.min(lanes, input.tasks.length - next);
+      for (let i = 0; i < usable; i++) lanesRunning.push(lane());
+      if (lanes > usable) void freeLanes(lanes - usable);
+    });
+  }
+  const initial = granted ? Math.min(input.lanes!, input.tasks.length) : Math.min(s.concurrency, input.tasks.length);
+  for (let i = 0; i < initial; i++) lanesRunning.push(lane());
+  if (granted && input.lanes! > initial) await freeLanes(input.lanes! - initial);
+  // Lanes granted while others run join `lanesRunning`; wait until every one of them has ended.
+  for (let settled = 0; settled < lanesRunning.length; ) {
+    const n = lanesRunning.length;
+    await Promise.all(lanesRunning.slice(settled, n));
+    settled = n;
+  }
   progress.phase = 'done';
   const summary = await saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });
   return { ...summary, results };

@@ -319,3 +319,41 @@ test('a task dir named with a leading dot is listed and collated by the same rul
     });
   });
 });
+
+test('no idle lanes: chunks overlap, so each chunk’s slow task runs beside the others, never more than `concurrency` at once', async () => {
+  const q = uniqueQueue('lanes');
+  // Chunks of 2 tasks; in each, one task takes 4 s and the other is quick.
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: {
+      tasks: {
+        'add-cli-flag': { reward: 1, duration_ms: 4000 },
+        'fix-csv-parser': { reward: 1, duration_ms: 4000 },
+        'reverse-string': { reward: 1, duration_ms: 4000 },
+      },
+      default: { reward: 1, duration_ms: 200 },
+    },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    execution: { concurrency: 3, chunk_size: 2 },
+  });
+  await withWorker(q, async () => {
+    const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+    expect(r.nScored).toBe(6);
+  });
+  const events = invocations(f.invocationLog).map((i) => ({ task: taskOf(i), event: i.event, t: Date.parse(i.time) }));
+  events.sort((a, b) => a.t - b.t);
+  let inFlight = 0;
+  let most = 0;
+  for (const e of events) {
+    inFlight += e.event === 'start' ? 1 : -1;
+    most = Math.max(most, inFlight);
+  }
+  expect(most).toBeLessThanOrEqual(3);
+  // The three slow tasks (one per chunk) all started before the first of them ended: no chunk waited for
+  // another chunk's slow task.
+  const slow = ['add-cli-flag', 'fix-csv-parser', 'reverse-string'];
+  const lastSlowStart = Math.max(...events.filter((e) => e.event === 'start' && slow.includes(e.task)).map((e) => e.t));
+  const firstSlowEnd = Math.min(...events.filter((e) => e.event === 'end' && slow.includes(e.task)).map((e) => e.t));
+  expect(lastSlowStart).toBeLessThan(firstSlowEnd);
+});
