@@ -10,6 +10,12 @@ export function numberArg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+/** `--name VALUE` from argv, else the fallback. */
+export function stringArg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? String(process.argv[i + 1]) : fallback;
+}
+
 /** N copies of the example hello-world task (`task-00000`…), each named by its dir. Returns the names. */
 export function makeDataset(dir: string, n: number): string[] {
   const template = path.join(PROJECT_ROOT, 'examples', 'datasets', 'mini-bench', 'hello-world');

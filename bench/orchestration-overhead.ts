@@ -1,8 +1,11 @@
 /**
- * Orchestration overhead: one evaluation of N tasks (zero-delay Harbor stand-in) at concurrency C, against the
- * same harbor invocations run by `xargs -P C`, side by side in one run.
+ * Orchestration overhead: one evaluation of N tasks at concurrency C, against the same harbor invocations
+ * run by `xargs -P C`, side by side in one run. Task durations (Harbor stand-in, real sleeps):
+ *   --durations zero             every task instant (the scheduling floor)
+ *   --durations slow-per-chunk   one 20 s task per chunk, the rest 0.1 s (chunks as barriers show here)
+ *   --durations pareto           heavy-tailed: Pareto(α = 1.2, x_min = 0.2 s), capped at 30 s, seeded
  *
- *   npm run bench -- [--tasks 200] [--concurrency 8] [--rounds 2]
+ *   npm run bench -- [--tasks 200] [--concurrency 8] [--rounds 2] [--chunk-size 500] [--durations zero]
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,13 +18,15 @@ import type { CandidateResult } from '../core/eval-types';
 import { harborArgv } from '../core/harbor-argv';
 import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
+import { makeAgentRepo, makeDataset, numberArg, stringArg } from './fixtures';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
   const nTasks = numberArg('--tasks', 200);
   const concurrency = numberArg('--concurrency', 8);
   const rounds = numberArg('--rounds', 2);
+  const chunkSize = numberArg('--chunk-size', 500);
+  const durations = stringArg('--durations', 'zero');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-bench-'));
   const dataset = path.join(tmp, 'dataset');
   fs.mkdirSync(dataset);
@@ -29,7 +34,16 @@ async function main(): Promise<void> {
   const repo = path.join(tmp, 'agent-repo');
   makeAgentRepo(repo);
   const standin = path.join(PROJECT_ROOT, 'test', 'harbor-standin', 'harbor');
-  const env = { HARBOR_STANDIN_TIME_SCALE: '0' };
+  const durationOf = taskDurations(tasks, durations, chunkSize);
+  const env: Record<string, string> =
+    durations === 'zero'
+      ? { HARBOR_STANDIN_TIME_SCALE: '0' }
+      : {
+          HARBOR_STANDIN_TIME_SCALE: '1',
+          HARBOR_STANDIN_SCENARIO: JSON.stringify({
+            tasks: Object.fromEntries(tasks.map((t) => [t, { reward: 1, duration_ms: durationOf[t] }])),
+          }),
+        };
   const server = await startDevServer({ temporalCli: findTemporalCli() });
   const taskQueue = 'bench';
   const { worker, connection } = await createVeroWorker({
@@ -52,6 +66,7 @@ async function main(): Promise<void> {
           'harbor.agent': 'agent:SkillAgent',
           'harbor.env': env,
           'execution.concurrency': concurrency,
+          'execution.chunk_size': chunkSize,
           'temporal.address': server.address,
           'temporal.task_queue': taskQueue,
         });
@@ -101,9 +116,23 @@ async function main(): Promise<void> {
   const ratio = median(rows.map((r) => r.vero / r.xargs));
   const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
   process.stdout.write(
-    `\ntasks ${nTasks}, concurrency ${concurrency}, cores ${os.cpus().length}\n` +
+    `\ntasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
       `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; target ≤ 1.5)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
+  );
+}
+
+/** Per-task durations (ms) for a duration profile; deterministic. */
+function taskDurations(tasks: string[], profile: string, chunkSize: number): Record<string, number> {
+  let seed = 42;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  return Object.fromEntries(
+    tasks.map((t, i) => {
+      if (profile === 'zero') return [t, 0];
+      if (profile === 'slow-per-chunk') return [t, i % chunkSize === 0 ? 20_000 : 100];
+      if (profile === 'pareto') return [t, Math.round(Math.min(30_000, 200 / (1 - random()) ** (1 / 1.2)))];
+      throw new Error(`--durations ${profile}: expected zero, slow-per-chunk or pareto`);
+    }),
   );
 }
 

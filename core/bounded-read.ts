@@ -29,16 +29,24 @@ export function isInside(child: string, parent: string): boolean {
 }
 
 export function readRegularFile(file: string, opts: { maxBytes: number; within?: string }): Buffer {
-  const real = fs.realpathSync(file); // ENOENT etc. propagate with their code
-  if (opts.within && !isInside(real, fs.realpathSync(opts.within))) {
-    throw new UnreadableFileError(`${file}: resolves to ${real}, outside ${opts.within}`);
+  const flags = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
+  let fd: number;
+  try {
+    // The common case in one syscall: a regular file that is no symlink (no realpath walk per file).
+    fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ELOOP') throw e; // ENOENT etc. propagate with their code
+    const real = fs.realpathSync(file);
+    if (opts.within && !isInside(real, fs.realpathSync(opts.within))) {
+      throw new UnreadableFileError(`${file}: resolves to ${real}, outside ${opts.within}`);
+    }
+    fd = fs.openSync(real, flags);
   }
-  const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new UnreadableFileError(`${file}: ${kindOf(st)}, not a regular file`);
     if (st.size > opts.maxBytes) throw new UnreadableFileError(`${file}: ${st.size} bytes, over the ${opts.maxBytes}-byte limit`);
-    const buf = Buffer.alloc(Math.min(st.size, opts.maxBytes));
+    const buf = Buffer.allocUnsafe(st.size);
     let n = 0;
     while (n < buf.length) {
       const r = fs.readSync(fd, buf, n, buf.length - n, n);

@@ -5,11 +5,10 @@
  * Layout: `<jobs>/<job>/<trial>/result.json`. The job-level `<job>/result.json` is not a trial (it has no
  * task_name) and is skipped; unreadable or invalid trial files are counted, never guessed at.
  */
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularFile } from './bounded-read';
-import { TrialResult, trialTaskKey } from './harbor-result';
+import { isTrialResult, TrialResult, trialTaskKey } from './harbor-result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from './trial-ranking';
 
 export interface InvalidTrialFile {
@@ -45,11 +44,12 @@ function subdirs(dir: string): string[] {
  * Parses one trial result file; null with a reason when it is not a trial result. Only a regular file of
  * bounded size is read, and only when it resolves inside `within` (the jobs dir): a symlink out is not scored.
  */
-export function readTrialFile(file: string, within?: string): { trial: LoadedTrial } | { invalid: string } {
+export function readTrialFile(file: string, within?: string): { trial: LoadedTrial } | { invalid: string } | { missing: true } {
   let bytes: Buffer;
   try {
     bytes = readRegularFile(file, { maxBytes: MAX_RESULT_BYTES, within });
   } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true }; // a running or interrupted trial
     return { invalid: (e as Error).message };
   }
   let json: unknown;
@@ -58,11 +58,12 @@ export function readTrialFile(file: string, within?: string): { trial: LoadedTri
   } catch {
     return { invalid: 'not valid JSON (truncated or garbage)' };
   }
-  const parsed = TrialResult.safeParse(json);
+  if (isTrialResult(json)) return { trial: { result: json, file } };
+  const parsed = TrialResult.safeParse(json); // the slow path, for the message (or a case the fast check missed)
   if (!parsed.success) {
     return { invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
   }
-  return { trial: { result: parsed.data, file, digest: createHash('sha256').update(bytes).digest('hex') } };
+  return { trial: { result: parsed.data, file } };
 }
 
 /** Loads every trial under a jobs dir (many jobs) or a single job dir. */
@@ -72,10 +73,9 @@ export function loadTrials(dir: string): LoadedJobs {
   for (const job of jobDirs) {
     for (const trialDir of subdirs(job)) {
       const file = path.join(trialDir, 'result.json');
-      if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue; // a running or interrupted trial
       const r = readTrialFile(file, dir);
       if ('trial' in r) out.trials.push(r.trial);
-      else out.invalid.push({ file, reason: r.invalid });
+      else if ('invalid' in r) out.invalid.push({ file, reason: r.invalid });
     }
   }
   return out;

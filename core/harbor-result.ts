@@ -72,3 +72,45 @@ export function trialTaskKey(trial: TrialResult): string {
   if (id?.org && id.name) return `${id.org}/${id.name}`;
   return trial.task_name;
 }
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optStr = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+const num = (v: unknown) => typeof v === 'number' && Number.isFinite(v); // zod 4's z.number() is finite
+const optNum = (v: unknown) => v === undefined || v === null || num(v);
+
+/**
+ * The hot path of collation: whether `json` satisfies `TrialResult` (the fields vero reads, nothing else),
+ * checked without building zod's copy of every result. Agrees with `TrialResult.safeParse(json).success`
+ * (test/unit/collate.test.ts); zod still explains the failures.
+ */
+export function isTrialResult(json: unknown): json is TrialResult {
+  if (!isObj(json) || typeof json.task_name !== 'string' || typeof json.trial_name !== 'string') return false;
+  if (json.id !== undefined && typeof json.id !== 'string') return false;
+  const id = json.task_id;
+  if (
+    id !== undefined &&
+    !(isObj(id) && (typeof id.path === 'string' || (typeof id.org === 'string' && typeof id.name === 'string' && optStr(id.ref))))
+  )
+    return false;
+  if (json.source !== undefined && !optStr(json.source)) return false;
+  const config = json.config;
+  if (config !== undefined && !(isObj(config) && (config.task === undefined || (isObj(config.task) && optStr(config.task.path)))))
+    return false;
+  const vr = json.verifier_result;
+  if (vr !== undefined && vr !== null) {
+    if (!isObj(vr)) return false;
+    const rw = vr.rewards;
+    if (rw !== undefined && rw !== null && !(isObj(rw) && Object.values(rw).every(num))) return false;
+  }
+  const ex = json.exception_info;
+  if (ex !== undefined && ex !== null) {
+    if (!isObj(ex) || typeof ex.exception_type !== 'string') return false;
+    if (!optStr(ex.exception_message) || !optStr(ex.exception_traceback) || !optStr(ex.occurred_at)) return false;
+  }
+  const ar = json.agent_result;
+  if (ar !== undefined && ar !== null) {
+    if (!isObj(ar)) return false;
+    if (!optNum(ar.cost_usd) || !optNum(ar.n_input_tokens) || !optNum(ar.n_output_tokens) || !optNum(ar.n_cache_tokens)) return false;
+  }
+  return optStr(json.started_at) && optStr(json.finished_at);
+}

@@ -2,14 +2,24 @@
  * Choosing and scoring trials, pure. Ranking is total and independent of directory order (vero.md §6.1 #2):
  * clean (rewards and no exception) > has rewards > later finished_at > content tie-break.
  */
+import { createHash } from 'node:crypto';
 import { parseHarborTime, TrialResult } from './harbor-result';
 
 export interface LoadedTrial {
   result: TrialResult;
   /** The result.json path. */
   file: string;
-  /** sha256 of the file's bytes: the last, total tie-break. */
-  digest: string;
+  /**
+   * sha256 of the result's content: the last, total tie-break. Computed only when two trials tie on
+   * everything else (see `digestOf`); tests may set it.
+   */
+  digest?: string;
+}
+
+/** The tie-break digest of a trial (of its canonical JSON content), computed once, on demand. */
+export function digestOf(t: LoadedTrial): string {
+  t.digest ??= createHash('sha256').update(JSON.stringify(t.result)).digest('hex');
+  return t.digest;
 }
 
 export type Aggregation = 'best' | 'mean';
@@ -23,19 +33,28 @@ export function isClean(t: TrialResult): boolean {
   return rewardsOf(t) !== null && !t.exception_info;
 }
 
-/** Negative when a ranks above b. */
-export function compareTrials(a: LoadedTrial, b: LoadedTrial): number {
-  const key = (t: LoadedTrial) =>
-    [isClean(t.result) ? 1 : 0, rewardsOf(t.result) ? 1 : 0, parseHarborTime(t.result.finished_at) ?? -Infinity] as const;
-  const ka = key(a);
-  const kb = key(b);
-  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! > kb[i]! ? -1 : 1;
-  if (a.result.trial_name !== b.result.trial_name) return a.result.trial_name < b.result.trial_name ? -1 : 1;
-  return a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0;
+const rankKey = (t: LoadedTrial) =>
+  [isClean(t.result) ? 1 : 0, rewardsOf(t.result) ? 1 : 0, parseHarborTime(t.result.finished_at) ?? -Infinity] as const;
+
+function compareKeyed(a: { t: LoadedTrial; k: ReturnType<typeof rankKey> }, b: { t: LoadedTrial; k: ReturnType<typeof rankKey> }): number {
+  for (let i = 0; i < a.k.length; i++) if (a.k[i] !== b.k[i]) return a.k[i]! > b.k[i]! ? -1 : 1;
+  if (a.t.result.trial_name !== b.t.result.trial_name) return a.t.result.trial_name < b.t.result.trial_name ? -1 : 1;
+  const da = digestOf(a.t);
+  const db = digestOf(b.t);
+  return da < db ? -1 : da > db ? 1 : 0;
 }
 
+/** Negative when a ranks above b. */
+export function compareTrials(a: LoadedTrial, b: LoadedTrial): number {
+  return compareKeyed({ t: a, k: rankKey(a) }, { t: b, k: rankKey(b) });
+}
+
+/** Trials best first; each trial's sort key is computed once. */
 export function rankTrials(trials: LoadedTrial[]): LoadedTrial[] {
-  return [...trials].sort(compareTrials);
+  return trials
+    .map((t) => ({ t, k: rankKey(t) }))
+    .sort(compareKeyed)
+    .map((x) => x.t);
 }
 
 /** The primary reward: `rewardKey`, else `pass`, else `reward`, else the mean of all values. */

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { isTrialResult, TrialResult } from '../../core/harbor-result';
 import * as path from 'node:path';
 import { collate, loadTrials, TaskNameMismatchError } from '../../core/collate';
 import { tempDir } from '../helpers/fixtures';
@@ -70,4 +71,42 @@ test('requested tasks without trials are error rows; a total name mismatch raise
   expect(() => collate(trials, { requested: ['org/alpha'] })).toThrow(TaskNameMismatchError);
   expect(() => collate(trials, { requested: ['org/alpha'] })).toThrow(/none matches the requested task name/);
   expect(collate([], { requested: ['alpha'] })[0]).toMatchObject({ status: 'error', error: 'no trial result' });
+});
+
+test('the fast trial check agrees with the TrialResult schema, case by case', () => {
+  const ok = { task_name: 't', trial_name: 't__a' };
+  const cases: unknown[] = [
+    ok,
+    null,
+    [],
+    'x',
+    { trial_name: 'x' },
+    { ...ok, id: null },
+    { ...ok, id: 'i' },
+    { ...ok, task_id: { path: '/p' } },
+    { ...ok, task_id: { org: 'o', name: 'n', ref: null } },
+    { ...ok, task_id: { org: 'o' } },
+    { ...ok, task_id: null },
+    { ...ok, source: null },
+    { ...ok, source: 3 },
+    { ...ok, config: null },
+    { ...ok, config: { task: { path: null } } },
+    { ...ok, config: { task: { path: 3 } } },
+    { ...ok, config: { other: 1 } },
+    { ...ok, verifier_result: null },
+    { ...ok, verifier_result: { rewards: null } },
+    { ...ok, verifier_result: { rewards: { a: 1, b: 0.5 } } },
+    { ...ok, verifier_result: { rewards: { a: '1' } } },
+    { ...ok, verifier_result: { rewards: { a: Infinity } } },
+    { ...ok, verifier_result: [] },
+    { ...ok, exception_info: { exception_type: 'E', exception_message: null, occurred_at: 'x' } },
+    { ...ok, exception_info: { exception_message: 'm' } },
+    { ...ok, exception_info: { exception_type: 'E', exception_traceback: 3 } },
+    { ...ok, agent_result: { cost_usd: 0.1, n_input_tokens: null } },
+    { ...ok, agent_result: { cost_usd: '0.1' } },
+    { ...ok, agent_result: null },
+    { ...ok, started_at: null, finished_at: '2026-01-01T00:00:00Z' },
+    { ...ok, finished_at: 5 },
+  ];
+  for (const c of cases) expect({ c, fast: isTrialResult(c) }).toEqual({ c, fast: TrialResult.safeParse(c).success });
 });
