@@ -99,12 +99,25 @@ async function main(): Promise<void> {
           `round ${round}: vero ${(veroMs / 1000).toFixed(2)} s, xargs ${(xargsMs / 1000).toFixed(2)} s, ratio ${(veroMs / xargsMs).toFixed(2)}\n`,
         );
       }
-      const chunk = await client.workflow
-        .getHandle(
-          `${(await prepareEvalInput(loadEvalConfig(null, { agent_repo: repo, 'tasks.source.path': dataset, 'harbor.command': [standin], 'harbor.agent': 'agent:SkillAgent', 'harbor.env': env, 'execution.concurrency': concurrency, home: path.join(tmp, 'home-1') }), 'improved')).evalId}/chunk-0`,
+      // `execution` is not part of the evaluation id: the first round's id, from the same config without it.
+      const evalId = (
+        await prepareEvalInput(
+          loadEvalConfig(null, {
+            agent_repo: repo,
+            'tasks.source.path': dataset,
+            'harbor.command': [standin],
+            'harbor.agent': 'agent:SkillAgent',
+            'harbor.env': env,
+            home: path.join(tmp, 'home-1'),
+          }),
+          'improved',
         )
-        .fetchHistory();
-      process.stdout.write(`history events of the ${Math.min(nTasks, 500)}-task chunk: ${chunk.events?.length}\n`);
+      ).evalId;
+      const parent = await client.workflow.getHandle(evalId).fetchHistory();
+      const chunk = await client.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory();
+      process.stdout.write(
+        `history events: parent ${parent.events?.length}, first chunk (${Math.min(nTasks, chunkSize)} tasks) ${chunk.events?.length}\n`,
+      );
     });
   } finally {
     await connection.close();
@@ -117,7 +130,7 @@ async function main(): Promise<void> {
   const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
   process.stdout.write(
     `\ntasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
-      `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; target ≤ 1.5)\n` +
+      `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.15)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
   );
 }
