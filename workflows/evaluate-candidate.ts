@@ -86,27 +86,37 @@ async function runChunksWithLaneGrants(
     progress.currentChunk = id(i);
   };
   start(concurrency);
-  while (running.size > 0 && failure === null) {
-    await condition(() => failure !== null || running.size === 0 || (freed > 0 && newest < nChunks - 1) || (freed > 0 && !newestDrained));
-    progress.runningChunks = [...running.keys()].map(id);
-    if (failure !== null || freed === 0) continue;
-    const lanes = freed;
-    freed = 0;
-    if (!newestDrained && running.has(newest)) {
-      // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
-      const ok = await getExternalWorkflowHandle(id(newest))
-        .signal(grantLanesSignal, lanes)
-        .then(
-          () => true,
-          () => false,
-        );
-      if (!ok) freed += lanes; // it just finished: the lanes go round again
-    } else if (newest < nChunks - 1) {
-      start(lanes);
-    }
+  try {
+    await grantLanesUntilDone();
+  } catch (err) {
+    // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
+    if (isCancellation(err)) await Promise.all([...running.values()]);
+    throw err;
   }
   if (failure !== null) throw failure;
   progress.runningChunks = [];
+
+  async function grantLanesUntilDone(): Promise<void> {
+    while (running.size > 0 && failure === null) {
+      await condition(() => failure !== null || running.size === 0 || (freed > 0 && newest < nChunks - 1) || (freed > 0 && !newestDrained));
+      progress.runningChunks = [...running.keys()].map(id);
+      if (failure !== null || freed === 0) continue;
+      const lanes = freed;
+      freed = 0;
+      if (!newestDrained && running.has(newest)) {
+        // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
+        const ok = await getExternalWorkflowHandle(id(newest))
+          .signal(grantLanesSignal, lanes)
+          .then(
+            () => true,
+            () => false,
+          );
+        if (!ok) freed += lanes; // it just finished: the lanes go round again
+      } else if (newest < nChunks - 1) {
+        start(lanes);
+      }
+    }
+  }
 }
 
 export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateResult> {
