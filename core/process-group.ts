@@ -95,6 +95,9 @@ export async function stopGroup(pgid: number, opts: StopOptions = {}): Promise<b
   return forced;
 }
 
+/** execa hands an integer file descriptor straight to spawn (its types only list 1–9). */
+const fileDescriptor = (fd: number) => fd as unknown as 'inherit';
+
 export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
   // A missing working directory makes spawn fail with ENOENT, which would read as a missing executable.
   if (!fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`the working directory ${opts.cwd} does not exist`);
@@ -102,17 +105,29 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
   let timedOut = false;
   let cancelled = false;
   {
-    const child = execa(argv[0]!, argv.slice(1), {
-      cwd: opts.cwd,
-      env: opts.env,
-      extendEnv: !opts.cleanEnv,
-      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
-      detached: true,
-      stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
-      stdout: opts.stdoutFile ? { file: opts.stdoutFile } : { file: opts.logFile, append: true },
-      stderr: { file: opts.logFile, append: true },
-      reject: false,
-    });
+    // The child gets file descriptors of its own, not pipes through this process (what execa's `{ file }` does):
+    // a group that outlives its worker (to be adopted) must not die of SIGPIPE at its next write.
+    // (stdin is only given to runs that are never adopted.)
+    const fds = {
+      stdout: fs.openSync(opts.stdoutFile ?? opts.logFile, opts.stdoutFile ? 'w' : 'a'),
+      stderr: fs.openSync(opts.logFile, 'a'),
+    } as const;
+    let child;
+    try {
+      child = execa(argv[0]!, argv.slice(1), {
+        cwd: opts.cwd,
+        env: opts.env,
+        extendEnv: !opts.cleanEnv,
+        ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
+        detached: true,
+        stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
+        stdout: fileDescriptor(fds.stdout),
+        stderr: fileDescriptor(fds.stderr),
+        reject: false,
+      });
+    } finally {
+      for (const fd of Object.values(fds)) fs.closeSync(fd);
+    }
     const pid = child.pid ?? null;
     if (pid !== null) opts.onStart?.(pid);
     const stopping: Promise<boolean>[] = [];

@@ -283,6 +283,9 @@ export class Job {
         continue;
       }
       this.records.push(record);
+      // Harbor's progress bar is redrawn on stdout as each trial ends (also with -q). Like Harbor, a broken stdout
+      // (its reader died) kills the job here, before the job's result is written.
+      fs.writeSync(1, `⠋ ${this.records.length}/${this.total} Running trials...\n`);
       this.writeJobResult(false);
       return;
     }
