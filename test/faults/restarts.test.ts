@@ -3,33 +3,26 @@
  * and the worker SIGKILLed at several points. The evaluation completes, with the uninterrupted result, and no
  * task whose activity had completed runs harbor again.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { getProgress, prepareEvalInput, startOrAttach } from '../../cli/eval-client';
 import { freePort, startDevServer } from '../../core/dev-server';
 import { loadEvalConfig } from '../../core/eval-config';
-import type { CandidateResult, TaskResult } from '../../core/eval-types';
+import type { CandidateResult } from '../../core/eval-types';
 import { findTemporalCli } from '../../core/temporal-cli';
 import { evalFixture, invocations, ROOT, runsPerTask, tempDir, TASKS } from '../helpers/fixtures';
-import { sleep, until } from '../helpers/process';
-import { address, client, uniqueQueue } from '../helpers/temporal';
+import { sleep, spawnWorker, until, WorkerProcess } from '../helpers/process';
+import { address, client, completedTasks, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
 
-const workerLogs: string[] = [];
-function worker(addr: string, taskQueue: string, env: Record<string, string> = {}): ChildProcess {
-  const log = path.join(tempDir('vero-worker-log-'), 'worker.log');
-  workerLogs.push(log);
-  const fd = fs.openSync(log, 'a');
-  const p = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', addr, '--task-queue', taskQueue], {
-    detached: true,
-    stdio: ['ignore', fd, fd],
-    env: { ...process.env, VERO_LOG_LEVEL: 'INFO', ...env },
-  });
-  fs.closeSync(fd);
-  return p;
+const workers: WorkerProcess[] = [];
+function worker(addr: string, taskQueue: string, env: Record<string, string> = {}): WorkerProcess {
+  const w = spawnWorker(addr, taskQueue, env);
+  workers.push(w);
+  return w;
 }
 
 /** Awaits the result; on a timeout, fails with the workers' logs. */
@@ -37,7 +30,7 @@ async function resultOrDiagnose(c: Client, evalId: string, ms = 120_000): Promis
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const logs = workerLogs.map((l) => (fs.existsSync(l) ? fs.readFileSync(l, 'utf8').slice(-3000) : `${l}: gone`));
+      const logs = workers.map((w) => w.tail());
       reject(new Error(`no result in ${ms} ms; worker logs:\n${logs.join('\n---\n')}`));
     }, ms);
   });
@@ -57,21 +50,6 @@ const slowScenario = {
   default: { reward: 0, duration_ms: 900 },
 };
 const EXPECTED_SCORE = 2.5 / 6;
-
-/** Tasks whose runTask completed (in the chunk's history) before `time`. */
-async function completedBefore(c: Client, evalId: string, time: number): Promise<string[]> {
-  const history = await c.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory();
-  return history
-    .events!.filter(
-      (e) =>
-        e.activityTaskCompletedEventAttributes && Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) < time,
-    )
-    .map(
-      (e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as Partial<TaskResult>,
-    )
-    .filter((r) => typeof r.task === 'string') // runTask results (saveChunkResults returns a summary)
-    .map((r) => r.task!);
-}
 
 function assertSameResult(r: CandidateResult): void {
   expect(r.nScored).toBe(6);
@@ -101,10 +79,10 @@ async function finishAfterKill(e: Awaited<ReturnType<typeof startSlowEvaluation>
   try {
     assertSameResult(await resultOrDiagnose(e.c, e.input.evalId));
   } finally {
-    process.kill(-second.pid!, 'SIGTERM');
+    second.kill('SIGTERM');
   }
   const runs = runsPerTask(e.f.invocationLog);
-  for (const t of await completedBefore(e.c, e.input.evalId, killedAt)) expect(runs[t]).toBe(1);
+  for (const t of await completedTasks(e.c, e.input.evalId, killedAt)) expect(runs[t]).toBe(1);
   expect(Object.keys(runs).sort()).toEqual(TASKS);
   return runs;
 }
@@ -117,7 +95,7 @@ test.each([
   const first = worker(address(), e.q);
   await until('the kill point', async () => killWhen(await getProgress(e.c, e.input.evalId)));
   const killedAt = Date.now();
-  process.kill(-first.pid!, 'SIGKILL');
+  first.kill('SIGKILL');
   await finishAfterKill(e, killedAt);
 });
 
@@ -146,7 +124,7 @@ test('the Temporal server killed and restarted on the same database file mid-eva
     await sleep(1500);
     server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
     // The worker may or may not survive the outage; a fresh one is what an operator would start.
-    process.kill(-w.pid!, 'SIGKILL');
+    w.kill('SIGKILL');
     w = worker(server.address, q);
     const conn2 = await Connection.connect({ address: server.address });
     const c2 = new Client({ connection: conn2 });
@@ -159,7 +137,7 @@ test('the Temporal server killed and restarted on the same database file mid-eva
     expect(invocations(f.invocationLog).filter((i) => i.event === 'start').length).toBeLessThanOrEqual(8);
     await conn2.close();
   } finally {
-    process.kill(-w.pid!, 'SIGTERM');
+    w.kill('SIGTERM');
     await conn.close().catch(() => undefined);
     await server.stop();
   }
@@ -175,7 +153,7 @@ test.each([
   const first = worker(address(), e.q, { VERO_FAULT_PAUSE: `${point}:60000`, VERO_FAULT_MARKER_DIR: markers });
   await until(`the worker paused at ${point}`, async () => fs.existsSync(path.join(markers, point)));
   const killedAt = Date.now();
-  process.kill(-first.pid!, 'SIGKILL');
+  first.kill('SIGKILL');
   const runs = await finishAfterKill(e, killedAt);
   // Killed while writing the result: every task had completed, so none ran twice.
   if (point === 'finalize') expect(Object.values(runs).every((n) => n === 1)).toBe(true);
@@ -199,7 +177,7 @@ test('worker crashes cost no task attempt and no repeated trial: the next attemp
   try {
     await until('three harbor runs', async () => invocations(f.invocationLog).filter((i) => i.event === 'start').length === 3);
     for (let i = 0; i < 3; i++) {
-      process.kill(-w.pid!, 'SIGKILL');
+      w.kill('SIGKILL');
       w = worker(address(), q);
       await sleep(5_000);
     }
@@ -209,7 +187,7 @@ test('worker crashes cost no task attempt and no repeated trial: the next attemp
     expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'sum-numbers': 1 });
     for (const t of r.tasks!) expect(t.notes!.join(' ')).toMatch(/adopted the running harbor|collected the job/);
   } finally {
-    process.kill(-w.pid!, 'SIGTERM');
+    w.kill('SIGTERM');
   }
 });
 
@@ -229,14 +207,14 @@ test('a cancel that arrives while the worker is dead never starts harbor again',
   let w = worker(address(), q);
   try {
     await until('four harbor runs', async () => invocations(f.invocationLog).filter((i) => i.event === 'start').length === 4);
-    process.kill(-w.pid!, 'SIGKILL');
+    w.kill('SIGKILL');
     await handle.cancel();
     w = worker(address(), q);
     await expect(handle.result()).rejects.toThrow();
     await sleep(3_000);
     expect(invocations(f.invocationLog).filter((i) => i.event === 'start')).toHaveLength(4);
   } finally {
-    process.kill(-w.pid!, 'SIGTERM');
+    w.kill('SIGTERM');
   }
 });
 
@@ -266,7 +244,7 @@ test('start-eval --wait waits through a 45 s server outage and reports the evalu
   try {
     await until('a task done', async () => /\[running\] [1-9]\/6 done/.test(stderr), 120_000);
     process.kill(-server.pid, 'SIGKILL');
-    process.kill(-w.pid!, 'SIGKILL');
+    w.kill('SIGKILL');
     await sleep(45_000);
     server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
     w = worker(server.address, q);
@@ -275,7 +253,7 @@ test('start-eval --wait waits through a 45 s server outage and reports the evalu
     expect(stdout).toMatch(/score {5}0\.417 over 6 task\(s\)/);
   } finally {
     cli.kill('SIGKILL');
-    process.kill(-w.pid!, 'SIGTERM');
+    w.kill('SIGTERM');
     await server.stop();
   }
 });

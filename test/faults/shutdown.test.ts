@@ -5,6 +5,7 @@ import { prepareEvalInput, startOrAttach } from '../../cli/eval-client';
 import { loadEvalConfig } from '../../core/eval-config';
 import type { CandidateResult } from '../../core/eval-types';
 import { evalFixture, invocations, ROOT, runsPerTask } from '../helpers/fixtures';
+import { spawnWorker } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -20,24 +21,22 @@ test('SIGTERM: the worker finishes its running harbor run, reports it, and exits
   });
   const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
   const { handle } = await startOrAttach(await client(), input, q);
-  const worker = (queue: string) =>
-    spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', queue], { stdio: 'ignore', detached: true });
-  const first = worker(q);
-  const exited = new Promise<number | null>((r) => first.on('exit', (code) => r(code)));
+  const first = spawnWorker(address(), q);
+  const exited = new Promise<number | null>((r) => first.proc.on('exit', (code) => r(code)));
   for (let i = 0; i < 300 && !invocations(f.invocationLog).some((x) => x.event === 'start'); i++)
     await new Promise((r) => setTimeout(r, 100));
-  first.kill('SIGTERM');
+  first.proc.kill('SIGTERM');
   expect(await exited).toBe(0);
   // The harbor run was allowed to finish (not killed) before the worker left.
   const end = invocations(f.invocationLog).find((x) => x.event === 'end');
   expect(end).toMatchObject({ exit_code: 0 });
-  const second = worker(q);
+  const second = spawnWorker(address(), q);
   try {
     const r = (await handle.result()) as CandidateResult;
     expect(r).toMatchObject({ nScored: 1, score: 1 });
     expect(r.tasks![0]!.runs).toBe(1);
   } finally {
-    process.kill(-second.pid!, 'SIGTERM');
+    second.kill('SIGTERM');
   }
   expect(runsPerTask(f.invocationLog)['hello-world']).toBe(1);
 });

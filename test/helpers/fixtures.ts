@@ -12,6 +12,8 @@ export const TASKS = ['add-cli-flag', 'count-words', 'fix-csv-parser', 'hello-wo
 
 const made: string[] = [];
 afterAll(() => {
+  // VERO_KEEP_TMP=1 keeps them, to look at what a failing test left.
+  if (process.env.VERO_KEEP_TMP) return;
   for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 

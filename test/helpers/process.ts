@@ -1,7 +1,8 @@
 /** Running the CLI and waiting for conditions, without blocking the event loop (in-process workers keep polling). */
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ROOT } from './fixtures';
+import { ROOT, tempDir } from './fixtures';
 
 export const VERO = path.join(ROOT, 'bin', 'vero');
 
@@ -39,4 +40,38 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+export interface WorkerProcess {
+  proc: ChildProcess;
+  /** The worker's combined stdout/stderr. */
+  log: string;
+  /** Signals the worker's whole process group (harbor runs in groups of their own and survives a SIGKILL). */
+  kill(signal: NodeJS.Signals): void;
+  /** The tail of the worker's log (for a failing test's message). */
+  tail(chars?: number): string;
+}
+
+/** Starts `vero worker` as a separate process group, its output in a log file. */
+export function spawnWorker(addr: string, taskQueue: string, env: Record<string, string> = {}): WorkerProcess {
+  const log = path.join(tempDir('vero-worker-log-'), 'worker.log');
+  const fd = fs.openSync(log, 'a');
+  const proc = spawn(VERO, ['worker', '--address', addr, '--task-queue', taskQueue], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, VERO_LOG_LEVEL: 'INFO', ...env },
+  });
+  fs.closeSync(fd);
+  return {
+    proc,
+    log,
+    kill(signal) {
+      try {
+        process.kill(-proc.pid!, signal);
+      } catch {
+        /* already gone */
+      }
+    },
+    tail: (chars = 3000) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').slice(-chars) : `${log}: gone`),
+  };
 }

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { TaskResult } from '../../core/eval-types';
 import { createVeroWorker } from '../../worker/create-worker';
 
 let runtimeInstalled = false;
@@ -52,3 +53,19 @@ export async function withWorker<T>(taskQueue: string, fn: () => Promise<T>): Pr
 }
 
 export type { Worker };
+
+/** Tasks whose runTask activity completed in the evaluation's first chunk (before `beforeMs`, when given). */
+export async function completedTasks(c: Client, evalId: string, beforeMs = Infinity): Promise<string[]> {
+  const history = await c.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory();
+  return history
+    .events!.filter(
+      (e) =>
+        e.activityTaskCompletedEventAttributes &&
+        Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6) < beforeMs,
+    )
+    .map(
+      (e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString()) as Partial<TaskResult>,
+    )
+    .filter((r) => typeof r.task === 'string') // runTask results (saveChunkResults returns a summary)
+    .map((r) => r.task!);
+}

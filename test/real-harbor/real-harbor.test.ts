@@ -12,9 +12,9 @@ import { loadEvalConfig } from '../../core/eval-config';
 import type { CandidateResult, TaskResult } from '../../core/eval-types';
 import { HARBOR_VERSION } from '../../core/harbor-version';
 import { DATASET, tempDir } from '../helpers/fixtures';
-import { runVero, until } from '../helpers/process';
+import { runVero, spawnWorker, until } from '../helpers/process';
 import { dockerObjects, realFixture, realHarborUnavailable, REWARD_1, trialObjects, writeTask } from '../helpers/real-harbor';
-import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { address, client, completedTasks, uniqueQueue, withWorker } from '../helpers/temporal';
 
 const unavailable = realHarborUnavailable();
 if (unavailable) console.warn(`\n*** REAL-HARBOR TIER SKIPPED: ${unavailable} ***\n`);
@@ -142,6 +142,55 @@ realDescribe('real Harbor 0.25 on Docker', () => {
       ) as { agent: { kwargs: Record<string, unknown> } };
       expect(trialConfig.agent.kwargs).toEqual({ flag: 'true', code: '007', list: '[1]' });
     });
+  });
+
+  test('worker SIGKILLed mid-task: a new worker finishes; no finished task re-runs, the running harbor is adopted', async () => {
+    const ds = tempDir('vero-real-kill-');
+    writeTask(ds, 'quick-a', { test: REWARD_1, solve: 'true' });
+    writeTask(ds, 'quick-b', { test: REWARD_1, solve: 'true' });
+    writeTask(ds, 'slow', { test: REWARD_1, solve: 'sleep 60' });
+    const q = uniqueQueue('real-kill');
+    const f = realFixture({
+      taskQueue: q,
+      address: address(),
+      dataset: ds,
+      harbor: { agent: 'oracle' },
+      // One attempt: a worker crash must not cost one (the task would become an error row).
+      execution: { concurrency: 3, task_attempts: 1, heartbeat_timeout: '5s' },
+    });
+    const { handle, input } = await start(f.configFile, 'HEAD');
+    const runs = path.join(f.home, 'runs', input.evalId);
+    const c = await client();
+    let w = spawnWorker(address(), q);
+    try {
+      await until(
+        'both quick tasks done while the slow trial runs',
+        async () => {
+          const done = await completedTasks(c, input.evalId);
+          if (!(done.includes('quick-a') && done.includes('quick-b'))) return false;
+          const names = fs.readdirSync(runs).flatMap((run) => trialNamesOf(path.join(runs, run, 'jobs')));
+          return names.some((n) => n.startsWith('slow__') && trialObjects([n]).some((o) => o.startsWith('container ')));
+        },
+        300_000,
+      );
+      w.kill('SIGKILL');
+      w = spawnWorker(address(), q);
+      const r = (await handle.result()) as CandidateResult;
+      expect(scores(r)).toEqual({ 'quick-a': 1, 'quick-b': 1, slow: 1 });
+      expect(byTask(r).slow!.notes!.join(' ')).toMatch(/adopted the running harbor/);
+    } catch (e) {
+      throw new Error(`${String(e)}\nworker log:\n${w.tail()}`);
+    } finally {
+      w.kill('SIGTERM');
+    }
+    // harbor started once per task, across the crash: `# vero-harbor attempt` lines in each task's harbor log.
+    const starts = Object.fromEntries(
+      execFileSync('find', [runs, '-path', '*/jobs/*.harbor.log'], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [path.basename(l, '.harbor.log'), (fs.readFileSync(l, 'utf8').match(/^# vero-harbor attempt /gm) ?? []).length]),
+    );
+    expect(starts).toEqual({ 'quick-a': 1, 'quick-b': 1, slow: 1 });
   });
 
   test('a task timeout and a cancel stop harbor and leave no container, network or image of those trials', async () => {
