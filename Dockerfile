@@ -7,7 +7,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY core core
+COPY model model
+COPY infra infra
+COPY client client
 COPY activities activities
 COPY workflows workflows
 COPY worker worker
@@ -15,7 +17,7 @@ COPY cli cli
 COPY compiler compiler
 COPY sidecar sidecar
 COPY bench bench
-COPY test/harbor-standin test/harbor-standin
+COPY harbor-standin harbor-standin
 COPY test/replay test/replay
 RUN npm run build
 
@@ -30,7 +32,7 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY scripts ./scripts
 COPY examples ./examples
-COPY test/harbor-standin/harbor ./test/harbor-standin/harbor
+COPY harbor-standin/harbor ./harbor-standin/harbor
 USER vero
 ENV VERO_HOME=/data/vero NODE_ENV=production
 # tini forwards SIGTERM: the worker drains (finishes or cancels in-flight harbor runs within its grace time), then exits.

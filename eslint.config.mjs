@@ -28,17 +28,17 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code must stay deterministic: no Node built-ins, no activity/worker/client imports.
+    // Workflow code must stay deterministic. An allow-list: the workflow SDK, the pure model, other workflow
+    // modules, and activity *types*.
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'], message: 'workflow code cannot do I/O; use an activity' },
             {
-              group: ['@temporalio/activity', '@temporalio/worker', '@temporalio/client', 'execa'],
-              message: 'not allowed in workflow code',
+              regex: '^(?!@temporalio/workflow$|\\.\\./model/[\\w-]+$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
+              message: 'workflow code may import only @temporalio/workflow, ../model/* and ./* (I/O belongs in an activity)',
             },
             {
               group: ['../activities', '../activities/*'],
@@ -49,6 +49,23 @@ export default tseslint.config(
         },
       ],
       'no-restricted-globals': ['error', { name: 'Date', message: 'use workflowInfo() times; Date is replay-safe but easy to misuse' }],
+    },
+  },
+  {
+    // The model is pure (schemas, rules, names): no I/O, nothing above it. An allow-list.
+    files: ['model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!zod$|picomatch$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
+              message: 'model/ is pure: it may import only zod, picomatch, node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { compileTask as compile, CompileResult } from '../compiler/compile';
-import { ConfigError } from '../core/errors';
+import { ConfigError } from '../model/errors';
 
 export interface CompileTaskInput {
   configFile: string;

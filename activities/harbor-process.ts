@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
-import type { EvalSettings } from '../core/eval-types';
+import type { EvalSettings } from '../model/eval-types';
 
 /** Marks the harbor process of a job dir so a later attempt can find an orphan. */
 export const JOB_ENV = 'VERO_HARBOR_JOB_DIR';

@@ -5,8 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureWorktree } from '../core/git';
-import { runInGroup } from '../core/process-group';
+import { ensureWorktree } from '../infra/git';
+import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
 
 export interface ModeAInput {

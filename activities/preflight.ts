@@ -6,11 +6,11 @@
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { EvalSettings } from '../core/eval-types';
-import { FailureType } from '../core/failures';
-import { jobNameFor, preflightArgv } from '../core/harbor-argv';
-import { runInGroup, tail } from '../core/process-group';
-import { resolvedRegistryFile } from '../core/task-source';
+import type { EvalSettings } from '../model/eval-types';
+import { FailureType } from '../model/failures';
+import { jobNameFor, preflightArgv } from '../model/harbor-argv';
+import { runInGroup, tail } from '../infra/process-group';
+import { resolvedRegistryFile } from '../infra/task-source';
 import { classifyStartFailure, fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
 import { withHeartbeat } from './heartbeat';
 import { CandidateSource, isolationFor, onThisHost } from './run-task';

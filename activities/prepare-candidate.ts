@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/failures';
-import { ensureWorktree, GitCommandError, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../core/git';
-import { checkHome } from '../core/home-dir';
+import { FailureType } from '../model/failures';
+import { ensureWorktree, GitCommandError, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
+import { checkHome } from '../infra/home-dir';
 import { withHeartbeat } from './heartbeat';
 
 export interface PrepareCandidateInput {

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
-import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../core/eval-types';
-import { addUsage, NO_USAGE } from '../core/trial-ranking';
+import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../model/eval-types';
+import { addUsage, NO_USAGE } from '../model/trial-ranking';
 
 function writeJsonAtomic(file: string, value: unknown): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });

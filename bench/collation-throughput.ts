@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PROJECT_ROOT } from '../core/temporal-cli';
+import { PROJECT_ROOT } from '../infra/temporal-cli';
 import { numberArg } from './fixtures';
 
 function main(): void {
@@ -18,7 +18,7 @@ function main(): void {
     // One real trial from the stand-in, replicated into N trials over 100 jobs (500 tasks × attempts).
     const seedJobs = path.join(tmp, 'seed');
     execFileSync(
-      path.join(PROJECT_ROOT, 'test/harbor-standin/harbor'),
+      path.join(PROJECT_ROOT, 'harbor-standin/harbor'),
       [
         'run',
         '-p',

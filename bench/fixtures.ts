@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PROJECT_ROOT } from '../core/temporal-cli';
+import { PROJECT_ROOT } from '../infra/temporal-cli';
 
 /** `--name N` from argv, else the fallback. */
 export function numberArg(name: string, fallback: number): number {

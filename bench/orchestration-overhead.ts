@@ -11,12 +11,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, prepareEvalInput, startOrAttach } from '../cli/eval-client';
-import { startDevServer } from '../core/dev-server';
-import { loadEvalConfig } from '../core/eval-config';
-import type { CandidateResult } from '../core/eval-types';
-import { harborArgv } from '../core/harbor-argv';
-import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
+import { startDevServer } from '../infra/dev-server';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import type { CandidateResult } from '../model/eval-types';
+import { harborArgv } from '../model/harbor-argv';
+import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { makeAgentRepo, makeDataset, numberArg, stringArg } from './fixtures';
 
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const tasks = makeDataset(dataset, nTasks);
   const repo = path.join(tmp, 'agent-repo');
   makeAgentRepo(repo);
-  const standin = path.join(PROJECT_ROOT, 'test', 'harbor-standin', 'harbor');
+  const standin = path.join(PROJECT_ROOT, 'harbor-standin', 'harbor');
   const durationOf = taskDurations(tasks, durations, chunkSize);
   const env: Record<string, string> =
     durations === 'zero'

@@ -8,11 +8,11 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, prepareEvalInput, startOrAttach } from '../cli/eval-client';
-import { startDevServer } from '../core/dev-server';
-import { loadEvalConfig } from '../core/eval-config';
-import type { CandidateResult } from '../core/eval-types';
-import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
+import { startDevServer } from '../infra/dev-server';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import type { CandidateResult } from '../model/eval-types';
+import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
 
 async function main(): Promise<void> {
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
           agent_repo: repo,
           home: path.join(tmp, `home-${workers}`),
           'tasks.source.path': dataset,
-          'harbor.command': [path.join(PROJECT_ROOT, 'test/harbor-standin/harbor')],
+          'harbor.command': [path.join(PROJECT_ROOT, 'harbor-standin/harbor')],
           'harbor.agent': 'agent:MiniAgent',
           'harbor.env': {
             HARBOR_STANDIN_TIME_SCALE: '1',

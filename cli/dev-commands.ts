@@ -3,13 +3,12 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { startDevServer } from '../core/dev-server';
-import { defaultHome, loadEvalConfig } from '../core/eval-config';
-import { CandidateResult } from '../core/eval-types';
-import { findTemporalCli, PROJECT_ROOT } from '../core/temporal-cli';
+import { startDevServer } from '../infra/dev-server';
+import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
+import { CandidateResult } from '../model/eval-types';
+import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink } from './eval-client';
-import { withTasks } from './eval-commands';
+import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks } from '../client/eval-client';
 import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 

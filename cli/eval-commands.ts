@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
-import { loadEvalConfig } from '../core/eval-config';
-import { CandidateResult } from '../core/eval-types';
-import { ConfigError } from '../core/errors';
-import { configDigest } from '../core/eval-identity';
-import { resolveTasks } from '../core/task-source';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import { CandidateResult } from '../model/eval-types';
+import { ConfigError } from '../model/errors';
+import { configDigest } from '../model/eval-identity';
+import { resolveTasks } from '../infra/task-source';
 import {
   awaitResult,
   connect,
@@ -18,7 +18,8 @@ import {
   settingsFrom,
   startOrAttach,
   uiLink,
-} from './eval-client';
+  withTasks,
+} from '../client/eval-client';
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 
@@ -26,12 +27,6 @@ export const EXIT = { ok: 0, evaluationFailed: 1, badInput: 2, temporalUnreachab
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
-
-/** The full result (reads the result file when the payload omits per-task rows). */
-export function withTasks(r: CandidateResult): CandidateResult {
-  if (r.tasks || !fs.existsSync(r.resultFile)) return r;
-  return { ...r, tasks: (JSON.parse(fs.readFileSync(r.resultFile, 'utf8')) as CandidateResult).tasks };
-}
 
 async function waitWithProgress(client: Client, evalId: string, quiet: boolean): Promise<CandidateResult> {
   let lastOutage = 0;

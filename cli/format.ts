@@ -1,6 +1,6 @@
 /** Plain-text tables for the CLI (the same data is printed as JSON with --json). */
-import type { CandidateResult, TaskResult } from '../core/eval-types';
-import type { Usage } from '../core/trial-ranking';
+import type { CandidateResult, TaskResult } from '../model/eval-types';
+import type { Usage } from '../model/trial-ranking';
 
 export function table(headers: string[], rows: (string | number | null)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map((c) => (c === null ? '-' : String(c))))];

@@ -1,8 +1,9 @@
 /** Options shared by several commands, and how they overlay vero.yaml. */
 import * as fs from 'node:fs';
 import { Command, Option } from 'commander';
-import { EvalConfig, loadEvalConfig } from '../core/eval-config';
-import { ConfigError } from '../core/errors';
+import { EvalConfig } from '../model/eval-config';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import { ConfigError } from '../model/errors';
 
 export interface ConnectionFlags {
   config?: string;

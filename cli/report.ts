@@ -2,7 +2,7 @@
  * `vero report`: one self-contained HTML page comparing candidates: score per candidate (an inline SVG chart),
  * a per-task pass/fail matrix, error counts, and links to the Temporal Web UI. Pure rendering: data in, HTML out.
  */
-import type { CandidateResult } from '../core/eval-types';
+import type { CandidateResult } from '../model/eval-types';
 import { fmtCost } from './format';
 
 const esc = (s: unknown): string =>

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { ConfigError } from '../core/errors';
+import { ConfigError } from '../model/errors';
 import { serve } from '../sidecar/serve';
 import { parseIntFlag } from './options';
 

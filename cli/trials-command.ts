@@ -1,8 +1,8 @@
 /** `vero trials`: collate any Harbor jobs dir offline. */
 import * as fs from 'node:fs';
 import { Command, Option } from 'commander';
-import { collate, loadTrials } from '../core/collate';
-import { ConfigError } from '../core/errors';
+import { collate, loadTrials } from '../infra/collate';
+import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 
 export function registerTrialsCommand(program: Command): void {

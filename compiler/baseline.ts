@@ -12,8 +12,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { execa } from 'execa';
 import * as tar from 'tar';
-import { ConfigError } from '../core/errors';
-import { git } from '../core/git';
+import { ConfigError } from '../model/errors';
+import { git } from '../infra/git';
 
 /** A baseline that cannot be built from the agent repo: bad input, reported like any config error. */
 export class BaselineError extends ConfigError {}

@@ -6,12 +6,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { MAX_CONFIG_BYTES, readRegularFile } from '../core/bounded-read';
-import { DurationSeconds } from '../core/durations';
-import { ConfigError, formatZodIssues } from '../core/errors';
-import { HarborSection } from '../core/harbor-config';
-import { BudgetSpec, SplitAccess, SplitName, TargetSpec } from '../core/serve-config';
-import { availableTasks } from '../core/task-source';
+import { MAX_CONFIG_BYTES, readRegularFile } from '../infra/bounded-read';
+import { commandArgv } from '../model/command-line';
+import { DurationSeconds } from '../model/durations';
+import { ConfigError, formatZodIssues } from '../model/errors';
+import { HarborSection } from '../model/harbor-config';
+import { BudgetSpec, SplitAccess, SplitName, TargetSpec } from '../model/serve-config';
+import { availableTasks } from '../infra/task-source';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
 export const SafeRelativePath = z
@@ -22,9 +23,7 @@ export const SafeRelativePath = z
   });
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
-const argv = z
-  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
-  .transform((c) => (Array.isArray(c) ? c : c.trim().split(/\s+/)));
+const argv = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((c) => commandArgv(c));
 
 export const BuildConfigFile = z.strictObject({
   /** Harbor task name `org/name`. */

@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError } from '../core/errors';
-import { PROJECT_ROOT } from '../core/temporal-cli';
+import { ConfigError } from '../model/errors';
+import { PROJECT_ROOT } from '../infra/temporal-cli';
 import { buildBaseline } from './baseline';
 import { BuildConfig, loadBuildConfig } from './build-config';
 import { renderFiles } from './render';

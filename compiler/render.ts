@@ -5,8 +5,8 @@
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
 import { stringify as toYaml } from 'yaml';
-import { HARBOR_VERSION } from '../core/harbor-version';
-import { CONTAINER, ServeConfig } from '../core/serve-config';
+import { HARBOR_VERSION } from '../model/harbor-version';
+import { CONTAINER, ServeConfig } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 import { renderInstruction } from './instruction';
 

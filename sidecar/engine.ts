@@ -7,11 +7,10 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { startOrAttach } from '../cli/eval-client';
-import { configDigest, evalWorkflowId } from '../core/eval-identity';
-import { CandidateResult, EvalInput, EvalSettings } from '../core/eval-types';
-import { HarborSection } from '../core/harbor-config';
-import type { ServeConfig, SplitAccess } from '../core/serve-config';
+import { DEFAULT_EXECUTION, evalInputFor, startOrAttach, withTasks } from '../client/eval-client';
+import { CandidateResult, EvalSettings } from '../model/eval-types';
+import { HarborSection } from '../model/harbor-config';
+import type { ServeConfig, SplitAccess } from '../model/serve-config';
 import { badRequest, notEvaluable } from './errors';
 import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
@@ -94,9 +93,9 @@ export class Engine {
       errorRateThreshold: 1,
       concurrency: this.cfg.max_concurrency,
       taskTimeoutSec: this.cfg.timeout_sec,
-      taskAttempts: 3,
+      taskAttempts: DEFAULT_EXECUTION.task_attempts,
       heartbeatTimeoutSec: this.cfg.heartbeat_timeout_sec,
-      chunkSize: 500,
+      chunkSize: DEFAULT_EXECUTION.chunk_size,
       isolation: { runAs: this.cfg.harness_user, passEnv: this.cfg.secrets },
     };
   }
@@ -104,21 +103,16 @@ export class Engine {
   private async evaluateModeB(commit: string, tasks: string[], ids: number[]): Promise<SampleScore[]> {
     if (!this.temporal) throw new Error('mode B needs a Temporal connection');
     const settings = this.settings();
-    const sorted = [...tasks].sort();
-    const digest = configDigest(sorted, settings);
-    const input = EvalInput.parse({
-      evalId: evalWorkflowId(commit, digest),
-      candidate: commit,
+    const input = evalInputFor({
+      commit,
       candidateRef: commit,
       agentRepo: this.cfg.repo_path,
       home: this.cfg.paths.home,
-      tasks: sorted,
-      configDigest: digest,
+      tasks: [...tasks].sort(),
       settings,
     });
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
-    const result = (await handle.result()) as CandidateResult;
-    const rows = result.tasks ?? (JSON.parse(fs.readFileSync(result.resultFile, 'utf8')) as CandidateResult).tasks ?? [];
+    const rows = withTasks((await handle.result()) as CandidateResult).tasks ?? [];
     const byTask = new Map(rows.map((t) => [t.task, t]));
     return tasks.map((name, i) => {
       const t = byTask.get(name);

@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ServeConfig } from '../core/serve-config';
+import type { ServeConfig } from '../model/serve-config';
 import type { Engine } from './engine';
 import { protectedChanges } from './protected-paths';
 import type { CandidateRegistry } from './registry';

@@ -4,8 +4,8 @@
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import type { ServeConfig } from '../core/serve-config';
-import { Mutex, writeJsonDurable } from './atomic-file';
+import type { ServeConfig } from '../model/serve-config';
+import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 import { budgetExceeded, conflict, notEvaluable } from './errors';
 
 const Entry = z.strictObject({

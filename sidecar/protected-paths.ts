@@ -3,8 +3,8 @@
  * baseline commit's (renames seen as a deletion plus an addition, symlinks compared as links, never followed);
  * any change under a protected pattern refuses the candidate.
  */
-import { git } from '../core/git';
-import { parseNameStatus, protectedMatcher } from '../core/protected-paths';
+import { git } from '../infra/git';
+import { parseNameStatus, protectedMatcher } from '../model/protected-paths';
 import { SidecarError } from './errors';
 
 /** The protected paths the candidate changed, as `path (kind)`; empty when it may be evaluated. */

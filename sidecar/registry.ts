@@ -1,7 +1,7 @@
 /** What was evaluated, with which score: persisted, so a restart keeps the candidates auto_best chooses from. */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { Mutex, writeJsonDurable } from './atomic-file';
+import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 
 const Record_ = z.strictObject({
   commit: z.string(),

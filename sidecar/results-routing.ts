@@ -1,7 +1,7 @@
 /** What the agent may see of an evaluation, by tier: written to the agent-visible volume (main mounts it read-only). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SplitAccess } from '../core/serve-config';
+import type { SplitAccess } from '../model/serve-config';
 
 export interface SampleScore {
   id: number;

@@ -1,12 +1,12 @@
 /** `vero serve`: starts the eval sidecar (ledger, registry, token, Temporal worker, HTTP API). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { MAX_CONFIG_BYTES, readRegularFile } from '../core/bounded-read';
-import { startDevServer, DevServer } from '../core/dev-server';
-import { ConfigError, formatZodIssues } from '../core/errors';
-import { ServeConfig } from '../core/serve-config';
-import { findTemporalCli } from '../core/temporal-cli';
+import { connect } from '../client/eval-client';
+import { MAX_CONFIG_BYTES, readRegularFile } from '../infra/bounded-read';
+import { startDevServer, DevServer } from '../infra/dev-server';
+import { ConfigError, formatZodIssues } from '../model/errors';
+import { ServeConfig } from '../model/serve-config';
+import { findTemporalCli } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { Engine } from './engine';
 import { Ledger } from './ledger';
@@ -55,8 +55,8 @@ export async function serve(configFile: string, opts: ServeOptions = {}): Promis
     address = devServer.address;
   }
   const taskQueue = opts.taskQueue ?? 'vero-sidecar';
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
+  // The same connection settings (TLS, API key from the environment) as the worker's.
+  const client = await connect(address, 'default');
   const { worker, connection: workerConnection } = await createVeroWorker({ address, namespace: 'default', taskQueue });
   const running = worker.run();
   const engine = new Engine(cfg, { client, taskQueue });
@@ -72,7 +72,7 @@ export async function serve(configFile: string, opts: ServeOptions = {}): Promis
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch((e: unknown) => log(`worker stopped with an error: ${(e as Error).message}`));
       await workerConnection.close();
-      await connection.close();
+      await client.connection.close();
       await devServer?.stop();
     },
   };

@@ -2,7 +2,7 @@
 import * as os from 'node:os';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { connectionExtrasFromEnv } from '../core/temporal-connection';
+import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 import { telemetryPlugins } from './telemetry';
 
 export interface VeroWorkerOptions {

@@ -17,9 +17,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CandidateResult, ChunkInput, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress, Progress } from '../core/eval-types';
-import { CONFIG_FAILURES, FailureType } from '../core/failures';
-import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../core/search-attributes';
+import { CandidateResult, ChunkInput, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress, Progress } from '../model/eval-types';
+import { CONFIG_FAILURES, FailureType } from '../model/failures';
+import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
 

@@ -13,9 +13,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ChunkInput, ChunkSummary, TaskResult } from '../core/eval-types';
-import { newProgress } from '../core/eval-types';
-import { CONFIG_FAILURES, FailureType } from '../core/failures';
+import type { ChunkInput, ChunkSummary, TaskResult } from '../model/eval-types';
+import { newProgress } from '../model/eval-types';
+import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
 
 function failureMessage(err: unknown): string {

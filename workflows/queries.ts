@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { Progress } from '../core/eval-types';
+import type { Progress } from '../model/eval-types';
 
 /** Progress of an evaluation (parent) or of one chunk (child). */
 export const progressQuery = defineQuery<Progress>('progress');

@@ -2,7 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { freePort } from '../../core/dev-server';
+import { freePort } from '../../infra/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { chromium, CHROMIUM } from '../helpers/chromium';
 import { runVero } from '../helpers/process';

@@ -7,7 +7,7 @@ import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml, stringify } from 'yaml';
 import { compileTask as compileActivity } from '../../activities/compile-task';
 import { compileTask, MANIFEST } from '../../compiler/compile';
-import { ServeConfig } from '../../core/serve-config';
+import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
 
 jest.setTimeout(60_000);

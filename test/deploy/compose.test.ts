@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { searchAttributeSpecs } from '../../core/search-attributes';
+import { searchAttributeSpecs } from '../../model/search-attributes';
 import { ROOT } from '../helpers/fixtures';
 
 const composeFile = path.join(ROOT, 'docker-compose.dev.yml');

@@ -2,8 +2,8 @@
 import { spawn } from 'node:child_process';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { prepareEvalInput, startOrAttach } from '../../cli/eval-client';
-import { loadEvalConfig } from '../../core/eval-config';
+import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { loadEvalConfig } from '../../infra/eval-config-file';
 import { evalFixture, ROOT } from '../helpers/fixtures';
 import { address, client, uniqueQueue } from '../helpers/temporal';
 

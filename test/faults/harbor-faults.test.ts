@@ -2,9 +2,9 @@
  * Harbor faults injected through the stand-in's scenarios: each ends as the documented status, scores from
  * partial trials are salvaged, and nothing is silently 0.
  */
-import { prepareEvalInput, startOrAttach } from '../../cli/eval-client';
-import { loadEvalConfig } from '../../core/eval-config';
-import type { CandidateResult, TaskResult } from '../../core/eval-types';
+import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import type { CandidateResult, TaskResult } from '../../model/eval-types';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 

@@ -1,9 +1,9 @@
 /** Graceful worker shutdown: SIGTERM drains (the running harbor run finishes and is reported), then the worker exits 0. */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { prepareEvalInput, startOrAttach } from '../../cli/eval-client';
-import { loadEvalConfig } from '../../core/eval-config';
-import type { CandidateResult } from '../../core/eval-types';
+import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import type { CandidateResult } from '../../model/eval-types';
 import { evalFixture, invocations, ROOT, runsPerTask } from '../helpers/fixtures';
 import { spawnWorker } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';

@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { freePort } from '../../core/dev-server';
-import { searchAttributeSpecs } from '../../core/search-attributes';
-import { findTemporalCli } from '../../core/temporal-cli';
+import { freePort } from '../../infra/dev-server';
+import { searchAttributeSpecs } from '../../model/search-attributes';
+import { findTemporalCli } from '../../infra/temporal-cli';
 import { ROOT, tempDir } from './fixtures';
 
 /** Why the cluster tier cannot run here, or null. */

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
-export const STANDIN = path.join(ROOT, 'test', 'harbor-standin', 'harbor');
+export const STANDIN = path.join(ROOT, 'harbor-standin', 'harbor');
 export const DATASET = path.join(ROOT, 'examples', 'datasets', 'mini-bench');
 export const TASKS = ['add-cli-flag', 'count-words', 'fix-csv-parser', 'hello-world', 'reverse-string', 'sum-numbers'];
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { TaskResult } from '../../core/eval-types';
+import type { TaskResult } from '../../model/eval-types';
 import { createVeroWorker } from '../../worker/create-worker';
 
 let runtimeInstalled = false;

@@ -5,10 +5,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { prepareEvalInput, startOrAttach, listEvaluations } from '../../cli/eval-client';
-import { loadEvalConfig } from '../../core/eval-config';
-import type { CandidateResult } from '../../core/eval-types';
-import { DATASET, evalFixture, invocations, preflights, runsPerTask, tempDir, taskOf } from '../helpers/fixtures';
+import { prepareEvalInput, startOrAttach, listEvaluations } from '../../client/eval-client';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import type { CandidateResult } from '../../model/eval-types';
+import { DATASET, evalFixture, invocations, preflights, runsPerTask, STANDIN, tempDir, taskOf } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -224,7 +224,7 @@ describe('candidate evaluation', () => {
     const wrapper = path.join(dir, 'harbor-wrong-task');
     fs.writeFileSync(
       wrapper,
-      `#!/bin/bash\nargs=()\nprev=\nfor a in "$@"; do [ "$prev" = -i ] && a=count-words; args+=("$a"); prev="$a"; done\nexec ${path.resolve(__dirname, '..', 'harbor-standin', 'harbor')} "\${args[@]}"\n`,
+      `#!/bin/bash\nargs=()\nprev=\nfor a in "$@"; do [ "$prev" = -i ] && a=count-words; args+=("$a"); prev="$a"; done\nexec ${STANDIN} "\${args[@]}"\n`,
       { mode: 0o755 },
     );
     const f = evalFixture({ taskQueue: q, address: address(), harbor: { command: [wrapper] }, tasks: { names: ['hello-world'] } });

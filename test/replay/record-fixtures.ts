@@ -8,10 +8,10 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, prepareEvalInput, startOrAttach } from '../../cli/eval-client';
-import { startDevServer } from '../../core/dev-server';
-import { loadEvalConfig } from '../../core/eval-config';
-import { findTemporalCli, PROJECT_ROOT } from '../../core/temporal-cli';
+import { connect, prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { startDevServer } from '../../infra/dev-server';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import { findTemporalCli, PROJECT_ROOT } from '../../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../../worker/create-worker';
 
 async function main(): Promise<void> {

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderReport } from '../../cli/report';
-import type { CandidateResult, TaskResult } from '../../core/eval-types';
+import type { CandidateResult, TaskResult } from '../../model/eval-types';
 import { evalFixture, tempDir } from '../helpers/fixtures';
 import { chromium, CHROMIUM } from '../helpers/chromium';
 import { runVero } from '../helpers/process';

@@ -5,8 +5,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startDevServer } from '../../core/dev-server';
-import { findTemporalCli } from '../../core/temporal-cli';
+import { startDevServer } from '../../infra/dev-server';
+import { findTemporalCli } from '../../infra/temporal-cli';
 
 export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-test-temporal-'));

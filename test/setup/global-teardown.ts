@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { DevServer } from '../../core/dev-server';
+import type { DevServer } from '../../infra/dev-server';
 
 export default async function globalTeardown(): Promise<void> {
   const server = (globalThis as { __veroServer?: DevServer }).__veroServer;

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { compileTask } from '../../compiler/compile';
-import { ServeConfig } from '../../core/serve-config';
+import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, ROOT, STANDIN, tempDir } from '../helpers/fixtures';
 import { address, uniqueQueue } from '../helpers/temporal';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { isTrialResult, TrialResult } from '../../core/harbor-result';
+import { isTrialResult, TrialResult } from '../../model/harbor-result';
 import * as path from 'node:path';
-import { collate, loadTrials, TaskNameMismatchError } from '../../core/collate';
+import { collate, loadTrials, TaskNameMismatchError } from '../../infra/collate';
 import { tempDir } from '../helpers/fixtures';
 
 function writeTrial(jobs: string, job: string, trialName: string, body: Record<string, unknown> | string): void {

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadEvalConfig } from '../../core/eval-config';
-import { ConfigError } from '../../core/errors';
-import { configDigest, evalWorkflowId } from '../../core/eval-identity';
-import { resolveTasks } from '../../core/task-source';
-import { settingsFrom } from '../../cli/eval-client';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import { ConfigError } from '../../model/errors';
+import { configDigest, evalWorkflowId } from '../../model/eval-identity';
+import { resolveTasks } from '../../infra/task-source';
+import { settingsFrom } from '../../client/eval-client';
 import { DATASET, tempDir } from '../helpers/fixtures';
 
 function write(text: string): string {

@@ -6,14 +6,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { composeProjectPrefix } from '../../activities/docker-leftovers';
 import { classifyStartFailure, harborEnv } from '../../activities/harbor-process';
-import { collate, loadTrials } from '../../core/collate';
-import { EvalConfigFile } from '../../core/eval-config';
-import { kwargItem, preflightArgv } from '../../core/harbor-argv';
-import { HarborSection } from '../../core/harbor-config';
-import { listDataset, notATaskBecause } from '../../core/harbor-task-dir';
-import { HARBOR_VERSION } from '../../core/harbor-version';
-import { resolvedRegistryFile } from '../../core/task-source';
-import { LoadedTrial, scoreTask } from '../../core/trial-ranking';
+import { collate, loadTrials } from '../../infra/collate';
+import { EvalConfigFile } from '../../model/eval-config';
+import { kwargItem, preflightArgv } from '../../model/harbor-argv';
+import { HarborSection } from '../../model/harbor-config';
+import { listDataset, notATaskBecause } from '../../infra/harbor-task-dir';
+import { HARBOR_VERSION } from '../../model/harbor-version';
+import { resolvedRegistryFile } from '../../infra/task-source';
+import { LoadedTrial, scoreTask } from '../../model/trial-ranking';
 import { ROOT, tempDir } from '../helpers/fixtures';
 
 function write(root: string, files: Record<string, string>): void {

@@ -1,5 +1,5 @@
-import { collidingFlags, HarborSection } from '../../core/harbor-config';
-import { harborArgv, jobNameFor, launcher } from '../../core/harbor-argv';
+import { collidingFlags, HarborSection } from '../../model/harbor-config';
+import { harborArgv, jobNameFor, launcher } from '../../model/harbor-argv';
 
 const base = { source: { path: '/data/ds' }, task: 'hello', jobsDir: '/runs/x/jobs', jobName: 'hello', worktree: '/wt/abc' };
 const flagValue = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];

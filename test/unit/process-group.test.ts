@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { groupAlive, runInGroup, watchGroup } from '../../core/process-group';
+import { groupAlive, runInGroup, watchGroup } from '../../infra/process-group';
 import { ROOT, tempDir } from '../helpers/fixtures';
 import { until } from '../helpers/process';
 
@@ -20,7 +20,7 @@ test('a group whose parent was SIGKILLed keeps writing to its log (no SIGPIPE) a
     process.execPath,
     [
       '-e',
-      `const { runInGroup } = require(${JSON.stringify(path.join(ROOT, 'dist', 'core', 'process-group.js'))});
+      `const { runInGroup } = require(${JSON.stringify(path.join(ROOT, 'dist', 'infra', 'process-group.js'))});
        runInGroup(['bash', '-c', 'echo early; sleep 1; for i in $(seq 200); do echo "late line $i"; done; echo late >&2'], {
          cwd: ${JSON.stringify(dir)}, logFile: ${JSON.stringify(log)},
          onStart: (pid) => { require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(pid)); process.kill(process.pid, 'SIGKILL'); },

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connectionExtrasFromEnv } from '../../core/temporal-connection';
+import { connectionExtrasFromEnv } from '../../infra/temporal-connection';
 import { tempDir } from '../helpers/fixtures';
 
 test('plain by default; an API key implies TLS; mTLS needs both files', () => {

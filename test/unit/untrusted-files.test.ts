@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadTrials } from '../../core/collate';
+import { loadTrials } from '../../infra/collate';
 import { tempDir } from '../helpers/fixtures';
 
 const trial = (name: string) =>

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isInside } from './bounded-read';
-import { ConfigError } from './errors';
+import { ConfigError } from '../model/errors';
 
 const PSEUDO_FILE_SYSTEMS = ['/proc', '/sys', '/dev'];
 

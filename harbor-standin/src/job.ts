@@ -7,7 +7,7 @@ import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialCon
 import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario } from './scenario';
 import { jobStats, TrialRecord } from './stats';
-import { HARBOR_VERSION } from '../../../core/harbor-version';
+import { HARBOR_VERSION } from '../../model/harbor-version';
 import { ConfigError, LocalTask } from './tasks';
 
 const SHORTUUID_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { parse as parseToml } from 'smol-toml';
-import { isTaskDir } from '../../../core/harbor-task-dir';
+import { isTaskDir } from '../../infra/harbor-task-dir';
 
 export class ConfigError extends Error {
   constructor(

@@ -10,7 +10,7 @@ import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
 import { defaultJobName, dumps } from './pyjson';
 import { AttemptCounter, loadScenario } from './scenario';
-import { HARBOR_VERSION } from '../../../core/harbor-version';
+import { HARBOR_VERSION } from '../../model/harbor-version';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
 const VERSION = HARBOR_VERSION;

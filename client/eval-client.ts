@@ -1,4 +1,9 @@
-/** Starting, attaching to, and inspecting evaluations through the Temporal client. */
+/**
+ * The evaluation client: connect, build a workflow input from a config (settings default from the schema),
+ * start or attach, follow progress, read results, list and rank evaluations. The CLI, the sidecar, bench/ and
+ * the tests all go through it.
+ */
+import * as fs from 'node:fs';
 import {
   Client,
   Connection,
@@ -9,15 +14,15 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { EvalConfig } from '../core/eval-config';
-import { configDigest, evalWorkflowId } from '../core/eval-identity';
-import { CandidateResult, EvalInput, EvalSettings, Progress } from '../core/eval-types';
-import { ConfigError } from '../core/errors';
-import { isGitRepo, resolveCommit } from '../core/git';
-import { checkHome } from '../core/home-dir';
-import { connectionExtrasFromEnv } from '../core/temporal-connection';
-import { VeroCandidate, VeroConfigDigest, VeroCostUsd, VeroScore, VeroStatus, VeroTaskSource } from '../core/search-attributes';
-import { resolveTaskSelection } from '../core/task-source';
+import { Execution, type EvalConfig } from '../model/eval-config';
+import { configDigest, evalWorkflowId } from '../model/eval-identity';
+import { CandidateResult, EvalInput, EvalSettings, Progress } from '../model/eval-types';
+import { ConfigError } from '../model/errors';
+import { isGitRepo, resolveCommit } from '../infra/git';
+import { checkHome } from '../infra/home-dir';
+import { connectionExtrasFromEnv } from '../infra/temporal-connection';
+import { VeroCandidate, VeroConfigDigest, VeroCostUsd, VeroScore, VeroStatus, VeroTaskSource } from '../model/search-attributes';
+import { resolveTaskSelection } from '../infra/task-source';
 import { evaluateCandidate, progressQuery } from '../workflows';
 
 export class TemporalUnreachableError extends Error {
@@ -54,24 +59,47 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
   };
 }
 
-/** Validates everything that can be checked before starting: repo, candidate, tasks. */
+/** The `execution:` settings a caller without a vero.yaml gets (the schema's defaults). */
+export const DEFAULT_EXECUTION = Execution.parse({});
+
+/** The workflow input for a commit, tasks and settings: its id is the commit plus the digest of tasks and settings. */
+export function evalInputFor(parts: {
+  commit: string;
+  candidateRef: string;
+  agentRepo: string;
+  home: string;
+  tasks: string[];
+  settings: EvalSettings;
+  skippedDirs?: EvalInput['skippedDirs'];
+}): EvalInput {
+  const digest = configDigest(parts.tasks, parts.settings);
+  return EvalInput.parse({
+    evalId: evalWorkflowId(parts.commit, digest),
+    candidate: parts.commit,
+    candidateRef: parts.candidateRef,
+    agentRepo: parts.agentRepo,
+    home: parts.home,
+    tasks: parts.tasks,
+    configDigest: digest,
+    settings: parts.settings,
+    ...(parts.skippedDirs ? { skippedDirs: parts.skippedDirs } : {}),
+  });
+}
+
+/** Validates everything that can be checked before starting (home, repo, candidate, tasks); the workflow input. */
 export async function prepareEvalInput(cfg: EvalConfig, candidateRef: string): Promise<EvalInput> {
   checkHome(cfg.home);
   if (!(await isGitRepo(cfg.agent_repo))) throw new ConfigError(`agent_repo: ${cfg.agent_repo} does not exist or is not a git repository`);
   const commit = await resolveCommit(cfg.agent_repo, candidateRef);
   if (!commit) throw new ConfigError(`--candidate: "${candidateRef}" is not a commit of ${cfg.agent_repo}`);
   const { tasks, skipped } = resolveTaskSelection(cfg);
-  const settings = settingsFrom(cfg);
-  const digest = configDigest(tasks, settings);
-  return EvalInput.parse({
-    evalId: evalWorkflowId(commit, digest),
-    candidate: commit,
+  return evalInputFor({
+    commit,
     candidateRef,
     agentRepo: cfg.agent_repo,
     home: cfg.home,
     tasks,
-    configDigest: digest,
-    settings,
+    settings: settingsFrom(cfg),
     skippedDirs: skipped,
   });
 }
@@ -204,6 +232,12 @@ export async function listEvaluations(client: Client, opts: { limit?: number; co
     if (out.length >= limit) break;
   }
   return out;
+}
+
+/** The full result: the per-task rows come from the result file when the payload left them out (large evaluations). */
+export function withTasks(r: CandidateResult): CandidateResult {
+  if (r.tasks || !fs.existsSync(r.resultFile)) return r;
+  return { ...r, tasks: (JSON.parse(fs.readFileSync(r.resultFile, 'utf8')) as CandidateResult).tasks };
 }
 
 /** The best completed evaluation: highest score, then fewer errors, then earlier start, then id. */

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { searchAttributeArgs } from './search-attributes';
+import { searchAttributeArgs } from '../model/search-attributes';
 
 export interface DevServerOptions {
   temporalCli: string;

@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
-import { ConfigError } from './errors';
+import { ConfigError } from '../model/errors';
 
 export interface ConnectionExtras {
   tls?: TLSConfig | boolean;

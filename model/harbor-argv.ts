@@ -4,6 +4,7 @@
  * with FileExistsError.
  */
 import { createHash } from 'node:crypto';
+import { commandArgv } from './command-line';
 import type { HarborSection } from './harbor-config';
 
 export interface HarborTaskRun {
@@ -17,7 +18,7 @@ export interface HarborTaskRun {
 }
 
 export function launcher(harbor: HarborSection, worktree: string): string[] {
-  const parts = Array.isArray(harbor.command) ? harbor.command : harbor.command.trim().split(/\s+/);
+  const parts = commandArgv(harbor.command);
   return parts.map((p) => p.replaceAll('{worktree}', worktree));
 }
 

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError } from './errors';
-import type { EvalConfig } from './eval-config';
+import { ConfigError } from '../model/errors';
+import type { EvalConfig } from '../model/eval-config';
 import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from './harbor-task-dir';
 
 export type SkippedDir = DatasetListing['skipped'][number];

@@ -1,14 +1,9 @@
 /**
- * `vero.yaml`: what to evaluate and how. One zod schema; CLI flags are an overlay applied before validation;
- * unknown keys are errors naming their path; relative paths resolve against the file.
+ * `vero.yaml`: what to evaluate and how. One zod schema (unknown keys are errors naming their path);
+ * infra/eval-config-file.ts reads the file, applies CLI overrides and resolves relative paths.
  */
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { MAX_CONFIG_BYTES, readRegularFile } from './bounded-read';
 import { DurationSeconds } from './durations';
-import { ConfigError, formatZodIssues } from './errors';
 import { HarborSection } from './harbor-config';
 
 export const TaskSource = z
@@ -87,10 +82,6 @@ export const EvalConfigFile = z.strictObject({
 });
 export type EvalConfig = z.infer<typeof EvalConfigFile> & { home: string; configFile: string | null };
 
-export function defaultHome(): string {
-  return process.env.VERO_HOME ?? path.join(os.homedir(), '.vero');
-}
-
 /** Sets `value` at a dotted path of a plain object (creating objects on the way). */
 export function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
@@ -100,58 +91,4 @@ export function setPath(obj: Record<string, unknown>, dotted: string, value: unk
     cur = cur[k] as Record<string, unknown>;
   }
   cur[keys.at(-1)!] = value;
-}
-
-function resolveFrom(base: string, p: string): string {
-  const expanded = p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
-  return path.resolve(base, expanded);
-}
-
-/**
- * Loads and validates a vero.yaml. `overrides` maps dotted paths to values (from CLI flags) and is applied
- * before validation, so an override is checked exactly like the file.
- */
-export function loadEvalConfig(file: string | null, overrides: Record<string, unknown> = {}): EvalConfig {
-  let raw: unknown = {};
-  const where = file ?? 'command line';
-  if (file) {
-    let text: string;
-    try {
-      text = readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8');
-    } catch (e) {
-      throw new ConfigError(`${file}: cannot read the config file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-    }
-    try {
-      raw = parseYaml(text) ?? {};
-    } catch (e) {
-      throw new ConfigError(`${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`);
-    }
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file}: expected a mapping at the top level`);
-  }
-  const obj = structuredClone(raw) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) setPath(obj, k, v);
-  const parsed = EvalConfigFile.safeParse(obj);
-  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, where));
-  const cfg = parsed.data;
-  const base = file ? path.dirname(path.resolve(file)) : process.cwd();
-  const src = cfg.tasks.source;
-  // A launcher given as a relative path ("./bin/harbor") is relative to the config file, like every path in it.
-  const cmd = Array.isArray(cfg.harbor.command) ? [...cfg.harbor.command] : cfg.harbor.command.trim().split(/\s+/);
-  if (cmd[0]!.includes('/') && !path.isAbsolute(cmd[0]!) && !cmd[0]!.includes('{worktree}')) cmd[0] = resolveFrom(base, cmd[0]!);
-  return {
-    ...cfg,
-    harbor: { ...cfg.harbor, command: cmd },
-    agent_repo: resolveFrom(base, cfg.agent_repo),
-    tasks: {
-      ...cfg.tasks,
-      source: {
-        ...src,
-        ...(src.path ? { path: resolveFrom(base, src.path) } : {}),
-        ...(src.registry_path ? { registry_path: resolveFrom(base, src.registry_path) } : {}),
-      },
-      ...(cfg.tasks.partition ? { partition: { ...cfg.tasks.partition, file: resolveFrom(base, cfg.tasks.partition.file) } } : {}),
-    },
-    home: cfg.home ? resolveFrom(base, cfg.home) : defaultHome(),
-    configFile: file ? path.resolve(file) : null,
-  };
 }

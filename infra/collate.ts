@@ -8,8 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularFile } from './bounded-read';
-import { isTrialResult, TrialResult, trialTaskKey } from './harbor-result';
-import { Aggregation, LoadedTrial, scoreTask, TaskScore } from './trial-ranking';
+import { isTrialResult, TrialResult, trialTaskKey } from '../model/harbor-result';
+import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
 
 export interface InvalidTrialFile {
   file: string;
