@@ -1,6 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
-import { compileTask as compile, CompileResult } from '../compiler/compile';
-import { ConfigError } from '../model/errors';
+import { buildTaskDir, CompileResult } from '../compiler/compile';
+import { asActivityFailure } from '../model/errors';
 
 export interface CompileTaskInput {
   configFile: string;
@@ -9,11 +8,10 @@ export interface CompileTaskInput {
 }
 
 /** The compiler as an activity. Payloads carry paths and names only: secret values never enter Temporal. */
-export async function compileTask(input: CompileTaskInput): Promise<CompileResult> {
+export async function compileTaskDir(input: CompileTaskInput): Promise<CompileResult> {
   try {
-    return await compile(input.configFile, input.outDir, { skipSecretCheck: input.skipSecretCheck });
+    return await buildTaskDir(input.configFile, input.outDir, { skipSecretCheck: input.skipSecretCheck });
   } catch (e) {
-    if (e instanceof ConfigError) throw ApplicationFailure.nonRetryable(e.message, 'BuildConfigError');
-    throw e;
+    throw asActivityFailure(e); // a ConfigError: non-retryable, type ConfigError
   }
 }

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
 import type { EvalSettings } from '../model/eval-types';
+import { runPaths } from '../model/paths';
 
 /** Marks the harbor process of a job dir so a later attempt can find an orphan. */
 export const JOB_ENV = 'VERO_HARBOR_JOB_DIR';
@@ -17,7 +18,7 @@ export const DEFAULT_STOP_GRACE_SEC = 60;
 
 /** The empty directory harbor runs in. */
 export function harborCwd(runDir: string): string {
-  const dir = path.join(runDir, 'harbor-cwd');
+  const dir = runPaths(runDir).harborCwd;
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }

@@ -5,9 +5,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Context } from '@temporalio/activity';
 import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
+import { homePaths } from '../model/paths';
+import { writeJsonDurable } from '../infra/atomic-file';
 
 export interface ModeAInput {
   /** The workflow id: names the files of this evaluation. */
@@ -48,7 +51,7 @@ function jsonLines(text: string): unknown[] {
 }
 
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
-  const dir = path.join(input.home, 'mode-a', input.id);
+  const dir = homePaths(input.home).modeADir(input.id);
   fs.mkdirSync(dir, { recursive: true });
   const rows = fs
     .readFileSync(path.join(input.datasetDir, `${input.split}.jsonl`), 'utf8')
@@ -56,9 +59,11 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
     .filter((l) => l.trim())
     .map((l, i) => ({ i, row: JSON.parse(l) as { id?: unknown; inputs: unknown; labels: unknown } }));
   const chosen = input.ids.map((i) => rows[i]!);
-  const worktree = path.join(input.home, 'worktrees', input.commit);
+  const worktree = homePaths(input.home).worktree(input.commit);
   await ensureWorktree(input.repo, input.commit, worktree);
   const deadline = Date.now() + input.timeoutSec * 1000;
+  // A cancelled evaluation stops inference and scoring as whole process groups.
+  const signal = Context.current().cancellationSignal;
 
   // Untrusted: the candidate's inference sees the inputs only, never the labels, in its own process group.
   fs.writeFileSync(
@@ -73,7 +78,9 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
     stdinFile: path.join(dir, 'inputs.jsonl'),
     stdoutFile: path.join(dir, 'outputs.jsonl'),
     deadline,
+    signal,
   });
+  if (inf.cancelled) throw signal.reason ?? new Error('cancelled');
   const outputs = new Map<number, unknown>();
   for (const o of jsonLines(fs.readFileSync(path.join(dir, 'outputs.jsonl'), 'utf8')) as { id: number; output: unknown }[])
     if (o && typeof o === 'object' && 'id' in o) outputs.set(Number(o.id), o.output);
@@ -91,7 +98,9 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
       stdinFile: path.join(dir, 'to-score.jsonl'),
       stdoutFile: path.join(dir, 'scores.jsonl'),
       deadline,
+      signal,
     });
+    if (sc.cancelled) throw signal.reason ?? new Error('cancelled');
     if (sc.exitCode !== 0)
       throw new Error(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${path.join(dir, 'scorer.log')}`);
     for (const s of jsonLines(fs.readFileSync(path.join(dir, 'scores.jsonl'), 'utf8')) as { id: number; score: number }[])
@@ -109,7 +118,6 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
     output: outputs.get(i),
   }));
   const resultFile = path.join(dir, 'result.json');
-  fs.writeFileSync(`${resultFile}.tmp`, JSON.stringify(result));
-  fs.renameSync(`${resultFile}.tmp`, resultFile);
+  writeJsonDurable(resultFile, result, { compact: true });
   return { resultFile };
 }

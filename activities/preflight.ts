@@ -14,6 +14,7 @@ import { resolvedRegistryFile } from '../infra/task-source';
 import { classifyStartFailure, fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
 import { withHeartbeat } from './heartbeat';
 import { CandidateSource, isolationFor, onThisHost } from './run-task';
+import { runPaths } from '../model/paths';
 
 export interface PreflightInput {
   runDir: string;
@@ -36,9 +37,9 @@ export async function preflightHarbor(input: PreflightInput): Promise<PreflightR
 async function preflight(input: PreflightInput): Promise<PreflightResult> {
   const s = input.settings;
   await onThisHost(input.runDir, input.worktree, input.candidate);
-  const jobsDir = path.join(input.runDir, 'jobs');
+  const jobsDir = runPaths(input.runDir).jobsDir;
   const jobName = jobNameFor(input.task);
-  const logFile = path.join(input.runDir, 'preflight.harbor.log');
+  const logFile = runPaths(input.runDir).preflightLog;
   const cwd = harborCwd(input.runDir);
   const source = s.source.registry_path
     ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, input.runDir) }
@@ -48,10 +49,7 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
   const offset = fileSize(logFile);
   const run = await runInGroup(argv, {
     cwd,
-    env: iso.env,
-    cleanEnv: iso.cleanEnv,
-    uid: iso.uid,
-    gid: iso.gid,
+    ...iso, // env, cleanEnv, uid, gid
     logFile,
     signal: Context.current().cancellationSignal,
     deadline: Date.now() + 5 * 60_000,

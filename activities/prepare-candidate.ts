@@ -1,9 +1,10 @@
-import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../model/failures';
-import { ensureWorktree, GitCommandError, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
+import { ensureWorktree, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { withHeartbeat } from './heartbeat';
+import { homePaths } from '../model/paths';
+import { asActivityFailure } from '../model/errors';
 
 export interface PrepareCandidateInput {
   agentRepo: string;
@@ -37,8 +38,7 @@ async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate>
   try {
     mirror = await mirrorOf(input.agentRepo, input.home, /^[0-9a-f]{40}$/.test(input.candidate) ? input.candidate : undefined);
   } catch (e) {
-    if (e instanceof GitCommandError) throw ApplicationFailure.retryable(e.message, FailureType.GitError);
-    throw e;
+    throw asActivityFailure(e); // GitCommandError: retryable, type GitError
   }
   const commit = await resolveCommit(mirror, input.candidate);
   if (!commit) {
@@ -55,12 +55,11 @@ async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate>
  * repo when missing: any activity can run on any worker.
  */
 export async function materializeCandidate(agentRepo: string, commit: string, home: string): Promise<string> {
-  const worktree = path.join(home, 'worktrees', commit);
+  const worktree = homePaths(home).worktree(commit);
   try {
     await ensureWorktree(await mirrorOf(agentRepo, home, commit), commit, worktree);
   } catch (e) {
-    if (e instanceof GitCommandError) throw ApplicationFailure.retryable(e.message, FailureType.GitError);
-    throw e;
+    throw asActivityFailure(e); // GitCommandError: retryable, type GitError
   }
   return worktree;
 }

@@ -5,13 +5,8 @@ import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
 import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../model/eval-types';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
-
-function writeJsonAtomic(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  fs.renameSync(tmp, file);
-}
+import { homePaths, runPaths } from '../model/paths';
+import { writeJsonDurable } from '../infra/atomic-file';
 
 export interface SaveChunkInput {
   runDir: string;
@@ -20,7 +15,7 @@ export interface SaveChunkInput {
 }
 
 export async function saveChunkResults(input: SaveChunkInput): Promise<ChunkSummary> {
-  writeJsonAtomic(path.join(input.runDir, 'chunks', `${String(input.chunkIndex).padStart(5, '0')}.json`), input.results);
+  writeJsonDurable(runPaths(input.runDir).chunkFile(input.chunkIndex), input.results);
   return summarize(input.chunkIndex, input.results);
 }
 
@@ -53,7 +48,7 @@ export interface FinalizeInput {
 }
 
 export function resultFileFor(home: string, evalId: string): string {
-  return path.join(home, 'results', `${evalId}.json`);
+  return homePaths(home).resultFile(evalId);
 }
 
 /** vero's SampleResult shape, one per task. */
@@ -81,7 +76,7 @@ export async function finalizeEvaluation(input: FinalizeInput): Promise<Candidat
 function finalizeNow(input: FinalizeInput): CandidateResult {
   const tasks: TaskResult[] = input.tasks ? [...input.tasks] : [];
   for (let i = 0; !input.tasks && i < input.nChunks; i++) {
-    const file = path.join(input.runDir, 'chunks', `${String(i).padStart(5, '0')}.json`);
+    const file = runPaths(input.runDir).chunkFile(i);
     tasks.push(...(JSON.parse(fs.readFileSync(file, 'utf8')) as TaskResult[]));
   }
   tasks.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
@@ -110,9 +105,9 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     harborVersions: [...new Set(tasks.map((t) => t.harborVersion).filter((v): v is string => !!v))].sort(),
     skippedDirs: input.skippedDirs ?? [],
   };
-  const samplesDir = path.join(input.home, 'results', input.evalId, 'samples');
+  const samplesDir = homePaths(input.home).samplesDir(input.evalId);
   fs.rmSync(samplesDir, { recursive: true, force: true });
-  tasks.forEach((t, i) => writeJsonAtomic(path.join(samplesDir, `${i}.json`), sampleResult(t, i, input)));
-  writeJsonAtomic(resultFile, { ...result, runDir: input.runDir, settings: input.settings });
+  tasks.forEach((t, i) => writeJsonDurable(path.join(samplesDir, `${i}.json`), sampleResult(t, i, input)));
+  writeJsonDurable(resultFile, { ...result, runDir: input.runDir, settings: input.settings });
   return { ...result, tasks: tasks.length <= INLINE_TASK_LIMIT ? tasks : null };
 }

@@ -30,6 +30,8 @@ import {
   readSince,
   usesLocalDocker,
 } from './harbor-process';
+import { harborJobFiles, runPaths } from '../model/paths';
+import { asActivityFailure } from '../model/errors';
 
 export interface RunTaskInput {
   runDir: string;
@@ -102,7 +104,7 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
 /** Whether harbor finished the job (the job-level result.json has its finished_at). */
 function jobFinished(jobDir: string): boolean {
   try {
-    return Boolean((JSON.parse(fs.readFileSync(path.join(jobDir, 'result.json'), 'utf8')) as { finished_at?: unknown }).finished_at);
+    return Boolean((JSON.parse(fs.readFileSync(harborJobFiles.result(jobDir), 'utf8')) as { finished_at?: unknown }).finished_at);
   } catch {
     return false;
   }
@@ -135,7 +137,7 @@ export function pruneForResume(jobDir: string): string[] {
   }
   for (const e of entries) {
     if (!e.isDirectory()) continue;
-    const file = path.join(jobDir, e.name, 'result.json');
+    const file = harborJobFiles.trialResult(jobDir, e.name);
     if (!fs.existsSync(file)) continue;
     const r = readTrialFile(file, jobDir);
     const keep = 'trial' in r && rewardsOf(r.trial.result) !== null;
@@ -149,7 +151,7 @@ export function pruneForResume(jobDir: string): string[] {
 
 function countTrialResults(jobDir: string): number {
   try {
-    return fs.readdirSync(jobDir).filter((d) => fs.existsSync(path.join(jobDir, d, 'result.json'))).length;
+    return fs.readdirSync(jobDir).filter((d) => fs.existsSync(harborJobFiles.trialResult(jobDir, d))).length;
   } catch {
     return 0;
   }
@@ -210,7 +212,7 @@ function trialDirNames(jobDir: string): string[] {
 
 function harborVersionOf(jobDir: string): string | null {
   try {
-    const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(path.join(jobDir, 'lock.json'), 'utf8')));
+    const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(harborJobFiles.lock(jobDir), 'utf8')));
     return lock.success ? (lock.data.harbor?.version ?? null) : null;
   } catch {
     return null;
@@ -223,11 +225,10 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   const ctx = Context.current();
   const attempt = ctx.info.attempt;
   const s = input.settings;
-  const jobsDir = path.join(input.runDir, 'jobs');
+  const paths = runPaths(input.runDir);
+  const jobsDir = paths.jobsDir;
   const jobName = jobNameFor(input.task);
-  const jobDir = path.join(jobsDir, jobName);
-  const logFile = path.join(jobsDir, `${jobName}.harbor.log`);
-  const pidFile = path.join(jobsDir, `${jobName}.pid`);
+  const { dir: jobDir, harborLog: logFile, pidFile, failuresFile } = paths.job(jobName);
   const graceMs = (s.stopGraceSec ?? DEFAULT_STOP_GRACE_SEC) * 1000;
   await onThisHost(input.runDir, input.worktree, input.candidate);
   fs.mkdirSync(jobsDir, { recursive: true });
@@ -240,7 +241,6 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     if (n) ctx.log.warn(`removed Docker leftovers of stopped trials (${why})`, { task: input.task, ...removed });
   };
 
-  const failuresFile = path.join(jobsDir, `${jobName}.harbor-failures`);
   let harborFailures = previousHarborFailures(ctx.info.heartbeatDetails, failuresFile);
   const beat = () => ctx.heartbeat({ attempt, trialsWithResults: countTrialResults(jobDir), harborFailures } satisfies Progress);
   // A retry (after a worker crash, say) may race a cancellation that only the next heartbeat delivers: ask
@@ -302,10 +302,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     try {
       r = await runInGroup(argv, {
         cwd,
-        env: iso.env,
-        cleanEnv: iso.cleanEnv,
-        uid: iso.uid,
-        gid: iso.gid,
+        ...iso, // env, cleanEnv, uid, gid
         logFile,
         signal: ctx.cancellationSignal,
         deadline,
@@ -340,7 +337,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     if (r.exitCode === 2) {
       throw ApplicationFailure.nonRetryable(`harbor rejected its command line (exit 2): ${logTail()}`, FailureType.HarborUsageError);
     }
-    const started = fs.existsSync(path.join(jobDir, 'config.json'));
+    const started = fs.existsSync(harborJobFiles.config(jobDir));
     if (
       r.exitCode === 0 ||
       (started && !/lock\.json that does not match|resumed with a different config/.test(readSince(logFile, offset)))
@@ -352,7 +349,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     if (failure.kind === 'stale-job') {
       // Harbor will not resume this job (its task files or config changed since the last attempt): start a
       // fresh one, and keep the old dir for inspection.
-      const aside = path.join(input.runDir, 'stale-jobs', `${jobName}-${attempt}-${launch}`);
+      const aside = paths.staleJob(jobName, attempt, launch);
       fs.mkdirSync(path.dirname(aside), { recursive: true });
       fs.renameSync(jobDir, aside);
       notes.push(`harbor refused to resume the job (${failure.reason}); started a fresh job, the old one is at ${aside}`);
@@ -387,7 +384,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   try {
     row = collate(loaded.trials, { requested: [input.task], rewardKey: s.rewardKey, aggregate: s.aggregate })[0]!;
   } catch (e) {
-    if (e instanceof TaskNameMismatchError) throw ApplicationFailure.nonRetryable(e.message, FailureType.TaskNameMismatch);
+    if (e instanceof TaskNameMismatchError) throw asActivityFailure(e); // non-retryable, type TaskNameMismatch
     throw e;
   }
   const how = [

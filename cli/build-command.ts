@@ -1,6 +1,28 @@
-/** `vero build`: compile a build.yaml into a Harbor task dir. */
-import { Command } from 'commander';
-import { compileTask } from '../compiler/compile';
+/** `vero build`: compile a build.yaml into a Harbor task dir (durably on a worker when a Temporal server is given). */
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { Command, Option } from 'commander';
+import { connect } from '../client/eval-client';
+import { runBuild } from '../client/build-client';
+import { causeChain, ConfigError, WorkflowRunFailedError } from '../model/errors';
+import { FailureType } from '../model/failures';
+
+interface BuildFlags {
+  config: string;
+  out: string;
+  skipSecretCheck?: boolean;
+  json?: boolean;
+  address?: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+/** The ApplicationFailure types along a failure's cause chain. */
+function failureTypes(e: unknown): string[] {
+  const out: string[] = [];
+  for (let c: unknown = e; c instanceof Error; c = (c as { cause?: unknown }).cause)
+    if (c instanceof ApplicationFailure && c.type) out.push(c.type);
+  return out;
+}
 
 export function registerBuildCommand(program: Command): void {
   program
@@ -9,10 +31,45 @@ export function registerBuildCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'build.yaml')
     .requiredOption('-o, --out <dir>', 'output task dir (replaced only when it is a previous build output)')
     .option('--skip-secret-check', 'build even when declared secrets are not set here (the compose file still requires them)')
+    .addOption(
+      new Option(
+        '--address <host:port>',
+        'build as a durable workflow on this Temporal server (a `vero worker` that sees the same paths runs it); default: in this process',
+      ).env('VERO_BUILD_TEMPORAL_ADDRESS'),
+    )
+    .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('VERO_TEMPORAL_NAMESPACE').default('default'))
+    .addOption(new Option('--task-queue <queue>', 'Temporal task queue').env('VERO_TASK_QUEUE').default('vero-harbor'))
     .option('--json', 'machine-readable output')
-    .action(async (o: { config: string; out: string; skipSecretCheck?: boolean; json?: boolean }) => {
-      const r = await compileTask(o.config, o.out, { skipSecretCheck: o.skipSecretCheck });
-      if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+    .addHelpText(
+      'after',
+      `
+With --address, the build is the workflow build-<digest of build.yaml, --out, options>: the Web UI shows it, a
+repeated build attaches to a running one. The config, the agent repo and --out must be visible to the worker.`,
+    )
+    .action(async (o: BuildFlags) => {
+      const temporal = o.address
+        ? {
+            client: await connect(o.address, o.namespace),
+            taskQueue: o.taskQueue,
+            onStarted: (id: string) =>
+              void process.stderr.write(`build workflow ${id} on task queue ${o.taskQueue}; waiting for a worker…\n`),
+          }
+        : undefined;
+      let outcome;
+      try {
+        outcome = await runBuild({ configFile: o.config, outDir: o.out, skipSecretCheck: o.skipSecretCheck }, temporal);
+      } catch (e) {
+        // The activity's ConfigError comes back as a failed workflow: the same exit code as in process.
+        if (e instanceof WorkflowFailedError) {
+          const configError = failureTypes(e).includes(FailureType.ConfigError);
+          throw configError ? new ConfigError(causeChain(e.cause)) : new WorkflowRunFailedError(`the build failed: ${causeChain(e.cause)}`);
+        }
+        throw e;
+      } finally {
+        await temporal?.client.connection.close();
+      }
+      const r = outcome.result;
+      if (o.json) process.stdout.write(`${JSON.stringify({ ...r, workflowId: outcome.workflowId }, null, 2)}\n`);
       else
         process.stdout.write(
           `built ${r.taskName} (mode ${r.mode}) in ${r.outDir}\nbaseline ${r.baseCommit} from ${r.sourceCommit}\nrun it: harbor run -p ${r.outDir} -a <optimizer agent> -m <model> -e docker\n`,

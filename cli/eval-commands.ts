@@ -5,7 +5,7 @@ import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/eval-types';
-import { ConfigError } from '../model/errors';
+import { causeChain, ConfigError, ExitCode } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
 import {
@@ -22,8 +22,6 @@ import {
 } from '../client/eval-client';
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
-
-export const EXIT = { ok: 0, evaluationFailed: 1, badInput: 2, temporalUnreachable: 3 } as const;
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
@@ -87,14 +85,8 @@ function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined
 
 function reportFailure(e: unknown): number {
   if (e instanceof WorkflowFailedError) {
-    let cause: unknown = e.cause;
-    const parts: string[] = [];
-    while (cause instanceof Error) {
-      parts.push(cause.message);
-      cause = (cause as { cause?: unknown }).cause;
-    }
-    process.stderr.write(`evaluation failed: ${parts.join(': ') || e.message}\n`);
-    return EXIT.evaluationFailed;
+    process.stderr.write(`evaluation failed: ${causeChain(e.cause) || e.message}\n`);
+    return ExitCode.evaluationFailed;
   }
   throw e;
 }
@@ -187,7 +179,7 @@ export function registerEvalCommands(program: Command): void {
       }
       if (o.json) printJson({ ...result, ui: link });
       else print(`\n${taskTable(result.tasks ?? [])}\n\n${resultSummary(result)}${link ? `\nWeb UI    ${link}` : ''}`);
-      if (result.status === 'failed') process.exitCode = EXIT.evaluationFailed;
+      if (result.status === 'failed') process.exitCode = ExitCode.evaluationFailed;
     },
   );
 
@@ -292,7 +284,7 @@ export function registerEvalCommands(program: Command): void {
     const best = pickBest(results);
     if (!best) {
       process.stderr.write('no completed evaluation\n');
-      process.exitCode = EXIT.evaluationFailed;
+      process.exitCode = ExitCode.evaluationFailed;
       return;
     }
     if (o.json) return printJson({ ...best, tasks: undefined });

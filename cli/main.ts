@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 /** `vero`: durable evaluation of agent candidates on Harbor tasks. */
 import { Command, CommanderError } from 'commander';
-
-const EXIT = { ok: 0, evaluationFailed: 1, badInput: 2, temporalUnreachable: 3 } as const;
+import { ExitCode, VeroError } from '../model/errors';
 
 /**
  * Command groups, loaded only when one of their commands runs: `vero list` should not pay for the worker's
@@ -42,31 +41,35 @@ Quick start: vero dev (in one terminal), then vero start-eval -c examples/vero.y
   return program;
 }
 
+/** The SDK's errors that mean bad input or no server (required here only: loading the SDK costs startup time). */
+function sdkError(e: unknown): { exitCode: ExitCode; hint: string } | null {
+  const { WorkflowNotFoundError } = require('@temporalio/common') as typeof import('@temporalio/common');
+  if (e instanceof WorkflowNotFoundError)
+    return { exitCode: ExitCode.badInput, hint: 'no such evaluation on this server and namespace; `vero list --all` shows the ids' };
+  // A TransportError comes from a worker's connection: when the worker package is not loaded, it is not one.
+  const workerModule = require.cache[require.resolve('@temporalio/worker')]?.exports as typeof import('@temporalio/worker') | undefined;
+  if (workerModule && e instanceof workerModule.TransportError)
+    return {
+      exitCode: ExitCode.temporalUnreachable,
+      hint: 'is the Temporal server running? start one with `vero dev`, or set --address / VERO_TEMPORAL_ADDRESS',
+    };
+  return null;
+}
+
 export async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram(argv).parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : EXIT.badInput;
-    // Matched by name: the classes live in lazily loaded modules.
-    const { name, message } = e as Error;
-    const exit = {
-      ConfigError: EXIT.badInput,
-      SidecarReplyError: EXIT.evaluationFailed,
-      TemporalUnreachableError: EXIT.temporalUnreachable,
-      // The SDK's: an unknown evaluation id; a worker that cannot connect.
-      WorkflowNotFoundError: EXIT.badInput,
-      TransportError: EXIT.temporalUnreachable,
-    }[name];
-    if (exit !== undefined) {
-      const hint =
-        name === 'WorkflowNotFoundError'
-          ? ' (no such evaluation on this server and namespace; `vero list --all` shows the ids)'
-          : name === 'TransportError'
-            ? ' (is the Temporal server running? start one with `vero dev`, or set --address / VERO_TEMPORAL_ADDRESS)'
-            : '';
-      process.stderr.write(`error: ${message.split('\n')[0]}${hint}\n`);
-      return exit;
+    if (e instanceof CommanderError) return e.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
+    if (e instanceof VeroError) {
+      process.stderr.write(`error: ${e.message.split('\n')[0]}\n`);
+      return e.exitCode;
+    }
+    const sdk = sdkError(e);
+    if (sdk) {
+      process.stderr.write(`error: ${(e as Error).message.split('\n')[0]} (${sdk.hint})\n`);
+      return sdk.exitCode;
     }
     process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);
     return 1;

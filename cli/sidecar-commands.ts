@@ -4,19 +4,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { ConfigError } from '../model/errors';
+import { ConfigError, SidecarReplyError } from '../model/errors';
 import { serve } from '../sidecar/serve';
 import { parseIntFlag } from './options';
-
-export class SidecarReplyError extends Error {
-  override name = 'SidecarReplyError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 function sidecarUrl(flag?: string): URL {
   const raw = flag ?? process.env.VERO_EVAL_URL;

@@ -17,7 +17,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/com
 import { Execution, type EvalConfig } from '../model/eval-config';
 import { configDigest, evalWorkflowId } from '../model/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../model/eval-types';
-import { ConfigError } from '../model/errors';
+import { ConfigError, TemporalUnreachableError } from '../model/errors';
 import { isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
@@ -25,9 +25,7 @@ import { VeroCandidate, VeroConfigDigest, VeroCostUsd, VeroScore, VeroStatus, Ve
 import { resolveTaskSelection } from '../infra/task-source';
 import { evaluateCandidate, progressQuery } from '../workflows';
 
-export class TemporalUnreachableError extends Error {
-  override name = 'TemporalUnreachableError';
-}
+export { TemporalUnreachableError };
 
 export async function connect(address: string, namespace: string): Promise<Client> {
   const extras = connectionExtrasFromEnv(); // bad TLS settings are a config error, not "unreachable"

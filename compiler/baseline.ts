@@ -10,10 +10,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { execa } from 'execa';
 import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
-import { git } from '../infra/git';
+import { git, gitBuffer } from '../infra/git';
 
 /** A baseline that cannot be built from the agent repo: bad input, reported like any config error. */
 export class BaselineError extends ConfigError {}
@@ -26,19 +25,11 @@ interface SourceCommit {
 }
 
 async function archive(root: string, treeish: string): Promise<Buffer> {
-  const r = await execa('git', ['-C', root, 'archive', '--format=tar', treeish], {
-    encoding: 'buffer',
-    reject: false,
-    stdin: 'ignore',
-    maxBuffer: 2 ** 30,
-  });
-  if (r.failed || r.exitCode !== 0) {
-    const stderr = Buffer.from(r.stderr ?? [])
-      .toString('utf8')
-      .trim();
-    throw new BaselineError(`git archive ${treeish} failed (exit ${r.exitCode ?? r.signal}): ${stderr || r.message}`);
+  try {
+    return await gitBuffer(['-C', root, 'archive', '--format=tar', treeish]);
+  } catch (e) {
+    throw new BaselineError((e as Error).message);
   }
-  return Buffer.from(r.stdout);
 }
 
 function escapes(memberPath: string): boolean {
@@ -109,13 +100,11 @@ export async function buildBaseline(agentRepo: string, dest: string): Promise<Ba
     GIT_COMMITTER_DATE: source.committerDate,
   };
   const run = async (args: string[]) => {
-    const r = await execa('git', ['-C', dest, '-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', ...args], {
-      env,
-      reject: false,
-      stdin: 'ignore',
-    });
-    if (r.exitCode !== 0) throw new BaselineError(`git ${args[0]} in the baseline failed (exit ${r.exitCode}): ${String(r.stderr).trim()}`);
-    return String(r.stdout).trim();
+    try {
+      return await git(['-C', dest, ...args], { env, config: { 'commit.gpgsign': 'false' } });
+    } catch (e) {
+      throw new BaselineError(`in the baseline: ${(e as Error).message}`);
+    }
   };
   await run(['init', '-q', '-b', 'main']);
   await run(['add', '-A']);

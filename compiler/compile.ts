@@ -1,5 +1,5 @@
 /**
- * compileTask: build.yaml → a runnable Harbor task dir. Everything is validated before anything is written;
+ * buildTaskDir: build.yaml → a runnable Harbor task dir. Everything is validated before anything is written;
  * the task is built in a temp dir next to the target and renamed into place, so a failed build leaves the
  * previous output untouched and nothing behind. Only a dir carrying a vero build manifest is ever replaced.
  */
@@ -75,7 +75,7 @@ function listFiles(root: string): string[] {
   return out;
 }
 
-export async function compileTask(configFile: string, outDir: string, opts: CompileOptions = {}): Promise<CompileResult> {
+export async function buildTaskDir(configFile: string, outDir: string, opts: CompileOptions = {}): Promise<CompileResult> {
   const config = loadBuildConfig(configFile);
   const missing = missingSecrets(config);
   if (missing.length && !opts.skipSecretCheck) {

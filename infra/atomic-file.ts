@@ -1,17 +1,29 @@
-/** Durable JSON files: write a temp file, fsync it, rename it over the target, fsync the directory. */
+/**
+ * The one way files are written that others read: a temp file (created with its final mode), fsync, rename over
+ * the target, fsync the directory. A reader never sees half a file; a crash leaves the old file or the new one.
+ */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export function writeJsonDurable(file: string, value: unknown, mode = 0o600): void {
+export interface DurableWriteOptions {
+  /** The file's mode from its first byte (default 0o644; secrets and admin state use 0o600). */
+  mode?: number;
+}
+
+export function writeFileDurable(file: string, data: string | Uint8Array, opts: DurableWriteOptions = {}): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-  const fd = fs.openSync(tmp, 'wx', mode);
+  const fd = fs.openSync(tmp, 'wx', opts.mode ?? 0o644);
   try {
-    fs.writeSync(fd, `${JSON.stringify(value, null, 2)}\n`);
+    fs.writeFileSync(fd, data); // all of it (writeSync may write part)
     fs.fsyncSync(fd);
-  } finally {
+  } catch (e) {
     fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
   }
+  fs.closeSync(fd);
   fs.renameSync(tmp, file);
   const dir = fs.openSync(path.dirname(file), 'r');
   try {
@@ -19,6 +31,11 @@ export function writeJsonDurable(file: string, value: unknown, mode = 0o600): vo
   } finally {
     fs.closeSync(dir);
   }
+}
+
+/** JSON, indented (`compact` for large machine-only files), with a final newline. */
+export function writeJsonDurable(file: string, value: unknown, opts: DurableWriteOptions & { compact?: boolean } = {}): void {
+  writeFileDurable(file, `${JSON.stringify(value, null, opts.compact ? undefined : 2)}\n`, opts);
 }
 
 /** Serializes async critical sections (check-and-reserve, registry updates) inside one process. */

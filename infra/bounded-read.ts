@@ -5,10 +5,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { UnreadableFileError } from '../model/errors';
 
-export class UnreadableFileError extends Error {
-  override name = 'UnreadableFileError';
-}
+export { UnreadableFileError };
 
 const KIND: [keyof fs.Stats, string][] = [
   ['isFIFO', 'a FIFO'],

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularFile } from './bounded-read';
 import { isTrialResult, TrialResult, trialTaskKey } from '../model/harbor-result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
+import { TaskNameMismatchError } from '../model/errors';
 
 export interface InvalidTrialFile {
   file: string;
@@ -87,7 +88,7 @@ export interface CollatedTask extends TaskScore {
   taskName: string | null;
 }
 
-export class TaskNameMismatchError extends Error {}
+export { TaskNameMismatchError };
 
 /** Trials grouped by task key, in one linear pass. */
 export function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {

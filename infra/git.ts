@@ -1,23 +1,54 @@
-/** The git operations vero-harbor needs. Every command's exit status is checked. */
+/**
+ * The git operations vero-harbor needs, all through `git()`: exit status checked, no prompt, and no hooks (agent
+ * repos are untrusted: nothing of theirs runs on a worker or in the sidecar).
+ */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
+import { homePaths } from '../model/paths';
+import { GitCommandError } from '../model/errors';
 
-export class GitCommandError extends Error {
-  constructor(
-    readonly args: string[],
-    readonly exitCode: number | undefined,
-    readonly stderr: string,
-  ) {
-    super(`git ${args.join(' ')} failed (exit ${exitCode ?? '?'}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
-  }
+export { GitCommandError };
+
+export interface GitOptions {
+  cwd?: string;
+  /** Added to the environment (e.g. author and committer). */
+  env?: Record<string, string>;
+  /** `-c key=value` settings for this command. */
+  config?: Record<string, string>;
 }
 
-export async function git(args: string[], cwd?: string): Promise<string> {
-  const r = await execa('git', args, { cwd, reject: false, stdin: 'ignore', env: { GIT_TERMINAL_PROMPT: '0' } });
+function gitArgv(args: string[], config: Record<string, string> = {}): string[] {
+  const settings = { 'core.hooksPath': '/dev/null', ...config };
+  return [...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]), ...args];
+}
+
+/** Runs git; its stdout, trimmed. Throws GitCommandError on a non-zero exit. */
+export async function git(args: string[], opts: GitOptions = {}): Promise<string> {
+  const r = await execa('git', gitArgv(args, opts.config), {
+    cwd: opts.cwd,
+    reject: false,
+    stdin: 'ignore',
+    env: { GIT_TERMINAL_PROMPT: '0', ...opts.env },
+  });
   if (r.failed || r.exitCode !== 0) throw new GitCommandError(args, r.exitCode, String(r.stderr || r.message));
   return String(r.stdout).trim();
+}
+
+/** Runs git for binary output (e.g. `git archive`). */
+export async function gitBuffer(args: string[], opts: GitOptions = {}): Promise<Buffer> {
+  const r = await execa('git', gitArgv(args, opts.config), {
+    cwd: opts.cwd,
+    reject: false,
+    stdin: 'ignore',
+    env: { GIT_TERMINAL_PROMPT: '0', ...opts.env },
+    encoding: 'buffer',
+    maxBuffer: 2 ** 30,
+  });
+  if (r.failed || r.exitCode !== 0)
+    throw new GitCommandError(args, r.exitCode, Buffer.from(r.stderr ?? []).toString('utf8') || (r.message ?? ''));
+  return Buffer.from(r.stdout);
 }
 
 export async function isGitRepo(dir: string): Promise<boolean> {
@@ -79,7 +110,7 @@ export const isGitUrl = (agentRepo: string): boolean => /^[a-z][a-z0-9+.-]*:\/\/
  * address). Fetches everything the repo offers when `commit` (or, with no commit, anything) is missing.
  */
 export async function mirrorOf(agentRepo: string, home: string, commit?: string): Promise<string> {
-  const mirror = path.join(home, 'repos', `${createHash('sha256').update(agentRepo).digest('hex').slice(0, 16)}.git`);
+  const mirror = homePaths(home).mirror(createHash('sha256').update(agentRepo).digest('hex').slice(0, 16));
   if (!fs.existsSync(path.join(mirror, 'HEAD'))) {
     fs.mkdirSync(path.dirname(mirror), { recursive: true });
     const tmp = `${mirror}.tmp-${process.pid}-${Date.now()}`;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ConfigError } from '../model/errors';
 import type { EvalConfig } from '../model/eval-config';
 import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from './harbor-task-dir';
+import { writeFileDurable } from './atomic-file';
 
 export type SkippedDir = DatasetListing['skipped'][number];
 
@@ -126,10 +127,7 @@ export function resolvedRegistryFile(registryPath: string, outDir: string): stri
   }
   const text = `${JSON.stringify(reg, null, 2)}\n`;
   const out = path.join(outDir, 'registry.json');
-  fs.mkdirSync(outDir, { recursive: true });
   if (fs.existsSync(out) && fs.readFileSync(out, 'utf8') === text) return out;
-  const tmp = `${out}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, out);
+  writeFileDurable(out, text);
   return out;
 }

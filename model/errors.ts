@@ -1,9 +1,103 @@
-/** Error types shared by the CLI, activities and compiler. Each failure class has one type. */
+/**
+ * vero's error model. Every error of ours is a `VeroError`: it carries the CLI's exit code and, when an activity
+ * throws it, the failure type (and retryability) the workflow sees. SDK errors are recognised with `instanceof`
+ * (cli/main.ts); cause chains are printed by `causeChain` everywhere.
+ */
+import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import { FailureType } from './failures';
+
+/** What `vero` exits with. */
+export const ExitCode = {
+  ok: 0,
+  /** The evaluation failed (error rate over the threshold, or the workflow failed), or the sidecar said no. */
+  evaluationFailed: 1,
+  /** Bad input: config file, flags, candidate, unknown evaluation id. */
+  badInput: 2,
+  /** The Temporal server cannot be reached. */
+  temporalUnreachable: 3,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export abstract class VeroError extends Error {
+  abstract readonly exitCode: ExitCode;
+  /** The ApplicationFailure type an activity reports this as. */
+  abstract readonly failureType: string;
+  /** Whether another attempt of the activity could succeed. */
+  readonly retryable: boolean = false;
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
 
 /** Bad user input (config file, flags, candidate ref). Never retried; the CLI exits 2. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
+export class ConfigError extends VeroError {
+  readonly exitCode = ExitCode.badInput;
+  readonly failureType: string = FailureType.ConfigError;
+}
+
+/** No Temporal server answers at the configured address. */
+export class TemporalUnreachableError extends VeroError {
+  readonly exitCode = ExitCode.temporalUnreachable;
+  readonly failureType = FailureType.TemporalUnreachable;
+}
+
+/** A git command failed (a network blip fetching a remote agent repo is worth another attempt). */
+export class GitCommandError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.GitError;
+  override readonly retryable = true;
+  constructor(
+    readonly args: string[],
+    readonly gitExitCode: number | undefined,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(' ')} failed (exit ${gitExitCode ?? '?'}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  }
+}
+
+/** Trials ran but none is for the requested task (e.g. `org/name` asked, dir name run). */
+export class TaskNameMismatchError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.TaskNameMismatch;
+}
+
+/** A file vero refuses to read (not a regular file, too large, escapes its directory). */
+export class UnreadableFileError extends VeroError {
+  readonly exitCode = ExitCode.badInput;
+  readonly failureType = FailureType.ConfigError;
+}
+
+/** The eval sidecar answered with an error status (`vero eval`, `submit`, …). */
+export class SidecarReplyError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.SidecarError;
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A workflow run by the CLI (a build) failed for a reason other than bad input; the message is its cause chain. */
+export class WorkflowRunFailedError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.InvalidInput; // never thrown inside an activity
+}
+
+/** The messages of an error and its causes, outermost first: `a: b: c`. */
+export function causeChain(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e !== undefined && e !== null; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof Error) parts.push(e.message);
+    else {
+      parts.push(String(e));
+      break;
+    }
+    if (parts.length > 20) break;
+  }
+  return parts.filter(Boolean).join(': ');
 }
 
 /** Formats zod issues as `file: path.to.field: problem` lines. */
@@ -18,4 +112,13 @@ export function formatZodIssues(issues: z.core.$ZodIssue[], where: string): stri
       return `${where}: ${at}: ${i.message}`;
     })
     .join('\n');
+}
+
+/**
+ * How an activity reports an error to its workflow: a VeroError becomes an ApplicationFailure of its failure
+ * type (non-retryable unless it says otherwise); anything else is left to Temporal's retry policy.
+ */
+export function asActivityFailure(e: unknown): unknown {
+  if (!(e instanceof VeroError)) return e;
+  return ApplicationFailure.create({ message: e.message, type: e.failureType, nonRetryable: !e.retryable, cause: e });
 }

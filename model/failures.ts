@@ -23,10 +23,17 @@ export const FailureType = {
   HarborTaskError: 'HarborTaskError',
   /** The workflow input failed validation. */
   InvalidInput: 'InvalidInput',
+  /** A config (vero.yaml, build.yaml, serve.json) is invalid: e.g. the compiler activity's input. */
+  ConfigError: 'ConfigError',
+  /** Client side only: no Temporal server answers. */
+  TemporalUnreachable: 'TemporalUnreachable',
+  /** Client side only: the eval sidecar refused a request. */
+  SidecarError: 'SidecarError',
 } as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Errors that mean the evaluation's configuration is wrong: retrying cannot help, and every task would hit them. */
-export const CONFIG_FAILURES: string[] = [
+export const CONFIG_FAILURES: FailureType[] = [
   FailureType.AgentRepoNotFound,
   FailureType.CandidateNotFound,
   FailureType.HarborNotFound,
@@ -34,4 +41,5 @@ export const CONFIG_FAILURES: string[] = [
   FailureType.HarborConfigError,
   FailureType.TaskNameMismatch,
   FailureType.InvalidInput,
+  FailureType.ConfigError,
 ];

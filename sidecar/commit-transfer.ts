@@ -3,16 +3,17 @@
  * it (never the shared FETCH_HEAD), with hooks disabled; the commit is then pinned under refs/vero/candidates.
  */
 import { randomUUID } from 'node:crypto';
-import { execa } from 'execa';
+import { git as runGit, GitCommandError } from '../infra/git';
 import { badRequest } from './errors';
 
+/** git in the sidecar's repo, as a result (the caller decides what a failure means to the agent). */
 async function git(repo: string, args: string[]): Promise<{ ok: boolean; out: string; err: string }> {
-  const r = await execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', '-C', repo, ...args], {
-    reject: false,
-    stdin: 'ignore',
-    env: { GIT_TERMINAL_PROMPT: '0' },
-  });
-  return { ok: r.exitCode === 0, out: String(r.stdout).trim(), err: String(r.stderr).trim() };
+  try {
+    return { ok: true, out: await runGit(['-C', repo, ...args], { config: { 'protocol.file.allow': 'always' } }), err: '' };
+  } catch (e) {
+    if (e instanceof GitCommandError) return { ok: false, out: '', err: e.stderr.trim() };
+    throw e;
+  }
 }
 
 export async function transferCommit(sidecarRepo: string, agentRepo: string, ref: string | undefined): Promise<string> {

@@ -1,5 +1,10 @@
+import { ExitCode, VeroError } from '../model/errors';
+import { FailureType } from '../model/failures';
+
 /** Sidecar errors, each with the HTTP status it maps to. Messages never carry hidden data. */
-export class SidecarError extends Error {
+export class SidecarError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.SidecarError;
   constructor(
     readonly status: number,
     message: string,

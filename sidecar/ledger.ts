@@ -7,6 +7,8 @@ import { z } from 'zod';
 import type { ServeConfig } from '../model/serve-config';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 import { budgetExceeded, conflict, notEvaluable } from './errors';
+import { ExitCode, VeroError } from '../model/errors';
+import { FailureType } from '../model/failures';
 
 const Entry = z.strictObject({
   total_run_budget: z.number().int().nullable(),
@@ -35,7 +37,11 @@ const LedgerFile = z.strictObject({
 type LedgerFile = z.infer<typeof LedgerFile>;
 export type BudgetEntry = z.infer<typeof Entry>;
 
-export class LedgerCorruptError extends Error {}
+/** The budget ledger cannot be read: the sidecar refuses to guess what was spent. */
+export class LedgerCorruptError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.SidecarError;
+}
 
 export class Ledger {
   private readonly mutex = new Mutex();
@@ -67,7 +73,7 @@ export class Ledger {
         max_samples_per_run: b.max_samples_per_run ?? null,
       };
     }
-    writeJsonDurable(file, state);
+    writeJsonDurable(file, state, { mode: 0o600 });
     return new Ledger(file, state);
   }
 
@@ -120,7 +126,7 @@ export class Ledger {
         at: new Date().toISOString(),
         ...(request ? { request_id: request.id, samples: request.samples } : {}),
       });
-      writeJsonDurable(this.file, next); // durable before the evaluation starts
+      writeJsonDurable(this.file, next, { mode: 0o600 }); // durable before the evaluation starts
       this.state = next;
       return structuredClone(e);
     });

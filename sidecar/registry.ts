@@ -39,7 +39,7 @@ export class CandidateRegistry {
     return this.mutex.run(() => {
       if (r.request_id && this.records.some((x) => x.request_id === r.request_id)) return;
       const next = [...this.records, { ...r, seq: this.records.length + 1, evaluated_at: new Date().toISOString() }];
-      writeJsonDurable(this.file, { schema_version: 1, records: next });
+      writeJsonDurable(this.file, { schema_version: 1, records: next }, { mode: 0o600 });
       this.records = next;
     });
   }

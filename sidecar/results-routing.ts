@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SplitAccess } from '../model/serve-config';
+import { writeJsonDurable } from '../infra/atomic-file';
 
 export interface SampleScore {
   id: number;
@@ -25,7 +26,7 @@ export function routeResults(agentVolume: string, access: SplitAccess, summary: 
   const dir = path.join(agentVolume, 'results', `${summary.split}__${summary.commit.slice(0, 12)}`);
   fs.rmSync(dir, { recursive: true, force: true }); // no stale per-sample files from an earlier evaluation
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  if (access === 'viewable') for (const s of samples) fs.writeFileSync(path.join(dir, `${s.id}.json`), `${JSON.stringify(s, null, 2)}\n`);
+  if (access === 'viewable') for (const s of samples) writeJsonDurable(path.join(dir, `${s.id}.json`), s);
+  writeJsonDurable(path.join(dir, 'summary.json'), summary); // last: a summary means its samples are there
   return dir;
 }

@@ -128,7 +128,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     const body = SubmitBody.parse(req.body ?? {});
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
     await refuseProtectedChanges(commit, 'submit');
-    writeJsonDurable(path.join(cfg.paths.admin_volume, 'submission.json'), { commit, at: new Date().toISOString() });
+    writeJsonDurable(path.join(cfg.paths.admin_volume, 'submission.json'), { commit, at: new Date().toISOString() }, { mode: 0o600 });
     return { submitted_commit: commit };
   });
 
@@ -139,7 +139,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     const result = await finalize(cfg, engine, registry);
     d.log(`finalize: commit ${result.commit ?? '(none)'}: ${result.reason}`);
     fs.mkdirSync(cfg.paths.admin_volume, { recursive: true });
-    writeJsonDurable(path.join(cfg.paths.admin_volume, 'finalize.json'), result);
+    writeJsonDurable(path.join(cfg.paths.admin_volume, 'finalize.json'), result, { mode: 0o600 });
     return result;
   });
 

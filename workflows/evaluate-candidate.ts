@@ -22,6 +22,7 @@ import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
+import { chunkWorkflowId, homePaths } from '../model/paths';
 
 const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
   startToCloseTimeout: '30m',
@@ -55,7 +56,7 @@ async function runChunksWithLaneGrants(
   addSummary: (s: ChunkSummary) => void,
   progress: Progress,
 ): Promise<void> {
-  const id = (i: number) => `${workflowInfo().workflowId}/chunk-${i}`;
+  const id = (i: number) => chunkWorkflowId(workflowInfo().workflowId, i);
   const running = new Map<number, Promise<void>>();
   let failure: unknown = null;
   let freed = 0;
@@ -130,7 +131,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
   const input = parsed.data;
   const info = workflowInfo();
   const startedAt = info.startTime.toISOString();
-  const runDir = `${input.home}/runs/${input.evalId}/${info.runId}`;
+  const runDir = homePaths(input.home).runDir(input.evalId, info.runId);
   const summaries: ChunkSummary[] = [];
   const progress = newProgress(input.tasks.length, 'preparing');
   setHandler(progressQuery, () => progress);
@@ -177,7 +178,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     } else {
       // Histories recorded before lane grants: one chunk after the other.
       for (let i = 0; i < nChunks; i++) {
-        const childId = `${info.workflowId}/chunk-${i}`;
+        const childId = chunkWorkflowId(info.workflowId, i);
         progress.currentChunk = childId;
         addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [chunkInput(i)] }));
       }

@@ -17,20 +17,12 @@ import type { ChunkInput, ChunkSummary, TaskResult } from '../model/eval-types';
 import { newProgress } from '../model/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
-
-function failureMessage(err: unknown): string {
-  let e: unknown = err;
-  const parts: string[] = [];
-  while (e instanceof Error) {
-    parts.push(e.message);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return parts.filter(Boolean).join(': ');
-}
+import { runPaths } from '../model/paths';
+import { causeChain } from '../model/errors';
 
 function configFailure(err: unknown): ApplicationFailure | null {
   const cause = err instanceof ActivityFailure ? err.cause : null;
-  return cause instanceof ApplicationFailure && cause.type && CONFIG_FAILURES.includes(cause.type) ? cause : null;
+  return cause instanceof ApplicationFailure && cause.type && (CONFIG_FAILURES as string[]).includes(cause.type) ? cause : null;
 }
 
 /** Activity attempts beyond `task_attempts` for a task whose worker died (heartbeat timeouts). */
@@ -106,8 +98,8 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
           runs: s.taskAttempts,
           exceptions: [],
           timedOut: false,
-          jobDir: `${input.runDir}/jobs`,
-          error: failureMessage(err),
+          jobDir: runPaths(input.runDir).jobsDir,
+          error: causeChain(err),
         };
       } finally {
         progress.running--;

@@ -3,3 +3,4 @@ export { evaluateCandidate } from './evaluate-candidate';
 export { evaluateChunk } from './evaluate-chunk';
 export { evaluateSamples } from './evaluate-samples';
 export { progressQuery } from './queries';
+export { buildTask } from './build-task';

@@ -5,10 +5,12 @@ import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml, stringify } from 'yaml';
-import { compileTask as compileActivity } from '../../activities/compile-task';
-import { compileTask, MANIFEST } from '../../compiler/compile';
+import { compileTaskDir as compileActivity } from '../../activities/compile-task';
+import { buildTaskDir, MANIFEST } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
+import { runVero } from '../helpers/process';
+import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(60_000);
 
@@ -52,7 +54,7 @@ async function buildError(
   opts = { skipSecretCheck: true },
 ): Promise<string> {
   const file = typeof cfg === 'string' ? cfg : writeConfig(cfg);
-  const err = await compileTask(file, out, opts).then(
+  const err = await buildTaskDir(file, out, opts).then(
     () => null,
     (e: Error) => e,
   );
@@ -69,7 +71,7 @@ describe('a mode B build', () => {
     process.env.VERO_TEST_SECRET_A = SECRET_VALUE;
     file = writeConfig(modeB());
     out = path.join(tempDir(), 'task');
-    await compileTask(file, out);
+    await buildTaskDir(file, out);
   });
   afterAll(() => delete process.env.VERO_TEST_SECRET_A);
 
@@ -200,7 +202,7 @@ describe('a mode B build', () => {
 
   test('the same inputs give byte-identical files and the same baseline commit', async () => {
     const again = path.join(tempDir(), 'task');
-    await compileTask(file, again);
+    await buildTaskDir(file, again);
     expect(fs.readFileSync(path.join(again, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
   });
 });
@@ -209,7 +211,7 @@ test('quotes, newlines, $() and backticks round-trip through TOML, YAML and shel
   const description = 'He said "hi" \\ and\nthen $(rm -rf /) `whoami` \'single\'';
   const paths = ['dir with space', "it's", '$(touch pwned)', 'back`tick`'];
   const out = path.join(tempDir(), 'task');
-  await compileTask(writeConfig(modeB({ description, read_only_paths: paths, secrets: [] })), out);
+  await buildTaskDir(writeConfig(modeB({ description, read_only_paths: paths, secrets: [] })), out);
   expect((parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as { task: { description: string } }).task.description).toBe(
     description,
   );
@@ -265,7 +267,7 @@ describe('rules that vero review taught', () => {
       'secrets missing from the host environment: VERO_MISSING_ONE, VERO_MISSING_TWO',
     );
     expect(fs.existsSync(out)).toBe(false);
-    await compileTask(file, out, { skipSecretCheck: true });
+    await buildTaskDir(file, out, { skipSecretCheck: true });
     expect(fs.existsSync(path.join(out, 'task.toml'))).toBe(true);
   });
 
@@ -280,7 +282,7 @@ describe('rules that vero review taught', () => {
     fs.writeFileSync(path.join(root, 'agents', 'mine', 'agent.py'), 'uncommitted\n');
     fs.writeFileSync(path.join(root, 'agents', 'mine', 'new.py'), 'untracked\n');
     const out = path.join(tempDir(), 'task');
-    await compileTask(writeConfig(modeB({ secrets: [] }, path.join(root, 'agents', 'mine'))), out);
+    await buildTaskDir(writeConfig(modeB({ secrets: [] }, path.join(root, 'agents', 'mine'))), out);
     const base = path.join(out, 'environment', 'agent-baseline');
     expect(fs.readdirSync(base).filter((f) => f !== '.git')).toEqual(['agent.py']);
     expect(fs.readFileSync(path.join(base, 'agent.py'), 'utf8')).toBe('v1\n');
@@ -298,7 +300,7 @@ describe('rules that vero review taught', () => {
     fs.mkdirSync(path.join(repo, 'uncommitted'));
     fs.writeFileSync(path.join(repo, 'uncommitted', 'x.py'), 'x\n');
     expect(await buildError(modeB({ secrets: [] }, path.join(repo, 'uncommitted')))).toMatch(
-      /git archive HEAD:uncommitted failed \(exit 128\): fatal: not a valid object name/,
+      /git -C \S+ archive --format=tar HEAD:uncommitted failed \(exit 128\): fatal: not a valid object name/,
     );
     const notGit = tempDir();
     expect(await buildError(modeB({ secrets: [] }, notGit))).toContain('is not inside a git repository');
@@ -324,7 +326,7 @@ describe('rules that vero review taught', () => {
   test('a failed build leaves the previous output untouched and no temp dirs; a non-build dir is never replaced', async () => {
     const parent = tempDir();
     const out = path.join(parent, 'task');
-    await compileTask(writeConfig(modeB({ secrets: [] })), out);
+    await buildTaskDir(writeConfig(modeB({ secrets: [] })), out);
     const before = fs.readFileSync(path.join(out, MANIFEST), 'utf8');
     const empty = path.join(tempDir(), 'empty');
     fs.mkdirSync(empty);
@@ -333,7 +335,7 @@ describe('rules that vero review taught', () => {
     expect(fs.readFileSync(path.join(out, MANIFEST), 'utf8')).toBe(before);
     expect(fs.readdirSync(parent)).toEqual(['task']);
     // A rebuild replaces a previous build output...
-    await compileTask(writeConfig(modeB({ secrets: [], description: 'second' })), out);
+    await buildTaskDir(writeConfig(modeB({ secrets: [], description: 'second' })), out);
     expect(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')).toContain('second');
     expect(fs.readdirSync(parent)).toEqual(['task']);
     // ...but never a directory that is not one.
@@ -382,7 +384,7 @@ test('both examples build (mode A and mode B)', async () => {
   agentRepo(dir);
   for (const mode of ['mode-a', 'mode-b']) {
     const out = path.join(dir, 'out', mode);
-    const r = await compileTask(path.join(dir, mode, 'build.yaml'), out, { skipSecretCheck: true });
+    const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), out, { skipSecretCheck: true });
     expect(r.mode).toBe(mode === 'mode-a' ? 'A' : 'B');
     ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
   }
@@ -401,7 +403,38 @@ test('the compiler activity carries paths and names only, and maps config errors
     const err = await new MockActivityEnvironment()
       .run(compileActivity, { configFile: writeConfig(modeB({ bogus: 1 })), outDir: out })
       .catch((e: unknown) => e);
-    expect(err).toMatchObject({ type: 'BuildConfigError', nonRetryable: true });
+    expect(err).toMatchObject({ type: 'ConfigError', nonRetryable: true });
+  } finally {
+    delete process.env.VERO_TEST_SECRET_A;
+  }
+});
+
+test('vero build --address: the compiler runs as the buildTask workflow on a worker; a repeated build has the same id; bad input exits 2', async () => {
+  process.env.VERO_TEST_SECRET_A = SECRET_VALUE;
+  const q = uniqueQueue('build');
+  const out = path.join(tempDir(), 'task');
+  const config = writeConfig(modeB());
+  const args = ['build', '-c', config, '-o', out, '--address', address(), '--task-queue', q, '--json'];
+  try {
+    await withWorker(q, async () => {
+      const first = await runVero(args);
+      expect(first.stderr).toMatch(/build workflow build-[0-9a-f]{20} on task queue/);
+      expect(first.code).toBe(0);
+      const r = JSON.parse(first.stdout) as { workflowId: string; outDir: string; mode: string };
+      expect(r).toMatchObject({ outDir: out, mode: 'B' });
+      expect(fs.existsSync(path.join(out, MANIFEST))).toBe(true);
+      // The workflow's history holds the compiler activity, and no secret value.
+      const history = await (await client()).workflow.getHandle(r.workflowId).fetchHistory();
+      const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes);
+      expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name)).toEqual(['compileTaskDir']);
+      expect(JSON.stringify(history)).not.toContain(SECRET_VALUE);
+      const again = await runVero(args);
+      expect(again.code).toBe(0);
+      expect((JSON.parse(again.stdout) as { workflowId: string }).workflowId).toBe(r.workflowId);
+      const bad = await runVero(['build', '-c', writeConfig(modeB({ bogus: 1 })), '-o', out, '--address', address(), '--task-queue', q]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/bogus: unknown key/);
+    });
   } finally {
     delete process.env.VERO_TEST_SECRET_A;
   }

@@ -5,7 +5,7 @@ import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { compileTask } from '../../compiler/compile';
+import { buildTaskDir } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, ROOT, STANDIN, tempDir } from '../helpers/fixtures';
 import { address, uniqueQueue } from '../helpers/temporal';
@@ -77,7 +77,7 @@ async function setup(
     }),
   );
   const task = path.join(dir, 'task');
-  await compileTask(build, task);
+  await buildTaskDir(build, task);
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
@@ -394,7 +394,7 @@ async function modeASetup(): Promise<{ dir: string; serveFile: string; hostCfg: 
   });
   agentRepo(path.join(dir, 'examples'));
   const task = path.join(dir, 'task');
-  await compileTask(path.join(dir, 'examples', 'mode-a', 'build.yaml'), task, { skipSecretCheck: true });
+  await buildTaskDir(path.join(dir, 'examples', 'mode-a', 'build.yaml'), task, { skipSecretCheck: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));

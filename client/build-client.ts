@@ -1,0 +1,64 @@
+/**
+ * Runs the compiler: as the `buildTask` workflow when a Temporal server is given (durable, visible in the Web UI,
+ * idempotent by build digest), in this process otherwise. The worker that runs it must see the same paths.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { CompileTaskInput } from '../activities/compile-task';
+import { buildTaskDir, CompileResult } from '../compiler/compile';
+import { ConfigError } from '../model/errors';
+import { buildTask } from '../workflows';
+
+/** The workflow id of a build: the build.yaml's bytes, the output dir and the options. */
+export function buildWorkflowId(input: CompileTaskInput): string {
+  let text: Buffer;
+  try {
+    text = fs.readFileSync(input.configFile);
+  } catch (e) {
+    throw new ConfigError(
+      `${input.configFile}: cannot read the build config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
+  }
+  const digest = createHash('sha256')
+    .update(text)
+    .update('\0')
+    .update(input.outDir)
+    .update('\0')
+    .update(String(!!input.skipSecretCheck))
+    .digest('hex');
+  return `build-${digest.slice(0, 20)}`;
+}
+
+export interface BuildOutcome {
+  result: CompileResult;
+  /** The workflow that ran it (null: in process). */
+  workflowId: string | null;
+}
+
+export async function runBuild(
+  opts: { configFile: string; outDir: string; skipSecretCheck?: boolean },
+  temporal?: { client: Client; taskQueue: string; onStarted?: (workflowId: string) => void },
+): Promise<BuildOutcome> {
+  const input: CompileTaskInput = {
+    configFile: path.resolve(opts.configFile),
+    outDir: path.resolve(opts.outDir),
+    ...(opts.skipSecretCheck ? { skipSecretCheck: true } : {}),
+  };
+  if (!temporal) return { result: await buildTaskDir(input.configFile, input.outDir, input), workflowId: null };
+  const workflowId = buildWorkflowId(input);
+  const handle = await temporal.client.workflow.start(buildTask, {
+    workflowId,
+    taskQueue: temporal.taskQueue,
+    args: [input],
+    // The same build running: attach to it. Finished: build again (the output may have been removed; the
+    // compiler replaces only its own previous output).
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    staticSummary: `vero build ${input.configFile} → ${input.outDir}`.slice(0, 200),
+  });
+  temporal.onStarted?.(workflowId);
+  return { result: await handle.result(), workflowId };
+}
