@@ -9,7 +9,10 @@ export function registerTrialsCommand(program: Command): void {
   program
     .command('trials <jobsDir>')
     .description('score the tasks of a Harbor jobs dir (or one job dir) offline: best trial per task, deterministically')
-    .option('--json', 'print {"tasks": [{task, status, score, trial, metrics, n_trials}]} sorted by task')
+    .option(
+      '--json',
+      'print {"tasks": [{task, taskName, status, score, trial, metrics, nTrials, exceptions, error}]} sorted by task (the rows of `vero results --json`)',
+    )
     .option('--reward-key <key>', 'the reward to read (default: pass, then reward, then the mean of all rewards)')
     .addOption(new Option('--aggregate <how>', 'per-task aggregation over attempts').choices(['best', 'mean']).default('best'))
     .action((dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean' }) => {
@@ -20,11 +23,14 @@ export function registerTrialsCommand(program: Command): void {
       if (o.json) {
         const tasks = rows.map((r) => ({
           task: r.task,
+          taskName: r.taskName,
           status: r.status,
           score: r.score,
           trial: r.trial,
           metrics: r.metrics,
-          n_trials: r.nTrials,
+          nTrials: r.nTrials,
+          exceptions: r.exceptions,
+          error: r.error,
         }));
         process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
         return;

@@ -21,7 +21,15 @@ import { ConfigError, TemporalUnreachableError } from '../model/errors';
 import { isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
-import { VeroCandidate, VeroConfigDigest, VeroCostUsd, VeroScore, VeroStatus, VeroTaskSource } from '../model/search-attributes';
+import {
+  VeroCandidate,
+  VeroConfigDigest,
+  VeroCostUsd,
+  VeroScore,
+  VeroStatus,
+  veroStatus,
+  VeroTaskSource,
+} from '../model/search-attributes';
 import { resolveTaskSelection } from '../infra/task-source';
 import { evaluateCandidate, progressQuery } from '../workflows';
 
@@ -140,7 +148,7 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     memo: { home: input.home },
     typedSearchAttributes: [
       { key: VeroCandidate, value: input.candidate },
-      { key: VeroStatus, value: 'queued' },
+      veroStatus('queued'),
       { key: VeroTaskSource, value: source },
       { key: VeroConfigDigest, value: input.configDigest },
     ],

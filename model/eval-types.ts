@@ -4,7 +4,9 @@
  */
 import { z } from 'zod';
 import { HarborSection } from './harbor-config';
-import type { Usage } from './trial-ranking';
+import type { TaskStatus, Usage } from './trial-ranking';
+
+export type { TaskStatus };
 
 export const ResolvedSource = z.strictObject({
   path: z.string().optional(),
@@ -55,8 +57,6 @@ export const EvalInput = z.strictObject({
 });
 export type EvalInput = z.infer<typeof EvalInput>;
 
-export type TaskStatus = 'scored' | 'error';
-
 /** One task's outcome. Small: the job dir holds everything else. */
 export interface TaskResult {
   task: string;
@@ -81,7 +81,6 @@ export interface TaskResult {
 }
 
 export interface ChunkInput {
-  evalId: string;
   chunkIndex: number;
   runDir: string;
   candidate: string;

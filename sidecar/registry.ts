@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { z } from 'zod';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 
-const Record_ = z.strictObject({
+const EvalRecordSchema = z.strictObject({
   commit: z.string(),
   split: z.string(),
   n_samples: z.number().int(),
@@ -16,8 +16,8 @@ const Record_ = z.strictObject({
   seq: z.number().int(),
   evaluated_at: z.string(),
 });
-export type EvalRecord = z.infer<typeof Record_>;
-const File_ = z.strictObject({ schema_version: z.literal(1), records: z.array(Record_) });
+export type EvalRecord = z.infer<typeof EvalRecordSchema>;
+const RegistryFileSchema = z.strictObject({ schema_version: z.literal(1), records: z.array(EvalRecordSchema) });
 
 export class CandidateRegistry {
   private readonly mutex = new Mutex();
@@ -29,7 +29,7 @@ export class CandidateRegistry {
   static open(file: string): CandidateRegistry {
     if (!fs.existsSync(file)) return new CandidateRegistry(file, []);
     try {
-      return new CandidateRegistry(file, File_.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).records);
+      return new CandidateRegistry(file, RegistryFileSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).records);
     } catch (e) {
       throw new Error(`candidate registry ${file} is unreadable (${(e as Error).message.split('\n')[0]})`);
     }

@@ -19,7 +19,7 @@ import {
 import type { Activities } from '../activities';
 import { CandidateResult, ChunkInput, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress, Progress } from '../model/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../model/search-attributes';
+import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
 import { chunkWorkflowId, homePaths } from '../model/paths';
@@ -135,7 +135,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
   const summaries: ChunkSummary[] = [];
   const progress = newProgress(input.tasks.length, 'preparing');
   setHandler(progressQuery, () => progress);
-  upsertSearchAttributes([{ key: VeroStatus, value: 'running' }]);
+  upsertSearchAttributes([veroStatus('running')]);
 
   try {
     const prepared = await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home });
@@ -155,7 +155,6 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     const size = input.settings.chunkSize;
     const nChunks = Math.ceil(input.tasks.length / size);
     const chunkInput = (i: number, lanes?: number): ChunkInput => ({
-      evalId: input.evalId,
       chunkIndex: i,
       runDir,
       candidate: prepared.commit,
@@ -205,13 +204,13 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     });
     progress.phase = 'done';
     upsertSearchAttributes([
-      { key: VeroStatus, value: result.status },
+      veroStatus(result.status),
       { key: VeroScore, value: result.score },
       ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
     ]);
     return result;
   } catch (err) {
-    upsertSearchAttributes([{ key: VeroStatus, value: isCancellation(err) ? 'cancelled' : 'error' }]);
+    upsertSearchAttributes([veroStatus(isCancellation(err) ? 'cancelled' : 'error')]);
     // Surface a chunk's or an activity's failure as this workflow's own, so the UI and CLI show the reason,
     // not "child failed" or "Activity task failed".
     if ((err instanceof ChildWorkflowFailure || err instanceof ActivityFailure) && err.cause instanceof ApplicationFailure) {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { freePort } from '../../infra/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { chromium, CHROMIUM } from '../helpers/chromium';
-import { runVero } from '../helpers/process';
+import { runVero, until } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -144,19 +144,25 @@ test('start-eval --wait --json prints the result; trials --json collates its job
     tasks: [
       {
         task: 'fix-csv-parser',
+        taskName: 'mini-bench/fix-csv-parser',
         status: 'scored',
         score: 0.5,
         trial: expect.stringMatching(/^fix-csv-parser__/),
         metrics: { reward: 0.5 },
-        n_trials: 2,
+        nTrials: 2,
+        exceptions: [],
+        error: null,
       },
       {
         task: 'hello-world',
+        taskName: 'mini-bench/hello-world',
         status: 'scored',
         score: 1,
         trial: expect.stringMatching(/^hello-world__/),
         metrics: { reward: 1 },
-        n_trials: 2,
+        nTrials: 2,
+        exceptions: [],
+        error: null,
       },
     ],
   });
@@ -178,7 +184,7 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    for (let i = 0; i < 300 && !out.includes('worker polling'); i++) await new Promise((r) => setTimeout(r, 100));
+    await until('vero dev to start its worker', async () => out.includes('worker polling'), 30_000);
     expect(out).toContain(`Web UI: http://127.0.0.1:${uiPort}`);
     return child;
   };
@@ -256,7 +262,7 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     });
     const started = await runVero(['start-eval', '-c', h.configFile, '--candidate', 'improved', '--json']);
     const hangId = (JSON.parse(started.stdout) as { evalId: string }).evalId;
-    for (let i = 0; i < 100 && !fs.existsSync(h.invocationLog); i++) await new Promise((r) => setTimeout(r, 100));
+    await until('harbor to start', async () => fs.existsSync(h.invocationLog), 10_000);
     expect((await runVero(['cancel', hangId, ...conn])).stdout).toContain(`cancellation requested for ${hangId}`);
     const after = await runVero(['results', hangId, ...conn]);
     expect(after.code).toBe(1);

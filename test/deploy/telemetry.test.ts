@@ -6,6 +6,7 @@ import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { evalFixture, ROOT } from '../helpers/fixtures';
 import { address, client, uniqueQueue } from '../helpers/temporal';
+import { until } from '../helpers/process';
 
 jest.setTimeout(120_000);
 
@@ -33,8 +34,11 @@ test('spans of the evaluation reach an OTLP/HTTP collector on loopback', async (
     const { handle } = await startOrAttach(await client(), input, q);
     await handle.result();
     const all = () => bodies.join('\n');
-    for (let i = 0; i < 100 && !(all().includes('StartActivity:runTask') && all().includes('StartChildWorkflow:evaluateChunk')); i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await until(
+      'the exported spans',
+      async () => all().includes('StartActivity:runTask') && all().includes('StartChildWorkflow:evaluateChunk'),
+      10_000,
+    );
     // Workflow-side spans: the parent starting its chunk and the activities, the chunk scheduling each task.
     expect(all()).toContain('StartActivity:prepareCandidate');
     expect(all()).toContain('StartChildWorkflow:evaluateChunk');

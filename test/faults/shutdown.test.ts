@@ -5,7 +5,7 @@ import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/eval-types';
 import { evalFixture, invocations, ROOT, runsPerTask } from '../helpers/fixtures';
-import { spawnWorker } from '../helpers/process';
+import { spawnWorker, until } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -23,8 +23,7 @@ test('SIGTERM: the worker finishes its running harbor run, reports it, and exits
   const { handle } = await startOrAttach(await client(), input, q);
   const first = spawnWorker(address(), q);
   const exited = new Promise<number | null>((r) => first.proc.on('exit', (code) => r(code)));
-  for (let i = 0; i < 300 && !invocations(f.invocationLog).some((x) => x.event === 'start'); i++)
-    await new Promise((r) => setTimeout(r, 100));
+  await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'), 30_000);
   first.proc.kill('SIGTERM');
   expect(await exited).toBe(0);
   // The harbor run was allowed to finish (not killed) before the worker left.
@@ -49,7 +48,7 @@ test('VERO_LOG_FORMAT=json: the worker logs one JSON object per line', async () 
   });
   let err = '';
   p.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  for (let i = 0; i < 300 && !err.includes('RUNNING'); i++) await new Promise((r) => setTimeout(r, 100));
+  await until('the worker to run', async () => err.includes('RUNNING'), 30_000);
   const exited = new Promise((r) => p.on('exit', r));
   p.kill('SIGTERM');
   await exited;

@@ -9,6 +9,7 @@ import { buildTaskDir } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, ROOT, STANDIN, tempDir } from '../helpers/fixtures';
 import { address, uniqueQueue } from '../helpers/temporal';
+import { until } from '../helpers/process';
 
 jest.setTimeout(180_000);
 const VERO = path.join(ROOT, 'bin', 'vero');
@@ -277,7 +278,7 @@ test('a restart in the middle of an evaluation does not refill the budget; candi
   const first = await startSidecar(s);
   const candidate = commitImprovement(s.work);
   const pending = post(first.url, '/eval', { split: 'validation' }).catch(() => null);
-  for (let i = 0; i < 100 && !fs.existsSync(path.join(s.dir, 'harbor.jsonl')); i++) await new Promise((r) => setTimeout(r, 100));
+  await until('harbor to start', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')), 10_000);
   expect(await first.stop('SIGKILL')).toBeNull();
   await pending;
   const second = await startSidecar(s);
