@@ -125,7 +125,7 @@ async function describe(client: Client, id: string): Promise<WorkflowExecutionDe
   try {
     return await client.workflow.getHandle(id).describe();
   } catch (e) {
-    if ((e as Error).name === 'WorkflowNotFoundError') return null;
+    if (e instanceof WorkflowNotFoundError) return null;
     throw e;
   }
 }

@@ -1,14 +1,18 @@
 /**
- * Records workflow history fixtures for the replay test: runs a small evaluation (one task retried after an
- * infrastructure error) on a throwaway dev server and saves the parent's and the chunk's histories.
+ * Records workflow history fixtures for the replay test on a throwaway dev server: a small evaluation (one task
+ * retried after an infrastructure error: the parent's and the chunk's histories), a Mode A evaluation
+ * (evaluateSamples) and a build (buildTask).
  *
- *   npm run record-histories
+ *   npm run record-histories                                  # all of them
+ *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runBuild } from '../../client/build-client';
 import { connect, prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { evaluateSamples } from '../../workflows';
 import { startDevServer } from '../../infra/dev-server';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { findTemporalCli, PROJECT_ROOT } from '../../infra/temporal-cli';
@@ -24,40 +28,76 @@ async function main(): Promise<void> {
   const server = await startDevServer({ temporalCli: temporal });
   const taskQueue = 'record-fixtures';
   const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
+  const wanted = process.argv.slice(2);
+  const want = (name: string) => wanted.length === 0 || wanted.includes(name);
+  const save = (name: string, id: string) => {
+    // `temporal workflow show --output json` writes the history JSON that runReplayHistory reads.
+    const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, '--output', 'json'], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    const history = JSON.parse(json) as { events: unknown[] };
+    fs.mkdirSync(out, { recursive: true });
+    fs.writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify({ workflowId: id, history }, null, 1)}\n`);
+    process.stdout.write(`recorded ${name}.json (${history.events.length} events)\n`);
+  };
   try {
     await worker.runUntil(async () => {
-      const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
-        agent_repo: repo,
-        home: path.join(tmp, 'home'),
-        'tasks.names': ['hello-world', 'sum-numbers'],
-        'harbor.env': {
-          HARBOR_STANDIN_TIME_SCALE: '0',
-          HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state'),
-          HARBOR_STANDIN_SCENARIO: JSON.stringify({
-            tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }] },
-            default: { reward: 1 },
-          }),
-        },
-        'temporal.address': server.address,
-        'temporal.task_queue': taskQueue,
-      });
-      const input = await prepareEvalInput(cfg, 'improved');
       const client = await connect(server.address, 'default');
-      const { handle } = await startOrAttach(client, input, taskQueue);
-      await handle.result();
-      fs.mkdirSync(out, { recursive: true });
-      for (const [name, id] of [
-        ['evaluate-candidate', input.evalId],
-        ['evaluate-chunk', `${input.evalId}/chunk-0`],
-      ] as const) {
-        // `temporal workflow show --output json` writes the history JSON that runReplayHistory reads.
-        const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, '--output', 'json'], {
-          encoding: 'utf8',
-          maxBuffer: 64 << 20,
+      if (want('evaluate-candidate') || want('evaluate-chunk')) {
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '0',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({
+              tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }] },
+              default: { reward: 1 },
+            }),
+          },
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
         });
-        const history = JSON.parse(json) as { events: unknown[] };
-        fs.writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify({ workflowId: id, history }, null, 1)}\n`);
-        process.stdout.write(`recorded ${name}.json (${history.events.length} events)\n`);
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        if (want('evaluate-candidate')) save('evaluate-candidate', input.evalId);
+        if (want('evaluate-chunk')) save('evaluate-chunk', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-samples')) {
+        const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'improved^{commit}'], { encoding: 'utf8' }).trim();
+        const id = `modea-record-${commit}`;
+        await client.workflow.execute(evaluateSamples, {
+          workflowId: id,
+          taskQueue,
+          args: [
+            {
+              id,
+              repo,
+              commit,
+              home: path.join(tmp, 'home'),
+              datasetDir: path.join(PROJECT_ROOT, 'examples', 'mode-a', 'dataset'),
+              split: 'train',
+              ids: [0, 1, 2],
+              inference: ['python3', 'infer.py'],
+              scorer: { command: ['python3', 'score.py'], cwd: path.join(PROJECT_ROOT, 'examples', 'mode-a', 'scorer') },
+              timeoutSec: 120,
+            },
+          ],
+        });
+        save('evaluate-samples', id);
+      }
+      if (want('build-task')) {
+        const examples = path.join(tmp, 'examples');
+        fs.cpSync(path.join(PROJECT_ROOT, 'examples'), examples, { recursive: true, filter: (s) => !s.includes(`${path.sep}agent-repo`) });
+        execFileSync(path.join(examples, 'make-agent-repo.sh'), [path.join(examples, 'agent-repo')], { stdio: 'ignore' });
+        const { workflowId } = await runBuild(
+          { configFile: path.join(examples, 'mode-b', 'build.yaml'), outDir: path.join(tmp, 'task'), skipSecretCheck: true },
+          { client, taskQueue },
+        );
+        save('build-task', workflowId!);
       }
     });
   } finally {

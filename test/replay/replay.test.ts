@@ -14,15 +14,17 @@ const fixtures = fs
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-test("history fixtures exist for both workflow types, today's and those recorded before each patched() change", () => {
+test("history fixtures exist for every workflow type, today's and those recorded before each patched() change", () => {
   // Evaluations started before the `harbor-preflight` (v1) and `lane-grants` (v2) patches must still replay.
   expect(fixtures).toEqual([
+    'build-task.json',
     'evaluate-candidate.json',
     'evaluate-candidate.v1-before-preflight.json',
     'evaluate-candidate.v2-before-lane-grants.json',
     'evaluate-chunk.json',
     'evaluate-chunk.v1-before-preflight.json',
     'evaluate-chunk.v2-before-lane-grants.json',
+    'evaluate-samples.json',
   ]);
 });
 
