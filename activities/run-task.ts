@@ -4,7 +4,6 @@
  * only missing or infra-failed ones run again.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -32,6 +31,7 @@ import {
 } from './harbor-process';
 import { harborJobFiles, runPaths } from '../model/paths';
 import { asActivityFailure } from '../model/errors';
+import { forgetGroup, hostId, recordGroup } from '../infra/host-groups';
 
 export interface RunTaskInput {
   runDir: string;
@@ -97,7 +97,7 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   } catch {
     return null;
   }
-  if (prev.host !== os.hostname() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
+  if (prev.host !== hostId() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
   return prev;
 }
 
@@ -254,12 +254,27 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
       const left = liveOrphan(jobDir, pidFile);
       if (left) {
         await stopGroup(left.pid, { graceMs, signal: 'SIGTERM', target: 'leader' });
+        forgetGroup(left.pid);
         await cleanUp('cancelled');
       }
       throw e;
     }
   }
   const orphan = liveOrphan(jobDir, pidFile);
+  // This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts).
+  const record = (pid: number, startedAt: number, ownerPid = process.pid) =>
+    recordGroup({
+      pid,
+      host: hostId(),
+      ownerPid,
+      namespace: ctx.info.workflowNamespace ?? 'default',
+      workflowId: ctx.info.workflowExecution?.workflowId ?? '',
+      activityId: ctx.info.activityId,
+      attempt,
+      jobDir,
+      pidFile,
+      startedAt,
+    });
   // The pid file outlives only a harbor whose worker died; if that harbor already finished the job, collect it.
   const finishedOrphan = !orphan && fs.existsSync(pidFile) && jobFinished(jobDir);
   if (!orphan && !finishedOrphan) {
@@ -286,7 +301,9 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
     // Adopt the dead worker's harbor: watch it to completion, heartbeating from its progress.
     ctx.log.warn('adopting the still-running harbor of a previous attempt', { task: input.task, pid: orphan.pid });
     notes.push(`adopted the running harbor (pid ${orphan.pid}) of an attempt whose worker died`);
+    record(orphan.pid, orphan.startedAt ?? Date.now());
     const adopted = await watchGroup(orphan.pid, { signal: ctx.cancellationSignal, deadline, graceMs, onTick: beat });
+    forgetGroup(orphan.pid);
     if (adopted.cancelled || adopted.timedOut) await cleanUp(adopted.cancelled ? 'cancelled' : 'task timeout');
     if (adopted.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
     fs.rmSync(pidFile, { force: true });
@@ -312,15 +329,21 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
         // The server timed this attempt out (e.g. heartbeats lost in a server outage): another attempt will
         // run. Leave harbor running for it to adopt rather than throw the trials away.
         detachOnAbort: () => ctx.cancellationDetails?.timedOut === true,
-        onStart: (pid) => fs.writeFileSync(pidFile, JSON.stringify({ pid, host: os.hostname(), startedAt: Date.now() } satisfies PidFile)),
+        onStart: (pid) => {
+          const startedAt = Date.now();
+          fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt } satisfies PidFile));
+          record(pid, startedAt);
+        },
       });
     } finally {
       clearInterval(timer);
     }
     if (r.detached) {
       ctx.log.warn('attempt timed out by the server; harbor left running for the next attempt to adopt', { task: input.task });
+      if (r.pid !== null) record(r.pid, Date.now(), 0); // no owner now: the reaper stops it if no attempt adopts it
       throw ctx.cancellationSignal.reason ?? new Error('timed out');
     }
+    if (r.pid !== null) forgetGroup(r.pid);
     fs.rmSync(pidFile, { force: true });
     if (r.cancelled || r.timedOut) await cleanUp(r.cancelled ? 'cancelled' : 'task timeout');
     if (r.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');

@@ -11,6 +11,7 @@ import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-work
 import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks } from '../client/eval-client';
 import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
+import { startOrphanReaper } from '../worker/orphan-reaper';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -24,6 +25,25 @@ function onInterrupt(stop: () => Promise<void>): void {
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+}
+
+/**
+ * The orphan reaper of this host (worker/orphan-reaper.ts): harbor groups that a dead worker left behind and
+ * that no attempt will adopt are stopped. VERO_REAPER_INTERVAL_MS sets how often it looks (default 60 s).
+ */
+async function hostReaper(address: string, namespace: string): Promise<{ stop(): Promise<void> }> {
+  const client = await connect(address, namespace);
+  const reaper = startOrphanReaper({
+    client,
+    intervalMs: Number(process.env.VERO_REAPER_INTERVAL_MS) || 60_000,
+    log: (message, meta) => process.stderr.write(`${new Date().toISOString()} [WARN] ${message} ${JSON.stringify(meta)}\n`),
+  });
+  return {
+    stop: async () => {
+      await reaper.stop();
+      await client.connection.close();
+    },
+  };
 }
 
 export function registerDevCommands(program: Command): void {
@@ -47,8 +67,10 @@ export function registerDevCommands(program: Command): void {
         ? `${JSON.stringify({ time: new Date().toISOString(), level: 'INFO', ...ready })}\n`
         : `worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`,
     );
+    const reaper = await hostReaper(conn.address, conn.namespace);
     // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get shutdownGraceTime to finish.
     await worker.run();
+    await reaper.stop();
     await connection.close();
   });
 
@@ -76,10 +98,12 @@ export function registerDevCommands(program: Command): void {
       if (o.worker) {
         const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue: o.taskQueue });
         const running = worker.run();
+        const reaper = await hostReaper(server.address, 'default');
         print(`worker polling ${o.taskQueue}`);
         stopWorker = async () => {
           if (worker.getState() === 'RUNNING') worker.shutdown();
           await running;
+          await reaper.stop();
           await connection.close();
         };
       }

@@ -4,6 +4,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptio
 import { createActivities } from '../activities';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 import { telemetryPlugins } from './telemetry';
+import { hostId } from '../infra/host-groups';
 
 export interface VeroWorkerOptions {
   address: string;
@@ -24,6 +25,8 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worke
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
+    // pid@host: the orphan reaper tells this host's attempts from other hosts' by it.
+    identity: `${process.pid}@${hostId()}`,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentTasks ?? Math.max(4, 2 * cores),

@@ -13,14 +13,15 @@ import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/eval-types';
 import { findTemporalCli } from '../../infra/temporal-cli';
 import { evalFixture, invocations, ROOT, runsPerTask, tempDir, TASKS } from '../helpers/fixtures';
-import { sleep, spawnWorker, until, WorkerProcess } from '../helpers/process';
+import { pidAlive, sleep, spawnWorker, until, WorkerProcess } from '../helpers/process';
 import { address, client, completedTasks, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
 
 const workers: WorkerProcess[] = [];
 function worker(addr: string, taskQueue: string, env: Record<string, string> = {}): WorkerProcess {
-  const w = spawnWorker(addr, taskQueue, env);
+  // The orphan reaper looks every 0.5 s: the adoption tests below also check that it leaves adoptable groups alone.
+  const w = spawnWorker(addr, taskQueue, { VERO_REAPER_INTERVAL_MS: '500', ...env });
   workers.push(w);
   return w;
 }
@@ -255,5 +256,59 @@ test('start-eval --wait waits through a 45 s server outage and reports the evalu
     cli.kill('SIGKILL');
     w.kill('SIGTERM');
     await server.stop();
+  }
+});
+
+test('an orphaned harbor whose task went on on another host is stopped by the reaper of its own host; one waiting for adoption is not', async () => {
+  const q = uniqueQueue('reap');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    // The first trial would run for 2 minutes (so it cannot end by itself during the test), the next one 15 s.
+    scenario: {
+      tasks: {
+        'hello-world': [
+          { reward: 1, duration_ms: 120_000 },
+          { reward: 1, duration_ms: 15_000 },
+        ],
+      },
+    },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    tasks: { names: ['hello-world'] },
+    execution: { concurrency: 1, heartbeat_timeout: '3s', task_attempts: 1 },
+  });
+  // Two "hosts" on this machine: their own host ids, one record of groups (a host's /tmp).
+  const groups = tempDir('vero-groups-');
+  const on = (host: string) => ({ VERO_HOST_ID: host, VERO_HOST_GROUPS_DIR: groups, VERO_REAPER_INTERVAL_MS: '500' });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const c = await client();
+  const { handle } = await startOrAttach(c, input, q);
+  const starts = () => invocations(f.invocationLog).filter((i) => i.event === 'start');
+  const a = worker(address(), q, on('host-a'));
+  await until('harbor on host-a', async () => starts().length === 1);
+  const orphan = starts()[0]!.pid as number;
+  a.kill('SIGKILL');
+  // Host a's reaper while the task waits for its next attempt: the orphan may still be adopted, so it stays.
+  const a2 = worker(address(), q, on('host-a'));
+  await sleep(2_000);
+  a2.kill('SIGKILL');
+  expect(pidAlive(orphan)).toBe(true);
+  // The next attempt runs on host b (no adoption across hosts: it starts a harbor of its own)…
+  const b = worker(address(), q, on('host-b'));
+  try {
+    await until('harbor on host-b', async () => starts().length === 2, 60_000);
+    expect(pidAlive(orphan)).toBe(true); // host b's reaper leaves host a's groups alone
+    // …and host a's next worker stops the orphan, which would otherwise spend its 2 minutes for nothing.
+    const a3 = worker(address(), q, on('host-a'));
+    try {
+      await until('the orphan stopped', async () => !pidAlive(orphan), 30_000);
+      expect(a3.tail()).toMatch(/stopping an orphaned harbor .*attempt 2 of its task runs on \d+@host-b/);
+    } finally {
+      a3.kill('SIGTERM');
+    }
+    const r = (await handle.result()) as CandidateResult;
+    expect(r).toMatchObject({ nScored: 1, score: 1 });
+  } finally {
+    b.kill('SIGTERM');
   }
 });

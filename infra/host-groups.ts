@@ -1,0 +1,76 @@
+/**
+ * This host's record of the harbor process groups its workers started: one small file per group, under a
+ * host-local directory. A worker that dies leaves its groups running (so the next attempt can adopt them); the
+ * orphan reaper (worker/orphan-reaper.ts) reads this record to stop those no attempt will adopt.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { writeJsonDurable } from './atomic-file';
+import { groupAlive } from './process-group';
+
+/** This host's name for pid files, worker identities and the reaper (VERO_HOST_ID overrides the hostname). */
+export function hostId(): string {
+  return process.env.VERO_HOST_ID || os.hostname();
+}
+
+export interface HostGroup {
+  /** The process group (harbor's pid). */
+  pid: number;
+  host: string;
+  /** The process that runs or watches it (a worker); when it is gone, the group is an orphan. */
+  ownerPid: number;
+  namespace: string;
+  workflowId: string;
+  activityId: string;
+  /** The activity attempt that started (or last adopted) it. */
+  attempt: number;
+  jobDir: string;
+  pidFile: string;
+  startedAt: number;
+}
+
+function groupsDir(): string {
+  return process.env.VERO_HOST_GROUPS_DIR ?? path.join(os.tmpdir(), `vero-harbor-${process.getuid?.() ?? 'user'}`, 'groups');
+}
+
+const fileOf = (pid: number, host: string) => path.join(groupsDir(), `${host}-${pid}.json`);
+
+export function recordGroup(g: HostGroup): void {
+  writeJsonDurable(fileOf(g.pid, g.host), g);
+}
+
+export function forgetGroup(pid: number, host = hostId()): void {
+  fs.rmSync(fileOf(pid, host), { force: true });
+}
+
+/** The groups recorded for this host; records of groups that are gone are removed on the way. */
+export function hostGroups(host = hostId()): HostGroup[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(groupsDir());
+  } catch {
+    return [];
+  }
+  const out: HostGroup[] = [];
+  for (const name of names.filter((n) => n.startsWith(`${host}-`) && n.endsWith('.json'))) {
+    const file = path.join(groupsDir(), name);
+    try {
+      const g = JSON.parse(fs.readFileSync(file, 'utf8')) as HostGroup;
+      if (groupAlive(g.pid)) out.push(g);
+      else fs.rmSync(file, { force: true });
+    } catch {
+      /* being written, or not ours */
+    }
+  }
+  return out;
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

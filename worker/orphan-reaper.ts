@@ -1,0 +1,89 @@
+/**
+ * Stops harbor process groups that no attempt will adopt. A worker that dies leaves its harbor running so that
+ * the task's next attempt on this host adopts it (no trial runs twice). When that next attempt runs on another
+ * host instead — or the task or the evaluation is already over — the orphan would go on spending (model calls,
+ * containers) until Harbor's own timeouts. Every `vero worker` looks at this host's record of groups whose
+ * owner is gone, asks Temporal about their activity, and stops (as a cancel would: SIGTERM, grace, SIGKILL,
+ * Docker leftovers) those that are not waiting for an attempt.
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { removeTrialLeftovers } from '../activities/docker-leftovers';
+import { forgetGroup, HostGroup, hostGroups, hostId, processAlive } from '../infra/host-groups';
+import { stopGroup } from '../infra/process-group';
+import * as fs from 'node:fs';
+
+export type OrphanVerdict = { stop: false } | { stop: true; why: string };
+
+/** Whether an orphaned group should be stopped, from its activity's state in Temporal. */
+export async function judgeOrphan(client: Client, g: HostGroup, host = hostId()): Promise<OrphanVerdict> {
+  let desc;
+  try {
+    desc = await client.workflow.getHandle(g.workflowId).describe();
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return { stop: true, why: 'its workflow no longer exists' };
+    throw e;
+  }
+  if (desc.status.name !== 'RUNNING') return { stop: true, why: `its workflow is ${desc.status.name.toLowerCase()}` };
+  const pending = (desc.raw.pendingActivities ?? []).find((a) => a.activityId === g.activityId);
+  if (!pending) return { stop: true, why: 'its task is no longer running (finished by another attempt)' };
+  const started = pending.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+  const by = pending.lastWorkerIdentity ?? '';
+  // A later attempt runs on another host: it started a harbor of its own there.
+  if (started && (pending.attempt ?? 0) > g.attempt && by && !by.endsWith(`@${host}`))
+    return { stop: true, why: `attempt ${pending.attempt} of its task runs on ${by}` };
+  return { stop: false }; // waiting for an attempt, which adopts it when it lands on this host
+}
+
+export interface ReaperOptions {
+  client: Client;
+  intervalMs?: number;
+  graceMs?: number;
+  log: (message: string, meta: Record<string, unknown>) => void;
+}
+
+/** One pass over this host's orphans; returns the pids it stopped. */
+export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
+  const stopped: number[] = [];
+  for (const g of hostGroups()) {
+    if (g.ownerPid > 0 && processAlive(g.ownerPid)) continue; // run or watched by a live worker
+    if (g.namespace !== opts.client.options.namespace) continue;
+    const verdict = await judgeOrphan(opts.client, g).catch(() => ({ stop: false }) as const);
+    if (!verdict.stop) continue;
+    opts.log('stopping an orphaned harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, why: verdict.why });
+    await stopGroup(g.pid, { graceMs: opts.graceMs ?? 60_000, signal: 'SIGTERM', target: 'leader' });
+    const trials = fs.existsSync(g.jobDir)
+      ? fs
+          .readdirSync(g.jobDir, { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name)
+      : [];
+    await removeTrialLeftovers(trials, process.env as Record<string, string>).catch(() => undefined);
+    forgetGroup(g.pid, g.host);
+    try {
+      if ((JSON.parse(fs.readFileSync(g.pidFile, 'utf8')) as { pid?: number }).pid === g.pid) fs.rmSync(g.pidFile, { force: true });
+    } catch {
+      /* gone already */
+    }
+    stopped.push(g.pid);
+  }
+  return stopped;
+}
+
+/** Reaps now and every `intervalMs` (default 60 s) until stopped. */
+export function startOrphanReaper(opts: ReaperOptions): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const pass = () => {
+    running = running.then(() => reapOrphans(opts)).catch((e: unknown) => opts.log('orphan reaper pass failed', { error: String(e) }));
+  };
+  pass();
+  const timer = setInterval(pass, opts.intervalMs ?? 60_000);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
