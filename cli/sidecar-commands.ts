@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { ConfigError, SidecarReplyError } from '../model/errors';
+import { ConfigError, SidecarError } from '../model/errors';
 import { serve } from '../sidecar/serve';
 import { parseIntFlag } from './options';
 
@@ -50,7 +50,7 @@ export function call(
           if (status >= 200 && status < 300) resolve(json);
           else
             reject(
-              new SidecarReplyError(
+              new SidecarError(
                 status,
                 `eval sidecar replied ${status}: ${(json as { error?: string } | null)?.error ?? text.slice(0, 500)}`,
               ),
@@ -58,7 +58,7 @@ export function call(
         });
       },
     );
-    req.on('error', (e) => reject(new SidecarReplyError(0, `cannot reach the eval sidecar at ${base.href}: ${e.message}`)));
+    req.on('error', (e) => reject(new SidecarError(0, `cannot reach the eval sidecar at ${base.href}: ${e.message}`)));
     if (payload) req.write(payload);
     req.end();
   });
@@ -74,7 +74,7 @@ export async function callRetrying(base: URL, method: 'GET' | 'POST', route: str
     try {
       return await call(base, method, route, body);
     } catch (e) {
-      const status = e instanceof SidecarReplyError ? e.status : -1;
+      const status = e instanceof SidecarError ? e.status : -1;
       if (![0, 502, 503, 504].includes(status) || Date.now() + waitMs > until) throw e;
       process.stderr.write(`${(e as Error).message}; retrying in ${waitMs / 1000}s\n`);
       await new Promise((r) => setTimeout(r, waitMs));

@@ -68,8 +68,11 @@ export class UnreadableFileError extends VeroError {
   readonly failureType = FailureType.ConfigError;
 }
 
-/** The eval sidecar answered with an error status (`vero eval`, `submit`, …). */
-export class SidecarReplyError extends VeroError {
+/**
+ * An eval-sidecar error with its HTTP status: thrown by the sidecar (and answered with that status; messages
+ * never carry hidden data), and by `vero eval`/`submit`/… for the error status it received (0: no answer).
+ */
+export class SidecarError extends VeroError {
   readonly exitCode = ExitCode.evaluationFailed;
   readonly failureType = FailureType.SidecarError;
   constructor(

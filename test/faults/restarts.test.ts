@@ -100,13 +100,20 @@ test.each([
   await finishAfterKill(e, killedAt);
 });
 
-test('the Temporal server killed and restarted on the same database file mid-evaluation: it completes', async () => {
-  const dir = tempDir('vero-restart-');
-  const db = path.join(dir, 'temporal.db');
-  const port = await freePort();
-  const temporalCli = findTemporalCli();
-  let server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
-  const q = uniqueQueue('server');
+/**
+ * A dev server of the test's own on a SQLite file, that the test can kill (SIGKILL, no shutdown) and start again
+ * on the same file and port; with an evaluation of the six example tasks under the slow scenario configured for it.
+ */
+async function ownServerWithEvaluation(name: string) {
+  const dir = tempDir(`vero-${name}-`);
+  const opts = {
+    temporalCli: findTemporalCli(),
+    port: await freePort(),
+    dbFile: path.join(dir, 'temporal.db'),
+    logFile: path.join(dir, 'server.log'),
+  };
+  let server = await startDevServer(opts);
+  const q = uniqueQueue(name);
   const f = evalFixture({
     taskQueue: q,
     address: server.address,
@@ -114,20 +121,32 @@ test('the Temporal server killed and restarted on the same database file mid-eva
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
     execution: { concurrency: 2, heartbeat_timeout: '5s' },
   });
+  return {
+    q,
+    f,
+    address: server.address,
+    kill: () => process.kill(-server.pid, 'SIGKILL'),
+    restart: async () => void (server = await startDevServer(opts)),
+    stop: () => server.stop(),
+  };
+}
+
+test('the Temporal server killed and restarted on the same database file mid-evaluation: it completes', async () => {
+  const { q, f, address: addr, kill, restart, stop } = await ownServerWithEvaluation('server');
   const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-  const conn = await Connection.connect({ address: server.address });
+  const conn = await Connection.connect({ address: addr });
   const c = new Client({ connection: conn });
   await startOrAttach(c, input, q);
-  let w = worker(server.address, q);
+  let w = worker(addr, q);
   try {
     await until('two tasks done', async () => (await getProgress(c, input.evalId)).done >= 2);
-    process.kill(-server.pid, 'SIGKILL');
+    kill();
     await sleep(1500);
-    server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
+    await restart();
     // The worker may or may not survive the outage; a fresh one is what an operator would start.
     w.kill('SIGKILL');
-    w = worker(server.address, q);
-    const conn2 = await Connection.connect({ address: server.address });
+    w = worker(addr, q);
+    const conn2 = await Connection.connect({ address: addr });
     const c2 = new Client({ connection: conn2 });
     const r = (await c2.workflow.getHandle(input.evalId).result()) as CandidateResult;
     assertSameResult(r);
@@ -140,7 +159,7 @@ test('the Temporal server killed and restarted on the same database file mid-eva
   } finally {
     w.kill('SIGTERM');
     await conn.close().catch(() => undefined);
-    await server.stop();
+    await stop();
   }
 });
 
@@ -220,20 +239,8 @@ test('a cancel that arrives while the worker is dead never starts harbor again',
 });
 
 test('start-eval --wait waits through a 45 s server outage and reports the evaluation as it ended', async () => {
-  const dir = tempDir('vero-outage-');
-  const db = path.join(dir, 'temporal.db');
-  const port = await freePort();
-  const temporalCli = findTemporalCli();
-  let server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
-  const q = uniqueQueue('outage');
-  const f = evalFixture({
-    taskQueue: q,
-    address: server.address,
-    scenario: slowScenario,
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    execution: { concurrency: 2, heartbeat_timeout: '5s' },
-  });
-  let w = worker(server.address, q);
+  const { q, f, address: addr, kill, restart, stop } = await ownServerWithEvaluation('outage');
+  let w = worker(addr, q);
   const cli = spawn(path.join(ROOT, 'bin', 'vero'), ['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -244,18 +251,18 @@ test('start-eval --wait waits through a 45 s server outage and reports the evalu
   const exited = new Promise<number | null>((r) => cli.on('exit', (code) => r(code)));
   try {
     await until('a task done', async () => /\[running\] [1-9]\/6 done/.test(stderr), 120_000);
-    process.kill(-server.pid, 'SIGKILL');
+    kill();
     w.kill('SIGKILL');
     await sleep(45_000);
-    server = await startDevServer({ temporalCli, port, dbFile: db, logFile: path.join(dir, 'server.log') });
-    w = worker(server.address, q);
+    await restart();
+    w = worker(addr, q);
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/waiting for the Temporal server/);
     expect(stdout).toMatch(/score {5}0\.417 over 6 task\(s\)/);
   } finally {
     cli.kill('SIGKILL');
     w.kill('SIGTERM');
-    await server.stop();
+    await stop();
   }
 });
 
