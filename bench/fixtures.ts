@@ -1,6 +1,7 @@
 /** What the benchmark scripts share: flags, a generated dataset of N tasks, the example agent repo. */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { PROJECT_ROOT } from '../infra/temporal-cli';
 
@@ -36,4 +37,14 @@ export function makeDataset(dir: string, n: number): string[] {
 export function makeAgentRepo(dest: string): string {
   execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [dest], { stdio: 'ignore' });
   return dest;
+}
+
+/** A temp dir with a generated dataset of `nTasks` tasks and the example agent repo. */
+export function benchWorkspace(prefix: string, nTasks: number): { tmp: string; dataset: string; tasks: string[]; repo: string } {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dataset = path.join(tmp, 'dataset');
+  fs.mkdirSync(dataset);
+  const tasks = makeDataset(dataset, nTasks);
+  const repo = makeAgentRepo(path.join(tmp, 'agent-repo'));
+  return { tmp, dataset, tasks, repo };
 }

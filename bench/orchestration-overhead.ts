@@ -18,7 +18,7 @@ import type { CandidateResult } from '../model/eval-types';
 import { harborArgv } from '../model/harbor-argv';
 import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { makeAgentRepo, makeDataset, numberArg, stringArg } from './fixtures';
+import { benchWorkspace, numberArg, stringArg } from './fixtures';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
@@ -27,12 +27,7 @@ async function main(): Promise<void> {
   const rounds = numberArg('--rounds', 2);
   const chunkSize = numberArg('--chunk-size', 500);
   const durations = stringArg('--durations', 'zero');
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-bench-'));
-  const dataset = path.join(tmp, 'dataset');
-  fs.mkdirSync(dataset);
-  const tasks = makeDataset(dataset, nTasks);
-  const repo = path.join(tmp, 'agent-repo');
-  makeAgentRepo(repo);
+  const { tmp, dataset, tasks, repo } = benchWorkspace('vero-bench-', nTasks);
   const standin = path.join(PROJECT_ROOT, 'harbor-standin', 'harbor');
   const durationOf = taskDurations(tasks, durations, chunkSize);
   const env: Record<string, string> =

@@ -14,19 +14,14 @@ import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import type { CandidateResult } from '../model/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
-import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
+import { benchWorkspace, numberArg } from './fixtures';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
   const nTasks = numberArg('--tasks', 5000);
   const concurrency = numberArg('--concurrency', 8);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-scale-'));
-  const dataset = path.join(tmp, 'dataset');
-  fs.mkdirSync(dataset);
-  makeDataset(dataset, nTasks);
-  const repo = path.join(tmp, 'agent-repo');
-  makeAgentRepo(repo);
+  const { tmp, dataset, repo } = benchWorkspace('vero-scale-', nTasks);
   const db = path.join(tmp, 'temporal.db');
   const server = await startDevServer({ temporalCli: findTemporalCli(), dbFile: db });
   const taskQueue = 'scale';

@@ -6,25 +6,19 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import type { CandidateResult } from '../model/eval-types';
 import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
-import { makeAgentRepo, makeDataset, numberArg } from './fixtures';
+import { benchWorkspace, numberArg } from './fixtures';
 
 async function main(): Promise<void> {
   const nTasks = numberArg('--tasks', 48);
   const delay = numberArg('--delay', 1000);
   const perWorker = numberArg('--per-worker', 4);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-scaling-'));
-  const dataset = path.join(tmp, 'dataset');
-  fs.mkdirSync(dataset);
-  makeDataset(dataset, nTasks);
-  const repo = path.join(tmp, 'agent-repo');
-  makeAgentRepo(repo);
+  const { tmp, dataset, repo } = benchWorkspace('vero-scaling-', nTasks);
   const server = await startDevServer({ temporalCli: findTemporalCli() });
   const results: Record<number, number> = {};
   try {

@@ -24,28 +24,27 @@ function gitArgv(args: string[], config: Record<string, string> = {}): string[] 
   return [...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]), ...args];
 }
 
-/** Runs git; its stdout, trimmed. Throws GitCommandError on a non-zero exit. */
-export async function git(args: string[], opts: GitOptions = {}): Promise<string> {
-  const r = await execa('git', gitArgv(args, opts.config), {
+function execGit<E extends 'utf8' | 'buffer'>(args: string[], opts: GitOptions, encoding: E) {
+  return execa('git', gitArgv(args, opts.config), {
     cwd: opts.cwd,
     reject: false,
     stdin: 'ignore',
     env: { GIT_TERMINAL_PROMPT: '0', ...opts.env },
+    encoding,
+    maxBuffer: 2 ** 30,
   });
+}
+
+/** Runs git; its stdout, trimmed. Throws GitCommandError on a non-zero exit. */
+export async function git(args: string[], opts: GitOptions = {}): Promise<string> {
+  const r = await execGit(args, opts, 'utf8');
   if (r.failed || r.exitCode !== 0) throw new GitCommandError(args, r.exitCode, String(r.stderr || r.message));
   return String(r.stdout).trim();
 }
 
 /** Runs git for binary output (e.g. `git archive`). */
 export async function gitBuffer(args: string[], opts: GitOptions = {}): Promise<Buffer> {
-  const r = await execa('git', gitArgv(args, opts.config), {
-    cwd: opts.cwd,
-    reject: false,
-    stdin: 'ignore',
-    env: { GIT_TERMINAL_PROMPT: '0', ...opts.env },
-    encoding: 'buffer',
-    maxBuffer: 2 ** 30,
-  });
+  const r = await execGit(args, opts, 'buffer');
   if (r.failed || r.exitCode !== 0)
     throw new GitCommandError(args, r.exitCode, Buffer.from(r.stderr ?? []).toString('utf8') || (r.message ?? ''));
   return Buffer.from(r.stdout);
