@@ -107,7 +107,8 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
   };
   const samplesDir = homePaths(input.home).samplesDir(input.evalId);
   fs.rmSync(samplesDir, { recursive: true, force: true });
-  tasks.forEach((t, i) => writeJsonDurable(path.join(samplesDir, `${i}.json`), sampleResult(t, i, input)));
+  // The samples are committed by the result file (flushed, written last); a retried finalize writes them again.
+  tasks.forEach((t, i) => writeJsonDurable(path.join(samplesDir, `${i}.json`), sampleResult(t, i, input), { fsync: false }));
   writeJsonDurable(resultFile, { ...result, runDir: input.runDir, settings: input.settings });
   return { ...result, tasks: tasks.length <= INLINE_TASK_LIMIT ? tasks : null };
 }

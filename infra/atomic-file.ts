@@ -9,6 +9,11 @@ import * as path from 'node:path';
 export interface DurableWriteOptions {
   /** The file's mode from its first byte (default 0o644; secrets and admin state use 0o600). */
   mode?: number;
+  /**
+   * false: atomic (temp + rename) but not flushed, for many files that a later durable write commits (finalize's
+   * per-sample files before the result file): thousands of fsyncs would hold the worker's event loop.
+   */
+  fsync?: boolean;
 }
 
 export function writeFileDurable(file: string, data: string | Uint8Array, opts: DurableWriteOptions = {}): void {
@@ -17,7 +22,7 @@ export function writeFileDurable(file: string, data: string | Uint8Array, opts: 
   const fd = fs.openSync(tmp, 'wx', opts.mode ?? 0o644);
   try {
     fs.writeFileSync(fd, data); // all of it (writeSync may write part)
-    fs.fsyncSync(fd);
+    if (opts.fsync !== false) fs.fsyncSync(fd);
   } catch (e) {
     fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
@@ -25,6 +30,7 @@ export function writeFileDurable(file: string, data: string | Uint8Array, opts: 
   }
   fs.closeSync(fd);
   fs.renameSync(tmp, file);
+  if (opts.fsync === false) return;
   const dir = fs.openSync(path.dirname(file), 'r');
   try {
     fs.fsyncSync(dir);
