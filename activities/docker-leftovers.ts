@@ -3,6 +3,7 @@
  * compose project `sanitize(<trial>__env)` with its container (`…-main-1`), network (`…_default`), image
  * (`…-main`) and volumes. Removed by name prefix, per trial, with the harbor process's own Docker settings.
  */
+import * as fs from 'node:fs';
 import { execa } from 'execa';
 
 /** Harbor's `_sanitize_docker_compose_project_name`. */
@@ -22,6 +23,23 @@ export interface RemovedLeftovers {
   networks: string[];
   images: string[];
   volumes: string[];
+}
+
+/** The trial dirs of a Harbor job dir (none when it does not exist). */
+function trialDirNames(jobDir: string): string[] {
+  try {
+    return fs
+      .readdirSync(jobDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Removes what the trials of a stopped job (its trial dirs) left in Docker. */
+export function removeJobLeftovers(jobDir: string, env: Record<string, string>): Promise<RemovedLeftovers> {
+  return removeTrialLeftovers(trialDirNames(jobDir), env);
 }
 
 /** Removes every container, network, image and volume of the given trials' compose projects. */

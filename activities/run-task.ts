@@ -15,7 +15,7 @@ import { JobLock } from '../model/harbor-result';
 import { GroupRunResult, groupAlive, runInGroup, stopGroup, tail, watchGroup } from '../infra/process-group';
 import { resolvedRegistryFile } from '../infra/task-source';
 import { rewardsOf } from '../model/trial-ranking';
-import { removeTrialLeftovers } from './docker-leftovers';
+import { removeJobLeftovers } from './docker-leftovers';
 import { faultPause } from './fault-pause';
 import { materializeCandidate } from './prepare-candidate';
 import {
@@ -199,17 +199,6 @@ export function isolationFor(s: EvalSettings, base: Record<string, string>, dirs
   return { env: { ...env, HOME: process.env.HOME ?? '/', ...base }, cleanEnv: true };
 }
 
-function trialDirNames(jobDir: string): string[] {
-  try {
-    return fs
-      .readdirSync(jobDir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-}
-
 function harborVersionOf(jobDir: string): string | null {
   try {
     const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(harborJobFiles.lock(jobDir), 'utf8')));
@@ -236,7 +225,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
   const env = harborEnv(s, input.worktree, jobDir);
   const cleanUp = async (why: string) => {
     if (!usesLocalDocker(s)) return;
-    const removed = await removeTrialLeftovers(trialDirNames(jobDir), { ...(process.env as Record<string, string>), ...env });
+    const removed = await removeJobLeftovers(jobDir, { ...(process.env as Record<string, string>), ...env });
     const n = Object.values(removed).reduce((a, l) => a + l.length, 0);
     if (n) ctx.log.warn(`removed Docker leftovers of stopped trials (${why})`, { task: input.task, ...removed });
   };

@@ -65,12 +65,3 @@ export function hostGroups(host = hostId()): HostGroup[] {
   }
   return out;
 }
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

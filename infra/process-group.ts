@@ -63,6 +63,16 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
+/** Whether a process (not a group) exists. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface StopOptions {

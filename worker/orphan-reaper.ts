@@ -6,13 +6,13 @@
  * owner is gone, asks Temporal about their activity, and stops (as a cancel would: SIGTERM, grace, SIGKILL,
  * Docker leftovers) those that are not waiting for an attempt.
  */
+import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { removeTrialLeftovers } from '../activities/docker-leftovers';
-import { forgetGroup, HostGroup, hostGroups, hostId, processAlive } from '../infra/host-groups';
-import { stopGroup } from '../infra/process-group';
-import * as fs from 'node:fs';
+import { removeJobLeftovers } from '../activities/docker-leftovers';
+import { forgetGroup, HostGroup, hostGroups, hostId } from '../infra/host-groups';
+import { processAlive, stopGroup } from '../infra/process-group';
 
 export type OrphanVerdict = { stop: false } | { stop: true; why: string };
 
@@ -53,13 +53,7 @@ export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
     if (!verdict.stop) continue;
     opts.log('stopping an orphaned harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, why: verdict.why });
     await stopGroup(g.pid, { graceMs: opts.graceMs ?? 60_000, signal: 'SIGTERM', target: 'leader' });
-    const trials = fs.existsSync(g.jobDir)
-      ? fs
-          .readdirSync(g.jobDir, { withFileTypes: true })
-          .filter((e) => e.isDirectory())
-          .map((e) => e.name)
-      : [];
-    await removeTrialLeftovers(trials, process.env as Record<string, string>).catch(() => undefined);
+    await removeJobLeftovers(g.jobDir, process.env as Record<string, string>).catch(() => undefined);
     forgetGroup(g.pid, g.host);
     try {
       if ((JSON.parse(fs.readFileSync(g.pidFile, 'utf8')) as { pid?: number }).pid === g.pid) fs.rmSync(g.pidFile, { force: true });

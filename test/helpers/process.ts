@@ -2,6 +2,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processAlive } from '../../infra/process-group';
 import { ROOT, tempDir } from './fixtures';
 
 export const VERO = path.join(ROOT, 'bin', 'vero');
@@ -33,14 +34,8 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
   throw new Error(`timed out waiting for ${what}`);
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether a process exists (infra/process-group's processAlive). */
+export const pidAlive = processAlive;
 
 export interface WorkerProcess {
   proc: ChildProcess;
