@@ -1,9 +1,9 @@
 /** `vero build`: compile a build.yaml into a Harbor task dir (durably on a worker when a Temporal server is given). */
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { Command, Option } from 'commander';
 import { connect } from '../client/eval-client';
 import { runBuild } from '../client/build-client';
-import { causeChain, ConfigError, WorkflowRunFailedError } from '../model/errors';
+import { causeChain, ConfigError, failureTypes, WorkflowRunFailedError } from '../model/errors';
 import { FailureType } from '../model/failures';
 
 interface BuildFlags {
@@ -14,14 +14,6 @@ interface BuildFlags {
   address?: string;
   namespace: string;
   taskQueue: string;
-}
-
-/** The ApplicationFailure types along a failure's cause chain. */
-function failureTypes(e: unknown): string[] {
-  const out: string[] = [];
-  for (let c: unknown = e; c instanceof Error; c = (c as { cause?: unknown }).cause)
-    if (c instanceof ApplicationFailure && c.type) out.push(c.type);
-  return out;
 }
 
 export function registerBuildCommand(program: Command): void {

@@ -103,6 +103,14 @@ export function causeChain(err: unknown): string {
   return parts.filter(Boolean).join(': ');
 }
 
+/** The ApplicationFailure types along a failure's cause chain, outermost first. */
+export function failureTypes(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e: unknown = err; e instanceof Error && out.length < 20; e = (e as { cause?: unknown }).cause)
+    if (e instanceof ApplicationFailure && e.type) out.push(e.type);
+  return out;
+}
+
 /** Formats zod issues as `file: path.to.field: problem` lines. */
 export function formatZodIssues(issues: z.core.$ZodIssue[], where: string): string {
   return issues

@@ -40,6 +40,9 @@ const trialNamesOf = (jobsDir: string): string[] =>
         .readdirSync(jobsDir)
         .flatMap((j) => (fs.statSync(path.join(jobsDir, j)).isDirectory() ? fs.readdirSync(path.join(jobsDir, j)) : []))
     : [];
+/** The trial dirs of every run of an evaluation (`<home>/runs/<evalId>`). */
+const trialNamesOfEvaluation = (evalRuns: string): string[] =>
+  fs.existsSync(evalRuns) ? fs.readdirSync(evalRuns).flatMap((run) => trialNamesOf(path.join(evalRuns, run, 'jobs'))) : [];
 const commit = (repo: string, files: Record<string, string>, message: string): string => {
   for (const [rel, text] of Object.entries(files)) fs.writeFileSync(path.join(repo, rel), text);
   execFileSync('git', ['-C', repo, 'add', '-A']);
@@ -168,7 +171,7 @@ realDescribe('real Harbor 0.25 on Docker', () => {
         async () => {
           const done = await completedTasks(c, input.evalId);
           if (!(done.includes('quick-a') && done.includes('quick-b'))) return false;
-          const names = fs.readdirSync(runs).flatMap((run) => trialNamesOf(path.join(runs, run, 'jobs')));
+          const names = trialNamesOfEvaluation(runs);
           return names.some((n) => n.startsWith('slow__') && trialObjects([n]).some((o) => o.startsWith('container ')));
         },
         300_000,
@@ -216,9 +219,7 @@ realDescribe('real Harbor 0.25 on Docker', () => {
       const r = await evaluate(timeout.configFile, 'HEAD');
       expect(byTask(r).slow).toMatchObject({ status: 'error', timedOut: true });
       const jobsDir = path.join(timeout.home, 'runs');
-      const trials = fs
-        .readdirSync(jobsDir)
-        .flatMap((e) => fs.readdirSync(path.join(jobsDir, e)).flatMap((run) => trialNamesOf(path.join(jobsDir, e, run, 'jobs'))));
+      const trials = fs.readdirSync(jobsDir).flatMap((e) => trialNamesOfEvaluation(path.join(jobsDir, e)));
       expect(trials.length).toBeGreaterThan(0);
       expect(trialObjects(trials)).toEqual([]);
 
@@ -228,9 +229,7 @@ realDescribe('real Harbor 0.25 on Docker', () => {
       const trial = await until(
         'the slow trial to start its container',
         async () => {
-          const names = fs.existsSync(cancelRuns)
-            ? fs.readdirSync(cancelRuns).flatMap((run) => trialNamesOf(path.join(cancelRuns, run, 'jobs')))
-            : [];
+          const names = trialNamesOfEvaluation(cancelRuns);
           return names.find((n) => trialObjects([n]).some((o) => o.startsWith('container ')));
         },
         240_000,

@@ -17,6 +17,7 @@ import { evaluateCandidate } from '../../workflows';
 import { tempDir } from '../helpers/fixtures';
 import { sleep } from '../helpers/process';
 import { address, client, quietRuntime, uniqueQueue, workflowBundle } from '../helpers/temporal';
+import { failureTypes } from '../../model/errors';
 
 jest.setTimeout(120_000);
 
@@ -124,11 +125,7 @@ test('a configuration failure (non-retryable HarborConfigError) fails the evalua
     throw ApplicationFailure.nonRetryable('harbor refused the dataset', FailureType.HarborConfigError);
   });
   expect(r).toBeInstanceOf(WorkflowFailedError);
-  let cause: unknown = (r as WorkflowFailedError).cause;
-  const types: string[] = [];
-  for (; cause instanceof Error; cause = (cause as { cause?: unknown }).cause)
-    if (cause instanceof ApplicationFailure && cause.type) types.push(cause.type);
-  expect(types).toContain(FailureType.HarborConfigError);
+  expect(failureTypes(r)).toContain(FailureType.HarborConfigError);
   expect(started).toBeLessThan(tasks.length);
 });
 
