@@ -10,6 +10,7 @@ import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
 import { homePaths } from '../model/paths';
+import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { writeJsonDurable } from '../infra/atomic-file';
 
 export interface ModeAInput {
@@ -114,7 +115,7 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
       ? null
       : outputs.has(i)
         ? 'not scored'
-        : `no output from inference (${inf.timedOut ? 'timed out' : `exit ${inf.exitCode ?? inf.signal}`})`,
+        : `${NO_INFERENCE_OUTPUT} (${inf.timedOut ? 'timed out' : `exit ${inf.exitCode ?? inf.signal}`})`,
     output: outputs.get(i),
   }));
   const resultFile = path.join(dir, 'result.json');

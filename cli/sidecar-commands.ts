@@ -68,14 +68,21 @@ export function call(
  * `call`, re-sent while the sidecar cannot be reached or restarts (status 0 or 502-504), for up to 10 minutes:
  * with a request id in the body, a re-sent evaluation is never charged twice.
  */
-export async function callRetrying(base: URL, method: 'GET' | 'POST', route: string, body?: unknown): Promise<unknown> {
+export async function callRetrying(
+  base: URL,
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  retryStatuses: number[] = [0, 502, 503, 504],
+): Promise<unknown> {
   const until = Date.now() + 10 * 60_000;
   for (let waitMs = 1_000; ; waitMs = Math.min(waitMs * 2, 30_000)) {
     try {
-      return await call(base, method, route, body);
+      return await call(base, method, route, body, headers);
     } catch (e) {
       const status = e instanceof SidecarError ? e.status : -1;
-      if (![0, 502, 503, 504].includes(status) || Date.now() + waitMs > until) throw e;
+      if (!retryStatuses.includes(status) || Date.now() + waitMs > until) throw e;
       process.stderr.write(`${(e as Error).message}; retrying in ${waitMs / 1000}s\n`);
       await new Promise((r) => setTimeout(r, waitMs));
     }
@@ -174,24 +181,32 @@ export function registerSidecarCommands(program: Command): void {
 
   program
     .command('finalize')
-    .description('(verifier) score the chosen candidate on the target splits and write the reward file')
+    .description(
+      '(verifier) choose the candidate, score it on the target splits and write the reward file; when the sidecar cannot score (infrastructure), exit 1 and write no reward file',
+    )
     .requiredOption('--token-file <file>', 'the admin token')
     .requiredOption('--output <file>', 'where to write {reward_key: score}')
+    .option('--details <file>', 'also write the whole result: chosen commit, reason, shortlist, every recorded evaluation')
     .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
-    .action(async (o: { tokenFile: string; output: string; url?: string }) => {
+    .action(async (o: { tokenFile: string; output: string; details?: string; url?: string }) => {
       let token: string;
       try {
         token = fs.readFileSync(o.tokenFile, 'utf8').trim();
       } catch (e) {
         throw new ConfigError(`--token-file: cannot read ${o.tokenFile} (${(e as NodeJS.ErrnoException).code})`);
       }
-      const r = (await call(sidecarUrl(o.url), 'POST', '/finalize', {}, { authorization: `Bearer ${token}` })) as {
+      // Finalize is idempotent on the sidecar: re-sent while it cannot be reached, never on a refusal.
+      const r = (await callRetrying(sidecarUrl(o.url), 'POST', '/finalize', {}, { authorization: `Bearer ${token}` }, [0])) as {
         rewards: Record<string, number>;
         commit: string | null;
         reason: string;
       };
-      fs.mkdirSync(path.dirname(path.resolve(o.output)), { recursive: true });
-      fs.writeFileSync(o.output, JSON.stringify(r.rewards));
+      const write = (file: string, v: unknown) => {
+        fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+        fs.writeFileSync(file, JSON.stringify(v, null, file === o.output ? undefined : 2));
+      };
+      if (o.details) write(o.details, r);
+      write(o.output, r.rewards);
       process.stderr.write(`finalize: ${r.commit ?? 'no candidate'}: ${r.reason}\n`);
     });
 }

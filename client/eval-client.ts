@@ -14,7 +14,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { Execution, type EvalConfig } from '../model/eval-config';
+import { DEFAULT_EXECUTION, type EvalConfig } from '../model/eval-config';
 import { configDigest, evalWorkflowId } from '../model/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../model/eval-types';
 import { ConfigError, TemporalUnreachableError } from '../model/errors';
@@ -66,7 +66,7 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
 }
 
 /** The `execution:` settings a caller without a vero.yaml gets (the schema's defaults). */
-export const DEFAULT_EXECUTION = Execution.parse({});
+export { DEFAULT_EXECUTION };
 
 /** The workflow input for a commit, tasks and settings: its id is the commit plus the digest of tasks and settings. */
 export function evalInputFor(parts: {

@@ -1,5 +1,5 @@
 /**
- * The baseline repo of a compiled task: the committed HEAD of the agent repo (a subdirectory of it when
+ * The baseline repo of a compiled task: a commit of the agent repo (`agent_ref`, default HEAD; a subdirectory of it when
  * agent_repo points inside a repo), as a fresh one-commit repo whose sha is reproducible.
  *
  * `git archive` is buffered and its exit status checked before anything is extracted (vero.md §6.1 #4): the
@@ -61,9 +61,11 @@ async function checkMembers(buf: Buffer): Promise<number> {
   return files;
 }
 
-async function sourceCommit(root: string): Promise<SourceCommit> {
-  const out = await git(['-C', root, 'log', '-1', '--format=%H%n%aI%n%cI', 'HEAD']).catch((e: Error) => {
-    throw new BaselineError(`agent_repo has no committed HEAD: ${e.message}`);
+async function sourceCommit(root: string, ref: string): Promise<SourceCommit> {
+  const out = await git(['-C', root, 'log', '-1', '--format=%H%n%aI%n%cI', `${ref}^{commit}`, '--']).catch((e: Error) => {
+    throw new BaselineError(
+      ref === 'HEAD' ? `agent_repo has no committed HEAD: ${e.message}` : `agent_ref: "${ref}" is not a commit of agent_repo: ${e.message}`,
+    );
   });
   const [sha, authorDate, committerDate] = out.split('\n') as [string, string, string];
   return { sha, authorDate, committerDate };
@@ -76,7 +78,7 @@ export interface Baseline {
 }
 
 /** Writes the baseline repo into `dest` (which must not exist) and returns its commit. */
-export async function buildBaseline(agentRepo: string, dest: string): Promise<Baseline> {
+export async function buildBaseline(agentRepo: string, dest: string, ref = 'HEAD'): Promise<Baseline> {
   if (!fs.existsSync(agentRepo)) throw new ConfigError(`agent_repo: ${agentRepo} does not exist`);
   let root: string;
   try {
@@ -85,10 +87,11 @@ export async function buildBaseline(agentRepo: string, dest: string): Promise<Ba
     throw new ConfigError(`agent_repo: ${agentRepo} is not inside a git repository (its committed HEAD is the baseline)`);
   }
   const rel = path.relative(fs.realpathSync(root), fs.realpathSync(agentRepo)).split(path.sep).join('/');
-  const source = await sourceCommit(root);
-  const buf = await archive(root, rel ? `HEAD:${rel}` : 'HEAD');
+  const source = await sourceCommit(root, ref);
+  const treeish = rel ? `${source.sha}:${rel}` : source.sha;
+  const buf = await archive(root, treeish);
   const files = await checkMembers(buf);
-  if (files === 0) throw new BaselineError(`git archive of ${rel ? `HEAD:${rel}` : 'HEAD'} in ${root} contains no files`);
+  if (files === 0) throw new BaselineError(`git archive of ${treeish} in ${root} contains no files`);
   fs.mkdirSync(dest, { recursive: false });
   await pipeline(Readable.from(buf), tar.x({ cwd: dest, strict: true, preservePaths: false }));
   const env = {

@@ -13,6 +13,7 @@ import { ConfigError, formatZodIssues } from '../model/errors';
 import { HarborSection } from '../model/harbor-config';
 import { BudgetSpec, SplitAccess, SplitName, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
+import { usesNestedDocker } from './nested-docker';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
 export const SafeRelativePath = z
@@ -21,6 +22,8 @@ export const SafeRelativePath = z
   .refine((p) => !path.isAbsolute(p) && !p.split(/[/\\]/).includes('..') && !/[\0\n\r]/.test(p) && path.normalize(p) !== '.', {
     message: 'expected a relative path inside the agent repo (no leading /, no .., no newlines)',
   });
+
+export const DEFAULT_IMAGE = 'debian:trixie-slim';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
 const argv = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((c) => commandArgv(c));
@@ -31,6 +34,11 @@ export const BuildConfigFile = z.strictObject({
   description: z.string().default(''),
   /** The repo (or a subdirectory of one) the optimizer edits; its committed HEAD is the baseline. */
   agent_repo: z.string().min(1),
+  /** The commit of agent_repo that is the baseline (a sha, tag or branch); default its committed HEAD. */
+  agent_ref: z
+    .string()
+    .regex(/^[^-\s][^\s]*$/, 'expected a commit, tag or branch name')
+    .default('HEAD'),
   mode: z.enum(['A', 'B']),
   // Mode B: Harbor scores.
   harbor: HarborSection.optional(),
@@ -57,9 +65,26 @@ export const BuildConfigFile = z.strictObject({
   /** Files, dirs or globs (`tests/**`) a candidate may not change; enforced by the sidecar on commits. */
   read_only_paths: z.array(SafeRelativePath.refine((p) => !p.startsWith('!'), 'negated globs are not supported')).default([]),
   secrets: z.array(envName).default([]),
+  /**
+   * Base images (Debian 13 or another Debian with Node.js >= 20.3 and Python >= 3.12 in its archive): what the
+   * Dockerfiles need is installed with apt when missing. scripts/ensure-docker provides offline ones here.
+   */
   images: z
-    .strictObject({ main: z.string().min(1).default('node:20-bookworm-slim'), sidecar: z.string().min(1).default('node:20-bookworm-slim') })
-    .default({ main: 'node:20-bookworm-slim', sidecar: 'node:20-bookworm-slim' }),
+    .strictObject({
+      main: z.string().min(1).default(DEFAULT_IMAGE),
+      sidecar: z.string().min(1).default(DEFAULT_IMAGE),
+      /** The sidecar image's python3 (Mode B installs Harbor into it from a wheelhouse for this version). */
+      sidecar_python: z
+        .string()
+        .regex(/^3\.\d+$/, 'expected a Python version such as "3.13"')
+        .default('3.13'),
+    })
+    .default({ main: DEFAULT_IMAGE, sidecar: DEFAULT_IMAGE, sidecar_python: '3.13' }),
+  /**
+   * Mode B with the nested `harbor.environment` docker (Harbor's default): the sidecar runs its own Docker
+   * engine, and these images are loaded into it at start (the inner tasks' FROM images; no registry needed).
+   */
+  nested_docker: z.strictObject({ preload_images: z.array(z.string().min(1)).default([]) }).optional(),
   /** Verifier timeout (finalize) and the limit of one evaluation. */
   timeout: DurationSeconds.default(1800),
   /** The optimizer's own time limit ([agent].timeout_sec); none by default. */
@@ -95,9 +120,12 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode A`);
     for (const split of Object.keys(c.partition ?? {})) mustBeDeclared(`partition.${split}`, split);
     for (const s of declared.keys()) if (c.partition && !c.partition[s]) errs.push(`partition: declared split "${s}" has no tasks`);
+    if (c.nested_docker && !usesNestedDocker(c.harbor?.environment))
+      errs.push(`nested_docker: only for the nested environment docker (harbor.environment is "${c.harbor?.environment}")`);
   } else {
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode A`);
-    for (const k of ['harbor', 'inner_task', 'partition'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode B`);
+    for (const k of ['harbor', 'inner_task', 'partition', 'nested_docker'] as const)
+      if (c[k] !== undefined) errs.push(`${k}: only valid in mode B`);
   }
   return errs;
 }

@@ -7,13 +7,17 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../model/errors';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { execFileSync } from 'node:child_process';
+import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { buildBaseline } from './baseline';
 import { BuildConfig, loadBuildConfig } from './build-config';
+import { CONTEXT } from './containers';
+import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { renderFiles } from './render';
+import { copyVeroPackage } from './vero-package';
 
 export const MANIFEST = '.vero-build.json';
-const EXECUTABLES = new Set(['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh']);
+const EXECUTABLES = new Set(['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh', `environment/${CONTEXT.startScript}`]);
 
 export interface CompileOptions {
   /** Build even when declared secrets are missing from this environment (the compose guard still applies). */
@@ -27,6 +31,8 @@ export interface CompileResult {
   baseCommit: string;
   sourceCommit: string;
   files: number;
+  /** What the build could not settle but the task may still run with (e.g. inner images left to a registry). */
+  warnings: string[];
 }
 
 /** Refuses to touch an existing path that is not a previous build output. */
@@ -46,19 +52,54 @@ export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.
   return c.secrets.filter((s) => !env[s]);
 }
 
-/** The vero-harbor package as both images install it. */
-function copyVeroPackage(dest: string): void {
-  const dist = path.join(PROJECT_ROOT, 'dist');
-  if (!fs.existsSync(path.join(dist, 'cli', 'main.js')))
-    throw new ConfigError(`${dist} is missing; run \`npm run build\` before \`vero build\``);
-  fs.mkdirSync(dest, { recursive: true });
-  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(PROJECT_ROOT, f), path.join(dest, f));
-  for (const d of ['bin', 'scripts', 'dist']) {
-    fs.cpSync(path.join(PROJECT_ROOT, d), path.join(dest, d), {
-      recursive: true,
-      filter: (src) => !src.endsWith('.map') && !src.includes(`${path.sep}bench${path.sep}`),
-    });
+/** The pinned Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
+function harborWheelhouse(python: string): string {
+  try {
+    return execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [python], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
+  } catch {
+    throw new ConfigError(`no Harbor wheelhouse for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`);
   }
+}
+
+/** Files of the sidecar's build context that come from this host: the Temporal CLI, Harbor, nested images. */
+async function addSidecarTools(config: BuildConfig, env: string): Promise<string[]> {
+  const warnings: string[] = [];
+  const cli = path.join(env, CONTEXT.temporalCli);
+  fs.mkdirSync(path.dirname(cli), { recursive: true });
+  fs.copyFileSync(fs.realpathSync(findTemporalCli()), cli);
+  fs.chmodSync(cli, 0o755);
+  if (config.mode !== 'B') return warnings;
+  fs.cpSync(harborWheelhouse(config.images.sidecar_python), path.join(env, CONTEXT.wheelhouse), {
+    recursive: true,
+    filter: (src) => path.basename(src) !== '.complete',
+  });
+  if (!usesNestedDocker(config.harbor?.environment)) return warnings;
+  const preload = config.nested_docker?.preload_images ?? [];
+  const notLoaded = innerBaseImages(config.inner_task!).filter((i) => !preload.includes(i));
+  if (notLoaded.length)
+    warnings.push(
+      `the inner tasks build FROM ${notLoaded.join(', ')}, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry`,
+    );
+  if (preload.length) await saveImages(preload, path.join(env, CONTEXT.nestedImages), config.file);
+  else fs.writeFileSync(path.join(env, CONTEXT.nestedImages), ''); // nothing to load; the start script skips an empty file
+  return warnings;
+}
+
+/** Samples per split: the partition's tasks (Mode B) or the dataset's rows (Mode A). */
+function splitSizes(config: BuildConfig): Record<string, number> {
+  const sizes: Record<string, number> = {};
+  for (const { split } of config.splits) {
+    if (config.mode === 'B') sizes[split] = config.partition?.[split]?.length ?? 0;
+    else
+      sizes[split] = fs
+        .readFileSync(path.join(config.dataset!, `${split}.jsonl`), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim()).length;
+  }
+  return sizes;
 }
 
 function listFiles(root: string): string[] {
@@ -91,7 +132,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
   try {
     const env = path.join(tmp, 'environment');
     fs.mkdirSync(env);
-    const baseline = await buildBaseline(config.agent_repo, path.join(env, 'agent-baseline'));
+    const baseline = await buildBaseline(config.agent_repo, path.join(env, 'agent-baseline'), config.agent_ref);
     // main's seed and the sidecar's repo share one commit.
     fs.cpSync(path.join(env, 'agent-baseline'), path.join(env, 'agent-seed'), { recursive: true });
     if (config.mode === 'B') fs.cpSync(config.inner_task!, path.join(env, 'sidecar', 'inner-task'), { recursive: true });
@@ -100,7 +141,8 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
     }
     copyVeroPackage(path.join(env, 'vero'));
-    for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit }))) {
+    const warnings = await addSidecarTools(config, env);
+    for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit, splitSizes: splitSizes(config) }))) {
       const file = path.join(tmp, rel);
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, text, { mode: EXECUTABLES.has(rel) ? 0o755 : 0o644 });
@@ -135,6 +177,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       baseCommit: baseline.commit,
       sourceCommit: baseline.source.sha,
       files: files.length + 1,
+      warnings,
     };
   } catch (e) {
     fs.rmSync(tmp, { recursive: true, force: true });

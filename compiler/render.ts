@@ -4,15 +4,18 @@
  */
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
-import { stringify as toYaml } from 'yaml';
-import { HARBOR_VERSION } from '../model/harbor-version';
+import { DEFAULT_EXECUTION } from '../model/eval-config';
+import { finalizeBoundSec } from '../model/finalize-bound';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
+import { composeFile, CONTEXT, mainDockerfile, nestedDocker, sidecarDockerfile, sidecarStartScript } from './containers';
 import { renderInstruction } from './instruction';
 
 export interface RenderInput {
   config: BuildConfig;
   baseCommit: string;
+  /** Samples per split (Mode B: tasks of the partition; Mode A: dataset rows). */
+  splitSizes: Record<string, number>;
 }
 
 export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig {
@@ -57,95 +60,44 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
   });
 }
 
-export function taskToml(c: BuildConfig): string {
+/** The sidecar's session files, copied where Harbor collects them before the verifier (and when a trial fails). */
+export const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;
+
+export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
+  const verifierTimeout = finalizeBoundSec({
+    mode: c.mode,
+    reward_mode: c.reward_mode,
+    auto_best_k: c.auto_best_k,
+    baseline_floor: c.baseline_floor,
+    selection_split: c.selection_split,
+    targets: c.targets,
+    splitSizes,
+    timeoutSec: c.timeout,
+    maxConcurrency: c.max_concurrency,
+    taskAttempts: DEFAULT_EXECUTION.task_attempts,
+  });
   const doc = {
     schema_version: '1.4',
+    // What the sidecar learned (ledger, candidates, submission) survives a trial that dies before its verifier.
+    artifacts: [{ source: SESSION_SNAPSHOT, destination: 'vero-session', service: 'eval-sidecar' }],
     task: { name: c.name, description: c.description },
     metadata: { generated_by: 'vero-harbor build', mode: c.mode },
     agent: { user: 'agent', ...(c.agent_timeout !== undefined ? { timeout_sec: c.agent_timeout } : {}) },
-    verifier: { timeout_sec: c.timeout + 120, environment_mode: 'shared' },
+    verifier: {
+      // finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout.
+      timeout_sec: verifierTimeout,
+      environment_mode: 'shared',
+      collect: [
+        {
+          command: `mkdir -p ${SESSION_SNAPSHOT} && for f in ${CONTAINER.adminVolume}/*.json; do [ -f "$f" ] && cp -p "$f" ${SESSION_SNAPSHOT}/; done; true`,
+          service: 'eval-sidecar',
+          timeout_sec: 60,
+        },
+      ],
+    },
     environment: { build_timeout_sec: 1800 },
   };
   return `${toToml(doc)}\n`;
-}
-
-export function composeFile(c: BuildConfig): string {
-  const secretEnv = Object.fromEntries(
-    c.secrets.map((s) => [s, `\${${s}:?${s} must be set in the host environment for the eval sidecar}`]),
-  );
-  const healthcheck = `fetch('http://127.0.0.1:8000/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`;
-  const doc = {
-    services: {
-      main: {
-        command: ['/opt/seed.sh'],
-        environment: { VERO_EVAL_URL: CONTAINER.sidecarUrl },
-        volumes: [`agent_repo:${CONTAINER.workAgent}`, `agent_results:${CONTAINER.agentVolume}:ro`, `token_state:/state/token:ro`],
-        depends_on: { 'eval-sidecar': { condition: 'service_healthy' } },
-      },
-      'eval-sidecar': {
-        build: { context: '.', dockerfile: 'sidecar/Dockerfile' },
-        command: ['vero', 'serve', '--config', CONTAINER.serveJson],
-        environment: { VERO_HOME: CONTAINER.home, ...secretEnv },
-        volumes: [
-          `agent_repo:${CONTAINER.workAgent}:ro`,
-          `agent_results:${CONTAINER.agentVolume}`,
-          `admin_state:${CONTAINER.adminVolume}`,
-          `token_state:/state/token`,
-        ],
-        healthcheck: { test: ['CMD', 'node', '-e', healthcheck], interval: '5s', timeout: '5s', retries: 60, start_period: '10s' },
-      },
-    },
-    volumes: { agent_repo: {}, agent_results: {}, admin_state: {}, token_state: {} },
-  };
-  return toYaml(doc, { lineWidth: 0 });
-}
-
-const INSTALL_VERO = [
-  'COPY vero /opt/vero',
-  'RUN cd /opt/vero && npm ci --omit=dev --no-audit --no-fund && ln -s /opt/vero/bin/vero /usr/local/bin/vero',
-];
-
-export function mainDockerfile(c: BuildConfig): string {
-  return [
-    `FROM ${c.images.main}`,
-    'RUN apt-get update && apt-get install -y --no-install-recommends bash git ca-certificates curl && rm -rf /var/lib/apt/lists/*',
-    ...INSTALL_VERO,
-    'COPY agent-seed /opt/agent-seed',
-    'COPY main/seed.sh /opt/seed.sh',
-    'RUN chmod 0755 /opt/seed.sh && useradd -m -u 1001 agent',
-    `WORKDIR ${CONTAINER.workAgent}`,
-    '',
-  ].join('\n');
-}
-
-export function sidecarDockerfile(c: BuildConfig): string {
-  const modeB = c.mode === 'B';
-  return [
-    `FROM ${c.images.sidecar}`,
-    `RUN apt-get update && apt-get install -y --no-install-recommends bash git ca-certificates python3 python3-venv${modeB ? ' curl' : ''} && rm -rf /var/lib/apt/lists/*`,
-    ...INSTALL_VERO,
-    // The sidecar runs evaluations as durable workflows on its own Temporal dev server.
-    'RUN /opt/vero/scripts/ensure-temporal',
-    ...(modeB
-      ? [
-          `RUN python3 -m venv /opt/uv && /opt/uv/bin/pip install uv==0.13.8 && /opt/uv/bin/uv tool install --python 3.12 harbor==${HARBOR_VERSION} && ln -s /root/.local/bin/harbor /usr/local/bin/harbor`,
-        ]
-      : []),
-    // Untrusted candidate code runs as this user, without access to the token, ledger, labels or secrets.
-    'RUN useradd -m -u 1002 harness',
-    `COPY agent-baseline ${CONTAINER.baseline}`,
-    ...(modeB
-      ? [`COPY sidecar/inner-task ${CONTAINER.innerTask}`]
-      : [
-          `COPY sidecar/dataset ${CONTAINER.dataset}`,
-          `COPY sidecar/scorer ${CONTAINER.scorer}`,
-          `RUN chmod -R go-rwx ${CONTAINER.dataset} ${CONTAINER.scorer}`,
-        ]),
-    `COPY sidecar/serve.json ${CONTAINER.serveJson}`,
-    // 0711: the harness user may traverse to the job dirs and worktrees it is handed, but not list the home.
-    `RUN mkdir -p ${CONTAINER.home} && chmod 0711 ${CONTAINER.home}`,
-    '',
-  ].join('\n');
 }
 
 export function seedScript(c: BuildConfig): string {
@@ -173,10 +125,13 @@ export function seedScript(c: BuildConfig): string {
 export function testScript(): string {
   return [
     '#!/bin/bash',
-    '# The verifier (root, in `main`): the sidecar scores the chosen candidate on the target split(s).',
+    '# The verifier (root, in `main`): the sidecar chooses the candidate and scores it on the target split(s).',
+    '# reward.json is written only when finalize scored: when it cannot (the sidecar is down, a trusted evaluation',
+    '# failed for infrastructure reasons), there is no reward file, and Harbor records RewardFileNotFoundError on',
+    "# the trial instead of a score that would look like the candidate's.",
     'set -uo pipefail',
     'mkdir -p /logs/verifier',
-    `vero finalize --token-file ${quote([CONTAINER.tokenPath])} --output /logs/verifier/reward.json`,
+    `vero finalize --token-file ${quote([CONTAINER.tokenPath])} --output /logs/verifier/reward.json --details /logs/verifier/finalize.json`,
     'status=$?',
     'cat /logs/verifier/reward.json 2>/dev/null',
     'exit $status',
@@ -204,7 +159,7 @@ export function solveScript(c: BuildConfig): string {
 export function renderFiles(input: RenderInput): Record<string, string> {
   const c = input.config;
   return {
-    'task.toml': taskToml(c),
+    'task.toml': taskToml(c, input.splitSizes),
     'instruction.md': renderInstruction(c),
     'environment/docker-compose.yaml': composeFile(c),
     'environment/Dockerfile': mainDockerfile(c),
@@ -212,6 +167,7 @@ export function renderFiles(input: RenderInput): Record<string, string> {
     'environment/sidecar/serve.json': `${JSON.stringify(serveConfig(input), null, 2)}\n`,
     'environment/main/seed.sh': seedScript(c),
     'tests/test.sh': testScript(),
+    ...(nestedDocker(c) ? { [`environment/${CONTEXT.startScript}`]: sidecarStartScript() } : {}),
     'solution/solve.sh': solveScript(c),
   };
 }

@@ -62,6 +62,8 @@ export const Execution = z.strictObject({
   /** Run `harbor run --dry-run` once before the tasks, so config errors fail in seconds (Harbor ≥ 0.25). */
   preflight: z.boolean().default(true),
 });
+/** The execution defaults, as every caller that does not read a vero.yaml (the sidecar) uses them. */
+export const DEFAULT_EXECUTION = Execution.parse({});
 
 export const TemporalSection = z.strictObject({
   address: z.string().min(1).default('127.0.0.1:7233'),

@@ -158,3 +158,6 @@ export interface Progress {
 export function newProgress(total: number, phase: Progress['phase']): Progress {
   return { total, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase, currentChunk: null };
 }
+
+/** The start of a Mode A row's error when the candidate's inference gave no output for it (its own failure). */
+export const NO_INFERENCE_OUTPUT = 'no output from inference';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { DEFAULT_EXECUTION, evalInputFor, startOrAttach, withTasks } from '../client/eval-client';
-import { CandidateResult, EvalSettings } from '../model/eval-types';
+import { CandidateResult, EvalSettings, NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { HarborSection } from '../model/harbor-config';
 import type { ServeConfig, SplitAccess } from '../model/serve-config';
 import { badRequest, notEvaluable } from './errors';
@@ -26,6 +26,12 @@ export interface EvalOutcome {
   samples: SampleScore[];
   meanScore: number;
   nErrors: number;
+  /**
+   * Errors that say nothing of the candidate: in Mode B every error row (no trial was rewarded after every
+   * attempt); in Mode A a row the trusted scorer did not score (a row the inference gave no output for is the
+   * candidate's failure, scored 0).
+   */
+  nInfraErrors: number;
   fullSplit: boolean;
 }
 
@@ -78,9 +84,11 @@ export class Engine {
             ids,
           )
         : await this.evaluateModeA(commit, split, ids);
-    const nErrors = samples.filter((s) => s.score === null).length;
+    const errors = samples.filter((s) => s.score === null);
+    const nInfraErrors =
+      this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;
     const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? 0), 0) / samples.length : 0;
-    return { commit, split, samples, meanScore, nErrors, fullSplit: ids.length === names.length };
+    return { commit, split, samples, meanScore, nErrors: errors.length, nInfraErrors, fullSplit: ids.length === names.length };
   }
 
   private settings(): EvalSettings {

@@ -7,3 +7,5 @@ export const notEvaluable = (m: string) => new SidecarError(400, m);
 export const badRequest = (m: string) => new SidecarError(400, m);
 export const conflict = (m: string) => new SidecarError(409, m);
 export const forbidden = (m: string) => new SidecarError(403, m);
+/** A trusted evaluation could not score (infrastructure): finalize fails instead of flooring the reward. */
+export const unscorable = (m: string) => new SidecarError(503, m);

@@ -1,13 +1,17 @@
 /**
- * Choosing the graded candidate and scoring it on the target splits, on the trusted side. Never a crash for
- * "no candidate": the rewards are the floor (0.0 per target) with the reason stated.
+ * Choosing the graded candidate and scoring it on the target splits, on the trusted side. "No candidate" is
+ * the optimizer's failure: the rewards are the floor (0.0 per target) with the reason stated. A trusted
+ * evaluation that fails for infrastructure reasons is not: finalize then fails (503, nothing recorded, so it
+ * can be re-run), and the task's verifier writes no reward file, so the broken run never looks like a bad
+ * candidate.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServeConfig } from '../model/serve-config';
 import type { Engine } from './engine';
+import { unscorable } from './errors';
 import { protectedChanges } from './protected-paths';
-import type { CandidateRegistry } from './registry';
+import type { CandidateRegistry, EvalRecord } from './registry';
 
 export interface FinalizeResult {
   rewards: Record<string, number>;
@@ -16,14 +20,33 @@ export interface FinalizeResult {
   shortlist?: { commit: string; recorded: number; rescored: number }[];
   /** Candidates left out because they change read_only_paths, with the paths. */
   refused?: { commit: string; changes: string[] }[];
+  /** Every evaluation the sidecar recorded (the optimizer's and the trusted ones), for the verifier's log. */
+  candidates?: EvalRecord[];
+  /** This result was recorded by an earlier finalize call (nothing was evaluated again). */
+  replayed?: boolean;
 }
 
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
-async function fullScore(engine: Engine, commit: string, split: string): Promise<number> {
-  const { ids } = engine.select(split, {});
-  return (await engine.evaluate(commit, split, ids)).meanScore;
+/** A trusted evaluation's mean, or a FinalizeUnscorable when it could not score for infrastructure reasons. */
+async function trustedScore(engine: Engine, commit: string, split: string, sampleIds?: number[]): Promise<number> {
+  const { ids } = engine.select(split, sampleIds ? { sample_ids: sampleIds } : {});
+  let out;
+  try {
+    out = await engine.evaluate(commit, split, ids);
+  } catch (e) {
+    throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
+  }
+  if (out.nInfraErrors > 0) {
+    const first = out.samples.find((s) => s.score === null);
+    throw unscorable(
+      `the trusted evaluation of ${commit.slice(0, 12)} on "${split}" has ${out.nInfraErrors} of ${out.samples.length} sample(s) unscored for infrastructure reasons (first: ${first?.name}: ${first?.error})`,
+    );
+  }
+  return out.meanScore;
 }
+
+const fullScore = (engine: Engine, commit: string, split: string) => trustedScore(engine, commit, split);
 
 export async function chooseCommit(
   cfg: ServeConfig,
@@ -98,10 +121,7 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
     for (const t of cfg.targets) rewards[t.reward_key] = 0.0;
     return { rewards, commit: null, reason: `${choice.reason}: floor rewards`, ...(choice.refused ? { refused: choice.refused } : {}) };
   }
-  for (const t of cfg.targets) {
-    const { ids } = engine.select(t.split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
-    rewards[t.reward_key] = (await engine.evaluate(choice.commit, t.split, ids)).meanScore;
-  }
+  for (const t of cfg.targets) rewards[t.reward_key] = await trustedScore(engine, choice.commit, t.split, t.sample_ids);
   return {
     rewards,
     commit: choice.commit,

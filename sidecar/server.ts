@@ -8,7 +8,7 @@ import { writeJsonDurable } from '../infra/atomic-file';
 import { transferCommit } from './commit-transfer';
 import type { Engine } from './engine';
 import { conflict, forbidden, notEvaluable, SidecarError } from './errors';
-import { finalize } from './finalize';
+import { finalize, type FinalizeResult } from './finalize';
 import { protectedChanges, refusal } from './protected-paths';
 import type { Ledger } from './ledger';
 import type { CandidateRegistry } from './registry';
@@ -132,15 +132,30 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     return { submitted_commit: commit };
   });
 
+  // Finalize runs once: a second call (a retried verifier) gets the recorded result, and a call while one is
+  // running waits for it. A failed finalize records nothing, so it can be run again.
+  const finalizeFile = path.join(cfg.paths.admin_volume, 'finalize.json');
+  let finalizing: Promise<FinalizeResult> | null = null;
+  const runFinalize = async (): Promise<FinalizeResult> => {
+    if (fs.existsSync(finalizeFile)) return { ...(JSON.parse(fs.readFileSync(finalizeFile, 'utf8')) as FinalizeResult), replayed: true };
+    const result = { ...(await finalize(cfg, engine, registry)), candidates: registry.list() };
+    d.log(`finalize: commit ${result.commit ?? '(none)'}: ${result.reason}`);
+    fs.mkdirSync(cfg.paths.admin_volume, { recursive: true });
+    writeJsonDurable(finalizeFile, result, { mode: 0o600 });
+    return result;
+  };
+
   app.post('/finalize', async (req) => {
     const header = req.headers.authorization;
     const given = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
     if (!tokenMatches(d.token, given)) throw forbidden('a valid admin token is required');
-    const result = await finalize(cfg, engine, registry);
-    d.log(`finalize: commit ${result.commit ?? '(none)'}: ${result.reason}`);
-    fs.mkdirSync(cfg.paths.admin_volume, { recursive: true });
-    writeJsonDurable(path.join(cfg.paths.admin_volume, 'finalize.json'), result, { mode: 0o600 });
-    return result;
+    finalizing ??= runFinalize().finally(() => (finalizing = null));
+    try {
+      return await finalizing;
+    } catch (e) {
+      d.log(`finalize failed: ${(e as Error).message}`);
+      throw e;
+    }
   });
 
   return app;

@@ -94,10 +94,40 @@ describe('a mode B build', () => {
       'environment/vero/package.json',
       'environment/vero/dist/cli/main.js',
       'environment/vero/scripts/ensure-temporal',
+      // Self-contained: production dependencies, the Temporal CLI, Harbor's wheels, the sidecar's engine start.
+      'environment/vero/node_modules/@temporalio/worker/package.json',
+      'environment/vero/node_modules/fastify/package.json',
+      'environment/sidecar/temporal',
+      'environment/sidecar/harbor-wheelhouse',
+      'environment/sidecar/start.sh',
+      'environment/sidecar/nested-images.tar',
     ])
       expect(fs.existsSync(path.join(out, rel))).toBe(true);
-    for (const s of ['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh'])
+    for (const s of ['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh', 'environment/sidecar/start.sh'])
       expect(fs.statSync(path.join(out, s)).mode & 0o111).toBeTruthy();
+    // Development dependencies and other platforms' native builds stay out.
+    expect(fs.existsSync(path.join(out, 'environment/vero/node_modules/jest'))).toBe(false);
+    expect(fs.existsSync(path.join(out, 'environment/vero/node_modules/typescript'))).toBe(false);
+    expect(fs.readdirSync(path.join(out, 'environment/vero/node_modules/@temporalio/core-bridge/releases'))).toEqual([
+      `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-gnu`,
+    ]);
+    expect(fs.readdirSync(path.join(out, 'environment/sidecar/harbor-wheelhouse')).some((f) => /^harbor-0\.25\.0-.*\.whl$/.test(f))).toBe(
+      true,
+    );
+  });
+
+  test('the Dockerfiles need no registry and no network when the base image has the packages', () => {
+    for (const rel of ['environment/Dockerfile', 'environment/sidecar/Dockerfile']) {
+      const text = fs.readFileSync(path.join(out, rel), 'utf8');
+      expect(text).toMatch(/^FROM debian:trixie-slim$/m);
+      expect(text).not.toMatch(/npm (ci|install)|pip install (?!--quiet --no-index)|curl|ensure-temporal/);
+      expect(text).toContain("dpkg-query -W -f='${Status}'");
+    }
+    const sidecar = fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8');
+    expect(sidecar).toContain('pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==0.25.0');
+    expect(sidecar).toContain('ENV TEMPORAL_CLI_PATH=/usr/local/bin/temporal');
+    expect(sidecar).toMatch(/for p in bash ca-certificates git nodejs python3 python3-venv docker\.io docker-cli docker-compose iptables;/);
+    expect(fs.readFileSync(path.join(out, 'environment/Dockerfile'), 'utf8')).not.toContain('docker');
   });
 
   test('task.toml is a valid Harbor TaskConfig', () => {
@@ -105,7 +135,13 @@ describe('a mode B build', () => {
     expect(toml.schema_version).toBe('1.4');
     expect(toml.task).toEqual({ name: 'acme/opt-task', description: 'Optimize it' });
     expect(toml.agent!.user).toBe('agent');
-    expect(toml.verifier).toEqual({ timeout_sec: 1920, environment_mode: 'shared' });
+    // finalize's worst case: 3 re-scores of validation + 1 target, each 300 s preflight + one wave of
+    // 3 attempts × 1800 s + 2 back-offs × 120 s, plus 300 s start-up.
+    expect(toml.verifier).toMatchObject({ timeout_sec: 300 + 4 * (300 + 3 * 1800 + 2 * 120), environment_mode: 'shared' });
+    // The sidecar's session is snapshotted and collected before the verifier (and when a trial fails).
+    expect((toml.verifier!.collect as { service: string; command: string }[])[0]).toMatchObject({ service: 'eval-sidecar' });
+    expect((toml.verifier!.collect as { command: string }[])[0]!.command).toContain('/state/admin/session');
+    expect(toml.artifacts).toEqual([{ source: '/state/admin/session', destination: 'vero-session', service: 'eval-sidecar' }]);
     expect(toml.environment!.build_timeout_sec).toBe(1800);
   });
 
@@ -123,12 +159,24 @@ describe('a mode B build', () => {
       'agent_results:/state/agent-results',
       'admin_state:/state/admin',
       'token_state:/state/token',
+      // The nested environment is docker: the sidecar's own engine, its data on a volume Harbor removes.
+      'sidecar_docker:/var/lib/docker',
+      '/sys/fs/cgroup:/sys/fs/cgroup:rw',
     ]);
+    expect(sidecar).toMatchObject({
+      command: ['/opt/sidecar-start.sh'],
+      cap_add: ['SYS_ADMIN', 'NET_ADMIN'],
+      security_opt: ['seccomp=unconfined', 'apparmor=unconfined'],
+      cgroup: 'host',
+    });
+    // main is never privileged and never reaches an engine.
+    for (const k of ['privileged', 'cap_add', 'security_opt', 'cgroup']) expect(main).not.toHaveProperty(k);
+    expect(JSON.stringify(main)).not.toMatch(/docker\.sock|sidecar_docker|cgroup/);
     expect((sidecar!.environment as Record<string, string>).VERO_TEST_SECRET_A).toBe(
       '${VERO_TEST_SECRET_A:?VERO_TEST_SECRET_A must be set in the host environment for the eval sidecar}',
     );
     expect((sidecar!.healthcheck as { test: string[] }).test.slice(0, 2)).toEqual(['CMD', 'node']);
-    expect(Object.keys(compose.volumes).sort()).toEqual(['admin_state', 'agent_repo', 'agent_results', 'token_state']);
+    expect(Object.keys(compose.volumes).sort()).toEqual(['admin_state', 'agent_repo', 'agent_results', 'sidecar_docker', 'token_state']);
     expect(JSON.stringify(main)).not.toContain('VERO_TEST_SECRET_A');
   });
 
@@ -166,7 +214,7 @@ describe('a mode B build', () => {
       'Read-only paths: `scorer`. A commit that changes, deletes, renames or replaces anything matching them',
     );
     expect(fs.readFileSync(path.join(out, 'tests/test.sh'), 'utf8')).toContain(
-      'vero finalize --token-file /state/token/admin.token --output /logs/verifier/reward.json',
+      'vero finalize --token-file /state/token/admin.token --output /logs/verifier/reward.json --details /logs/verifier/finalize.json',
     );
     expect(fs.readFileSync(path.join(out, 'solution/solve.sh'), 'utf8')).toContain('vero eval --split validation');
   });
@@ -293,14 +341,14 @@ describe('rules that vero review taught', () => {
     fs.mkdirSync(empty);
     git(empty, 'init', '-q');
     expect(await buildError(modeB({ secrets: [] }, empty))).toMatch(
-      /agent_repo has no committed HEAD: git -C .* log .* failed \(exit 128\): fatal: ambiguous argument 'HEAD'/,
+      /agent_repo has no committed HEAD: git -C .* log .* failed \(exit 128\): fatal: bad revision 'HEAD\^\{commit\}'/,
     );
     // A subdirectory that exists only in the working tree: git archive itself fails, and its error is reported.
     const repo = agentRepo();
     fs.mkdirSync(path.join(repo, 'uncommitted'));
     fs.writeFileSync(path.join(repo, 'uncommitted', 'x.py'), 'x\n');
     expect(await buildError(modeB({ secrets: [] }, path.join(repo, 'uncommitted')))).toMatch(
-      /git -C \S+ archive --format=tar HEAD:uncommitted failed \(exit 128\): fatal: not a valid object name/,
+      /git -C \S+ archive --format=tar [0-9a-f]{40}:uncommitted failed \(exit 128\): fatal: not a valid object name/,
     );
     const notGit = tempDir();
     expect(await buildError(modeB({ secrets: [] }, notGit))).toContain('is not inside a git repository');
@@ -378,7 +426,68 @@ describe('rules that vero review taught', () => {
   });
 });
 
-test('both examples build (mode A and mode B)', async () => {
+const dockerImagesAvailable = spawnSync('docker', ['image', 'inspect', 'vero-base:bookworm'], { stdio: 'ignore' }).status === 0;
+if (!dockerImagesAvailable)
+  console.warn('*** skipped "both examples build": examples/mode-b preloads vero-base:bookworm (run scripts/ensure-docker) ***');
+
+describe('the nested environment of a mode B task', () => {
+  test('a remote environment: no engine in the sidecar, -e/--ek and the declared secrets reach the nested harbor only', async () => {
+    const out = path.join(tempDir(), 'task');
+    const r = await buildTaskDir(
+      writeConfig(
+        modeB({
+          harbor: { agent: 'agent:SkillAgent', environment: 'modal', environment_kwargs: { app_name: 'bench' } },
+          secrets: ['MODAL_TOKEN_ID', 'MODAL_TOKEN_SECRET'],
+        }),
+      ),
+      out,
+      { skipSecretCheck: true },
+    );
+    expect(r.warnings).toEqual([]);
+    const compose = parseYaml(fs.readFileSync(path.join(out, 'environment/docker-compose.yaml'), 'utf8')) as {
+      services: Record<string, Record<string, unknown>>;
+      volumes: Record<string, unknown>;
+    };
+    const sidecar = compose.services['eval-sidecar']!;
+    expect(sidecar.command).toEqual(['vero', 'serve', '--config', '/opt/serve.json']);
+    for (const k of ['privileged', 'cap_add', 'security_opt', 'cgroup']) expect(sidecar).not.toHaveProperty(k);
+    expect(Object.keys(sidecar.environment as object).sort()).toEqual(['MODAL_TOKEN_ID', 'MODAL_TOKEN_SECRET', 'VERO_HOME']);
+    expect(JSON.stringify(compose.services.main)).not.toContain('MODAL');
+    expect(compose.volumes).not.toHaveProperty('sidecar_docker');
+    for (const f of ['start.sh', 'nested-images.tar']) expect(fs.existsSync(path.join(out, 'environment/sidecar', f))).toBe(false);
+    expect(fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8')).not.toContain('docker.io');
+    const serve = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
+    expect(serve.mode_b!.harbor).toMatchObject({ environment: 'modal', environment_kwargs: { app_name: 'bench' } });
+    expect(serve.secrets).toEqual(['MODAL_TOKEN_ID', 'MODAL_TOKEN_SECRET']);
+  });
+
+  test('docker: the inner tasks’ FROM images not preloaded are named; nested_docker is refused for a remote environment', async () => {
+    const r = await buildTaskDir(writeConfig(modeB({ secrets: [] })), path.join(tempDir(), 'task'));
+    expect(r.warnings).toEqual([
+      "the inner tasks build FROM vero-base:bookworm, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry",
+    ]);
+    expect(
+      await buildError(modeB({ harbor: { agent: 'a:B', environment: 'daytona' }, nested_docker: { preload_images: ['x'] } })),
+    ).toContain('nested_docker: only for the nested environment docker (harbor.environment is "daytona")');
+    expect(await buildError(modeB({ nested_docker: { preload_images: ['vero-no-such-image:1', 'vero-nor-this:2'] } }))).toContain(
+      'nested_docker.preload_images: not in the local Docker engine: vero-no-such-image:1, vero-nor-this:2',
+    );
+  });
+});
+
+test('agent_ref picks the baseline commit; an unknown ref is a config error naming the field', async () => {
+  const repo = agentRepo();
+  const out = path.join(tempDir(), 'task');
+  const r = await buildTaskDir(writeConfig(modeB({ secrets: [], agent_ref: 'baseline' }, repo)), out);
+  expect(r.sourceCommit).toBe(git(repo, 'rev-parse', 'baseline'));
+  expect(fs.existsSync(path.join(out, 'environment/agent-baseline/skills/sum.sh'))).toBe(false); // only in `improved`
+  expect(await buildError(modeB({ secrets: [], agent_ref: 'no-such-tag' }, repo))).toMatch(
+    /agent_ref: "no-such-tag" is not a commit of agent_repo/,
+  );
+  expect(await buildError(modeB({ secrets: [], agent_ref: '--upload-pack=x' }, repo))).toContain('agent_ref');
+});
+
+(dockerImagesAvailable ? test : test.skip)('both examples build (mode A and mode B)', async () => {
   const dir = tempDir();
   fs.cpSync(path.join(ROOT, 'examples'), dir, { recursive: true, filter: (s) => !s.includes(`${path.sep}agent-repo`) });
   agentRepo(dir);

@@ -310,7 +310,7 @@ test('a restart in the middle of an evaluation does not refill the budget; candi
   expect(r.stderr).toContain('refusing to start rather than refill the budget');
 });
 
-test('no candidate: finalize returns floor rewards and a reason, never a crash; submit mode grades the submission', async () => {
+test('no candidate: finalize returns floor rewards and a reason, never a crash; it runs once; submit mode grades the submission', async () => {
   const s = await setup({ reward_mode: 'submit', submit_enabled: true });
   const side = await startSidecar(s);
   try {
@@ -318,15 +318,27 @@ test('no candidate: finalize returns floor rewards and a reason, never a crash; 
     const none = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
     expect(none).toEqual({
       status: 200,
-      json: { rewards: { reward: 0 }, commit: null, reason: 'no candidate was submitted: floor rewards' },
+      json: { rewards: { reward: 0 }, commit: null, reason: 'no candidate was submitted: floor rewards', candidates: [] },
     });
-    const candidate = commitImprovement(s.work, ['add-cli-flag']);
-    const sub = await cli(['submit'], side.url);
-    expect(sub.stdout).toBe(`submitted ${candidate}\n`);
-    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
-    expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 1 }, reason: 'submitted candidate' });
+    // Finalize is the verifier's last word: a later submission does not change it, a second call replays it.
+    commitImprovement(s.work, ['add-cli-flag']);
+    await cli(['submit'], side.url);
+    const again = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(again.json).toEqual({ ...none.json, replayed: true });
   } finally {
     await side.stop();
+  }
+  const sub = await setup({ reward_mode: 'submit', submit_enabled: true });
+  const sideSub = await startSidecar(sub);
+  try {
+    const token = fs.readFileSync(sub.cfg.paths.token_path, 'utf8');
+    const candidate = commitImprovement(sub.work, ['add-cli-flag']);
+    const r = await cli(['submit'], sideSub.url);
+    expect(r.stdout).toBe(`submitted ${candidate}\n`);
+    const fin = await post(sideSub.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 1 }, reason: 'submitted candidate' });
+  } finally {
+    await sideSub.stop();
   }
   const auto = await setup();
   const side2 = await startSidecar(auto);
@@ -335,14 +347,37 @@ test('no candidate: finalize returns floor rewards and a reason, never a crash; 
     // Only the baseline was evaluated: it is not a candidate.
     expect((await post(side2.url, '/eval', { split: 'validation' })).status).toBe(200);
     const fin = await post(side2.url, '/finalize', {}, { authorization: `Bearer ${token}` });
-    expect(fin.json).toEqual({
+    expect(fin.json).toMatchObject({
       rewards: { reward: 0 },
       commit: null,
       reason: 'no candidate was evaluated on "validation" (baseline evaluations do not count): floor rewards',
+      candidates: [{ commit: auto.cfg.base_commit, split: 'validation', admin: false }],
     });
     expect((await post(side2.url, '/submit', {})).status).toBe(409);
   } finally {
     await side2.stop();
+  }
+});
+
+test('an infrastructure failure in a trusted evaluation fails finalize: no reward file, nothing recorded, never a floor', async () => {
+  // The hidden target task never gets a rewarded trial (an environment error on every attempt).
+  const s = await setup({ scenario: { tasks: { 'add-cli-flag': { exception: 'RuntimeError' } }, default: { reward: 1 } } });
+  const side = await startSidecar(s);
+  try {
+    commitImprovement(s.work);
+    expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
+    const rewardFile = path.join(s.dir, 'verifier', 'reward.json');
+    const details = path.join(s.dir, 'verifier', 'finalize.json');
+    const fin = await cli(['finalize', '--token-file', s.cfg.paths.token_path, '--output', rewardFile, '--details', details], side.url);
+    expect(fin.code).toBe(1);
+    expect(fin.stderr).toMatch(
+      /eval sidecar replied 503: the trusted evaluation of [0-9a-f]{12} on "test" has 1 of 1 sample\(s\) unscored for infrastructure reasons \(first: add-cli-flag: /,
+    );
+    expect(fs.existsSync(rewardFile)).toBe(false);
+    expect(fs.existsSync(details)).toBe(false);
+    expect(fs.existsSync(path.join(s.cfg.paths.admin_volume, 'finalize.json'))).toBe(false);
+  } finally {
+    await side.stop();
   }
 });
 
@@ -394,8 +429,12 @@ async function modeASetup(): Promise<{ dir: string; serveFile: string; hostCfg: 
     filter: (p) => !p.includes(`${path.sep}agent-repo`),
   });
   agentRepo(path.join(dir, 'examples'));
+  // These tests start from the example's improved commit (it answers + and *); the example itself starts the
+  // optimizer from the baseline.
+  const build = path.join(dir, 'examples', 'mode-a', 'build.yaml');
+  fs.writeFileSync(build, fs.readFileSync(build, 'utf8').replace(/^agent_ref: baseline\b/m, 'agent_ref: improved'));
   const task = path.join(dir, 'task');
-  await buildTaskDir(path.join(dir, 'examples', 'mode-a', 'build.yaml'), task, { skipSecretCheck: true });
+  await buildTaskDir(build, task, { skipSecretCheck: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
@@ -426,7 +465,7 @@ test('mode A: untrusted inference in the candidate worktree, scored by the trust
   const { dir, serveFile, hostCfg, work } = await modeASetup();
   const side = await startSidecar({ dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('mode-a') });
   try {
-    // The baseline (HEAD of the example repo) answers + and *: every train sample right.
+    // The baseline (the example's improved commit) answers + and *: every train sample right.
     const train = await post(side.url, '/eval', { split: 'train' });
     expect(train.status).toBe(200);
     expect(train.json.mean_score).toBe(1);

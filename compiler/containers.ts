@@ -1,0 +1,170 @@
+/**
+ * The compiled task's containers: the two Dockerfiles, the compose file that wires them, and the sidecar's
+ * start script. Every image builds from its base image and the build context alone (no registry, no network
+ * when the base image already has the packages: scripts/ensure-docker's vero-base:trixie images do).
+ */
+import { stringify as toYaml } from 'yaml';
+import { HARBOR_VERSION } from '../model/harbor-version';
+import { CONTAINER } from '../model/serve-config';
+import type { BuildConfig } from './build-config';
+import { usesNestedDocker } from './nested-docker';
+
+/** Paths inside the build context (environment/) and the sidecar image. */
+export const CONTEXT = {
+  temporalCli: 'sidecar/temporal',
+  wheelhouse: 'sidecar/harbor-wheelhouse',
+  nestedImages: 'sidecar/nested-images.tar',
+  startScript: 'sidecar/start.sh',
+} as const;
+const SIDECAR = {
+  temporalCli: '/usr/local/bin/temporal',
+  harborVenv: '/opt/harbor',
+  nestedImages: '/opt/nested-docker/images.tar',
+  startScript: '/opt/sidecar-start.sh',
+  dockerData: '/var/lib/docker',
+  dockerLog: '/var/log/vero-dockerd.log',
+} as const;
+
+export const nestedDocker = (c: BuildConfig): boolean => c.mode === 'B' && usesNestedDocker(c.harbor?.environment);
+
+/**
+ * Installs the Debian packages the image lacks (none on a base image that has them: no network then), and
+ * fails the build with a clear message when Node.js is older than vero's floor.
+ */
+function ensurePackages(packages: string[]): string[] {
+  const list = packages.join(' ');
+  return [
+    `RUN missing=""; for p in ${list}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"; done; \\`,
+    '    if [ -n "$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing && rm -rf /var/lib/apt/lists/*; fi',
+    `RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=3)?0:1)' \\`,
+    `    || { echo "vero needs Node.js >= 20.3; this base image's apt gives $(node --version) (use Debian 13 or newer)" >&2; exit 1; }`,
+  ];
+}
+
+/** vero with its production dependencies, copied by the compiler: no `npm ci` in the image. */
+const INSTALL_VERO = [`COPY vero ${CONTAINER.veroDir}`, `RUN ln -s ${CONTAINER.veroDir}/bin/vero /usr/local/bin/vero && vero --version`];
+
+export function mainDockerfile(c: BuildConfig): string {
+  return [
+    `FROM ${c.images.main}`,
+    ...ensurePackages(['bash', 'ca-certificates', 'git', 'nodejs']),
+    ...INSTALL_VERO,
+    'COPY agent-seed /opt/agent-seed',
+    'COPY main/seed.sh /opt/seed.sh',
+    'RUN chmod 0755 /opt/seed.sh && useradd -m -u 1001 agent',
+    `WORKDIR ${CONTAINER.workAgent}`,
+    '',
+  ].join('\n');
+}
+
+export function sidecarDockerfile(c: BuildConfig): string {
+  const modeB = c.mode === 'B';
+  const dind = nestedDocker(c);
+  const packages = ['bash', 'ca-certificates', 'git', 'nodejs', 'python3', ...(modeB ? ['python3-venv'] : [])];
+  if (dind) packages.push('docker.io', 'docker-cli', 'docker-compose', 'iptables');
+  return [
+    `FROM ${c.images.sidecar}`,
+    ...ensurePackages(packages),
+    ...INSTALL_VERO,
+    // The sidecar runs evaluations as durable workflows on its own Temporal dev server: the CLI comes with the
+    // build context (the one this host runs), not from a download.
+    `COPY ${CONTEXT.temporalCli} ${SIDECAR.temporalCli}`,
+    `ENV TEMPORAL_CLI_PATH=${SIDECAR.temporalCli}`,
+    ...(modeB
+      ? [
+          // Harbor from the wheelhouse in the build context: no index, no network; readable by every user.
+          `COPY ${CONTEXT.wheelhouse} /tmp/harbor-wheelhouse`,
+          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==${HARBOR_VERSION} \\`,
+          `    && ln -s ${SIDECAR.harborVenv}/bin/harbor /usr/local/bin/harbor && rm -rf /tmp/harbor-wheelhouse && harbor --version`,
+        ]
+      : []),
+    // Untrusted candidate code runs as this user, without access to the token, ledger, labels or secrets.
+    'RUN useradd -m -u 1002 harness',
+    ...(dind
+      ? [
+          `COPY ${CONTEXT.nestedImages} ${SIDECAR.nestedImages}`,
+          `COPY ${CONTEXT.startScript} ${SIDECAR.startScript}`,
+          `RUN chmod 0700 ${SIDECAR.startScript}`,
+        ]
+      : []),
+    `COPY agent-baseline ${CONTAINER.baseline}`,
+    ...(modeB
+      ? [`COPY sidecar/inner-task ${CONTAINER.innerTask}`]
+      : [
+          `COPY sidecar/dataset ${CONTAINER.dataset}`,
+          `COPY sidecar/scorer ${CONTAINER.scorer}`,
+          `RUN chmod -R go-rwx ${CONTAINER.dataset} ${CONTAINER.scorer}`,
+        ]),
+    `COPY sidecar/serve.json ${CONTAINER.serveJson}`,
+    `RUN chmod 0600 ${CONTAINER.serveJson}`,
+    // 0711: the harness user may traverse to the job dirs and worktrees it is handed, but not list the home.
+    `RUN mkdir -p ${CONTAINER.home} && chmod 0711 ${CONTAINER.home}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The Mode B sidecar's own Docker engine (Docker-in-Docker): started before `vero serve`, its socket group is
+ * the harness user's (the nested harbor runs as that user), and the inner tasks' base images are loaded from
+ * the image, so nested trials pull nothing.
+ */
+export function sidecarStartScript(): string {
+  return [
+    '#!/bin/bash',
+    "# The eval sidecar's entrypoint (Mode B, nested environment docker): its own Docker engine, then vero serve.",
+    'set -euo pipefail',
+    // The container cannot write /proc/sys, so the engine must not insist on disabling IPv6 per interface.
+    `DOCKER_ALLOW_IPV6_ON_IPV4_INTERFACE=1 dockerd --group harness --data-root ${SIDECAR.dockerData} >>${SIDECAR.dockerLog} 2>&1 &`,
+    'for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done',
+    `docker info >/dev/null 2>&1 || { echo "the sidecar's Docker engine did not start; its log:" >&2; tail -n 30 ${SIDECAR.dockerLog} >&2; exit 1; }`,
+    `if [ -s ${SIDECAR.nestedImages} ]; then docker load --quiet --input ${SIDECAR.nestedImages}; fi`,
+    `exec vero serve --config ${CONTAINER.serveJson}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * What the sidecar's engine needs from the outer one. Not `privileged: true`, which some hosts cannot grant
+ * (a Docker engine that itself runs without every capability refuses it): the two capabilities an engine
+ * needs (mounts, networks) beyond Docker's default set, no seccomp/AppArmor filter, and the host's cgroups.
+ * This is root on the host in all but name: see docs/sidecar.md (remote environments for untrusted optimizers).
+ */
+const ENGINE_PRIVILEGES = {
+  cap_add: ['SYS_ADMIN', 'NET_ADMIN'],
+  security_opt: ['seccomp=unconfined', 'apparmor=unconfined'],
+  cgroup: 'host',
+};
+
+export function composeFile(c: BuildConfig): string {
+  const dind = nestedDocker(c);
+  const secretEnv = Object.fromEntries(
+    c.secrets.map((s) => [s, `\${${s}:?${s} must be set in the host environment for the eval sidecar}`]),
+  );
+  const healthcheck = `fetch('http://127.0.0.1:8000/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`;
+  const doc = {
+    services: {
+      main: {
+        command: ['/opt/seed.sh'],
+        environment: { VERO_EVAL_URL: CONTAINER.sidecarUrl },
+        volumes: [`agent_repo:${CONTAINER.workAgent}`, `agent_results:${CONTAINER.agentVolume}:ro`, `token_state:/state/token:ro`],
+        depends_on: { 'eval-sidecar': { condition: 'service_healthy' } },
+      },
+      'eval-sidecar': {
+        build: { context: '.', dockerfile: 'sidecar/Dockerfile' },
+        command: dind ? [SIDECAR.startScript] : ['vero', 'serve', '--config', CONTAINER.serveJson],
+        environment: { VERO_HOME: CONTAINER.home, ...secretEnv },
+        volumes: [
+          `agent_repo:${CONTAINER.workAgent}:ro`,
+          `agent_results:${CONTAINER.agentVolume}`,
+          `admin_state:${CONTAINER.adminVolume}`,
+          `token_state:/state/token`,
+          ...(dind ? [`sidecar_docker:${SIDECAR.dockerData}`, '/sys/fs/cgroup:/sys/fs/cgroup:rw'] : []),
+        ],
+        ...(dind ? ENGINE_PRIVILEGES : {}),
+        healthcheck: { test: ['CMD', 'node', '-e', healthcheck], interval: '5s', timeout: '5s', retries: 60, start_period: '10s' },
+      },
+    },
+    volumes: { agent_repo: {}, agent_results: {}, admin_state: {}, token_state: {}, ...(dind ? { sidecar_docker: {} } : {}) },
+  };
+  return toYaml(doc, { lineWidth: 0 });
+}

@@ -1,0 +1,53 @@
+/**
+ * Mode B with a local nested environment: the eval sidecar runs its own Docker engine, and the inner tasks'
+ * base images are saved here (`docker image save`) and loaded into that engine when the sidecar starts, so
+ * nested trials need no image registry.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execa } from 'execa';
+import { ConfigError } from '../model/errors';
+
+/** Harbor's default environment is docker: only a named remote one (modal, daytona, …) needs no engine. */
+export function usesNestedDocker(environment: string | undefined): boolean {
+  return environment === undefined || environment === 'docker';
+}
+
+/** The images the inner tasks' Dockerfiles start FROM (build stages named in the same file are not images). */
+export function innerBaseImages(innerTaskDir: string): string[] {
+  const dockerfiles: string[] = [];
+  const visit = (dir: string, depth: number) => {
+    const df = path.join(dir, 'environment', 'Dockerfile');
+    if (fs.existsSync(df)) dockerfiles.push(df);
+    else if (depth === 0)
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) visit(path.join(dir, e.name), 1);
+  };
+  visit(innerTaskDir, 0);
+  const images = new Set<string>();
+  for (const df of dockerfiles) {
+    const stages = new Set<string>();
+    for (const line of fs.readFileSync(df, 'utf8').split('\n')) {
+      const m = /^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+      if (!m) continue;
+      if (!stages.has(m[1]!.toLowerCase()) && !m[1]!.includes('$')) images.add(m[1]!);
+      if (m[2]) stages.add(m[2].toLowerCase());
+    }
+  }
+  return [...images].sort();
+}
+
+/** Saves the images into one tar for the sidecar's engine; every missing image is named at once. */
+export async function saveImages(images: string[], tarFile: string, configFile: string): Promise<void> {
+  const missing: string[] = [];
+  for (const image of images) {
+    const r = await execa('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { reject: false });
+    if (r.exitCode !== 0) missing.push(image);
+  }
+  if (missing.length)
+    throw new ConfigError(
+      `${configFile}: nested_docker.preload_images: not in the local Docker engine: ${missing.join(', ')} (build or pull them first; scripts/ensure-docker makes vero-base:bookworm)`,
+    );
+  fs.mkdirSync(path.dirname(tarFile), { recursive: true });
+  const r = await execa('docker', ['image', 'save', '-o', tarFile, ...images], { reject: false });
+  if (r.exitCode !== 0) throw new ConfigError(`docker image save ${images.join(' ')} failed: ${String(r.stderr).trim()}`);
+}

@@ -1,0 +1,94 @@
+"""A model-free optimizer for a compiled vero task (`vero build`), for Harbor 0.25.
+
+It acts in the task's `main` container the way a real optimizer does, with the tools the instruction names:
+it edits the agent repo (applies improvement.patch, the example's improvement), commits, spends eval budget on
+the viewable split and reads the per-case results, evaluates on the selection split, and stops. The verifier
+then rewards the candidate the sidecar chooses.
+
+    PYTHONPATH=examples/optimizer harbor run -p <compiled task> \
+        --agent-import-path optimizer_agent:ExampleOptimizer -e docker
+
+With `--ak probe_trust_boundary=true` it also records, as the unprivileged `agent` user, what it can reach of
+the trusted side (admin token, hidden splits, scorer, secrets, finalize): each probe's command and exit code go
+to /logs/agent/trust-probes.json, so a test can check that every one was refused.
+"""
+import json
+import shlex
+from pathlib import Path
+
+from harbor.agents.base import BaseAgent
+from harbor.environments.base import BaseEnvironment
+from harbor.models.agent.context import AgentContext
+
+PATCH = Path(__file__).resolve().parent / "improvement.patch"
+REPO = "/workspace/agent"
+
+# What the optimizer must NOT be able to do from `main`. Each command exits 0 only if the boundary leaked.
+TRUST_PROBES = {
+    "read_admin_token": "cat /state/token/admin.token",
+    "list_admin_state": "ls /state/admin",
+    "hidden_split_dataset_in_main": "ls /opt/dataset /opt/inner-task /opt/scorer /opt/serve.json",
+    "finalize_without_token": "vero finalize --token-file /dev/null --output /tmp/reward.json",
+    "finalize_with_forged_token": "echo forged > /tmp/t && vero finalize --token-file /tmp/t --output /tmp/reward.json",
+    "evaluate_hidden_split": "vero eval --split test",
+    "secret_in_environment": "env | grep -E '^(VERO_PROBE_SECRET|ANTHROPIC_API_KEY|OPENAI_API_KEY|MODAL_TOKEN_ID)='",
+    "reach_a_docker_engine": "ls -l /var/run/docker.sock || docker info",
+}
+
+
+class ExampleOptimizer(BaseAgent):
+    def __init__(self, *args, probe_trust_boundary: bool | str = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.probe = str(probe_trust_boundary).lower() in ("1", "true", "yes")
+
+    @staticmethod
+    def name() -> str:
+        return "example-optimizer"
+
+    def version(self) -> str:
+        return "1.0.0"
+
+    async def setup(self, environment: BaseEnvironment) -> None:
+        return
+
+    async def _sh(self, environment: BaseEnvironment, command: str, log: list) -> tuple[int, str]:
+        result = await environment.exec(command, cwd=REPO)
+        out = (result.stdout or "") + (result.stderr or "")
+        log.append({"command": command, "exit": result.return_code, "output": out[-4000:]})
+        return result.return_code, result.stdout or ""
+
+    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+        log: list = []
+        try:
+            if self.probe:
+                probes = {}
+                for name, command in TRUST_PROBES.items():
+                    code, _ = await self._sh(environment, command, log)
+                    probes[name] = {"command": command, "exit": code, "leaked": code == 0}
+                (self.logs_dir / "trust-probes.json").write_text(json.dumps(probes, indent=2))
+                whoami = await environment.exec("id -un")
+                (self.logs_dir / "whoami.txt").write_text((whoami.stdout or "").strip())
+
+            # 1. Look at the task: splits, access and budget.
+            await self._sh(environment, "vero budget", log)
+            # 2. Edit the agent and commit: one candidate.
+            await environment.upload_file(PATCH, "/tmp/improvement.patch")
+            code, _ = await self._sh(
+                environment,
+                "git apply /tmp/improvement.patch && git add -A && "
+                "git -c user.name=optimizer -c user.email=optimizer@example.invalid commit -q -m 'apply the improvement'",
+                log,
+            )
+            if code != 0:
+                raise RuntimeError("the improvement did not apply")
+            # 3. Spend budget on the viewable split and read its per-case results.
+            code, out = await self._sh(environment, "vero eval --split train --json", log)
+            if code == 0:
+                result_path = json.loads(out).get("result_path")
+                if result_path:
+                    await self._sh(environment, f"ls {shlex.quote(result_path)} && cat {shlex.quote(result_path)}/*", log)
+            # 4. The selection split: the sidecar chooses among candidates by it.
+            await self._sh(environment, "vero eval --split validation --json", log)
+            await self._sh(environment, "vero budget", log)
+        finally:
+            (self.logs_dir / "optimizer.json").write_text(json.dumps(log, indent=2))

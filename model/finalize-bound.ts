@@ -1,0 +1,60 @@
+/**
+ * How long `finalize` can take at worst, so the compiled task's verifier timeout covers it: a verifier that
+ * times out loses the reward of a candidate that was fine.
+ *
+ * Finalize runs its trusted evaluations one after another: in auto_best mode, up to `auto_best_k` re-scores of
+ * the selection split, one of the baseline when `baseline_floor` is set, then one per target; in submit mode,
+ * one per target. Each is bounded by its own worst case:
+ * - Mode B: the preflight, then ceil(tasks / max_concurrency) waves of tasks, each task at most `timeout` per
+ *   attempt for `task_attempts` attempts, plus the retry back-off between attempts;
+ * - Mode A: inference and scoring share one `timeout` deadline per activity attempt (3 attempts).
+ */
+
+/** Start-up of the finalize request itself (connections, the sidecar's worktrees, writing the result). */
+export const FINALIZE_STARTUP_SEC = 300;
+/** The preflight `harbor run --dry-run` of a Mode B evaluation. */
+export const PREFLIGHT_SEC = 300;
+/** Back-off between two attempts of a task (Temporal's retry interval, capped at 2 min). */
+export const RETRY_BACKOFF_SEC = 120;
+/** evaluateSamples' activity attempts (workflows/evaluate-samples.ts). */
+export const MODE_A_ATTEMPTS = 3;
+
+export interface FinalizePlan {
+  mode: 'A' | 'B';
+  reward_mode: 'auto_best' | 'submit';
+  auto_best_k: number;
+  baseline_floor: boolean;
+  selection_split: string;
+  targets: { split: string; sample_ids?: number[] }[];
+  /** Number of samples (tasks or rows) of each split. */
+  splitSizes: Record<string, number>;
+  timeoutSec: number;
+  maxConcurrency: number;
+  taskAttempts: number;
+}
+
+/** The worst case of one trusted evaluation of `samples` samples. */
+export function evaluationBoundSec(p: FinalizePlan, samples: number): number {
+  if (p.mode === 'A') return MODE_A_ATTEMPTS * p.timeoutSec + (MODE_A_ATTEMPTS - 1) * RETRY_BACKOFF_SEC;
+  const waves = Math.ceil(Math.max(samples, 1) / p.maxConcurrency);
+  return PREFLIGHT_SEC + waves * (p.taskAttempts * p.timeoutSec + (p.taskAttempts - 1) * RETRY_BACKOFF_SEC);
+}
+
+/** The trusted evaluations finalize may run, in order: [split, samples]. */
+export function finalizeEvaluations(p: FinalizePlan): [string, number][] {
+  const size = (split: string) => p.splitSizes[split] ?? 0;
+  const selection: [string, number][] =
+    p.reward_mode === 'auto_best'
+      ? [
+          ...Array.from({ length: p.auto_best_k }, (): [string, number] => [p.selection_split, size(p.selection_split)]),
+          ...(p.baseline_floor ? [[p.selection_split, size(p.selection_split)] as [string, number]] : []),
+        ]
+      : [];
+  const targets = p.targets.map((t): [string, number] => [t.split, t.sample_ids?.length ?? size(t.split)]);
+  return [...selection, ...targets];
+}
+
+/** The verifier timeout (seconds) that covers finalize's worst case. */
+export function finalizeBoundSec(p: FinalizePlan): number {
+  return FINALIZE_STARTUP_SEC + finalizeEvaluations(p).reduce((sum, [, n]) => sum + evaluationBoundSec(p, n), 0);
+}

@@ -1,0 +1,48 @@
+/** The verifier timeout of a compiled task covers finalize's worst case (model/finalize-bound.ts). */
+import { evaluationBoundSec, finalizeBoundSec, finalizeEvaluations, type FinalizePlan } from '../../model/finalize-bound';
+
+const plan = (over: Partial<FinalizePlan> = {}): FinalizePlan => ({
+  mode: 'B',
+  reward_mode: 'auto_best',
+  auto_best_k: 3,
+  baseline_floor: false,
+  selection_split: 'validation',
+  targets: [{ split: 'test' }],
+  splitSizes: { train: 10, validation: 9, test: 20 },
+  timeoutSec: 600,
+  maxConcurrency: 4,
+  taskAttempts: 3,
+  ...over,
+});
+
+test('auto_best: k re-scores of the selection split, the baseline when floored, then every target', () => {
+  expect(finalizeEvaluations(plan())).toEqual([
+    ['validation', 9],
+    ['validation', 9],
+    ['validation', 9],
+    ['test', 20],
+  ]);
+  expect(finalizeEvaluations(plan({ baseline_floor: true, auto_best_k: 1 }))).toEqual([
+    ['validation', 9],
+    ['validation', 9],
+    ['test', 20],
+  ]);
+  expect(
+    finalizeEvaluations(plan({ reward_mode: 'submit', targets: [{ split: 'test', sample_ids: [1, 2] }, { split: 'train' }] })),
+  ).toEqual([
+    ['test', 2],
+    ['train', 10],
+  ]);
+});
+
+test('Mode B: preflight + waves of tasks, each at its timeout for every attempt, with the back-off between attempts', () => {
+  // 9 tasks at concurrency 4: 3 waves; a wave is 3 × 600 s + 2 × 120 s.
+  expect(evaluationBoundSec(plan(), 9)).toBe(300 + 3 * (3 * 600 + 2 * 120));
+  expect(evaluationBoundSec(plan(), 4)).toBe(300 + 1 * (3 * 600 + 2 * 120));
+  expect(finalizeBoundSec(plan())).toBe(300 + 3 * (300 + 3 * 2040) + (300 + 5 * 2040));
+});
+
+test('Mode A: inference and scorer share one deadline per attempt', () => {
+  expect(evaluationBoundSec(plan({ mode: 'A' }), 1000)).toBe(3 * 600 + 2 * 120);
+  expect(finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit' }))).toBe(300 + 3 * 600 + 2 * 120);
+});
