@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { startDevServer } from '../infra/dev-server';
 import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/eval-types';
+import { ConfigError } from '../model/errors';
 import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks } from '../client/eval-client';
@@ -119,10 +120,21 @@ export function registerDevCommands(program: Command): void {
     .description('end to end on the example: dev server, worker, two candidates evaluated with the Harbor stand-in (or --real Harbor)')
     .option('--home <dir>', 'where the demo keeps its state (default .vero-demo, .vero-demo-real with --real)')
     .option('--real', 'real Harbor 0.25 on Docker (examples/vero.real.yaml; run scripts/ensure-docker first)')
+    .option(
+      '--optimize',
+      'the compiler instead: build the Mode A and Mode B example tasks and run each on real Harbor + Docker with the oracle (baseline) and the example optimizer; prints both rewards and the candidate table (exit 1 unless optimized > baseline)',
+    )
+    .option('--mode <a|b>', 'with --optimize: only this example (default both)')
     .option('--keep', 'keep the server and worker running afterwards (Ctrl-C stops them)')
     .option('--json', 'print the two results as JSON')
-    .action(async (o: { home?: string; keep?: boolean; json?: boolean; real?: boolean }) => {
+    .action(async (o: { home?: string; keep?: boolean; json?: boolean; real?: boolean; optimize?: boolean; mode?: string }) => {
       installCliRuntimeLogger();
+      if (o.optimize) {
+        const { demoOptimize, DEMO_MODES } = require('./demo-optimize') as typeof import('./demo-optimize');
+        if (o.mode !== undefined && !(o.mode in DEMO_MODES)) throw new ConfigError(`--mode: expected a or b, got "${o.mode}"`);
+        const modes = o.mode ? [o.mode as keyof typeof DEMO_MODES] : (['a', 'b'] as const).slice();
+        return demoOptimize({ home: path.resolve(o.home ?? path.join(PROJECT_ROOT, '.vero-demo-optimize')), modes, json: o.json });
+      }
       const home = path.resolve(o.home ?? path.join(PROJECT_ROOT, o.real ? '.vero-demo-real' : '.vero-demo'));
       const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
       const harborCommand = o.real

@@ -89,6 +89,12 @@ export class WorkflowRunFailedError extends VeroError {
   readonly failureType = FailureType.InvalidInput; // never thrown inside an activity
 }
 
+/** `vero demo --optimize`: a compiled example task did not reward the optimized candidate above the baseline. */
+export class DemoFailedError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.InvalidInput; // never thrown inside an activity
+}
+
 /** The messages of an error and its causes, outermost first: `a: b: c`. */
 export function causeChain(err: unknown): string {
   const parts: string[] = [];

@@ -8,6 +8,9 @@ then rewards the candidate the sidecar chooses.
     PYTHONPATH=examples/optimizer harbor run -p <compiled task> \
         --agent-import-path optimizer_agent:ExampleOptimizer -e docker
 
+With `--ak crash_after_train=true` it raises after its first evaluation (a trial that dies before its verifier:
+what the sidecar recorded must survive as the trial's `vero-session` artifact).
+
 With `--ak probe_trust_boundary=true` it also records, as the unprivileged `agent` user, what it can reach of
 the trusted side (admin token, hidden splits, scorer, secrets, finalize): each probe's command and exit code go
 to /logs/agent/trust-probes.json, so a test can check that every one was refused.
@@ -37,9 +40,10 @@ TRUST_PROBES = {
 
 
 class ExampleOptimizer(BaseAgent):
-    def __init__(self, *args, probe_trust_boundary: bool | str = False, **kwargs):
+    def __init__(self, *args, probe_trust_boundary: bool | str = False, crash_after_train: bool | str = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.probe = str(probe_trust_boundary).lower() in ("1", "true", "yes")
+        self.crash_after_train = str(crash_after_train).lower() in ("1", "true", "yes")
 
     @staticmethod
     def name() -> str:
@@ -87,6 +91,8 @@ class ExampleOptimizer(BaseAgent):
                 result_path = json.loads(out).get("result_path")
                 if result_path:
                     await self._sh(environment, f"ls {shlex.quote(result_path)} && cat {shlex.quote(result_path)}/*", log)
+            if self.crash_after_train:
+                raise RuntimeError("crash_after_train: the optimizer died before its verifier")
             # 4. The selection split: the sidecar chooses among candidates by it.
             await self._sh(environment, "vero eval --split validation --json", log)
             await self._sh(environment, "vero budget", log)

@@ -1,0 +1,120 @@
+/**
+ * Runs a compiled task (`vero build` output) the way its user does, `harbor run -p <task> -a <agent> -e docker`,
+ * and reads back what the trial produced: the reward, the verifier's finalize details, the sidecar's session
+ * snapshot and the agent's logs. Used by `vero demo --optimize` and the real-Harbor tier.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PROJECT_ROOT } from './temporal-cli';
+
+/** The example optimizer shipped with the examples (a model-free Harbor agent). */
+export const EXAMPLE_OPTIMIZER = {
+  pythonPath: path.join(PROJECT_ROOT, 'examples', 'optimizer'),
+  importPath: 'optimizer_agent:ExampleOptimizer',
+};
+
+export type OuterAgent = { kind: 'oracle' } | { kind: 'import'; importPath: string; pythonPath?: string; kwargs?: Record<string, string> };
+
+export interface CompiledTaskRun {
+  harbor: string;
+  taskDir: string;
+  jobsDir: string;
+  jobName: string;
+  agent: OuterAgent;
+  /** Extra environment for the outer harbor (e.g. declared secrets for the sidecar). */
+  env?: Record<string, string>;
+  /** Where harbor's own output goes (default: <jobsDir>/<jobName>.harbor.log). */
+  logFile?: string;
+  timeoutMs?: number;
+}
+
+export interface FinalizeDetails {
+  rewards: Record<string, number>;
+  commit: string | null;
+  reason: string;
+  shortlist?: { commit: string; recorded: number; rescored: number }[];
+  candidates?: { commit: string; split: string; n_samples: number; mean_score: number; n_errors: number; admin: boolean; seq: number }[];
+}
+
+export interface CompiledTaskOutcome {
+  exitCode: number;
+  trialDir: string | null;
+  /** The trial's reward.json (null when the verifier wrote none). */
+  reward: Record<string, number> | null;
+  exception: { exception_type: string; exception_message: string } | null;
+  finalize: FinalizeDetails | null;
+  /** Files of the sidecar's session snapshot (artifacts/vero-session). */
+  session: string[];
+  agentLogs: string;
+  logFile: string;
+}
+
+const readJson = <T>(file: string): T | null => {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch {
+    return null;
+  }
+};
+
+export function agentArgv(agent: OuterAgent): string[] {
+  if (agent.kind === 'oracle') return ['-a', 'oracle'];
+  return ['--agent-import-path', agent.importPath, ...Object.entries(agent.kwargs ?? {}).flatMap(([k, v]) => ['--ak', `${k}=${v}`])];
+}
+
+export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTaskOutcome> {
+  fs.mkdirSync(run.jobsDir, { recursive: true });
+  const logFile = run.logFile ?? path.join(run.jobsDir, `${run.jobName}.harbor.log`);
+  const pythonPath = run.agent.kind === 'import' ? run.agent.pythonPath : undefined;
+  const argv = [
+    'run',
+    '-p',
+    run.taskDir,
+    '-e',
+    'docker',
+    '-o',
+    run.jobsDir,
+    '--job-name',
+    run.jobName,
+    '-y',
+    '-q',
+    ...agentArgv(run.agent),
+  ];
+  // harbor writes to the log file itself (a real descriptor, not a pipe through this process).
+  const log = fs.openSync(logFile, 'w');
+  let exitCode: number;
+  try {
+    const env = {
+      ...process.env,
+      ...run.env,
+      ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
+    };
+    const child = spawn(run.harbor, argv, { stdio: ['ignore', log, log], env });
+    const timer = setTimeout(() => child.kill('SIGTERM'), run.timeoutMs ?? 30 * 60_000);
+    exitCode = await new Promise<number>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    }).finally(() => clearTimeout(timer));
+  } finally {
+    fs.closeSync(log);
+  }
+  const jobDir = path.join(run.jobsDir, run.jobName);
+  const trial = fs.existsSync(jobDir)
+    ? (fs.readdirSync(jobDir).find((d) => fs.existsSync(path.join(jobDir, d, 'result.json'))) ?? null)
+    : null;
+  const trialDir = trial ? path.join(jobDir, trial) : null;
+  const result = trialDir ? readJson<{ exception_info: CompiledTaskOutcome['exception'] }>(path.join(trialDir, 'result.json')) : null;
+  const sessionDir = trialDir ? path.join(trialDir, 'artifacts', 'vero-session') : '';
+  const agentDir = trialDir ? path.join(trialDir, 'agent') : '';
+  return {
+    exitCode,
+    trialDir,
+    reward: trialDir ? readJson(path.join(trialDir, 'verifier', 'reward.json')) : null,
+    exception: result?.exception_info ?? null,
+    finalize: trialDir ? readJson<FinalizeDetails>(path.join(trialDir, 'verifier', 'finalize.json')) : null,
+    session: sessionDir && fs.existsSync(sessionDir) ? fs.readdirSync(sessionDir).sort() : [],
+    agentLogs: agentDir,
+    logFile,
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * The compiler's output as its user runs it: `vero build` on the shipped examples, then real `harbor run -p
+ * <task> -e docker` (Harbor 0.25, real Docker, offline base images), with Harbor's oracle (the baseline's
+ * reward) and with the example optimizer, a model-free Harbor agent that commits the example's improvement and
+ * spends eval budget from inside `main`. Mode A scores with the trusted scorer; Mode B runs the nested harbor
+ * in the sidecar's own Docker engine. The optimizer also probes the trust boundary as the `agent` user.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { buildTaskDir } from '../../compiler/compile';
+import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../../infra/compiled-task-run';
+import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
+import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
+
+const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
+const unavailable =
+  realHarborUnavailable() ??
+  (IMAGES.every((i) => dockerObjects().includes(`image ${i}`)) ? null : `the task base images ${IMAGES.join(', ')} are missing`);
+if (unavailable) console.warn(`\n*** COMPILED-TASK TIER SKIPPED: ${unavailable} (run scripts/ensure-docker) ***\n`);
+const realDescribe = unavailable ? describe.skip : describe;
+
+jest.setTimeout(20 * 60_000);
+
+const SECRET = 'sk-vero-probe-secret-value';
+
+/** The examples as shipped, next to a fresh example agent repo; Mode B also declares a secret to probe for. */
+function examples(): string {
+  const dir = tempDir('vero-compiled-');
+  fs.cpSync(path.join(ROOT, 'examples'), dir, { recursive: true, filter: (s) => !s.includes(`${path.sep}agent-repo`) });
+  agentRepo(dir);
+  const b = path.join(dir, 'mode-b', 'build.yaml');
+  fs.writeFileSync(b, fs.readFileSync(b, 'utf8').replace(/^secrets: \[\].*$/m, 'secrets: [VERO_PROBE_SECRET]'));
+  return dir;
+}
+
+/** Mode A's target: the share of test questions the baseline answers (it knows `+` only; `improved` adds `*`). */
+function modeABaselineAccuracy(): number {
+  const rows = fs
+    .readFileSync(path.join(ROOT, 'examples/mode-a/dataset/test.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { inputs: { question: string } });
+  return rows.filter((r) => r.inputs.question.includes('+')).length / rows.length;
+}
+
+interface Case {
+  mode: 'mode-a' | 'mode-b';
+  key: string;
+  baseline: number;
+  optimized: number;
+}
+const CASES: Case[] = [
+  { mode: 'mode-a', key: 'accuracy', baseline: modeABaselineAccuracy(), optimized: 1 },
+  // test = hello-world (both solve it) + sum-numbers (only `improved` does), as the real-Harbor tier scores them.
+  { mode: 'mode-b', key: 'reward', baseline: 0.5, optimized: 1 },
+];
+
+function probes(o: CompiledTaskOutcome): Record<string, { exit: number; leaked: boolean }> {
+  return JSON.parse(fs.readFileSync(path.join(o.agentLogs, 'trust-probes.json'), 'utf8')) as Record<
+    string,
+    { exit: number; leaked: boolean }
+  >;
+}
+
+realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
+  const before = unavailable ? [] : dockerObjects();
+  const dir = unavailable ? '' : examples();
+  const harbor = unavailable ? '' : harborBin();
+  afterAll(() => {
+    // Harbor removes the trial's containers, networks, volumes and built images; nothing else is left.
+    if (!unavailable) expect(dockerObjects()).toEqual(before);
+  });
+
+  describe.each(CASES)('$mode', ({ mode, key, baseline, optimized }) => {
+    let taskDir = '';
+    const jobsDir = path.join(dir, 'jobs', mode);
+    const env = { VERO_PROBE_SECRET: SECRET };
+    beforeAll(async () => {
+      taskDir = path.join(dir, 'tasks', mode);
+      const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), taskDir, { skipSecretCheck: true });
+      expect(r.warnings).toEqual([]);
+    });
+
+    test('the oracle: the reward is the baseline’s target score, computed on the trusted side', async () => {
+      const o = await runCompiledTask({ harbor, taskDir, jobsDir, jobName: 'oracle', agent: { kind: 'oracle' }, env });
+      expect({ exitCode: o.exitCode, exception: o.exception, reward: o.reward }).toEqual({
+        exitCode: 0,
+        exception: null,
+        reward: { [key]: baseline },
+      });
+      // The oracle's solve.sh commits a no-op candidate and evaluates it on the selection split; that is what is rewarded.
+      expect(o.finalize!.commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(o.finalize!.candidates!.map((c) => c.split)).toEqual(['validation']);
+      expect(o.session).toEqual(expect.arrayContaining(['candidates.json', 'ledger.json']));
+    });
+
+    test('the example optimizer: reward = the improved candidate’s target score, above the baseline’s; the trust boundary holds', async () => {
+      const o = await runCompiledTask({
+        harbor,
+        taskDir,
+        jobsDir,
+        jobName: 'optimizer',
+        env,
+        agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { probe_trust_boundary: 'true' } },
+      });
+      expect({ exitCode: o.exitCode, exception: o.exception, reward: o.reward }).toEqual({
+        exitCode: 0,
+        exception: null,
+        reward: { [key]: optimized },
+      });
+      expect(optimized).toBeGreaterThan(baseline);
+      // It spent budget on the viewable split, then the selection split; the sidecar rewarded that candidate.
+      const evals = o.finalize!.candidates!;
+      expect(evals.map((c) => c.split)).toEqual(['train', 'validation']);
+      expect(new Set(evals.map((c) => c.commit))).toEqual(new Set([o.finalize!.commit]));
+      expect(o.finalize!.reason).toBe('best of 1 re-scored candidate(s) on "validation"');
+      // As the unprivileged agent user in `main`: no token, no hidden data or scorer, no secret, no engine,
+      // no finalize, no hidden split.
+      expect(fs.readFileSync(path.join(o.agentLogs, 'whoami.txt'), 'utf8')).toBe('agent');
+      const p = probes(o);
+      expect(Object.keys(p).length).toBeGreaterThanOrEqual(8);
+      expect(Object.entries(p).filter(([, v]) => v.leaked)).toEqual([]);
+      // No file of the trial (agent logs, verifier output, session) holds the secret's value.
+      const files = fs.readdirSync(o.trialDir!, { recursive: true, encoding: 'utf8' }).map((f) => path.join(o.trialDir!, f));
+      for (const f of files) if (fs.statSync(f).isFile()) expect(fs.readFileSync(f, 'utf8')).not.toContain(SECRET);
+    });
+
+    if (mode === 'mode-a')
+      test('a trial that dies before its verifier keeps what the sidecar recorded (the vero-session artifact)', async () => {
+        const o = await runCompiledTask({
+          harbor,
+          taskDir,
+          jobsDir,
+          jobName: 'crash',
+          env,
+          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { crash_after_train: 'true' } },
+        });
+        expect(o.exception?.exception_type).toBe('RuntimeError');
+        expect(o.reward).toBeNull();
+        const registry = JSON.parse(fs.readFileSync(path.join(o.trialDir!, 'artifacts', 'vero-session', 'candidates.json'), 'utf8')) as {
+          records: { split: string; mean_score: number }[];
+        };
+        expect(registry.records.map((r) => [r.split, r.mean_score])).toEqual([['train', 1]]);
+        expect(o.session).toEqual(['candidates.json', 'ledger.json']);
+      });
+  });
+});
