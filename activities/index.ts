@@ -6,10 +6,21 @@ import { runModeA } from './mode-a';
 import { preflightHarbor } from './preflight';
 import { prepareCandidate } from './prepare-candidate';
 import { finalizeEvaluation, saveChunkResults } from './results';
-import { runTask } from './run-task';
+import { runTask, type RunTaskInput } from './run-task';
+import type { Deployment } from '../infra/deployment';
+import type { TaskResult } from '../model/eval-types';
 
-export function createActivities() {
-  return { prepareCandidate, preflightHarbor, runTask, runModeA, saveChunkResults, finalizeEvaluation, compileTaskDir };
+/** `deployment`: the worker's (infra/deployment.ts), recorded with each harbor group it starts. */
+export function createActivities(deployment?: Deployment) {
+  return {
+    prepareCandidate,
+    preflightHarbor,
+    runTask: (input: RunTaskInput): Promise<TaskResult> => runTask(input, deployment),
+    runModeA,
+    saveChunkResults,
+    finalizeEvaluation,
+    compileTaskDir,
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

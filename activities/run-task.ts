@@ -31,6 +31,7 @@ import {
 } from './harbor-process';
 import { harborJobFiles, runPaths } from '../model/paths';
 import { asActivityFailure } from '../model/errors';
+import type { Deployment } from '../infra/deployment';
 import { forgetGroup, hostId, recordGroup } from '../infra/host-groups';
 
 export interface RunTaskInput {
@@ -210,7 +211,7 @@ function harborVersionOf(jobDir: string): string | null {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function runTask(input: RunTaskInput): Promise<TaskResult> {
+export async function runTask(input: RunTaskInput, deployment?: Deployment): Promise<TaskResult> {
   const ctx = Context.current();
   const attempt = ctx.info.attempt;
   const s = input.settings;
@@ -257,6 +258,7 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
       host: hostId(),
       ownerPid,
       namespace: ctx.info.workflowNamespace ?? 'default',
+      ...(deployment ? { deployment } : {}),
       workflowId: ctx.info.workflowExecution?.workflowId ?? '',
       activityId: ctx.info.activityId,
       attempt,

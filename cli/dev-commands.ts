@@ -13,6 +13,7 @@ import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks }
 import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 import { startOrphanReaper } from '../worker/orphan-reaper';
+import type { Deployment } from '../infra/deployment';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -32,10 +33,11 @@ function onInterrupt(stop: () => Promise<void>): void {
  * The orphan reaper of this host (worker/orphan-reaper.ts): harbor groups that a dead worker left behind and
  * that no attempt will adopt are stopped. VERO_REAPER_INTERVAL_MS sets how often it looks (default 60 s).
  */
-async function hostReaper(address: string, namespace: string): Promise<{ stop(): Promise<void> }> {
-  const client = await connect(address, namespace);
+async function hostReaper(address: string, deployment: Deployment): Promise<{ stop(): Promise<void> }> {
+  const client = await connect(address, deployment.namespace);
   const reaper = startOrphanReaper({
     client,
+    deployment,
     intervalMs: Number(process.env.VERO_REAPER_INTERVAL_MS) || 60_000,
     log: (message, meta) => process.stderr.write(`${new Date().toISOString()} [WARN] ${message} ${JSON.stringify(meta)}\n`),
   });
@@ -56,7 +58,7 @@ export function registerDevCommands(program: Command): void {
   ).action(async (o: ConnectionFlags & { maxConcurrentTasks?: number }) => {
     installCliRuntimeLogger();
     const conn = connectionSettings(o);
-    const { worker, connection } = await createVeroWorker({
+    const { worker, connection, deployment } = await createVeroWorker({
       address: conn.address,
       namespace: conn.namespace,
       taskQueue: conn.taskQueue,
@@ -68,7 +70,7 @@ export function registerDevCommands(program: Command): void {
         ? `${JSON.stringify({ time: new Date().toISOString(), level: 'INFO', ...ready })}\n`
         : `worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`,
     );
-    const reaper = await hostReaper(conn.address, conn.namespace);
+    const reaper = await hostReaper(conn.address, deployment);
     // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get shutdownGraceTime to finish.
     await worker.run();
     await reaper.stop();
@@ -97,9 +99,13 @@ export function registerDevCommands(program: Command): void {
       print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
       let stopWorker = async () => undefined as void;
       if (o.worker) {
-        const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue: o.taskQueue });
+        const { worker, connection, deployment } = await createVeroWorker({
+          address: server.address,
+          namespace: 'default',
+          taskQueue: o.taskQueue,
+        });
         const running = worker.run();
-        const reaper = await hostReaper(server.address, 'default');
+        const reaper = await hostReaper(server.address, deployment);
         print(`worker polling ${o.taskQueue}`);
         stopWorker = async () => {
           if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeJsonDurable } from './atomic-file';
+import type { Deployment } from './deployment';
 import { groupAlive } from './process-group';
 
 /** This host's name for pid files, worker identities and the reaper (VERO_HOST_ID overrides the hostname). */
@@ -21,6 +22,8 @@ export interface HostGroup {
   /** The process that runs or watches it (a worker); when it is gone, the group is an orphan. */
   ownerPid: number;
   namespace: string;
+  /** The deployment (namespace id and task queue) of the worker that started it; absent in older records. */
+  deployment?: Deployment;
   workflowId: string;
   activityId: string;
   /** The activity attempt that started (or last adopted) it. */

@@ -4,6 +4,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptio
 import { createActivities } from '../activities';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 import { telemetryPlugins } from './telemetry';
+import { deploymentOf, type Deployment } from '../infra/deployment';
 import { hostId } from '../infra/host-groups';
 
 export interface VeroWorkerOptions {
@@ -18,8 +19,13 @@ export interface VeroWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
 }
 
-export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createVeroWorker(
+  opts: VeroWorkerOptions,
+): Promise<{ worker: Worker; connection: NativeConnection; deployment: Deployment }> {
   const connection = await NativeConnection.connect({ address: opts.address, ...connectionExtrasFromEnv() });
+  // Which server and queue this worker serves: recorded with every harbor group it starts, so the host's reapers
+  // of other deployments leave them alone.
+  const deployment = await deploymentOf(connection.workflowService, opts.namespace, opts.taskQueue);
   const cores = os.cpus().length;
   const worker = await Worker.create({
     connection,
@@ -28,12 +34,12 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{ worke
     // pid@host: the orphan reaper tells this host's attempts from other hosts' by it.
     identity: `${process.pid}@${hostId()}`,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities(),
+    activities: createActivities(deployment),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentTasks ?? Math.max(4, 2 * cores),
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     plugins: telemetryPlugins(),
   });
-  return { worker, connection };
+  return { worker, connection, deployment };
 }
 
 /**

@@ -4,13 +4,16 @@
  * host instead — or the task or the evaluation is already over — the orphan would go on spending (model calls,
  * containers) until Harbor's own timeouts. Every `vero worker` looks at this host's record of groups whose
  * owner is gone, asks Temporal about their activity, and stops (as a cancel would: SIGTERM, grace, SIGKILL,
- * Docker leftovers) those that are not waiting for an attempt.
+ * Docker leftovers) those that are not waiting for an attempt. Only groups of its own deployment (the same
+ * server's namespace id and task queue): the record is shared by every worker on the host, whatever server
+ * it serves.
  */
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { removeJobLeftovers } from '../activities/docker-leftovers';
+import { sameDeployment, type Deployment } from '../infra/deployment';
 import { forgetGroup, HostGroup, hostGroups, hostId } from '../infra/host-groups';
 import { processAlive, stopGroup } from '../infra/process-group';
 
@@ -38,6 +41,8 @@ export async function judgeOrphan(client: Client, g: HostGroup, host = hostId())
 
 export interface ReaperOptions {
   client: Client;
+  /** The reaper's own deployment: it acts only on groups recorded with the same one. */
+  deployment: Deployment;
   intervalMs?: number;
   graceMs?: number;
   log: (message: string, meta: Record<string, unknown>) => void;
@@ -48,7 +53,8 @@ export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
   const stopped: number[] = [];
   for (const g of hostGroups()) {
     if (g.ownerPid > 0 && processAlive(g.ownerPid)) continue; // run or watched by a live worker
-    if (g.namespace !== opts.client.options.namespace) continue;
+    // Another server's (or queue's) group: "not found" on this server would say nothing about it.
+    if (!sameDeployment(g.deployment, opts.deployment)) continue;
     const verdict = await judgeOrphan(opts.client, g).catch(() => ({ stop: false }) as const);
     if (!verdict.stop) continue;
     opts.log('stopping an orphaned harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, why: verdict.why });

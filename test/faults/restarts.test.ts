@@ -319,3 +319,51 @@ test('an orphaned harbor whose task went on on another host is stopped by the re
     b.kill('SIGTERM');
   }
 });
+
+test('two servers on one host, same namespace and queue names: one server’s reaper never stops the other’s harbor, which its next worker adopts', async () => {
+  // Server B (a server of its own, namespace `default` like the shared test server A) runs a 12 s trial.
+  const b = await ownServerWithEvaluation('two-servers');
+  const f = evalFixture({
+    taskQueue: b.q,
+    address: b.address,
+    scenario: { tasks: { 'hello-world': { reward: 1, duration_ms: 12_000 } } },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    tasks: { names: ['hello-world'] },
+    execution: { concurrency: 1, heartbeat_timeout: '3s', task_attempts: 2 },
+  });
+  const groups = tempDir('vero-groups-');
+  const host = { VERO_HOST_ID: 'one-host', VERO_HOST_GROUPS_DIR: groups, VERO_REAPER_INTERVAL_MS: '500' };
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const conn = await Connection.connect({ address: b.address });
+  const cb = new Client({ connection: conn });
+  const starts = () => invocations(f.invocationLog).filter((i) => i.event === 'start');
+  try {
+    const { handle } = await startOrAttach(cb, input, b.q);
+    const wb = worker(b.address, b.q, host);
+    await until('harbor started by B’s worker', async () => starts().length === 1);
+    const harbor = starts()[0]!.pid as number;
+    wb.kill('SIGKILL');
+    // A worker of server A on the same host, the same queue name: its reaper sees B's orphan in the host's
+    // record, and A has no such workflow. Several passes later the orphan still runs.
+    const wa = worker(address(), b.q, host);
+    try {
+      await sleep(4_000);
+      expect(pidAlive(harbor)).toBe(true);
+      expect(wa.tail()).not.toMatch(/stopping an orphaned harbor/);
+    } finally {
+      wa.kill('SIGTERM');
+    }
+    // B's next worker adopts it: the task's harbor started once.
+    const wb2 = worker(b.address, b.q, host);
+    try {
+      const r = (await handle.result()) as CandidateResult;
+      expect(r).toMatchObject({ nScored: 1, score: 1 });
+      expect(starts()).toHaveLength(1);
+    } finally {
+      wb2.kill('SIGTERM');
+    }
+  } finally {
+    await conn.close();
+    await b.stop();
+  }
+});
