@@ -32,6 +32,8 @@ function logInvocation(event: 'start' | 'end', extra: Record<string, unknown>): 
     pid: process.pid,
     argv: process.argv.slice(2),
     cwd: process.cwd(),
+    // Names only (never values): which variables the harbor process was given.
+    env_names: Object.keys(process.env).sort(),
     job_dir: jobDirForLog,
     time: new Date().toISOString(),
     ...extra,

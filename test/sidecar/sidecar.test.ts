@@ -42,6 +42,8 @@ async function setup(
     reward_mode?: string;
     submit_enabled?: boolean;
     read_only_paths?: string[];
+    harbor?: Record<string, unknown>;
+    secrets?: string[];
   } = {},
 ): Promise<Setup> {
   const dir = tempDir('vero-sidecar-');
@@ -54,7 +56,7 @@ async function setup(
       agent_repo: repo,
       mode: 'B',
       inner_task: DATASET,
-      harbor: { command: [STANDIN], agent: 'agent:SkillAgent' },
+      harbor: { command: [STANDIN], agent: 'agent:SkillAgent', ...over.harbor },
       partition: {
         train: ['hello-world', 'count-words', 'reverse-string'],
         validation: ['sum-numbers', 'fix-csv-parser'],
@@ -74,11 +76,11 @@ async function setup(
       reward_mode: over.reward_mode ?? 'auto_best',
       submit_enabled: over.submit_enabled ?? false,
       read_only_paths: over.read_only_paths ?? [],
-      secrets: [],
+      secrets: over.secrets ?? [],
     }),
   );
   const task = path.join(dir, 'task');
-  await buildTaskDir(build, task);
+  await buildTaskDir(build, task, { skipSecretCheck: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
@@ -356,6 +358,32 @@ test('no candidate: finalize returns floor rewards and a reason, never a crash; 
     expect((await post(side2.url, '/submit', {})).status).toBe(409);
   } finally {
     await side2.stop();
+  }
+});
+
+test('a remote nested environment: -e and --ek reach the nested harbor, with the declared secrets and nothing else of the sidecar’s environment', async () => {
+  const s = await setup({
+    harbor: { environment: 'modal', environment_kwargs: { app_name: 'bench' } },
+    secrets: ['VERO_FAKE_MODAL_TOKEN'],
+  });
+  const side = await startSidecar(s, { VERO_FAKE_MODAL_TOKEN: 'tok-123', VERO_UNDECLARED_SECRET: 'nope' });
+  try {
+    expect((await cli(['eval', '--split', 'train'], side.url)).code).toBe(0);
+    const runs = fs
+      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; argv: string[]; env_names: string[] })
+      .filter((l) => l.event === 'start');
+    expect(runs.length).toBeGreaterThanOrEqual(3); // the preflight and one run per task
+    for (const r of runs) {
+      expect(r.argv.join(' ')).toContain('-e modal');
+      expect(r.argv.join(' ')).toContain('--ek app_name=bench');
+      expect(r.env_names).toContain('VERO_FAKE_MODAL_TOKEN');
+      expect(r.env_names).not.toContain('VERO_UNDECLARED_SECRET');
+    }
+  } finally {
+    await side.stop();
   }
 });
 
