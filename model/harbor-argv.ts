@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { commandArgv } from './command-line';
 import type { HarborSection } from './harbor-config';
+import { escapeFnmatch } from './fnmatch';
 
 export interface HarborTaskRun {
   harbor: HarborSection;
@@ -48,7 +49,8 @@ export function harborArgv(run: HarborTaskRun): string[] {
     argv.push('-d', run.source.dataset!);
     if (run.source.registry_path) argv.push('--registry-path', run.source.registry_path);
   }
-  argv.push('-i', run.task);
+  // An exact name: Harbor matches -i with fnmatch, so `t[1]` would also run `t1`.
+  argv.push('-i', escapeFnmatch(run.task));
   argv.push('-a', h.agent);
   if (h.model) argv.push('-m', h.model);
   if (h.environment) argv.push('-e', h.environment);

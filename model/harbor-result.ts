@@ -64,11 +64,14 @@ export const JobLock = z.looseObject({
 export function trialTaskKey(trial: TrialResult): string {
   const id = trial.task_id as { path?: string; org?: string; name?: string } | undefined;
   const p = id?.path ?? trial.config?.task?.path;
-  if (p)
+  if (p) {
+    // POSIX paths keep a backslash as part of a name (`a\b` is one dir); only a Windows path splits on it.
+    const windows = /^[A-Za-z]:\\/.test(p);
     return p
-      .replace(/[/\\]+$/, '')
-      .split(/[/\\]/)
+      .replace(windows ? /[/\\]+$/ : /\/+$/, '')
+      .split(windows ? /[/\\]/ : '/')
       .at(-1)!;
+  }
   if (id?.org && id.name) return `${id.org}/${id.name}`;
   return trial.task_name;
 }

@@ -1,9 +1,9 @@
 /** Task discovery as in harbor 0.25 (reference/harbor.md §1.2, §4.1, §4.8, §4.9). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import picomatch from 'picomatch';
 import { parse as parseToml } from 'smol-toml';
 import { isTaskDir } from '../../infra/harbor-task-dir';
+import { fnmatchRegex } from '../../model/fnmatch';
 
 export class ConfigError extends Error {
   constructor(
@@ -72,8 +72,9 @@ export interface Selection {
 function applySelection(tasks: LocalTask[], sel: Selection): LocalTask[] {
   let out = tasks;
   if (sel.include?.length) {
-    const match = picomatch(sel.include, { dot: true, nocase: false });
-    out = out.filter((t) => match(t.dirName));
+    // Harbor matches task names with Python's fnmatch.
+    const patterns = sel.include.map(fnmatchRegex);
+    out = out.filter((t) => patterns.some((p) => p.test(t.dirName)));
     if (out.length === 0) {
       const examples = tasks
         .slice(0, 5)
@@ -85,8 +86,8 @@ function applySelection(tasks: LocalTask[], sel: Selection): LocalTask[] {
     }
   }
   if (sel.exclude?.length) {
-    const match = picomatch(sel.exclude, { dot: true });
-    out = out.filter((t) => !match(t.dirName));
+    const patterns = sel.exclude.map(fnmatchRegex);
+    out = out.filter((t) => !patterns.some((p) => p.test(t.dirName)));
   }
   if (sel.nTasks !== undefined) out = out.slice(0, sel.nTasks);
   return out;
