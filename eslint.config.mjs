@@ -3,7 +3,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.tools/', '.vero-demo/', '.vero-demo-real/', '.vero-demo-optimize/', 'examples/agent-repo/', 'coverage/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      '.tools/',
+      '.vero-demo/',
+      '.vero-demo-real/',
+      '.vero-demo-optimize/',
+      'examples/agent-repo/',
+      'coverage/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
