@@ -36,7 +36,9 @@ async function git(repo: string, args: string[], agentRepo?: string): Promise<{ 
 
 export async function transferCommit(sidecarRepo: string, agentRepo: string, ref: string | undefined): Promise<string> {
   const want = ref ?? 'HEAD';
-  if (want.startsWith('-') || /\s/.test(want)) throw badRequest(`"${want}" is not a commit reference`);
+  // No option-like refs, no whitespace or control characters (a NUL cannot even reach git's argv).
+  // eslint-disable-next-line no-control-regex
+  if (want.startsWith('-') || /[\s\x00-\x1f\x7f]/.test(want)) throw badRequest(`${JSON.stringify(want)} is not a commit reference`);
   const tmpRef = `refs/vero/tmp/${randomUUID()}`;
   const fetched = await git(
     sidecarRepo,

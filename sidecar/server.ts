@@ -7,7 +7,7 @@ import type { ServeConfig } from '../model/serve-config';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { transferCommit } from './commit-transfer';
 import type { Engine } from './engine';
-import { conflict, forbidden, notEvaluable, SidecarError } from './errors';
+import { badRequest, conflict, forbidden, notEvaluable, SidecarError } from './errors';
 import { finalize, type FinalizeResult } from './finalize';
 import { protectedChanges, refusal } from './protected-paths';
 import type { Ledger } from './ledger';
@@ -49,6 +49,20 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
   };
   // Evaluations can take hours: no server-side request timeout (Node's default is 5 minutes).
   const app = Fastify({ logger: false, bodyLimit: 1 << 20, requestTimeout: 0, connectionTimeout: 0 });
+
+  // JSON bodies are decoded strictly: invalid UTF-8 is named as such (fastify's default parser reports a
+  // length mismatch instead).
+  const jsonParser = app.getDefaultJsonParser('error', 'error'); // refuses __proto__ / constructor poisoning
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    } catch {
+      return done(badRequest('the request body is not valid UTF-8'), undefined);
+    }
+    jsonParser(req, text, done);
+  });
 
   app.setErrorHandler((err, _req, reply) => {
     if (err instanceof SidecarError) return reply.status(err.status).send({ error: err.message });

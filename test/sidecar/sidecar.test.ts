@@ -409,6 +409,33 @@ test('an infrastructure failure in a trusted evaluation fails finalize: no rewar
   }
 });
 
+test('malformed requests are 400s that say what is wrong: a NUL in a commit, invalid UTF-8, broken JSON, prototype keys', async () => {
+  const s = await setup();
+  const side = await startSidecar(s);
+  const raw = async (body: Uint8Array | string) => {
+    const r = await fetch(`${side.url}/eval`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return { status: r.status, json: (await r.json()) as { error: string } };
+  };
+  try {
+    expect(await post(side.url, '/eval', { split: 'train', commit: 'HEAD\u0000--upload-pack=x' })).toEqual({
+      status: 400,
+      json: { error: '"HEAD\\u0000--upload-pack=x" is not a commit reference' },
+    });
+    const badUtf8 = await raw(Buffer.concat([Buffer.from('{"split": "tr'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]));
+    expect(badUtf8).toEqual({ status: 400, json: { error: 'the request body is not valid UTF-8' } });
+    expect((await raw('{"split": ')).status).toBe(400);
+    expect((await raw('{"split": "train", "__proto__": {"x": 1}}')).status).toBe(400);
+    // None of it cost anything.
+    expect((await (await fetch(`${side.url}/status`)).json()) as unknown).toMatchObject({
+      splits: expect.arrayContaining([
+        expect.objectContaining({ split: 'train', budget: expect.objectContaining({ remaining_run_budget: 5 }) }),
+      ]),
+    });
+  } finally {
+    await side.stop();
+  }
+});
+
 test('the agent-side CLI explains a missing sidecar URL', async () => {
   const r = spawnSync(VERO, ['budget'], { encoding: 'utf8', env: { ...process.env, VERO_EVAL_URL: '' } });
   expect(r.status).toBe(2);
