@@ -396,7 +396,7 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
   const loaded = loadTrials(jobDir);
   let row;
   try {
-    row = collate(loaded.trials, { requested: [input.task], rewardKey: s.rewardKey, aggregate: s.aggregate })[0]!;
+    row = collate(loaded.trials, { requested: [input.task], rewardKey: s.rewardKey, aggregate: s.aggregate, invalid: loaded.invalid })[0]!;
   } catch (e) {
     if (e instanceof TaskNameMismatchError) throw asActivityFailure(e); // non-retryable, type TaskNameMismatch
     throw e;
@@ -404,7 +404,9 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
   const how = [
     `harbor exit ${run.exitCode ?? run.signal ?? 'unknown (adopted)'}`,
     ...(run.timedOut ? [`stopped at the task timeout (${s.taskTimeoutSec}s)`] : []),
-    ...(loaded.invalid.length ? [`${loaded.invalid.length} unreadable result.json`] : []),
+    ...(loaded.invalid.length
+      ? [`${loaded.invalid.length} unreadable result.json (${loaded.invalid[0]!.file}: ${loaded.invalid[0]!.reason})`]
+      : []),
   ].join(', ');
   const result: TaskResult = {
     task: input.task,

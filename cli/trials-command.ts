@@ -18,7 +18,7 @@ export function registerTrialsCommand(program: Command): void {
     .action((dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean' }) => {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ConfigError(`${dir}: not a directory`);
       const loaded = loadTrials(dir);
-      const rows = collate(loaded.trials, { rewardKey: o.rewardKey, aggregate: o.aggregate });
+      const rows = collate(loaded.trials, { rewardKey: o.rewardKey, aggregate: o.aggregate, invalid: loaded.invalid });
       for (const bad of loaded.invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
       if (o.json) {
         const tasks = rows.map((r) => ({

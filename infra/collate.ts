@@ -106,13 +106,26 @@ export function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {
  * Scores tasks. With `requested`, every requested task gets a row (an error row when it has no trial), and
  * trials exist but none matches any requested name → TaskNameMismatchError, never a table of zeros.
  */
+/** The task of a trial dir (`<task>__<7 chars>`), for a trial whose result.json cannot be read. */
+export function taskOfTrialDir(trialDir: string): string {
+  const name = path.basename(trialDir);
+  const i = name.lastIndexOf('__');
+  return i > 0 ? name.slice(0, i) : name;
+}
+
 export function collate(
   trials: LoadedTrial[],
-  opts: { requested?: string[]; rewardKey?: string | null; aggregate?: Aggregation } = {},
+  opts: { requested?: string[]; rewardKey?: string | null; aggregate?: Aggregation; invalid?: InvalidTrialFile[] } = {},
 ): CollatedTask[] {
   const byTask = groupByTask(trials);
-  const names = opts.requested ?? [...byTask.keys()];
-  if (opts.requested && trials.length > 0 && !opts.requested.some((n) => byTask.has(n))) {
+  // A task whose every trial file is unreadable is an error row naming the file, never a dropped row.
+  const unreadable = new Map<string, InvalidTrialFile[]>();
+  for (const bad of opts.invalid ?? []) {
+    const task = taskOfTrialDir(path.dirname(bad.file));
+    unreadable.set(task, [...(unreadable.get(task) ?? []), bad]);
+  }
+  const names = opts.requested ?? [...byTask.keys(), ...unreadable.keys()];
+  if (opts.requested && trials.length > 0 && !opts.requested.some((n) => byTask.has(n) || unreadable.has(n))) {
     const found = [...byTask.keys()].sort().slice(0, 5);
     throw new TaskNameMismatchError(
       `Harbor produced ${trials.length} trial(s) but none matches the requested task name(s) ${JSON.stringify(opts.requested.slice(0, 5))}; ` +
@@ -123,6 +136,9 @@ export function collate(
     const group = byTask.get(task) ?? [];
     const score = scoreTask(group, opts);
     const chosen = group.find((t) => t.result.trial_name === score.trial);
+    const bad = unreadable.get(task);
+    if (group.length === 0 && bad?.length)
+      return { task, taskName: null, ...score, error: `unreadable result.json: ${bad[0]!.file}: ${bad[0]!.reason}` };
     return { task, taskName: chosen?.result.task_name ?? null, ...score };
   });
 }

@@ -24,7 +24,14 @@ interface TaskToml {
 
 const TASK_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]*\/[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
 const isFile = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
-const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+/** Path.is_dir(): follows symlinks; false for a broken link or a loop (Python swallows the OSError). */
+export const isDir = (p: string): boolean => {
+  try {
+    return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
+};
 
 /** Why `dir` is not a Harbor task dir, or null when it is one. */
 export function notATaskBecause(dir: string, opts: { verificationDisabled?: boolean } = {}): string | null {
@@ -78,7 +85,8 @@ export function listDataset(datasetDir: string): DatasetListing {
   const out: DatasetListing = { tasks: [], skipped: [] };
   const entries = fs.readdirSync(datasetDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
-    if (!e.isDirectory()) continue;
+    // Harbor follows a symlinked task dir and runs it.
+    if (!(e.isDirectory() || (e.isSymbolicLink() && isDir(path.join(datasetDir, e.name))))) continue;
     const reason = notATaskBecause(path.join(datasetDir, e.name));
     if (reason === null) out.tasks.push(e.name);
     else out.skipped.push({ dir: e.name, reason });

@@ -17,7 +17,15 @@ export type SkippedDir = DatasetListing['skipped'][number];
  */
 export function listSource(source: EvalConfig['tasks']['source']): { tasks: string[] | null; skipped: SkippedDir[] } {
   if (source.path) {
-    const stat = fs.statSync(source.path, { throwIfNoEntry: false });
+    let stat: fs.Stats | undefined;
+    try {
+      stat = fs.statSync(source.path, { throwIfNoEntry: false });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new ConfigError(
+        `tasks.source.path: ${source.path} cannot be read (${code === 'ELOOP' ? 'ELOOP: a symlink loop' : (code ?? (e as Error).message)})`,
+      );
+    }
     if (!stat) throw new ConfigError(`tasks.source.path: ${source.path} does not exist`);
     if (!stat.isDirectory()) throw new ConfigError(`tasks.source.path: ${source.path} is a file; expected a task dir or a dataset dir`);
     if (isTaskDir(source.path)) return { tasks: [path.basename(source.path)], skipped: [] };

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { isTaskDir } from '../../infra/harbor-task-dir';
+import { isDir, isTaskDir } from '../../infra/harbor-task-dir';
 import { fnmatchRegex } from '../../model/fnmatch';
 
 export class ConfigError extends Error {
@@ -112,7 +112,12 @@ export function tasksFromPath(
   // Harbor iterates Path.iterdir(), which is unordered; the stand-in sorts so its runs are reproducible.
   const children = fs
     .readdirSync(abs, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && isValidTaskDir(path.join(abs, d.name), verificationDisabled))
+    // Harbor's Path.is_dir() follows symlinks: a symlinked task dir is a task.
+    .filter(
+      (d) =>
+        (d.isDirectory() || (d.isSymbolicLink() && isDir(path.join(abs, d.name)))) &&
+        isValidTaskDir(path.join(abs, d.name), verificationDisabled),
+    )
     .map((d) => d.name)
     .sort();
   if (children.length === 0) throw new ConfigError(`No valid tasks found in ${p}.`);

@@ -74,6 +74,10 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
     fs.cpSync(path.join(DATASET, 'hello-world'), path.join(ds, 'hello-world'), { recursive: true });
     writeTask(ds, 'multi-reward', { test: `echo '{"pass": 1, "tests_passed": 3}' > /logs/verifier/reward.json`, solve: 'true' });
     writeTask(ds, 'no-reward', { test: 'true', solve: 'true' });
+    // A symlinked task dir: Harbor follows it and runs it (the stand-in, and vero's task listing, must too).
+    const elsewhere = tempDir('vero-conf-linked-');
+    fs.cpSync(path.join(DATASET, 'count-words'), path.join(elsewhere, 'linked'), { recursive: true });
+    fs.symlinkSync(path.join(elsewhere, 'linked'), path.join(ds, 'linked'));
     writeTask(ds, 'image-only', {
       toml: '[environment]\ndocker_image = "vero-base:bookworm"\n',
       dockerfile: null,
@@ -94,7 +98,7 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
       const jobs = path.join(cwd, 'jobs');
       const args = ['run', '-p', ds, '-a', 'oracle', '-o', jobs, '--job-name', 'j', '-y', '-q', '-n', '4'];
       const dry = run(bin, [...args, '--dry-run'], cwd, env);
-      expect({ bin, code: dry.code, ok: /Dry run OK — 4 trial\(s\); nothing was run\./.test(dry.out) }).toEqual({ bin, code: 0, ok: true });
+      expect({ bin, code: dry.code, ok: /Dry run OK — 5 trial\(s\); nothing was run\./.test(dry.out) }).toEqual({ bin, code: 0, ok: true });
       expect(fs.existsSync(jobs)).toBe(false);
       const badDry = run(bin, [...args.filter((a) => a !== '-n' && a !== '4'), '-i', 'nosuch', '--dry-run'], cwd, env);
       expect({ bin, code: badDry.code, msg: /Dry run failed: No tasks matched the filter\(s\)/.test(badDry.out) }).toEqual({
@@ -115,6 +119,7 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
       });
     }
     expect(shapes[1]).toEqual(shapes[0]);
+    expect(Object.keys(shapes[0]!.byTask as Json)).toContain('linked');
     // And the shape is what vero reads: rewards per key, Harbor's exception for a missing reward.
     expect((shapes[0]!.byTask as Json)['no-reward']).toMatchObject({ exception: 'RewardFileNotFoundError', exceptionMessage: 'string' });
     expect((shapes[0]!.byTask as Json)['multi-reward']).toMatchObject({

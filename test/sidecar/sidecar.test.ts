@@ -413,7 +413,7 @@ test('malformed requests are 400s that say what is wrong: a NUL in a commit, inv
   const s = await setup();
   const side = await startSidecar(s);
   const raw = async (body: Uint8Array | string) => {
-    const r = await fetch(`${side.url}/eval`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const r = await fetch(`${side.url}/eval`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body as BodyInit });
     return { status: r.status, json: (await r.json()) as { error: string } };
   };
   try {

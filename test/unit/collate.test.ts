@@ -110,3 +110,25 @@ test('the fast trial check agrees with the TrialResult schema, case by case', ()
   ];
   for (const c of cases) expect({ c, fast: isTrialResult(c) }).toEqual({ c, fast: TrialResult.safeParse(c).success });
 });
+
+test('a task whose every result.json is unreadable is an error row naming the file and the reason, never a dropped row', () => {
+  const jobs = tempDir();
+  jobDir(jobs, 'j');
+  writeTrial(jobs, 'j', 'ok__AAAAAAA', trial('ok', 'ok__AAAAAAA', { reward: 1 }));
+  writeTrial(jobs, 'j', 'garbled__BBBBBBB', '{"task_name": ');
+  writeTrial(jobs, 'j', 'mixed__CCCCCCC', trial('mixed', 'mixed__CCCCCCC', { reward: 0.5 }));
+  writeTrial(jobs, 'j', 'mixed__DDDDDDD', 'garbage');
+  const loaded = loadTrials(jobs);
+  expect(loaded.invalid).toHaveLength(2);
+  const rows = collate(loaded.trials, { invalid: loaded.invalid });
+  expect(rows.map((r) => [r.task, r.status, r.score])).toEqual([
+    ['garbled', 'error', null],
+    ['mixed', 'scored', 0.5],
+    ['ok', 'scored', 1],
+  ]);
+  expect(rows[0]!.error).toBe(
+    `unreadable result.json: ${path.join(jobs, 'j', 'garbled__BBBBBBB', 'result.json')}: not valid JSON (truncated or garbage)`,
+  );
+  // The same row when the task was asked for by name (the evaluation's path).
+  expect(collate(loaded.trials, { requested: ['garbled'], invalid: loaded.invalid })[0]!.error).toBe(rows[0]!.error);
+});

@@ -12,7 +12,8 @@ import { kwargItem, preflightArgv } from '../../model/harbor-argv';
 import { HarborSection } from '../../model/harbor-config';
 import { listDataset, notATaskBecause } from '../../infra/harbor-task-dir';
 import { HARBOR_VERSION } from '../../model/harbor-version';
-import { resolvedRegistryFile } from '../../infra/task-source';
+import { listSource, resolvedRegistryFile } from '../../infra/task-source';
+import { ConfigError } from '../../model/errors';
 import { LoadedTrial, scoreTask } from '../../model/trial-ranking';
 import { ROOT, tempDir } from '../helpers/fixtures';
 
@@ -63,6 +64,20 @@ test('task dirs are found the way Harbor 0.25 finds them, and every other dir is
     'step-missing': 'no steps/a/instruction.md',
   });
   expect(notATaskBecause(path.join(ds, 'classic'))).toBeNull();
+});
+
+test('a symlinked task dir is a task (Harbor follows it); a dangling link or a loop is not a dir, and a looping source path is a config error', () => {
+  const ds = tempDir();
+  const elsewhere = tempDir();
+  write(elsewhere, { 'real/task.toml': '[environment]\ndocker_image = "img"\n', 'real/instruction.md': 'x', 'real/tests/test.sh': '' });
+  fs.symlinkSync(path.join(elsewhere, 'real'), path.join(ds, 'linked'));
+  fs.symlinkSync(path.join(elsewhere, 'nowhere'), path.join(ds, 'dangling'));
+  fs.symlinkSync(path.join(ds, 'loop-b'), path.join(ds, 'loop-a'));
+  fs.symlinkSync(path.join(ds, 'loop-a'), path.join(ds, 'loop-b'));
+  expect(listDataset(ds)).toEqual({ tasks: ['linked'], skipped: [] });
+  expect(() => listSource({ path: path.join(ds, 'loop-a') })).toThrow(
+    new ConfigError(`tasks.source.path: ${path.join(ds, 'loop-a')} cannot be read (ELOOP: a symlink loop)`),
+  );
 });
 
 test('dot-named task dirs are collated like any other (their trial dirs start with a dot too)', () => {
