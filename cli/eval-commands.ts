@@ -4,7 +4,7 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import { CandidateResult } from '../model/eval-types';
+import { CandidateResult, settledProgress } from '../model/eval-types';
 import { causeChain, ConfigError, ExitCode } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
@@ -189,9 +189,9 @@ export function registerEvalCommands(program: Command): void {
     const conn = connectionSettings(o);
     const client = await connect(conn.address, conn.namespace);
     const d = await client.workflow.getHandle(id).describe();
-    let progress = null;
+    let progress: ReturnType<typeof settledProgress> | null = null;
     try {
-      progress = await getProgress(client, id);
+      progress = settledProgress(await getProgress(client, id), d.status.name);
     } catch {
       /* closed workflows without a worker cannot answer queries */
     }
@@ -206,7 +206,11 @@ export function registerEvalCommands(program: Command): void {
     if (o.json) return printJson(state);
     print(`${id}: ${d.status.name}`);
     if (progress)
-      print(`${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors`);
+      print(
+        d.status.name === 'RUNNING'
+          ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors`
+          : `${d.status.name.toLowerCase()}: ${progress.done}/${progress.total} done, ${progress.errors} errors${progress.stopped ? `, ${progress.stopped} stopped while running` : ''}`,
+      );
     if (state.ui) print(`Web UI: ${state.ui}`);
   });
 

@@ -154,6 +154,15 @@ export interface Progress {
   runningChunks?: string[];
 }
 
+/**
+ * What a closed evaluation's last progress snapshot means now: nothing runs any more (a cancelled or failed
+ * workflow answers the query with the state it stopped in). `stopped` counts the tasks that were running.
+ */
+export function settledProgress(p: Progress, workflowStatus: string): Progress & { stopped?: number } {
+  if (workflowStatus === 'RUNNING' || p.running === 0) return p;
+  return { ...p, running: 0, stopped: p.running, runningChunks: [], currentChunk: null };
+}
+
 /** A fresh progress record (the workflows' query state). */
 export function newProgress(total: number, phase: Progress['phase']): Progress {
   return { total, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase, currentChunk: null };

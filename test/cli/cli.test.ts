@@ -267,6 +267,12 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     const after = await runVero(['results', hangId, ...conn]);
     expect(after.code).toBe(1);
     expect(after.stderr).toMatch(/evaluation failed: .*cancel/i);
+    // Its status says it is over: nothing shown as running.
+    const closed = await runVero(['status', hangId, ...conn]);
+    expect(closed.stdout).toMatch(/^eval-\S+: CANCELLED\ncancelled: 0\/1 done, 0 errors(, 1 stopped while running)?\n/);
+    expect(closed.stdout).not.toMatch(/\d+ running/);
+    const json = JSON.parse((await runVero(['status', hangId, ...conn, '--json'])).stdout) as { progress: { running: number } | null };
+    if (json.progress) expect(json.progress.running).toBe(0);
   });
 });
 
