@@ -47,16 +47,20 @@ const INFRA_MARKERS = [
   /docker\.sock.*(connection refused|no such file)/i,
 ];
 
-export type StartFailure = { kind: 'infrastructure' | 'config' | 'stale-job'; reason: string };
+/** The disk is full (Python's OSError errno 28, Node's ENOSPC): the host's condition, not the config's. */
+const DISK_FULL = /No space left on device|ENOSPC|\[Errno 28\]/i;
+
+export type StartFailure = { kind: 'infrastructure' | 'disk-full' | 'config' | 'stale-job'; reason: string };
 
 /**
- * Why harbor stopped before running the job, from what it printed this time: a Docker engine that is down,
- * a job dir it will not resume (changed task files or config), or a configuration error.
+ * Why harbor stopped before running the job, from what it printed this time: a Docker engine that is down, a
+ * full disk, a job dir it will not resume (changed task files or config), or a configuration error.
  */
 export function classifyStartFailure(output: string): StartFailure {
   const lines = output.split('\n').map((l) => l.trim());
   const pick = (re: RegExp) => lines.find((l) => re.test(l)) ?? '';
   if (INFRA_MARKERS.some((re) => re.test(output))) return { kind: 'infrastructure', reason: pick(/docker/i) || 'Docker is unavailable' };
+  if (DISK_FULL.test(output)) return { kind: 'disk-full', reason: pick(DISK_FULL) || 'no space left on device' };
   const stale = pick(/lock\.json that does not match|cannot be resumed with a different config/);
   if (stale) return { kind: 'stale-job', reason: stale.replace(/^FileExistsError:\s*/, '') };
   const last =
@@ -99,3 +103,13 @@ export function readSince(file: string, offset: number, maxBytes = 64 * 1024): s
 }
 
 export const fileSize = (file: string): number => fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+
+/** Free bytes for an unprivileged writer on the filesystem of `dir` (null when it cannot be read). */
+export function freeBytes(dir: string): number | null {
+  try {
+    const st = fs.statfsSync(dir);
+    return st.bavail * st.bsize;
+  } catch {
+    return null;
+  }
+}

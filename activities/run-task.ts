@@ -20,6 +20,7 @@ import { faultPause } from './fault-pause';
 import { materializeCandidate } from './prepare-candidate';
 import {
   classifyStartFailure,
+  freeBytes,
   DEFAULT_STOP_GRACE_SEC,
   dockerAnswers,
   fileSize,
@@ -210,6 +211,8 @@ function harborVersionOf(jobDir: string): string | null {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Free space that counts as "the disk has room again" after harbor failed on a full disk. */
+const MIN_FREE_BYTES = 256 * 1024 * 1024;
 
 export async function runTask(input: RunTaskInput, deployment?: Deployment): Promise<TaskResult> {
   const ctx = Context.current();
@@ -250,6 +253,11 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
       throw e;
     }
   }
+  // Not every abort is a cancel. The server timed this attempt out (heartbeats lost in a server outage), or this
+  // worker is shutting down (Ctrl-C, SIGTERM): another attempt will run, so harbor is left running for it to
+  // adopt rather than its trials thrown away. Only a real cancel (or the task timeout) stops it.
+  const leaveForNextAttempt = () => ctx.cancellationDetails?.timedOut === true || ctx.cancellationDetails?.workerShutdown === true;
+  const abortWhy = () => (ctx.cancellationDetails?.workerShutdown ? 'this worker is shutting down' : 'the server timed the attempt out');
   const orphan = liveOrphan(jobDir, pidFile);
   // This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts).
   const record = (pid: number, startedAt: number, ownerPid = process.pid) =>
@@ -293,7 +301,18 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
     ctx.log.warn('adopting the still-running harbor of a previous attempt', { task: input.task, pid: orphan.pid });
     notes.push(`adopted the running harbor (pid ${orphan.pid}) of an attempt whose worker died`);
     record(orphan.pid, orphan.startedAt ?? Date.now());
-    const adopted = await watchGroup(orphan.pid, { signal: ctx.cancellationSignal, deadline, graceMs, onTick: beat });
+    const adopted = await watchGroup(orphan.pid, {
+      signal: ctx.cancellationSignal,
+      deadline,
+      graceMs,
+      onTick: beat,
+      detachOnAbort: leaveForNextAttempt,
+    });
+    if (adopted.detached) {
+      ctx.log.warn('harbor left running for the next attempt to adopt', { task: input.task, why: abortWhy() });
+      record(orphan.pid, orphan.startedAt ?? Date.now(), 0);
+      throw ctx.cancellationSignal.reason ?? new Error('detached');
+    }
     forgetGroup(orphan.pid);
     if (adopted.cancelled || adopted.timedOut) await cleanUp(adopted.cancelled ? 'cancelled' : 'task timeout');
     if (adopted.cancelled) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
@@ -317,9 +336,7 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
         graceMs,
         stopSignal: 'SIGTERM',
         stopTarget: 'leader',
-        // The server timed this attempt out (e.g. heartbeats lost in a server outage): another attempt will
-        // run. Leave harbor running for it to adopt rather than throw the trials away.
-        detachOnAbort: () => ctx.cancellationDetails?.timedOut === true,
+        detachOnAbort: leaveForNextAttempt,
         onStart: (pid) => {
           const startedAt = Date.now();
           fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt } satisfies PidFile));
@@ -330,7 +347,7 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
       clearInterval(timer);
     }
     if (r.detached) {
-      ctx.log.warn('attempt timed out by the server; harbor left running for the next attempt to adopt', { task: input.task });
+      ctx.log.warn('harbor left running for the next attempt to adopt', { task: input.task, why: abortWhy() });
       if (r.pid !== null) record(r.pid, Date.now(), 0); // no owner now: the reaper stops it if no attempt adopts it
       throw ctx.cancellationSignal.reason ?? new Error('timed out');
     }
@@ -370,10 +387,17 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
       ctx.log.warn('harbor refused to resume; starting a fresh job dir', { task: input.task, reason: failure.reason, aside });
       continue;
     }
-    if (failure.kind === 'infrastructure') {
-      notes.push(`harbor could not start (${failure.reason}); waited for Docker and ran it again`);
-      ctx.log.warn('harbor could not reach Docker; waiting for it', { task: input.task, reason: failure.reason });
-      for (let wait = 2_000; !(usesLocalDocker(s) && (await dockerAnswers(env))); wait = Math.min(wait * 2, 60_000)) {
+    if (failure.kind === 'infrastructure' || failure.kind === 'disk-full') {
+      // The host's condition, not the evaluation's: wait in place (heartbeating; a cancel is seen at once) and
+      // run harbor again, so no task is failed, and no finished one re-run, for an outage.
+      const what = failure.kind === 'disk-full' ? 'disk space' : 'Docker';
+      const ready =
+        failure.kind === 'disk-full'
+          ? async () => (freeBytes(path.dirname(jobDir)) ?? 0) >= MIN_FREE_BYTES
+          : async () => usesLocalDocker(s) && (await dockerAnswers(env));
+      notes.push(`harbor could not start (${failure.reason}); waited for ${what} and ran it again`);
+      ctx.log.warn(`harbor could not start; waiting for ${what}`, { task: input.task, reason: failure.reason });
+      for (let wait = 2_000; !(await ready()); wait = Math.min(wait * 2, 60_000)) {
         if (Date.now() + wait > deadline) {
           throw ApplicationFailure.retryable(
             `task "${input.task}": ${failure.reason} (still unavailable at the task timeout)`,

@@ -11,7 +11,7 @@ import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks } from '../client/eval-client';
 import { resultSummary, taskTable } from './format';
-import { ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
+import { ConnectionFlags, connectionSettings, parseDurationFlag, parseIntFlag, withConnection } from './options';
 import { startOrphanReaper } from '../worker/orphan-reaper';
 import type { Deployment } from '../infra/deployment';
 
@@ -54,8 +54,14 @@ export function registerDevCommands(program: Command): void {
     program
       .command('worker')
       .description('run a worker: executes evaluation workflows and their harbor runs')
-      .option('--max-concurrent-tasks <n>', 'harbor processes at once on this worker', parseIntFlag('--max-concurrent-tasks')),
-  ).action(async (o: ConnectionFlags & { maxConcurrentTasks?: number }) => {
+      .option('--max-concurrent-tasks <n>', 'harbor processes at once on this worker', parseIntFlag('--max-concurrent-tasks'))
+      .option(
+        '--shutdown-grace <duration>',
+        'on Ctrl-C/SIGTERM, how long running harbor processes get to finish; after that they are left running for the next worker on this host to adopt (their trials are kept)',
+        parseDurationFlag('--shutdown-grace'),
+        30,
+      ),
+  ).action(async (o: ConnectionFlags & { maxConcurrentTasks?: number; shutdownGrace: number }) => {
     installCliRuntimeLogger();
     const conn = connectionSettings(o);
     const { worker, connection, deployment } = await createVeroWorker({
@@ -63,6 +69,7 @@ export function registerDevCommands(program: Command): void {
       namespace: conn.namespace,
       taskQueue: conn.taskQueue,
       maxConcurrentTasks: o.maxConcurrentTasks,
+      shutdownGraceTime: `${o.shutdownGrace}s`,
     });
     const ready = { message: 'worker polling', taskQueue: conn.taskQueue, address: conn.address, namespace: conn.namespace };
     process.stderr.write(
@@ -71,7 +78,8 @@ export function registerDevCommands(program: Command): void {
         : `worker polling ${conn.taskQueue} on ${conn.address} (namespace ${conn.namespace})\n`,
     );
     const reaper = await hostReaper(conn.address, deployment);
-    // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get shutdownGraceTime to finish.
+    // Worker.run installs SIGINT/SIGTERM handlers: in-flight harbor runs get --shutdown-grace to finish, then are
+    // left running (detached) for the next worker to adopt.
     await worker.run();
     await reaper.stop();
     await connection.close();
@@ -85,41 +93,64 @@ export function registerDevCommands(program: Command): void {
     .option('--ui-port <port>', 'Web UI port (default port + 1000)', parseIntFlag('--ui-port'))
     .option('--task-queue <queue>', 'task queue of the in-process worker', 'vero-harbor')
     .option('--no-worker', 'start only the server')
-    .action(async (o: { db?: string; port: number; uiPort?: number; taskQueue: string; worker: boolean }) => {
-      installCliRuntimeLogger();
-      const db = o.db ?? path.join(defaultHome(), 'temporal.db');
-      const server = await startDevServer({
-        temporalCli: findTemporalCli(),
-        port: o.port,
-        ui: true,
-        uiPort: o.uiPort,
-        dbFile: db,
-        logFile: `${db}.log`,
-      });
-      print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
-      let stopWorker = async () => undefined as void;
-      if (o.worker) {
-        const { worker, connection, deployment } = await createVeroWorker({
-          address: server.address,
-          namespace: 'default',
-          taskQueue: o.taskQueue,
+    .option(
+      '--max-concurrent-tasks <n>',
+      'harbor processes at once on the worker (as `vero worker`)',
+      parseIntFlag('--max-concurrent-tasks'),
+    )
+    .option(
+      '--shutdown-grace <duration>',
+      'on Ctrl-C/SIGTERM, how long running harbor processes get to finish before they are left running for the next start to adopt',
+      parseDurationFlag('--shutdown-grace'),
+      30,
+    )
+    .action(
+      async (o: {
+        db?: string;
+        port: number;
+        uiPort?: number;
+        taskQueue: string;
+        worker: boolean;
+        maxConcurrentTasks?: number;
+        shutdownGrace: number;
+      }) => {
+        installCliRuntimeLogger();
+        const db = o.db ?? path.join(defaultHome(), 'temporal.db');
+        const server = await startDevServer({
+          temporalCli: findTemporalCli(),
+          port: o.port,
+          ui: true,
+          uiPort: o.uiPort,
+          dbFile: db,
+          logFile: `${db}.log`,
         });
-        const running = worker.run();
-        const reaper = await hostReaper(server.address, deployment);
-        print(`worker polling ${o.taskQueue}`);
-        stopWorker = async () => {
-          if (worker.getState() === 'RUNNING') worker.shutdown();
-          await running;
-          await reaper.stop();
-          await connection.close();
-        };
-      }
-      onInterrupt(async () => {
-        await stopWorker();
-        await server.stop();
-      });
-      await new Promise(() => undefined);
-    });
+        print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
+        let stopWorker = async () => undefined as void;
+        if (o.worker) {
+          const { worker, connection, deployment } = await createVeroWorker({
+            address: server.address,
+            namespace: 'default',
+            taskQueue: o.taskQueue,
+            maxConcurrentTasks: o.maxConcurrentTasks,
+            shutdownGraceTime: `${o.shutdownGrace}s`,
+          });
+          const running = worker.run();
+          const reaper = await hostReaper(server.address, deployment);
+          print(`worker polling ${o.taskQueue}`);
+          stopWorker = async () => {
+            if (worker.getState() === 'RUNNING') worker.shutdown();
+            await running;
+            await reaper.stop();
+            await connection.close();
+          };
+        }
+        onInterrupt(async () => {
+          await stopWorker();
+          await server.stop();
+        });
+        await new Promise(() => undefined);
+      },
+    );
 
   program
     .command('demo')

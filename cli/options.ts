@@ -1,4 +1,5 @@
 /** Options shared by several commands, and how they overlay vero.yaml. */
+import { DurationSeconds } from '../model/durations';
 import * as fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { EvalConfig } from '../model/eval-config';
@@ -62,5 +63,14 @@ export function parseIntFlag(name: string) {
   return (v: string): number => {
     if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got "${v}"`);
     return Number(v);
+  };
+}
+
+/** A duration flag (`90s`, `30m`, `2h`, or seconds), as seconds. */
+export function parseDurationFlag(name: string) {
+  return (v: string): number => {
+    const r = DurationSeconds.safeParse(/^\d+(\.\d+)?$/.test(v) ? Number(v) : v);
+    if (!r.success) throw new ConfigError(`${name}: expected a duration such as 90s, 30m or 2h, got "${v}"`);
+    return r.data;
   };
 }

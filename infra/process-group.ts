@@ -206,7 +206,7 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
  */
 export async function watchGroup(
   pgid: number,
-  opts: { signal?: AbortSignal; deadline?: number; graceMs?: number; onTick?: () => void },
+  opts: { signal?: AbortSignal; deadline?: number; graceMs?: number; onTick?: () => void; detachOnAbort?: () => boolean },
 ): Promise<GroupRunResult> {
   const started = Date.now();
   let cancelled = false;
@@ -216,6 +216,18 @@ export async function watchGroup(
   while (groupAlive(pgid)) {
     if (opts.signal?.aborted) {
       cancelled = true;
+      if (opts.detachOnAbort?.())
+        return {
+          exitCode: null,
+          signal: null,
+          timedOut,
+          cancelled,
+          notFound: false,
+          durationMs: Date.now() - started,
+          pid: pgid,
+          forced,
+          detached: true,
+        };
       forced = await stop();
       break;
     }

@@ -48,10 +48,10 @@ export interface WorkerProcess {
 }
 
 /** Starts `vero worker` as a separate process group, its output in a log file. */
-export function spawnWorker(addr: string, taskQueue: string, env: Record<string, string> = {}): WorkerProcess {
+export function spawnWorker(addr: string, taskQueue: string, env: Record<string, string> = {}, args: string[] = []): WorkerProcess {
   const log = path.join(tempDir('vero-worker-log-'), 'worker.log');
   const fd = fs.openSync(log, 'a');
-  const proc = spawn(VERO, ['worker', '--address', addr, '--task-queue', taskQueue], {
+  const proc = spawn(VERO, ['worker', '--address', addr, '--task-queue', taskQueue, ...args], {
     detached: true,
     stdio: ['ignore', fd, fd],
     env: { ...process.env, VERO_LOG_LEVEL: 'INFO', ...env },

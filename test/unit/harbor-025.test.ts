@@ -141,6 +141,12 @@ test('why harbor stopped before its job: Docker down is infrastructure, a lock m
   expect(
     classifyStartFailure('FileExistsError: Job directory /j/t already exists and cannot be resumed with a different config.').kind,
   ).toBe('stale-job');
+  // A full disk while Harbor writes its job is the host's condition (waited for), never a config error.
+  expect(classifyStartFailure("OSError: [Errno 28] No space left on device: '/h/runs/j/lock.json'\n")).toEqual({
+    kind: 'disk-full',
+    reason: "OSError: [Errno 28] No space left on device: '/h/runs/j/lock.json'",
+  });
+  expect(classifyStartFailure('Error: ENOSPC: no space left on device, write').kind).toBe('disk-full');
   const config = classifyStartFailure('ValueError: No tasks matched the filter(s) ["x"].\n');
   expect(config).toEqual({ kind: 'config', reason: 'ValueError: No tasks matched the filter(s) ["x"].' });
 });
