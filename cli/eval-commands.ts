@@ -17,6 +17,8 @@ import {
   prepareEvalInput,
   settingsFrom,
   startOrAttach,
+  queueCapacity,
+  capacityNote,
   uiLink,
   withTasks,
 } from '../client/eval-client';
@@ -148,6 +150,10 @@ export function registerEvalCommands(program: Command): void {
           `note: this evaluation was started with home ${otherHome}; its files are there, not under ${input.home} (--force re-runs it here)\n`,
         );
       const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
+      // concurrency means what it says, or the user is told why it cannot.
+      const capacity = await queueCapacity(client, conn.taskQueue).catch(() => null);
+      const short = capacity && capacityNote(input.settings.concurrency, conn.taskQueue, capacity);
+      if (short && !o.json) process.stderr.write(`${short}\n`);
       const skipped = input.skippedDirs ?? [];
       if (skipped.length && !o.json) {
         process.stderr.write(
@@ -163,6 +169,7 @@ export function registerEvalCommands(program: Command): void {
             tasks: input.tasks.length,
             skippedDirs: skipped,
             ...(otherHome ? { home: otherHome } : {}),
+            ...(capacity ? { workers: capacity.workers, workerSlots: capacity.slots } : {}),
             ui: link,
           });
         else

@@ -6,12 +6,13 @@ import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 import { telemetryPlugins } from './telemetry';
 import { deploymentOf, type Deployment } from '../infra/deployment';
 import { hostId } from '../infra/host-groups';
+import { defaultActivitySlots, workerIdentity } from '../model/worker-identity';
 
 export interface VeroWorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
-  /** Harbor processes at once on this worker (default: 2 × cores, at least 4). */
+  /** Harbor processes at once on this worker (default: by memory, model/worker-identity.ts defaultActivitySlots). */
   maxConcurrentTasks?: number;
   /** A pre-built workflow bundle (tests build it once); default: bundle `workflows/` at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -26,16 +27,17 @@ export async function createVeroWorker(
   // Which server and queue this worker serves: recorded with every harbor group it starts, so the host's reapers
   // of other deployments leave them alone.
   const deployment = await deploymentOf(connection.workflowService, opts.namespace, opts.taskQueue);
-  const cores = os.cpus().length;
+  const slots = opts.maxConcurrentTasks ?? defaultActivitySlots(os.totalmem());
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    // pid@host: the orphan reaper tells this host's attempts from other hosts' by it.
-    identity: `${process.pid}@${hostId()}`,
+    // pid@host#slots: the orphan reaper tells this host's attempts from other hosts' by it, and start-eval the
+    // capacity of the workers polling a queue.
+    identity: workerIdentity(process.pid, hostId(), slots),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(deployment),
-    maxConcurrentActivityTaskExecutions: opts.maxConcurrentTasks ?? Math.max(4, 2 * cores),
+    maxConcurrentActivityTaskExecutions: slots,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     plugins: telemetryPlugins(),
   });

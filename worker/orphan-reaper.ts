@@ -16,6 +16,7 @@ import { removeJobLeftovers } from '../activities/docker-leftovers';
 import { sameDeployment, type Deployment } from '../infra/deployment';
 import { forgetGroup, HostGroup, hostGroups, hostId } from '../infra/host-groups';
 import { processAlive, stopGroup } from '../infra/process-group';
+import { parseWorkerIdentity } from '../model/worker-identity';
 
 export type OrphanVerdict = { stop: false } | { stop: true; why: string };
 
@@ -34,7 +35,7 @@ export async function judgeOrphan(client: Client, g: HostGroup, host = hostId())
   const started = pending.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
   const by = pending.lastWorkerIdentity ?? '';
   // A later attempt runs on another host: it started a harbor of its own there.
-  if (started && (pending.attempt ?? 0) > g.attempt && by && !by.endsWith(`@${host}`))
+  if (started && (pending.attempt ?? 0) > g.attempt && by && parseWorkerIdentity(by).host !== host)
     return { stop: true, why: `attempt ${pending.attempt} of its task runs on ${by}` };
   return { stop: false }; // waiting for an attempt, which adopts it when it lands on this host
 }
