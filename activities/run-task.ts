@@ -253,11 +253,23 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
       throw e;
     }
   }
-  // Not every abort is a cancel. The server timed this attempt out (heartbeats lost in a server outage), or this
-  // worker is shutting down (Ctrl-C, SIGTERM): another attempt will run, so harbor is left running for it to
-  // adopt rather than its trials thrown away. Only a real cancel (or the task timeout) stops it.
-  const leaveForNextAttempt = () => ctx.cancellationDetails?.timedOut === true || ctx.cancellationDetails?.workerShutdown === true;
-  const abortWhy = () => (ctx.cancellationDetails?.workerShutdown ? 'this worker is shutting down' : 'the server timed the attempt out');
+  // Not every abort is a cancel. The server timed this attempt out, or no longer knows it (heartbeats lost in a
+  // server outage longer than heartbeat_timeout: the attempt was retried meanwhile), or this worker is shutting
+  // down (Ctrl-C, SIGTERM): another attempt will run, so harbor is left running for it to adopt rather than its
+  // trials thrown away (if none does, the host's orphan reaper stops it). Only a real cancel, or the task
+  // timeout, stops it here.
+  const leaveForNextAttempt = () => {
+    const d = ctx.cancellationDetails;
+    return d?.timedOut === true || d?.notFound === true || d?.workerShutdown === true;
+  };
+  const abortWhy = () => {
+    const d = ctx.cancellationDetails;
+    return d?.workerShutdown
+      ? 'this worker is shutting down'
+      : d?.notFound
+        ? 'the server no longer knows this attempt'
+        : 'the server timed the attempt out';
+  };
   const orphan = liveOrphan(jobDir, pidFile);
   // This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts).
   const record = (pid: number, startedAt: number, ownerPid = process.pid) =>

@@ -11,7 +11,7 @@ import { commandArgv } from '../model/command-line';
 import { DurationSeconds } from '../model/durations';
 import { ConfigError, formatZodIssues } from '../model/errors';
 import { HarborSection } from '../model/harbor-config';
-import { BudgetSpec, SplitAccess, SplitName, TargetSpec } from '../model/serve-config';
+import { BudgetSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
 import { usesNestedDocker } from './nested-docker';
 
@@ -52,12 +52,14 @@ export const BuildConfigFile = z.strictObject({
   inference: z.strictObject({ command: argv }).optional(),
   /** The trusted scorer, baked into the sidecar only (never taken from the agent's repo). */
   scorer: z.strictObject({ dir: z.string().min(1), command: argv }).optional(),
-  splits: z.array(z.strictObject({ split: SplitName, access: SplitAccess })).min(1),
+  splits: z.array(SplitSpec).min(1),
   budgets: z.array(BudgetSpec).default([]),
   reward_mode: z.enum(['submit', 'auto_best']).default('auto_best'),
   selection_split: SplitName.default('validation'),
   /** auto_best re-scores this many top candidates on the trusted side. */
   auto_best_k: z.number().int().min(1).max(20).default(3),
+  /** auto_best shortlists only evaluations that covered at least this share of the selection split. */
+  min_selection_coverage: z.number().min(0).max(1).default(0.9),
   /** Never reward less than the baseline's trusted score (auto_best falls back to it). */
   baseline_floor: z.boolean().default(false),
   targets: z.array(TargetSpec).min(1),
@@ -102,6 +104,10 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
     if (!declared.has(split))
       errs.push(`${where}: split "${split}" is not declared in splits (declared: ${[...declared.keys()].join(', ')})`);
   };
+  c.splits.forEach((s, i) => {
+    if (s.access !== 'non_viewable' && s.min_aggregate_cases !== 5 && s.min_aggregate_cases !== undefined)
+      errs.push(`splits.${i}.min_aggregate_cases: only for a non_viewable split ("${s.split}" is ${s.access})`);
+  });
   c.budgets.forEach((b, i) => {
     mustBeDeclared(`budgets.${i}.split`, b.split);
     if (declared.get(b.split) === 'no_access')

@@ -22,7 +22,8 @@ export function renderInstruction(c: BuildConfig): string {
       : s.access === 'no_access'
         ? '-'
         : 'no budget: not evaluable';
-    return `| \`${s.split}\` | ${s.access} | ${ACCESS_TEXT[s.access]} | ${budget} |`;
+    const floor = s.access === 'non_viewable' ? ` (a request must cover at least ${s.min_aggregate_cases} cases, or the whole split)` : '';
+    return `| \`${s.split}\` | ${s.access} | ${ACCESS_TEXT[s.access]}${floor} | ${budget} |`;
   });
   const hidden = c.splits.filter((s) => s.access === 'no_access').map((s) => `\`${s.split}\``);
   const targets = c.targets.map((t) => `\`${t.split}\` (reward \`${t.reward_key}\`)`).join(', ');

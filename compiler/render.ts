@@ -31,6 +31,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     reward_mode: c.reward_mode,
     selection_split: c.selection_split,
     auto_best_k: c.auto_best_k,
+    min_selection_coverage: c.min_selection_coverage,
     baseline_floor: c.baseline_floor,
     targets: c.targets,
     submit_enabled: c.submit_enabled,

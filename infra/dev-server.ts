@@ -5,6 +5,8 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { searchAttributeArgs } from '../model/search-attributes';
+import { ConfigError } from '../model/errors';
+import { processAlive } from './process-alive';
 
 export interface DevServerOptions {
   temporalCli: string;
@@ -63,16 +65,24 @@ function cmdline(pid: number): string {
 /**
  * A dev server left running on this SQLite file (its owner was SIGKILLed; the server is a detached group)
  * would share the file with a new one and corrupt its state: stop it first. Returns its pid, if there was one.
+ * A server whose owner (the vero process that started it) is alive is not stale: that is refused, naming it.
  */
 export async function stopStaleServer(dbFile: string): Promise<number | null> {
   let pid: number;
+  let record: { pid: number; port?: number; ownerPid?: number };
   try {
-    pid = (JSON.parse(fs.readFileSync(pidFileFor(dbFile), 'utf8')) as { pid: number }).pid;
+    record = JSON.parse(fs.readFileSync(pidFileFor(dbFile), 'utf8')) as typeof record;
+    pid = record.pid;
   } catch {
     return null;
   }
   const alive = () => cmdline(pid).includes('start-dev') && cmdline(pid).includes(dbFile);
   if (!alive()) return null;
+  const owner = record.ownerPid;
+  if (owner && owner !== process.pid && processAlive(owner))
+    throw new ConfigError(
+      `${dbFile}: in use by a running dev server (pid ${pid}, port ${record.port ?? '?'}) of vero process ${owner} (${cmdline(owner).slice(0, 120) || 'unknown command'}); stop that one first, or use another --db`,
+    );
   const signal = (sig: NodeJS.Signals) => {
     try {
       process.kill(-pid, sig);
@@ -91,6 +101,9 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const ip = opts.ip ?? '127.0.0.1';
   if (opts.dbFile) await stopStaleServer(opts.dbFile);
   const port = opts.port ?? (await freePort());
+  // Something already listening there would answer our readiness checks and take our worker: refuse.
+  if (await canConnect(ip, port))
+    throw new ConfigError(`port ${ip}:${port} is already in use (another Temporal server?); pass another --port, or stop it`);
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn', ...searchAttributeArgs()];
   args.push('--namespace', opts.namespace ?? 'default');
   args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
@@ -107,7 +120,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(opts.temporalCli, args, { stdio: ['ignore', out, out], detached: true });
   if (typeof out === 'number') fs.closeSync(out);
-  if (opts.dbFile && child.pid) fs.writeFileSync(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port }));
+  if (opts.dbFile && child.pid) fs.writeFileSync(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port, ownerPid: process.pid }));
   let exited: number | null = null;
   child.on('exit', (code) => (exited = code ?? -1));
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);

@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
 import { homePaths } from '../model/paths';
+import { hostId } from './host-groups';
+import { processAlive } from './process-group';
 import { GitCommandError } from '../model/errors';
 
 export { GitCommandError };
@@ -87,7 +89,8 @@ export async function ensureWorktree(repo: string, commit: string, dest: string)
   }
   await git(['-C', repo, 'worktree', 'prune']);
   fs.mkdirSync(path.dirname(dest), { recursive: true });
-  const tmp = `${dest}.tmp-${process.pid}-${Date.now()}`;
+  removeDeadTemps(dest);
+  const tmp = tempNameFor(dest);
   await git(['-C', repo, 'worktree', 'add', '--detach', tmp, commit]);
   try {
     await git(['-C', repo, 'worktree', 'move', tmp, dest]);
@@ -98,6 +101,33 @@ export async function ensureWorktree(repo: string, commit: string, dest: string)
     if (fs.existsSync(dest) && (await git(['-C', dest, 'rev-parse', 'HEAD']).catch(() => '')) === commit) return;
     throw e;
   }
+}
+
+/** `<target>.tmp-<host>-<pid>-<time>`: whose it is, so a later caller can tell a dead one's from a live one's. */
+const tempNameFor = (target: string) => `${target}.tmp-${hostId()}-${process.pid}-${Date.now()}`;
+
+/**
+ * Removes what a process of this host that died mid-clone (or mid-checkout) left next to `target` (a bare clone
+ * can be hundreds of MB). Only this host's, and only those whose process is gone: a live one is still writing.
+ */
+export function removeDeadTemps(target: string): string[] {
+  const dir = path.dirname(target);
+  const prefix = `${path.basename(target)}.tmp-${hostId()}-`;
+  const removed: string[] = [];
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-\d+$/.exec(name.slice(prefix.length))?.[1]);
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
+    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }
 
 /** Whether `agentRepo` names a remote (`file://`, `https://`, `ssh://`, `git@host:path`) rather than a local path. */
@@ -112,7 +142,8 @@ export async function mirrorOf(agentRepo: string, home: string, commit?: string)
   const mirror = homePaths(home).mirror(createHash('sha256').update(agentRepo).digest('hex').slice(0, 16));
   if (!fs.existsSync(path.join(mirror, 'HEAD'))) {
     fs.mkdirSync(path.dirname(mirror), { recursive: true });
-    const tmp = `${mirror}.tmp-${process.pid}-${Date.now()}`;
+    removeDeadTemps(mirror);
+    const tmp = tempNameFor(mirror);
     await git(['clone', '--bare', '--quiet', '--no-hardlinks', '--', agentRepo, tmp]);
     try {
       fs.renameSync(tmp, mirror);

@@ -63,15 +63,7 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Whether a process (not a group) exists. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { processAlive } from './process-alive';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -30,6 +30,18 @@ export const TargetSpec = z.strictObject({
   sample_ids: z.array(z.number().int().min(0)).optional(),
 });
 
+/**
+ * A split and what the agent may see of it. `min_aggregate_cases` (non_viewable only, default 5): an
+ * aggregate-only request must cover at least that many cases (or the whole split when it is smaller), or one
+ * case's score would be its "mean".
+ */
+export const SplitSpec = z.strictObject({
+  split: SplitName,
+  access: SplitAccess,
+  min_aggregate_cases: z.number().int().min(1).default(5),
+});
+export type SplitSpec = z.infer<typeof SplitSpec>;
+
 /** Fixed container paths of a compiled task. */
 export const CONTAINER = {
   veroDir: '/opt/vero',
@@ -54,11 +66,13 @@ export const ServeConfig = z.strictObject({
   repo_path: z.string(),
   agent_repo_path: z.string(),
   base_commit: z.string().regex(/^[0-9a-f]{40}$/),
-  splits: z.array(z.strictObject({ split: SplitName, access: SplitAccess })).min(1),
+  splits: z.array(SplitSpec).min(1),
   budgets: z.array(BudgetSpec),
   reward_mode: z.enum(['submit', 'auto_best']),
   selection_split: SplitName,
   auto_best_k: z.number().int().min(1),
+  /** The share of the selection split an evaluation must cover to enter auto_best's shortlist. */
+  min_selection_coverage: z.number().min(0).max(1).default(0.9),
   baseline_floor: z.boolean(),
   targets: z.array(TargetSpec).min(1),
   submit_enabled: z.boolean(),

@@ -58,6 +58,23 @@ export class Engine {
       .map((l, i) => String((JSON.parse(l) as { id?: unknown }).id ?? i));
   }
 
+  /**
+   * The samples of an agent request, refused (before any budget is reserved) when an aggregate-only split is
+   * asked for fewer cases than its minimum: the mean of one case is that case's score.
+   */
+  selectForAgent(split: string, req: SampleRequest): { ids: number[]; full: boolean } {
+    const chosen = this.select(split, req);
+    const spec = this.cfg.splits.find((s) => s.split === split);
+    if (spec?.access === 'non_viewable') {
+      const need = Math.min(spec.min_aggregate_cases, this.splitSamples(split).length);
+      if (chosen.ids.length < need)
+        throw badRequest(
+          `split "${split}" shows only an aggregate score: a request must cover at least ${need} case(s), this one covers ${chosen.ids.length} (nothing was charged)`,
+        );
+    }
+    return chosen;
+  }
+
   select(split: string, req: SampleRequest): { ids: number[]; full: boolean } {
     const all = this.splitSamples(split);
     if (all.length === 0) throw notEvaluable(`split "${split}" has no samples`);

@@ -48,49 +48,67 @@ async function trustedScore(engine: Engine, commit: string, split: string, sampl
 
 const fullScore = (engine: Engine, commit: string, split: string) => trustedScore(engine, commit, split);
 
-export async function chooseCommit(
-  cfg: ServeConfig,
-  engine: Engine,
-  registry: CandidateRegistry,
-): Promise<{ commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist']; refused?: FinalizeResult['refused'] }> {
-  if (cfg.reward_mode === 'submit') {
-    const file = path.join(cfg.paths.admin_volume, 'submission.json');
-    if (!fs.existsSync(file)) return { commit: null, reason: 'no candidate was submitted' };
-    const commit = (JSON.parse(fs.readFileSync(file, 'utf8')) as { commit: string }).commit;
-    const changes = await changesOf(cfg, commit);
-    if (changes.length)
-      return {
-        commit: null,
-        reason: `the submitted candidate ${commit} changes read-only path(s) ${changes.join(', ')}`,
-        refused: [{ commit, changes }],
-      };
-    return { commit, reason: 'submitted candidate' };
-  }
-  // auto_best: the recorded scores only shortlist; every shortlisted commit is re-scored on the full selection split.
+type Choice = { commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist']; refused?: FinalizeResult['refused'] };
+
+/** The submitted candidate; null when nothing was submitted. */
+async function submittedChoice(cfg: ServeConfig): Promise<Choice | null> {
+  const file = path.join(cfg.paths.admin_volume, 'submission.json');
+  if (!fs.existsSync(file)) return null;
+  const commit = (JSON.parse(fs.readFileSync(file, 'utf8')) as { commit: string }).commit;
+  const changes = await changesOf(cfg, commit);
+  if (changes.length)
+    return {
+      commit: null,
+      reason: `the submitted candidate ${commit} changes read-only path(s) ${changes.join(', ')}`,
+      refused: [{ commit, changes }],
+    };
+  return { commit, reason: 'submitted candidate' };
+}
+
+/**
+ * auto_best: the recorded scores only shortlist — evaluations of the selection split that covered at least
+ * `min_selection_coverage` of it — and every shortlisted commit is re-scored on the full split. With nothing to
+ * shortlist, the last evaluated candidate (any split) is graded, and the reason says so; with no candidate at
+ * all, none.
+ */
+async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<Choice> {
+  const selectionSize = engine.splitSamples(cfg.selection_split).length;
   const best = new Map<string, { score: number; seq: number }>();
   const refused: NonNullable<FinalizeResult['refused']> = [];
   const checked = new Map<string, boolean>();
-  for (const r of registry.list()) {
-    if (r.split !== cfg.selection_split || r.admin || r.commit === cfg.base_commit) continue;
+  const allowed = async (commit: string): Promise<boolean> => {
     // Never grade a candidate that changes read_only_paths (the eval route refuses them; this holds even for
     // records made before the rule, or under another config).
-    if (!checked.has(r.commit)) {
-      const changes = await changesOf(cfg, r.commit);
-      checked.set(r.commit, changes.length === 0);
-      if (changes.length) refused.push({ commit: r.commit, changes });
+    if (!checked.has(commit)) {
+      const changes = await changesOf(cfg, commit);
+      checked.set(commit, changes.length === 0);
+      if (changes.length) refused.push({ commit, changes });
     }
-    if (!checked.get(r.commit)) continue;
+    return checked.get(commit)!;
+  };
+  const candidates = registry.list().filter((r) => !r.admin && r.commit !== cfg.base_commit);
+  let undercovered = 0;
+  for (const r of candidates) {
+    if (r.split !== cfg.selection_split || !(await allowed(r.commit))) continue;
+    if (!r.full_split && r.n_samples < cfg.min_selection_coverage * selectionSize) {
+      undercovered++;
+      continue;
+    }
     const prev = best.get(r.commit);
     if (!prev || r.mean_score > prev.score) best.set(r.commit, { score: r.mean_score, seq: prev?.seq ?? r.seq });
   }
   const withRefused = refused.length ? { refused } : {};
   const shortlist = [...best.entries()].sort((a, b) => b[1].score - a[1].score || a[1].seq - b[1].seq).slice(0, cfg.auto_best_k);
-  if (shortlist.length === 0)
-    return {
-      commit: null,
-      reason: `no candidate was evaluated on "${cfg.selection_split}" (baseline evaluations do not count${refused.length ? `; ${refused.length} candidate(s) refused for changing read-only paths` : ''})`,
-      ...withRefused,
-    };
+  if (shortlist.length === 0) {
+    const notes = [
+      ...(undercovered ? [`${undercovered} evaluation(s) covered less than ${Math.round(cfg.min_selection_coverage * 100)}% of it`] : []),
+      ...(refused.length ? [`${refused.length} candidate(s) refused for changing read-only paths`] : []),
+    ];
+    const why = `no candidate was evaluated on "${cfg.selection_split}" (baseline evaluations do not count${notes.length ? `; ${notes.join('; ')}` : ''})`;
+    for (const r of [...candidates].reverse())
+      if (await allowed(r.commit)) return { commit: r.commit, reason: `${why}; graded the last evaluated candidate`, ...withRefused };
+    return { commit: null, reason: why, ...withRefused };
+  }
   const rescored: NonNullable<FinalizeResult['shortlist']> = [];
   for (const [commit, rec] of shortlist)
     rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
@@ -112,6 +130,17 @@ export async function chooseCommit(
     shortlist: rescored,
     ...withRefused,
   };
+}
+
+/** submit mode: the submission, else what auto_best would choose, else the floor; the reason says which. */
+export async function chooseCommit(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<Choice> {
+  if (cfg.reward_mode === 'submit') {
+    const submitted = await submittedChoice(cfg);
+    if (submitted) return submitted;
+    const auto = await autoBestChoice(cfg, engine, registry);
+    return { ...auto, reason: `no candidate was submitted; ${auto.reason}` };
+  }
+  return autoBestChoice(cfg, engine, registry);
 }
 
 export async function finalize(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<FinalizeResult> {

@@ -57,7 +57,14 @@ export async function serve(configFile: string, opts: ServeOptions = {}): Promis
   const taskQueue = opts.taskQueue ?? 'vero-sidecar';
   // The same connection settings (TLS, API key from the environment) as the worker's.
   const client = await connect(address, 'default');
-  const { worker, connection: workerConnection } = await createVeroWorker({ address, namespace: 'default', taskQueue });
+  // A sidecar is stopped with its container (Docker allows 10 s before SIGKILL): a short drain, after which running
+  // harbors are left for the restarted sidecar to adopt.
+  const { worker, connection: workerConnection } = await createVeroWorker({
+    address,
+    namespace: 'default',
+    taskQueue,
+    shutdownGraceTime: '5s',
+  });
   const running = worker.run();
   const engine = new Engine(cfg, { client, taskQueue });
   const app = buildServer({ cfg, engine, ledger, registry, token, log });

@@ -47,8 +47,10 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     d.log(`${route}: refused candidate ${commit}: it changes read-only path(s) ${changes.join(', ')}`);
     throw refusal(commit, changes);
   };
-  // Evaluations can take hours: no server-side request timeout (Node's default is 5 minutes).
-  const app = Fastify({ logger: false, bodyLimit: 1 << 20, requestTimeout: 0, connectionTimeout: 0 });
+  // Evaluations can take hours: no server-side request timeout (Node's default is 5 minutes). On close (SIGTERM),
+  // open connections are closed rather than waited for: an /eval in flight waits for a workflow whose worker is
+  // draining. Its client re-sends the same request id, and the restarted sidecar attaches to the same evaluation.
+  const app = Fastify({ logger: false, bodyLimit: 1 << 20, requestTimeout: 0, connectionTimeout: 0, forceCloseConnections: true });
 
   // JSON bodies are decoded strictly: invalid UTF-8 is named as such (fastify's default parser reports a
   // length mismatch instead).
@@ -102,7 +104,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     const access = engine.tier(body.split);
     if (access === 'no_access') throw notEvaluable(`split "${body.split}" is not evaluable`);
     // 2. Which samples, and which commit (a request rejected here costs nothing).
-    const { ids, full } = engine.select(body.split, { sample_ids: body.sample_ids, num_samples: body.num_samples });
+    const { ids, full } = engine.selectForAgent(body.split, { sample_ids: body.sample_ids, num_samples: body.num_samples });
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
     await refuseProtectedChanges(commit, 'eval');
     // 3. Atomic, durable reservation; never refunded.

@@ -5,14 +5,15 @@ import * as path from 'node:path';
 import { freePort } from '../../infra/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { chromium, CHROMIUM } from '../helpers/chromium';
-import { runVero, until } from '../helpers/process';
-import { address, uniqueQueue, withWorker } from '../helpers/temporal';
+import { queueCapacity } from '../../client/eval-client';
+import { runVero, spawnWorker, until } from '../helpers/process';
+import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 const VERO = path.join(ROOT, 'bin', 'vero');
 
 function vero(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(VERO, args, { encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync(VERO, args, { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -218,6 +219,16 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     });
     const again = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--json']);
     expect(JSON.parse(again.stdout)).toMatchObject({ evalId, mode: 'existing' });
+    // A second `vero dev` on the same database is refused, naming the live owner (it used to stop its server);
+    // one on the same port is refused too (it used to report success and join the other server).
+    const sameDb = vero(['dev', '--db', db, '--port', String(await freePort()), '--no-worker']);
+    expect(sameDb.code).toBe(2);
+    expect(sameDb.stderr).toMatch(new RegExp(`in use by a running dev server \\(pid \\d+, port ${port}\\) of vero process ${second.pid}`));
+    const samePort = vero(['dev', '--db', path.join(dir, 'other.db'), '--port', String(port), '--no-worker']);
+    expect(samePort.code).toBe(2);
+    expect(samePort.stderr).toContain(`port 127.0.0.1:${port} is already in use`);
+    // The first is untouched: it still answers.
+    expect(vero(['list', '--json', '--address', `127.0.0.1:${port}`]).code).toBe(0);
   } finally {
     await stop(second);
   }
@@ -296,4 +307,21 @@ test('cancel of a finished evaluation says so; the same evaluation from another 
     expect(again.stdout).toMatch(/^existing /);
     expect(again.stderr).toContain(`note: this evaluation was started with home ${f.home}; its files are there, not under ${otherHome}`);
   });
+});
+
+test('start-eval says when concurrency is more than the workers polling the queue can run', async () => {
+  const q = uniqueQueue('capacity');
+  const f = evalFixture({ taskQueue: q, address: address(), execution: { concurrency: 8 }, tasks: { names: ['hello-world'] } });
+  const w = spawnWorker(address(), q, {}, ['--max-concurrent-tasks', '2']);
+  try {
+    await until('the worker polls', async () => (await queueCapacity(await client(), q)).workers === 1, 30_000);
+    expect(await queueCapacity(await client(), q)).toEqual({ workers: 1, slots: 2 });
+    const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      `note: concurrency 8, but the 1 worker(s) polling ${q} run at most 2 task(s) at once; start more workers or raise --max-concurrent-tasks`,
+    );
+  } finally {
+    w.kill('SIGTERM');
+  }
 });

@@ -223,7 +223,9 @@ describe('a mode B build', () => {
     const text = fs.readFileSync(path.join(out, 'instruction.md'), 'utf8');
     expect(text).toContain('vero eval --split validation');
     expect(text).toContain('| `test` | no_access | hidden');
-    expect(text).toContain('| `validation` | non_viewable | you can evaluate it and see the aggregate score only | 3 run(s) |');
+    expect(text).toContain(
+      '| `validation` | non_viewable | you can evaluate it and see the aggregate score only (a request must cover at least 5 cases, or the whole split) | 3 run(s) |',
+    );
     expect(text).toContain('| `train` | viewable | you can evaluate it and read per-sample results | no budget: not evaluable |');
     expect(text).toContain('top 3 `validation` scores');
     expect(text).not.toContain('vero submit');

@@ -104,7 +104,7 @@ test.each([
  * A dev server of the test's own on a SQLite file, that the test can kill (SIGKILL, no shutdown) and start again
  * on the same file and port; with an evaluation of the six example tasks under the slow scenario configured for it.
  */
-async function ownServerWithEvaluation(name: string) {
+async function ownServerWithEvaluation(name: string, timeScale = '1') {
   const dir = tempDir(`vero-${name}-`);
   const opts = {
     temporalCli: findTemporalCli(),
@@ -118,7 +118,7 @@ async function ownServerWithEvaluation(name: string) {
     taskQueue: q,
     address: server.address,
     scenario: slowScenario,
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: timeScale } },
     execution: { concurrency: 2, heartbeat_timeout: '5s' },
   });
   return {
@@ -239,7 +239,8 @@ test('a cancel that arrives while the worker is dead never starts harbor again',
 });
 
 test('start-eval --wait waits through a 45 s server outage and reports the evaluation as it ended', async () => {
-  const { q, f, address: addr, kill, restart, stop } = await ownServerWithEvaluation('outage');
+  // Trials of 18 s: the two running at the outage are still running when the server is back.
+  const { q, f, address: addr, kill, restart, stop } = await ownServerWithEvaluation('outage', '20');
   let w = worker(addr, q);
   const cli = spawn(path.join(ROOT, 'bin', 'vero'), ['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -365,5 +366,36 @@ test('two servers on one host, same namespace and queue names: one server’s re
   } finally {
     await conn.close();
     await b.stop();
+  }
+});
+
+test('a server outage longer than heartbeat_timeout: running harbors are adopted by the retried attempts, none is stopped or re-run', async () => {
+  // Trials of 18 s: the two running at the outage are still running when the server is back.
+  const { q, f, address: addr, kill, restart, stop } = await ownServerWithEvaluation('outage', '20');
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile, { 'execution.heartbeat_timeout': '3s' }), 'improved');
+  const conn = await Connection.connect({ address: addr });
+  const c = new Client({ connection: conn });
+  await startOrAttach(c, input, q);
+  const w = worker(addr, q);
+  const starts = () => invocations(f.invocationLog).filter((i) => i.event === 'start');
+  try {
+    await until('two harbors running', async () => starts().length >= 2, 60_000);
+    kill();
+    await sleep(8_000); // well past the 3 s heartbeat timeout
+    await restart();
+    const conn2 = await Connection.connect({ address: addr });
+    try {
+      const r = (await new Client({ connection: conn2 }).workflow.getHandle(input.evalId).result()) as CandidateResult;
+      assertSameResult(r);
+    } finally {
+      await conn2.close();
+    }
+    // No harbor was stopped (exit 130) and none re-ran: each task's harbor started once.
+    expect(invocations(f.invocationLog).filter((i) => i.event === 'end' && i.exit_code !== 0)).toEqual([]);
+    expect(Object.values(runsPerTask(f.invocationLog)).every((n) => n === 1)).toBe(true);
+  } finally {
+    w.kill('SIGTERM');
+    await conn.close().catch(() => undefined);
+    await stop();
   }
 });

@@ -320,7 +320,12 @@ test('no candidate: finalize returns floor rewards and a reason, never a crash; 
     const none = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
     expect(none).toEqual({
       status: 200,
-      json: { rewards: { reward: 0 }, commit: null, reason: 'no candidate was submitted: floor rewards', candidates: [] },
+      json: {
+        rewards: { reward: 0 },
+        commit: null,
+        reason: 'no candidate was submitted; no candidate was evaluated on "validation" (baseline evaluations do not count): floor rewards',
+        candidates: [],
+      },
     });
     // Finalize is the verifier's last word: a later submission does not change it, a second call replays it.
     commitImprovement(s.work, ['add-cli-flag']);
@@ -382,6 +387,54 @@ test('a remote nested environment: -e and --ek reach the nested harbor, with the
       expect(r.env_names).toContain('VERO_FAKE_MODAL_TOKEN');
       expect(r.env_names).not.toContain('VERO_UNDECLARED_SECRET');
     }
+  } finally {
+    await side.stop();
+  }
+});
+
+test('submit mode without a submission falls back to auto_best, and says so', async () => {
+  const s = await setup({ reward_mode: 'submit', submit_enabled: true });
+  const side = await startSidecar(s);
+  try {
+    const candidate = commitImprovement(s.work, ['add-cli-flag', 'sum-numbers']);
+    expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({
+      commit: candidate,
+      rewards: { reward: 1 },
+      reason: 'no candidate was submitted; best of 1 re-scored candidate(s) on "validation"',
+    });
+  } finally {
+    await side.stop();
+  }
+});
+
+test('an aggregate-only split cannot be narrowed to single cases: below its minimum a request is refused at no cost', async () => {
+  const s = await setup();
+  const side = await startSidecar(s);
+  try {
+    // validation has 2 tasks: the minimum (5) is capped at the whole split.
+    for (const body of [{ num_samples: 1 }, { sample_ids: [1] }]) {
+      const r = await post(side.url, '/eval', { split: 'validation', ...body });
+      expect(r).toEqual({
+        status: 400,
+        json: {
+          error:
+            'split "validation" shows only an aggregate score: a request must cover at least 2 case(s), this one covers 1 (nothing was charged)',
+        },
+      });
+    }
+    // A viewable split has no minimum; the full aggregate split is fine; only the two allowed runs were charged.
+    expect((await post(side.url, '/eval', { split: 'train', num_samples: 1 })).status).toBe(200);
+    expect((await post(side.url, '/eval', { split: 'validation' })).status).toBe(200);
+    const status = (await (await fetch(`${side.url}/status`)).json()) as {
+      splits: { split: string; budget: { remaining_run_budget: number } }[];
+    };
+    expect(Object.fromEntries(status.splits.filter((x) => x.budget).map((x) => [x.split, x.budget.remaining_run_budget]))).toEqual({
+      train: 4,
+      validation: 2,
+    });
   } finally {
     await side.stop();
   }
@@ -546,6 +599,30 @@ test('mode A: untrusted inference in the candidate worktree, scored by the trust
     expect(listFiles(path.join(hostCfg.paths.agent_volume, 'results', `validation__${String(worse.json.commit).slice(0, 12)}`))).toEqual([
       'summary.json',
     ]);
+  } finally {
+    await side.stop();
+  }
+});
+
+test('coverage: an evaluation of under 90% of the selection split cannot win auto_best; the last evaluated candidate is graded, with the reason', async () => {
+  const { dir, serveFile, hostCfg, work } = await modeASetup();
+  const side = await startSidecar({ dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('coverage') });
+  try {
+    fs.appendFileSync(path.join(work, 'NOTES.md'), 'a candidate\n');
+    git(work, 'add', '-A');
+    git(work, 'commit', '-q', '-m', 'candidate');
+    const candidate = git(work, 'rev-parse', 'HEAD');
+    // 5 of validation's 6 cases (83%): allowed by the aggregate minimum, below the coverage threshold.
+    expect((await post(side.url, '/eval', { split: 'validation', num_samples: 5 })).status).toBe(200);
+    const token = fs.readFileSync(hostCfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({
+      commit: candidate,
+      reason:
+        'no candidate was evaluated on "validation" (baseline evaluations do not count; 1 evaluation(s) covered less than 90% of it); graded the last evaluated candidate',
+      rewards: { accuracy: 1 },
+    });
+    expect(fin.json).not.toHaveProperty('shortlist');
   } finally {
     await side.stop();
   }
@@ -723,6 +800,34 @@ test('vero serve: SIGTERM is a clean exit that stops its own Temporal server; af
   expect(await waitDead(thirdServer)).toBe(true);
 });
 
+test('vero serve: SIGTERM with an /eval in flight exits promptly; the client sees the connection close', async () => {
+  // Each task takes 30 s: the evaluation is still running when the sidecar is stopped.
+  const s = await setup({ timeScale: '1', scenario: { default: { reward: 1, duration_ms: 30_000 } } });
+  const side = await startSidecar(s);
+  const pending = post(side.url, '/eval', { split: 'train', request_id: 'in-flight-0001' }).then(
+    (r) => r,
+    (e: Error) => e,
+  );
+  await until('harbor started', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')), 30_000);
+  const t0 = Date.now();
+  try {
+    expect(await side.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(20_000); // the sidecar's 5 s drain, not the evaluation's 30 s tasks
+    expect(await pending).toBeInstanceOf(Error); // connection closed: `vero eval` re-sends the same request id
+  } finally {
+    // The harbors it left running for a restarted sidecar to adopt: this test started them, so it stops them.
+    for (const line of fs.readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8').split('\n').filter(Boolean)) {
+      const { event, pid } = JSON.parse(line) as { event: string; pid: number };
+      if (event === 'start')
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+    }
+  }
+});
+
 test('mode A is durable and a re-sent request is charged once: the sidecar killed mid-evaluation, the same request id re-sent', async () => {
   const { dir, serveFile, hostCfg, work } = await modeASetup();
   const queue = uniqueQueue('mode-a-restart');
@@ -750,7 +855,7 @@ test('mode A is durable and a re-sent request is charged once: the sidecar kille
     expect(await remaining(second.url)).toBe(4); // charged once
     expect(fs.readdirSync(modeA)).toHaveLength(1); // one evaluation, resumed by its workflow
     // The same id for another evaluation is refused: a request id is no way to a free evaluation.
-    const other = await post(second.url, '/eval', { ...request, num_samples: 1 });
+    const other = await post(second.url, '/eval', { ...request, num_samples: 5 });
     expect(other.status).toBe(409);
     expect(String(other.json.error)).toContain('was already used for a different evaluation');
     expect(await remaining(second.url)).toBe(4);
