@@ -205,22 +205,12 @@ export async function watchGroup(
   let timedOut = false;
   let forced = false;
   const stop = () => stopGroup(pgid, { graceMs: opts.graceMs, signal: 'SIGTERM', target: 'leader' });
+  let detached = false;
   while (groupAlive(pgid)) {
     if (opts.signal?.aborted) {
       cancelled = true;
-      if (opts.detachOnAbort?.())
-        return {
-          exitCode: null,
-          signal: null,
-          timedOut,
-          cancelled,
-          notFound: false,
-          durationMs: Date.now() - started,
-          pid: pgid,
-          forced,
-          detached: true,
-        };
-      forced = await stop();
+      if (opts.detachOnAbort?.()) detached = true;
+      else forced = await stop();
       break;
     }
     if (opts.deadline !== undefined && Date.now() >= opts.deadline) {
@@ -231,7 +221,17 @@ export async function watchGroup(
     opts.onTick?.();
     await sleep(500);
   }
-  return { exitCode: null, signal: null, timedOut, cancelled, notFound: false, durationMs: Date.now() - started, pid: pgid, forced };
+  const result = {
+    exitCode: null,
+    signal: null,
+    timedOut,
+    cancelled,
+    notFound: false,
+    durationMs: Date.now() - started,
+    pid: pgid,
+    forced,
+  };
+  return detached ? { ...result, detached } : result;
 }
 
 /** The last `maxBytes` of a file, for error messages. */
