@@ -71,8 +71,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!zod$|picomatch$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
-              message: 'model/ is pure: it may import only zod, picomatch, node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
+              regex: '^(?!zod$|picomatch$|jstat$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
+              message: 'model/ is pure: it may import only zod, picomatch, jstat, node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
             },
           ],
         },

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
-import { CandidateResult, ChunkSummary, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../model/eval-types';
+import { CandidateResult, ChunkSummary, countedTaskScores, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../model/eval-types';
+import { scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
@@ -90,6 +91,7 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     status: errorRate >= input.settings.errorRateThreshold && s.nErrors > 0 ? 'failed' : 'completed',
     score: tasks.length ? s.scoreSum / tasks.length : 0,
     scoreOfScored: s.nScored ? s.scoreSum / s.nScored : null,
+    uncertainty: scoreUncertainty(countedTaskScores(tasks)),
     errorsCountedAsZero: true,
     nTasks: tasks.length,
     nScored: s.nScored,

@@ -4,7 +4,8 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import { CandidateResult, settledProgress } from '../model/eval-types';
+import { CandidateResult, countedTaskScores, settledProgress } from '../model/eval-types';
+import { scoreUncertainty, separable } from '../model/uncertainty';
 import { causeChain, ConfigError, ExitCode } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
@@ -298,8 +299,19 @@ export function registerEvalCommands(program: Command): void {
       process.exitCode = ExitCode.evaluationFailed;
       return;
     }
-    if (o.json) return printJson({ ...best, tasks: undefined });
-    print(resultSummary(best));
+    // Is the winner told apart from the runner-up at 95%? (Computed from the tasks: older results lack it.)
+    const ranked = [...results].sort((a, b) => b.score - a.score);
+    const second = ranked.find((r) => r.evalId !== best.evalId);
+    const u = (r: CandidateResult) => r.uncertainty ?? scoreUncertainty(countedTaskScores(withTasks(r).tasks ?? []));
+    const runnerUp = second
+      ? { evalId: second.evalId, candidateRef: second.candidateRef, score: second.score, separable: separable(u(best), u(second)) }
+      : null;
+    if (o.json) return printJson({ ...best, tasks: undefined, uncertainty: u(best), runnerUp });
+    print(resultSummary({ ...best, uncertainty: u(best) }));
+    if (runnerUp && !runnerUp.separable)
+      print(
+        `note      not separable from the runner-up ${runnerUp.candidateRef} (${fmtScore(runnerUp.score)}) at 95%: their intervals overlap; evaluate on more tasks to tell them apart`,
+      );
   });
 
   withConnection(

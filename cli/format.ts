@@ -57,6 +57,11 @@ export function resultSummary(r: CandidateResult): string {
     `candidate ${r.candidateRef} (${r.candidate})`,
     `status    ${r.status}${r.status === 'failed' ? ` (error rate ${(r.errorRate * 100).toFixed(1)}% ≥ threshold ${(r.errorRateThreshold * 100).toFixed(1)}%)` : ''}`,
     `score     ${fmtScore(r.score)} over ${r.nTasks} task(s)${r.nErrors ? `, ${r.nErrors} error(s) counted as 0 (mean of scored tasks: ${fmtScore(r.scoreOfScored)})` : ''}`,
+    ...(r.uncertainty?.ci95
+      ? [
+          `          95% interval ${fmtScore(r.uncertainty.ci95[0])}–${fmtScore(r.uncertainty.ci95[1])} (standard error ${fmtScore(r.uncertainty.stdErr)}, over tasks)`,
+        ]
+      : []),
     `scored    ${r.nScored}/${r.nTasks}`,
     ...(r.usage && (r.usage.costUsd !== null || r.usage.inputTokens !== null)
       ? [`cost      ${fmtCost(r.usage.costUsd) ?? '-'}${fmtTokens(r.usage) ? ` (${fmtTokens(r.usage)} tokens)` : ''}`]

@@ -3,6 +3,7 @@
  * These modules are imported by workflow code, so they must stay deterministic (zod only, no I/O).
  */
 import { z } from 'zod';
+import type { ScoreUncertainty } from './uncertainty';
 import { HarborSection } from './harbor-config';
 import type { TaskStatus, Usage } from './trial-ranking';
 
@@ -118,6 +119,8 @@ export interface CandidateResult {
   score: number;
   /** Mean over scored tasks only; null when none scored. */
   scoreOfScored: number | null;
+  /** The score's standard error and 95% interval over tasks (model/uncertainty.ts); absent in older results. */
+  uncertainty?: ScoreUncertainty;
   errorsCountedAsZero: true;
   nTasks: number;
   nScored: number;
@@ -170,3 +173,6 @@ export function newProgress(total: number, phase: Progress['phase']): Progress {
 
 /** The start of a Mode A row's error when the candidate's inference gave no output for it (its own failure). */
 export const NO_INFERENCE_OUTPUT = 'no output from inference';
+
+/** The score of each task as the evaluation's score counts it (an error is 0). */
+export const countedTaskScores = (tasks: TaskResult[]): number[] => tasks.map((t) => (t.status === 'scored' ? (t.score ?? 0) : 0));

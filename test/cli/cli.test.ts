@@ -254,6 +254,8 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     const table = await runVero(['results', ids.baseline!, ...conn]);
     expect(table.stdout).toMatch(/reverse-string\s+scored\s+0\.000/);
     expect(table.stdout).toContain('score     0.500 over 2 task(s)');
+    // 1 of 2 tasks: mean 0.5, sample sd 0.707, standard error 0.5, t(0.975, 1) = 12.71: the interval is all of [0, 1].
+    expect(table.stdout).toContain('          95% interval 0.000–1.000 (standard error 0.500, over tasks)');
     const status = await runVero(['status', ids.improved!, '--json', ...conn]);
     expect(JSON.parse(status.stdout)).toMatchObject({ workflowStatus: 'COMPLETED', progress: { phase: 'done', done: 2 } });
     let best: { code: number | null; stdout: string } = { code: null, stdout: '' };
@@ -263,6 +265,11 @@ test('status, results, list and best read evaluations back; cancel stops a runni
       await new Promise((r) => setTimeout(r, 300));
     }
     expect(JSON.parse(best.stdout)).toMatchObject({ evalId: ids.improved, candidateRef: 'improved', score: 1 });
+    // 2/2 against 1/2 on two tasks is not a resolved difference, and best says so.
+    expect(JSON.parse(best.stdout)).toMatchObject({ runnerUp: { evalId: ids.baseline, separable: false }, uncertainty: { n: 2, mean: 1 } });
+    expect((await runVero(['best', '-c', f.configFile, ...conn])).stdout).toContain(
+      'not separable from the runner-up baseline (0.500) at 95%',
+    );
 
     // A hanging evaluation, cancelled from the CLI.
     const h = evalFixture({
