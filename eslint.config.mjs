@@ -72,7 +72,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^(?!zod$|picomatch$|jstat$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
-              message: 'model/ is pure: it may import only zod, picomatch, jstat, node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
+              message:
+                'model/ is pure: it may import only zod, picomatch, jstat, node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
             },
           ],
         },
