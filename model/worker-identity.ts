@@ -22,7 +22,7 @@ export function parseWorkerIdentity(identity: string): WorkerIdentity {
   return { pid: Number(m[1]), host: m[2]!, slots: m[3] !== undefined ? Number(m[3]) : null };
 }
 
-/** Per harbor process (with its docker compose children), measured at its peak on a real trial: ≈ 235 MB. */
+/** Per harbor process (with its docker compose children) at its peak on a real trial: 228 MB (bench/harbor-rss.sh). */
 export const HARBOR_PEAK_RSS_BYTES = 256 * 1024 * 1024;
 
 /**
