@@ -236,23 +236,6 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
 
   let harborFailures = previousHarborFailures(ctx.info.heartbeatDetails, failuresFile);
   const beat = () => ctx.heartbeat({ attempt, trialsWithResults: countTrialResults(jobDir), harborFailures } satisfies Progress);
-  // A retry (after a worker crash, say) may race a cancellation that only the next heartbeat delivers: ask
-  // first, so a cancelled evaluation never starts harbor again.
-  if (attempt > 1) {
-    beat();
-    try {
-      await ctx.sleep(1_500);
-    } catch (e) {
-      // Cancelled while the dead worker's harbor still runs: stop it rather than leave it to finish alone.
-      const left = liveOrphan(jobDir, pidFile);
-      if (left) {
-        await stopGroup(left.pid, { graceMs, signal: 'SIGTERM', target: 'leader' });
-        forgetGroup(left.pid);
-        await cleanUp('cancelled');
-      }
-      throw e;
-    }
-  }
   // Not every abort is a cancel. The server timed this attempt out, or no longer knows it (heartbeats lost in a
   // server outage longer than heartbeat_timeout: the attempt was retried meanwhile), or this worker is shutting
   // down (Ctrl-C, SIGTERM): another attempt will run, so harbor is left running for it to adopt rather than its
@@ -270,6 +253,24 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
         ? 'the server no longer knows this attempt'
         : 'the server timed the attempt out';
   };
+  // A retry (after a worker crash, say) may race a cancellation that only the next heartbeat delivers: ask
+  // first, so a cancelled evaluation never starts harbor again.
+  if (attempt > 1) {
+    beat();
+    try {
+      await ctx.sleep(1_500);
+    } catch (e) {
+      // Cancelled while the dead worker's harbor still runs: stop it rather than leave it to finish alone
+      // (unless this attempt only lost its worker or its server: then it stays for the next attempt).
+      const left = liveOrphan(jobDir, pidFile);
+      if (left && !leaveForNextAttempt()) {
+        await stopGroup(left.pid, { graceMs, signal: 'SIGTERM', target: 'leader' });
+        forgetGroup(left.pid);
+        await cleanUp('cancelled');
+      }
+      throw e;
+    }
+  }
   const orphan = liveOrphan(jobDir, pidFile);
   // This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts).
   const record = (pid: number, startedAt: number, ownerPid = process.pid) =>
