@@ -61,6 +61,7 @@ repeated build attaches to a running one. The config, the agent repo and --out m
         await temporal?.client.connection.close();
       }
       const r = outcome.result;
+      if (!o.json) for (const w of r.warnings ?? []) process.stderr.write(`warning: ${w}\n`);
       if (o.json) process.stdout.write(`${JSON.stringify({ ...r, workflowId: outcome.workflowId }, null, 2)}\n`);
       else
         process.stdout.write(
