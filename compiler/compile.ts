@@ -69,13 +69,13 @@ async function addSidecarTools(config: BuildConfig, env: string): Promise<string
   const warnings: string[] = [];
   const cli = path.join(env, CONTEXT.temporalCli);
   fs.mkdirSync(path.dirname(cli), { recursive: true });
-  fs.copyFileSync(fs.realpathSync(findTemporalCli()), cli);
+  await fs.promises.copyFile(fs.realpathSync(findTemporalCli()), cli);
   fs.chmodSync(cli, 0o755);
   if (config.mode !== 'B') return warnings;
-  fs.cpSync(harborWheelhouse(config.images.sidecar_python), path.join(env, CONTEXT.wheelhouse), {
-    recursive: true,
-    filter: (src) => path.basename(src) !== '.complete',
-  });
+  const wheels = harborWheelhouse(config.images.sidecar_python);
+  fs.mkdirSync(path.join(env, CONTEXT.wheelhouse), { recursive: true });
+  for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
+    await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
   if (!usesNestedDocker(config.harbor?.environment)) return warnings;
   const preload = config.nested_docker?.preload_images ?? [];
   const notLoaded = innerBaseImages(config.inner_task!).filter((i) => !preload.includes(i));
@@ -140,7 +140,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
     }
-    copyVeroPackage(path.join(env, 'vero'));
+    await copyVeroPackage(path.join(env, 'vero'));
     const warnings = await addSidecarTools(config, env);
     for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit, splitSizes: splitSizes(config) }))) {
       const file = path.join(tmp, rel);
@@ -148,17 +148,23 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       fs.writeFileSync(file, text, { mode: EXECUTABLES.has(rel) ? 0o755 : 0o644 });
     }
     const files = listFiles(tmp);
-    const digest = (rel: string) =>
-      createHash('sha256')
-        .update(fs.readFileSync(path.join(tmp, rel)))
-        .digest('hex');
+    // Streamed and awaited: the context is hundreds of MB, read on a worker's event loop.
+    const digest = async (rel: string) => {
+      const file = path.join(tmp, rel);
+      const hash = createHash('sha256');
+      if ((await fs.promises.stat(file)).size < 16 << 20) hash.update(await fs.promises.readFile(file));
+      else for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+      return hash.digest('hex');
+    };
+    const digests: [string, string][] = [];
+    for (const f of files) digests.push([f, await digest(f)]);
     const manifest = {
       tool: 'vero-harbor build',
       task: config.name,
       mode: config.mode,
       base_commit: baseline.commit,
       source_commit: baseline.source.sha,
-      files: Object.fromEntries(files.map((f) => [f, digest(f)])),
+      files: Object.fromEntries(digests),
     };
     fs.writeFileSync(path.join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
 

@@ -54,6 +54,20 @@ export interface GroupRunResult {
   detached?: boolean;
 }
 
+/** The result for a group whose exit this process does not see (left running, or watched from outside). */
+function withoutExit(r: { timedOut: boolean; cancelled: boolean; started: number; pid: number | null; forced: boolean }): GroupRunResult {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: r.timedOut,
+    cancelled: r.cancelled,
+    notFound: false,
+    durationMs: Date.now() - r.started,
+    pid: r.pid,
+    forced: r.forced,
+  };
+}
+
 export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
@@ -161,17 +175,7 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
     if (raced === 'detached') {
       child.unref();
       opts.signal?.removeEventListener('abort', onAbort);
-      return {
-        exitCode: null,
-        signal: null,
-        timedOut,
-        cancelled,
-        notFound: false,
-        durationMs: Date.now() - started,
-        pid,
-        forced: false,
-        detached: true,
-      };
+      return { ...withoutExit({ timedOut, cancelled, started, pid, forced: false }), detached: true };
     }
     const result = raced;
     opts.signal?.removeEventListener('abort', onAbort);
@@ -221,16 +225,7 @@ export async function watchGroup(
     opts.onTick?.();
     await sleep(500);
   }
-  const result = {
-    exitCode: null,
-    signal: null,
-    timedOut,
-    cancelled,
-    notFound: false,
-    durationMs: Date.now() - started,
-    pid: pgid,
-    forced,
-  };
+  const result = withoutExit({ timedOut, cancelled, started, pid: pgid, forced });
   return detached ? { ...result, detached } : result;
 }
 
