@@ -12,6 +12,7 @@ import { withHeartbeat } from './heartbeat';
 import { homePaths } from '../model/paths';
 import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { writeJsonDurable } from '../infra/atomic-file';
+import { readEnvFile } from '../infra/env-file';
 
 export interface ModeAInput {
   /** The workflow id: names the files of this evaluation. */
@@ -25,6 +26,8 @@ export interface ModeAInput {
   inference: string[];
   scorer: { command: string[]; cwd: string };
   timeoutSec: number;
+  /** Variables for the inference (the gateway's evaluation token and base URL), read here, never in history. */
+  envFile?: string;
 }
 
 export interface SampleScoreRow {
@@ -73,7 +76,11 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   );
   const inf = await runInGroup(input.inference, {
     cwd: worktree,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/',
+      ...(input.envFile ? readEnvFile(input.envFile) : {}),
+    },
     cleanEnv: true,
     logFile: path.join(dir, 'inference.log'),
     stdinFile: path.join(dir, 'inputs.jsonl'),

@@ -34,6 +34,7 @@ import { harborJobFiles, runPaths } from '../model/paths';
 import { asActivityFailure } from '../model/errors';
 import type { Deployment } from '../infra/deployment';
 import { forgetGroup, hostId, recordGroup } from '../infra/host-groups';
+import { readEnvFile } from '../infra/env-file';
 
 export interface RunTaskInput {
   runDir: string;
@@ -193,6 +194,7 @@ export function isolationFor(s: EvalSettings, base: Record<string, string>, dirs
   if (!s.isolation) return { env: base, cleanEnv: false };
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: process.env.LANG ?? 'C.UTF-8' };
   for (const name of s.isolation.passEnv) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  if (s.isolation.envFile) Object.assign(env, readEnvFile(s.isolation.envFile));
   const user = s.isolation.runAs ? lookupUser(s.isolation.runAs) : null;
   if (user && process.getuid?.() === 0) {
     for (const d of dirs) chownTree(d, user.uid, user.gid);

@@ -35,9 +35,10 @@ export const EvalSettings = z.strictObject({
   preflight: z.boolean().optional(),
   /**
    * Isolation of the candidate's harness (the eval sidecar sets these): run harbor as this OS user, with only
-   * PATH/HOME/LANG plus `harbor.env` and the named variables of this process's environment.
+   * PATH/HOME/LANG plus `harbor.env`, the named variables of this process's environment, and the variables of
+   * `envFile` (a trusted-side JSON file, e.g. the gateway's scoped token: values that must not enter history).
    */
-  isolation: z.strictObject({ runAs: z.string().nullable(), passEnv: z.array(z.string()) }).optional(),
+  isolation: z.strictObject({ runAs: z.string().nullable(), passEnv: z.array(z.string()), envFile: z.string().optional() }).optional(),
 });
 export type EvalSettings = z.infer<typeof EvalSettings>;
 

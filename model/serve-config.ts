@@ -3,6 +3,7 @@
  * schema and the sidecar loads it through the same schema.
  */
 import { z } from 'zod';
+import { GatewaySpec } from './gateway-policy';
 import { HarborSection } from './harbor-config';
 
 export const SplitAccess = z.enum(['viewable', 'non_viewable', 'no_access']);
@@ -100,6 +101,8 @@ export const ServeConfig = z.strictObject({
       scorer: z.strictObject({ command: z.array(z.string()).min(1), cwd: z.string() }),
     })
     .optional(),
+  /** The inference gateway (model calls of the optimizer and the candidates, metered, keys held here). */
+  gateway: GatewaySpec.optional(),
   host: z.string(),
   /** 0 = any free port. */
   port: z.number().int().min(0).max(65535),

@@ -14,6 +14,8 @@ import type { ServeConfig, SplitAccess } from '../model/serve-config';
 import { badRequest, notEvaluable } from './errors';
 import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
+import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
+import type { ScopeUsage } from '../model/gateway-policy';
 
 export interface SampleRequest {
   sample_ids?: number[];
@@ -33,12 +35,23 @@ export interface EvalOutcome {
    */
   nInfraErrors: number;
   fullSplit: boolean;
+  /** What the evaluation's model calls cost through the gateway (when the task has one). */
+  modelUsage?: ScopeUsage;
+  /**
+   * Why the evaluation is not a score of the candidate: its model budget ran out (the gateway refused a call), so
+   * a low mean would be the budget's, not the candidate's.
+   */
+  invalid?: string;
 }
+
+/** Agent-requested evaluations are metered on the evaluation scope; the verifier's on its own. */
+export type EvaluationKind = 'agent' | 'trusted';
 
 export class Engine {
   constructor(
     private readonly cfg: ServeConfig,
     private readonly temporal: { client: Client; taskQueue: string } | null,
+    private readonly gateway: Gateway | null = null,
   ) {}
 
   /** Fail closed: a split that is not listed is no_access. */
@@ -91,24 +104,58 @@ export class Engine {
     return { ids: Array.from({ length: n }, (_, i) => i), full: n === all.length };
   }
 
-  async evaluate(commit: string, split: string, ids: number[]): Promise<EvalOutcome> {
+  async evaluate(commit: string, split: string, ids: number[], kind: EvaluationKind = 'agent'): Promise<EvalOutcome> {
     const names = this.splitSamples(split);
+    // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
+    const tokenId = kind === 'trusted' ? FINALIZATION_TOKEN_ID : `eval-${this.evaluationKey(commit, split, ids)}`;
+    const envFile = this.gateway?.envFileFor(tokenId, kind === 'trusted' ? 'finalization' : 'evaluation');
+    const refusedBefore = this.gateway?.usageOf(tokenId).refused_budget ?? 0;
     const samples =
       this.cfg.mode === 'B'
         ? await this.evaluateModeB(
             commit,
             ids.map((i) => names[i]!),
             ids,
+            envFile,
+            kind,
           )
-        : await this.evaluateModeA(commit, split, ids);
+        : await this.evaluateModeA(commit, split, ids, envFile, kind);
+    const modelUsage = this.gateway
+      ? kind === 'trusted'
+        ? this.gateway.usageOf(tokenId)
+        : this.gateway.endEvaluation(tokenId)
+      : undefined;
+    const refused = (modelUsage?.refused_budget ?? 0) - refusedBefore;
     const errors = samples.filter((s) => s.score === null);
     const nInfraErrors =
       this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;
     const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? 0), 0) / samples.length : 0;
-    return { commit, split, samples, meanScore, nErrors: errors.length, nInfraErrors, fullSplit: ids.length === names.length };
+    return {
+      commit,
+      split,
+      samples,
+      meanScore,
+      nErrors: errors.length,
+      nInfraErrors,
+      fullSplit: ids.length === names.length,
+      ...(modelUsage ? { modelUsage } : {}),
+      ...(refused > 0
+        ? {
+            invalid: `the gateway refused ${refused} model call(s) of this evaluation: its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`,
+          }
+        : {}),
+    };
   }
 
-  private settings(): EvalSettings {
+  /** What an evaluation is, as a short digest: the same request maps to the same token and workflow. */
+  private evaluationKey(commit: string, split: string, ids: number[]): string {
+    return createHash('sha256')
+      .update(JSON.stringify([commit, split, ids]))
+      .digest('hex')
+      .slice(0, 16);
+  }
+
+  private settings(envFile?: string): EvalSettings {
     const b = this.cfg.mode_b!;
     return {
       harbor: HarborSection.parse(b.harbor),
@@ -121,14 +168,20 @@ export class Engine {
       taskAttempts: DEFAULT_EXECUTION.task_attempts,
       heartbeatTimeoutSec: this.cfg.heartbeat_timeout_sec,
       chunkSize: DEFAULT_EXECUTION.chunk_size,
-      isolation: { runAs: this.cfg.harness_user, passEnv: this.cfg.secrets },
+      isolation: { runAs: this.cfg.harness_user, passEnv: this.cfg.secrets, ...(envFile ? { envFile } : {}) },
     };
   }
 
-  private async evaluateModeB(commit: string, tasks: string[], ids: number[]): Promise<SampleScore[]> {
+  private async evaluateModeB(
+    commit: string,
+    tasks: string[],
+    ids: number[],
+    envFile: string | undefined,
+    kind: EvaluationKind,
+  ): Promise<SampleScore[]> {
     if (!this.temporal) throw new Error('mode B needs a Temporal connection');
-    const settings = this.settings();
-    const input = evalInputFor({
+    const settings = this.settings(envFile);
+    const shared = evalInputFor({
       commit,
       candidateRef: commit,
       agentRepo: this.cfg.repo_path,
@@ -136,6 +189,8 @@ export class Engine {
       tasks: [...tasks].sort(),
       settings,
     });
+    // With a gateway, the verifier's evaluation is its own: it must not reuse a run the agent's budget metered.
+    const input = this.gateway && kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
     const rows = withTasks((await handle.result()) as CandidateResult).tasks ?? [];
     const byTask = new Map(rows.map((t) => [t.task, t]));
@@ -149,14 +204,20 @@ export class Engine {
    * Mode A runs as the `evaluateSamples` workflow: a sidecar restart resumes it, and the same commit, split
    * and samples map to the same workflow id, so a re-sent request attaches instead of running it again.
    */
-  private async evaluateModeA(commit: string, split: string, ids: number[]): Promise<SampleScore[]> {
+  private async evaluateModeA(
+    commit: string,
+    split: string,
+    ids: number[],
+    envFile: string | undefined,
+    kind: EvaluationKind,
+  ): Promise<SampleScore[]> {
     if (!this.temporal) throw new Error('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
     const key = createHash('sha256')
       .update(JSON.stringify([a, this.cfg.timeout_sec, ids]))
       .digest('hex')
       .slice(0, 16);
-    const workflowId = `modea-${commit}-${split}-${key}`;
+    const workflowId = `modea-${commit}-${split}-${key}${this.gateway && kind === 'trusted' ? '-verifier' : ''}`;
     const { client, taskQueue } = this.temporal;
     const handle = client.workflow.getHandle<typeof evaluateSamples>(workflowId);
     const prev = await handle.describe().catch(() => null);
@@ -178,6 +239,7 @@ export class Engine {
             inference: a.inference.command,
             scorer: a.scorer,
             timeoutSec: this.cfg.timeout_sec,
+            ...(envFile ? { envFile } : {}),
           },
         ],
       });

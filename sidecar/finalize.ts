@@ -33,10 +33,11 @@ async function trustedScore(engine: Engine, commit: string, split: string, sampl
   const { ids } = engine.select(split, sampleIds ? { sample_ids: sampleIds } : {});
   let out;
   try {
-    out = await engine.evaluate(commit, split, ids);
+    out = await engine.evaluate(commit, split, ids, 'trusted');
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
   }
+  if (out.invalid) throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" is not a score: ${out.invalid}`);
   if (out.nInfraErrors > 0) {
     const first = out.samples.find((s) => s.score === null);
     throw unscorable(
@@ -86,7 +87,7 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
     }
     return checked.get(commit)!;
   };
-  const candidates = registry.list().filter((r) => !r.admin && r.commit !== cfg.base_commit);
+  const candidates = registry.list().filter((r) => !r.admin && !r.invalid && r.commit !== cfg.base_commit);
   let undercovered = 0;
   for (const r of candidates) {
     if (r.split !== cfg.selection_split || !(await allowed(r.commit))) continue;

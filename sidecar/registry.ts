@@ -13,6 +13,8 @@ const EvalRecordSchema = z.strictObject({
   admin: z.boolean(),
   /** The request that produced it (a re-sent request is recorded once). */
   request_id: z.string().optional(),
+  /** Not a score of the candidate (e.g. its model budget ran out): never shortlisted. */
+  invalid: z.string().optional(),
   seq: z.number().int(),
   evaluated_at: z.string(),
 });

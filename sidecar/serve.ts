@@ -12,6 +12,8 @@ import { Engine } from './engine';
 import { Ledger } from './ledger';
 import { CandidateRegistry } from './registry';
 import { buildServer } from './server';
+import { Gateway } from './gateway/gateway';
+import { gatewayStatus } from './gateway/server';
 import { createAdminToken } from './token';
 
 export function loadServeConfig(file: string): ServeConfig {
@@ -32,9 +34,14 @@ export interface ServeOptions {
   taskQueue?: string;
   port?: number;
   host?: string;
+  /** The gateway's port (default the config's; 0 = any free port). */
+  gatewayPort?: number;
 }
 
-export async function serve(configFile: string, opts: ServeOptions = {}): Promise<{ close(): Promise<void>; port: number }> {
+export async function serve(
+  configFile: string,
+  opts: ServeOptions = {},
+): Promise<{ close(): Promise<void>; port: number; gatewayPort?: number }> {
   installCliRuntimeLogger();
   const cfg = loadServeConfig(configFile);
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sidecar: ${line}\n`);
@@ -43,6 +50,13 @@ export async function serve(configFile: string, opts: ServeOptions = {}): Promis
   const ledger = Ledger.open(path.join(cfg.paths.admin_volume, 'ledger.json'), cfg.budgets);
   const registry = CandidateRegistry.open(path.join(cfg.paths.admin_volume, 'candidates.json'));
   const token = createAdminToken(cfg.paths.token_path);
+  // First, so a missing upstream key fails the start before anything runs.
+  const gateway = cfg.gateway
+    ? await Gateway.start(cfg.gateway, cfg.paths.admin_volume, process.env, log, {
+        host: opts.host ?? cfg.host,
+        ...(opts.gatewayPort !== undefined ? { port: opts.gatewayPort } : {}),
+      })
+    : null;
 
   let devServer: DevServer | null = null;
   let address = opts.address;
@@ -66,15 +80,25 @@ export async function serve(configFile: string, opts: ServeOptions = {}): Promis
     shutdownGraceTime: '5s',
   });
   const running = worker.run();
-  const engine = new Engine(cfg, { client, taskQueue });
-  const app = buildServer({ cfg, engine, ledger, registry, token, log });
+  const engine = new Engine(cfg, { client, taskQueue }, gateway);
+  const app = buildServer({
+    cfg,
+    engine,
+    ledger,
+    registry,
+    token,
+    log,
+    ...(gateway ? { gatewayStatus: () => gatewayStatus(gateway.spec, gateway.meter) } : {}),
+  });
   await app.listen({ host: opts.host ?? cfg.host, port: opts.port ?? cfg.port });
   const port = (app.server.address() as { port: number }).port;
   log(`serving ${cfg.task_name} (mode ${cfg.mode}) on ${opts.host ?? cfg.host}:${port}; Temporal ${address}`);
   return {
     port,
+    ...(gateway ? { gatewayPort: gateway.port } : {}),
     close: async () => {
       await app.close();
+      await gateway?.close();
       // The SDK's runtime may already be draining the worker on SIGTERM/SIGINT: shut down only a running one.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch((e: unknown) => log(`worker stopped with an error: ${(e as Error).message}`));

@@ -36,6 +36,8 @@ export interface SidecarDeps {
   registry: CandidateRegistry;
   token: string;
   log: (line: string) => void;
+  /** The gateway's usage and limits per scope, when the task has one (numbers only). */
+  gatewayStatus?: () => unknown;
 }
 
 export function buildServer(d: SidecarDeps): FastifyInstance {
@@ -81,6 +83,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
   app.get('/health', async () => ({ ok: true }));
 
   app.get('/status', async () => ({
+    ...(d.gatewayStatus ? { gateway: d.gatewayStatus() } : {}),
     task: cfg.task_name,
     reward_mode: cfg.reward_mode,
     selection_split: cfg.selection_split,
@@ -126,6 +129,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
       n_errors: out.nErrors,
       admin: false,
       ...(body.request_id ? { request_id: body.request_id } : {}),
+      ...(out.invalid ? { invalid: out.invalid } : {}),
     });
     const summary = {
       commit,
@@ -133,7 +137,9 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
       n_samples: ids.length,
       n_errors: out.nErrors,
       mean_score: out.meanScore,
-      status: out.nErrors ? 'completed_with_errors' : 'completed',
+      status: out.invalid ? 'invalid' : out.nErrors ? 'completed_with_errors' : 'completed',
+      ...(out.invalid ? { invalid_reason: out.invalid } : {}),
+      ...(out.modelUsage ? { model_usage: out.modelUsage } : {}),
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
     return { ...summary, result_path: resultDir, budget_remaining: remaining };

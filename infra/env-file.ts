@@ -1,0 +1,18 @@
+/**
+ * Environment handed to a candidate by reference: a JSON file `{NAME: value}` on the trusted side (the gateway's
+ * scoped token and base URL), read by the activity that starts the candidate, so the values never enter a
+ * workflow's history.
+ */
+import { z } from 'zod';
+import { writeJsonDurable } from './atomic-file';
+import { readRegularFile } from './bounded-read';
+
+const EnvFile = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string());
+
+export function readEnvFile(file: string): Record<string, string> {
+  return EnvFile.parse(JSON.parse(readRegularFile(file, { maxBytes: 64 * 1024 }).toString('utf8')));
+}
+
+export function writeEnvFile(file: string, env: Record<string, string>): void {
+  writeJsonDurable(file, EnvFile.parse(env), { mode: 0o600 });
+}

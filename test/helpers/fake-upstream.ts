@@ -1,0 +1,211 @@
+/**
+ * A fake model provider for tests: a real HTTP server speaking OpenAI's chat.completions and responses and
+ * Anthropic's messages, streamed (SSE) or not, with usage fields. Deterministic: every answer has 11 input
+ * tokens (2 of them cached) and min(the request's max tokens, 7) output tokens. Models steer faults:
+ * `fail-model` answers 500, `stall-model` sends headers and then nothing, `cut-model` streams one event and
+ * resets the connection, `slow-model` answers after 1.5 s, `drip-model` streams three chunks 400 ms apart.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface SeenRequest {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+export interface FakeUpstream {
+  url: string;
+  seen: SeenRequest[];
+  close(): Promise<void>;
+}
+
+export const FAKE_INPUT_TOKENS = 11;
+export const FAKE_CACHED_TOKENS = 2;
+export const FAKE_MAX_OUTPUT = 7;
+
+const outputTokens = (b: Record<string, unknown>) =>
+  Math.min(Number(b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens ?? FAKE_MAX_OUTPUT), FAKE_MAX_OUTPUT);
+
+function sse(res: http.ServerResponse, events: { event?: string; data: unknown }[]): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'req-fake' });
+  for (const e of events)
+    res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
+  res.end();
+}
+
+function chat(b: Record<string, unknown>, res: http.ServerResponse): void {
+  const out = outputTokens(b);
+  const usage = {
+    prompt_tokens: FAKE_INPUT_TOKENS,
+    completion_tokens: out,
+    total_tokens: FAKE_INPUT_TOKENS + out,
+    prompt_tokens_details: { cached_tokens: FAKE_CACHED_TOKENS },
+  };
+  const base = { id: 'chatcmpl-fake', created: 1, model: b.model };
+  if (b.stream) {
+    const chunk = (delta: object, finish: string | null) => ({
+      ...base,
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    const withUsage = (b.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
+    return sse(res, [
+      { data: chunk({ role: 'assistant', content: 'Hello' }, null) },
+      { data: chunk({ content: ' world' }, 'stop') },
+      ...(withUsage ? [{ data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }] : []),
+      { data: '[DONE]' },
+    ]);
+  }
+  res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req-fake' });
+  res.end(
+    JSON.stringify({
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello world' }, finish_reason: 'stop' }],
+      usage,
+    }),
+  );
+}
+
+function responses(b: Record<string, unknown>, res: http.ServerResponse): void {
+  const out = outputTokens(b);
+  const response = {
+    id: 'resp-fake',
+    object: 'response',
+    created_at: 1,
+    status: 'completed',
+    model: b.model,
+    output: [
+      {
+        id: 'msg-1',
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Hello world', annotations: [] }],
+      },
+    ],
+    usage: {
+      input_tokens: FAKE_INPUT_TOKENS,
+      input_tokens_details: { cached_tokens: FAKE_CACHED_TOKENS },
+      output_tokens: out,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: FAKE_INPUT_TOKENS + out,
+    },
+  };
+  if (b.stream)
+    return sse(res, [
+      { event: 'response.created', data: { type: 'response.created', response: { ...response, status: 'in_progress', usage: null } } },
+      { event: 'response.output_text.delta', data: { type: 'response.output_text.delta', delta: 'Hello world' } },
+      { event: 'response.completed', data: { type: 'response.completed', response } },
+    ]);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(response));
+}
+
+function messages(b: Record<string, unknown>, res: http.ServerResponse): void {
+  const out = outputTokens(b);
+  const input = FAKE_INPUT_TOKENS - FAKE_CACHED_TOKENS; // Anthropic reports cache reads apart from input_tokens
+  const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: b.model, stop_reason: null, stop_sequence: null };
+  if (b.stream)
+    return sse(res, [
+      {
+        event: 'message_start',
+        data: {
+          type: 'message_start',
+          message: {
+            ...message,
+            content: [],
+            usage: { input_tokens: input, cache_read_input_tokens: FAKE_CACHED_TOKENS, cache_creation_input_tokens: 0, output_tokens: 1 },
+          },
+        },
+      },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello world' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      {
+        event: 'message_delta',
+        data: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: out } },
+      },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ]);
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req-fake' });
+  res.end(
+    JSON.stringify({
+      ...message,
+      stop_reason: 'end_turn',
+      content: [{ type: 'text', text: 'Hello world' }],
+      usage: { input_tokens: input, cache_read_input_tokens: FAKE_CACHED_TOKENS, cache_creation_input_tokens: 0, output_tokens: out },
+    }),
+  );
+}
+
+export async function startFakeUpstream(host = '127.0.0.1'): Promise<FakeUpstream> {
+  const seen: SeenRequest[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        /* not JSON */
+      }
+      const path = (req.url ?? '').split('?')[0]!;
+      seen.push({ path, headers: req.headers, body });
+      const answer = () => {
+        if (body.model === 'fail-model') {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify({ error: { message: 'the fake upstream failed', type: 'server_error' } }));
+        }
+        if (body.model === 'stall-model') {
+          res.writeHead(200, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
+          return res.flushHeaders();
+        }
+        if (body.model === 'cut-model') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(
+            `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hel' } }] })}\n\n`,
+          );
+          return setTimeout(() => res.socket?.destroy(), 50);
+        }
+        if (body.model === 'drip-model') {
+          // Three events 400 ms apart: a proxy that buffers shows them all at once.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          let i = 0;
+          const tick = () => {
+            if (i === 3) return res.end('data: [DONE]\n\n');
+            res.write(
+              `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'drip-model', choices: [{ index: 0, delta: { content: String(i++) }, finish_reason: null }] })}\n\n`,
+            );
+            setTimeout(tick, 400);
+          };
+          return tick();
+        }
+        if (path === '/v1/chat/completions') return chat(body, res);
+        if (path === '/v1/responses') return responses(body, res);
+        if (path === '/v1/messages') return messages(body, res);
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `no ${path} here` } }));
+      };
+      if (body.model === 'slow-model') setTimeout(answer, 1500);
+      else answer();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}`,
+    seen,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
