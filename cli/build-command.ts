@@ -65,7 +65,7 @@ repeated build attaches to a running one. The config, the agent repo and --out m
       if (o.json) process.stdout.write(`${JSON.stringify({ ...r, workflowId: outcome.workflowId }, null, 2)}\n`);
       else
         process.stdout.write(
-          `built ${r.taskName} (mode ${r.mode}) in ${r.outDir}\nbaseline ${r.baseCommit} from ${r.sourceCommit}\nrun it: harbor run -p ${r.outDir} -a <optimizer agent> -m <model> -e docker\n`,
+          `built ${r.taskName} (mode ${r.mode}) in ${r.outDir}\nbaseline ${r.baseCommit} from ${r.sourceCommit}\nrun it: ${r.gateway ? `vero run ${r.outDir} --` : `harbor run -p ${r.outDir}`} -a <optimizer agent> -m <model> -e docker\n`,
         );
     });
 }

@@ -14,6 +14,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   ],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
+  [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
   [
     ['serve', 'eval', 'budget', 'submit', 'finalize'],
     () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,

@@ -141,12 +141,13 @@ export function registerSidecarCommands(program: Command): void {
         mean_score: number;
         result_path: string | null;
         budget_remaining: unknown;
+        invalid_reason?: string;
       };
       out(
         r,
         o.json,
         () =>
-          `${r.split} @ ${r.commit.slice(0, 12)}: mean score ${r.mean_score.toFixed(3)} over ${r.n_samples} sample(s)${r.n_errors ? `, ${r.n_errors} error(s) counted as 0` : ''}${r.result_path ? `\nresults: ${r.result_path}` : ''}\nbudget left: ${JSON.stringify(r.budget_remaining)}`,
+          `${r.split} @ ${r.commit.slice(0, 12)}: mean score ${r.mean_score.toFixed(3)} over ${r.n_samples} sample(s)${r.n_errors ? `, ${r.n_errors} error(s) counted as 0` : ''}${r.invalid_reason ? `\nINVALID, not a score of the candidate: ${r.invalid_reason}` : ''}${r.result_path ? `\nresults: ${r.result_path}` : ''}\nbudget left: ${JSON.stringify(r.budget_remaining)}`,
       );
     });
 
@@ -158,14 +159,22 @@ export function registerSidecarCommands(program: Command): void {
     .action(async (o: { url?: string; json?: boolean }) => {
       const r = (await call(sidecarUrl(o.url), 'GET', '/status')) as {
         splits: { split: string; access: string; agent_evaluable: boolean; budget: Record<string, number | null> | null }[];
+        gateway?: {
+          scopes: Record<string, { models: string[]; limits: Record<string, number | undefined>; usage: Record<string, number> }>;
+        };
       };
+      const limit = (v: number | undefined) => (v === undefined ? '∞' : String(v));
       out(r, o.json, () =>
-        r.splits
-          .map(
+        [
+          ...r.splits.map(
             (s) =>
               `${s.split.padEnd(12)} ${s.access.padEnd(13)} ${s.agent_evaluable ? `runs left ${s.budget?.remaining_run_budget ?? '∞'}, samples left ${s.budget?.remaining_sample_budget ?? '∞'}` : 'not evaluable'}`,
-          )
-          .join('\n'),
+          ),
+          ...Object.entries(r.gateway?.scopes ?? {}).map(
+            ([scope, g]) =>
+              `model calls, ${scope.padEnd(12)} requests ${g.usage.requests}/${limit(g.limits.max_requests)}, input tokens ${g.usage.input_tokens}/${limit(g.limits.max_input_tokens)}, output tokens ${g.usage.output_tokens}/${limit(g.limits.max_output_tokens)}${g.usage.cost_usd ? `, $${g.usage.cost_usd.toFixed(4)}` : ''}`,
+          ),
+        ].join('\n'),
       );
     });
 

@@ -10,6 +10,7 @@ import { MAX_CONFIG_BYTES, readRegularFile } from '../infra/bounded-read';
 import { commandArgv } from '../model/command-line';
 import { DurationSeconds } from '../model/durations';
 import { ConfigError, formatZodIssues } from '../model/errors';
+import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { HarborSection } from '../model/harbor-config';
 import { BudgetSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
@@ -68,6 +69,11 @@ export const BuildConfigFile = z.strictObject({
   read_only_paths: z.array(SafeRelativePath.refine((p) => !p.startsWith('!'), 'negated globs are not supported')).default([]),
   secrets: z.array(envName).default([]),
   /**
+   * The inference gateway: the sidecar alone holds the upstream keys; the optimizer, the agent's evaluations and
+   * the verifier's call models through it with scoped, metered tokens (docs/gateway.md).
+   */
+  gateway: GatewaySpec.optional(),
+  /**
    * Base images (Debian 13 or another Debian with Node.js >= 20.3 and Python >= 3.12 in its archive): what the
    * Dockerfiles need is installed with apt when missing. scripts/ensure-docker provides offline ones here.
    */
@@ -120,6 +126,12 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   if (declared.get(c.selection_split) === 'no_access')
     errs.push(`selection_split: "${c.selection_split}" is no_access; it must be a split the agent can evaluate`);
   if (c.secrets.length !== new Set(c.secrets).size) errs.push('secrets: names must be unique');
+  for (const k of upstreamKeyEnvs(c.gateway))
+    if (c.secrets.includes(k))
+      errs.push(
+        `secrets: ${k} is the gateway's upstream key; listed in secrets it would reach candidate code raw (remove it from secrets)`,
+      );
+  if (c.gateway && c.gateway.port === 8000) errs.push('gateway.port: 8000 is the eval sidecar API; choose another port');
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
   if (c.mode === 'B') {
     for (const k of ['harbor', 'inner_task', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);

@@ -3,6 +3,7 @@
  * the task is built in a temp dir next to the target and renamed into place, so a failed build leaves the
  * previous output untouched and nothing behind. Only a dir carrying a vero build manifest is ever replaced.
  */
+import { upstreamKeyEnvs } from '../model/gateway-policy';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,6 +34,8 @@ export interface CompileResult {
   files: number;
   /** What the build could not settle but the task may still run with (e.g. inner images left to a registry). */
   warnings: string[];
+  /** The task has an inference gateway: start it with `vero run` (it makes the optimizer's token). */
+  gateway: boolean;
 }
 
 /** Refuses to touch an existing path that is not a previous build output. */
@@ -49,7 +52,7 @@ function checkTarget(outDir: string): void {
 }
 
 export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.env): string[] {
-  return c.secrets.filter((s) => !env[s]);
+  return [...c.secrets, ...upstreamKeyEnvs(c.gateway)].filter((s) => !env[s]);
 }
 
 /** The pinned Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
@@ -184,6 +187,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       sourceCommit: baseline.source.sha,
       files: files.length + 1,
       warnings,
+      gateway: Boolean(config.gateway),
     };
   } catch (e) {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -5,6 +5,7 @@
  */
 import { stringify as toYaml } from 'yaml';
 import { HARBOR_VERSION } from '../model/harbor-version';
+import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway-policy';
 import { CONTAINER } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 import { usesNestedDocker } from './nested-docker';
@@ -26,6 +27,21 @@ const SIDECAR = {
 } as const;
 
 export const nestedDocker = (c: BuildConfig): boolean => c.mode === 'B' && usesNestedDocker(c.harbor?.environment);
+
+/** The nested engine's bridge address: fixed, so a candidate's container can be given the gateway's URL. */
+const NESTED_BRIDGE_IP = '10.213.0.1';
+
+/**
+ * The gateway URL a candidate is given: the sidecar's loopback (Mode A inference and harbor's own agents run in
+ * the sidecar), or with nested Docker the nested bridge's address, which the trial containers reach too.
+ */
+/** The gateway as `main` (the optimizer) reaches it. */
+export const gatewayUrlFromMain = (c: BuildConfig): string => `http://eval-sidecar:${c.gateway?.port ?? 8001}`;
+
+export function candidateGatewayUrl(c: BuildConfig): string {
+  const port = c.gateway?.port ?? 8001;
+  return `http://${nestedDocker(c) ? NESTED_BRIDGE_IP : '127.0.0.1'}:${port}`;
+}
 
 /**
  * Installs the Debian packages the image lacks (none on a base image that has them: no network then), and
@@ -114,7 +130,7 @@ export function sidecarStartScript(): string {
     "# The eval sidecar's entrypoint (Mode B, nested environment docker): its own Docker engine, then vero serve.",
     'set -euo pipefail',
     // The container cannot write /proc/sys, so the engine must not insist on disabling IPv6 per interface.
-    `DOCKER_ALLOW_IPV6_ON_IPV4_INTERFACE=1 dockerd --group harness --data-root ${SIDECAR.dockerData} >>${SIDECAR.dockerLog} 2>&1 &`,
+    `DOCKER_ALLOW_IPV6_ON_IPV4_INTERFACE=1 dockerd --group harness --bip ${NESTED_BRIDGE_IP}/24 --data-root ${SIDECAR.dockerData} >>${SIDECAR.dockerLog} 2>&1 &`,
     'for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done',
     `docker info >/dev/null 2>&1 || { echo "the sidecar's Docker engine did not start; its log:" >&2; tail -n 30 ${SIDECAR.dockerLog} >&2; exit 1; }`,
     `if [ -s ${SIDECAR.nestedImages} ]; then docker load --quiet --input ${SIDECAR.nestedImages}; fi`,
@@ -137,22 +153,35 @@ const ENGINE_PRIVILEGES = {
 
 export function composeFile(c: BuildConfig): string {
   const dind = nestedDocker(c);
+  const keyEnvs = upstreamKeyEnvs(c.gateway);
   const secretEnv = Object.fromEntries(
-    c.secrets.map((s) => [s, `\${${s}:?${s} must be set in the host environment for the eval sidecar}`]),
+    [...c.secrets, ...keyEnvs].map((s) => [s, `\${${s}:?${s} must be set in the host environment for the eval sidecar}`]),
   );
+  // The producer token's digest: `vero run` makes the token and hands it to the optimizer's agent (--ae).
+  const gatewayEnv = c.gateway
+    ? {
+        [PRODUCER_TOKEN_DIGEST_ENV]: `\${${PRODUCER_TOKEN_DIGEST_ENV}:?start this task with \`vero run\` (it makes the optimizer's gateway token), or see docs/gateway.md}`,
+      }
+    : {};
+  // main never holds a key: each declared name is set empty there, whatever the host's environment has.
+  const blanked = Object.fromEntries([...c.secrets, ...keyEnvs].map((s) => [s, '']));
   const healthcheck = `fetch('http://127.0.0.1:8000/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`;
   const doc = {
     services: {
       main: {
         command: ['/opt/seed.sh'],
-        environment: { VERO_EVAL_URL: CONTAINER.sidecarUrl },
+        environment: {
+          ...blanked,
+          VERO_EVAL_URL: CONTAINER.sidecarUrl,
+          ...(c.gateway ? { VERO_GATEWAY_URL: gatewayUrlFromMain(c) } : {}),
+        },
         volumes: [`agent_repo:${CONTAINER.workAgent}`, `agent_results:${CONTAINER.agentVolume}:ro`, `token_state:/state/token:ro`],
         depends_on: { 'eval-sidecar': { condition: 'service_healthy' } },
       },
       'eval-sidecar': {
         build: { context: '.', dockerfile: 'sidecar/Dockerfile' },
         command: dind ? [SIDECAR.startScript] : ['vero', 'serve', '--config', CONTAINER.serveJson],
-        environment: { VERO_HOME: CONTAINER.home, ...secretEnv },
+        environment: { VERO_HOME: CONTAINER.home, ...secretEnv, ...gatewayEnv },
         volumes: [
           `agent_repo:${CONTAINER.workAgent}:ro`,
           `agent_results:${CONTAINER.agentVolume}`,
@@ -161,6 +190,8 @@ export function composeFile(c: BuildConfig): string {
           ...(dind ? [`sidecar_docker:${SIDECAR.dockerData}`, '/sys/fs/cgroup:/sys/fs/cgroup:rw'] : []),
         ],
         ...(dind ? ENGINE_PRIVILEGES : {}),
+        // An upstream on the Docker host (a local model server) is http://host.docker.internal:<port>.
+        ...(c.gateway ? { extra_hosts: ['host.docker.internal:host-gateway'] } : {}),
         healthcheck: { test: ['CMD', 'node', '-e', healthcheck], interval: '5s', timeout: '5s', retries: 60, start_period: '10s' },
       },
     },

@@ -8,7 +8,15 @@ import { DEFAULT_EXECUTION } from '../model/eval-config';
 import { finalizeBoundSec } from '../model/finalize-bound';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
-import { composeFile, CONTEXT, mainDockerfile, nestedDocker, sidecarDockerfile, sidecarStartScript } from './containers';
+import {
+  candidateGatewayUrl,
+  composeFile,
+  CONTEXT,
+  mainDockerfile,
+  nestedDocker,
+  sidecarDockerfile,
+  sidecarStartScript,
+} from './containers';
 import { renderInstruction } from './instruction';
 
 export interface RenderInput {
@@ -56,6 +64,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
           },
         }
       : {}),
+    ...(c.gateway ? { gateway: { ...c.gateway, candidate_base_url: c.gateway.candidate_base_url ?? candidateGatewayUrl(c) } } : {}),
     host: '0.0.0.0',
     port: 8000,
   });

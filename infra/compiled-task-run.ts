@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { gatewayLaunch } from './gateway-launch';
 import { PROJECT_ROOT } from './temporal-cli';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
@@ -81,6 +82,9 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
     '-q',
     ...agentArgv(run.agent),
   ];
+  // A task with an inference gateway is started as `vero run` does: a producer token for the optimizer.
+  const gateway = gatewayLaunch(run.taskDir);
+  if (gateway) argv.push(...gateway.harborArgs);
   // harbor writes to the log file itself (a real descriptor, not a pipe through this process).
   const log = fs.openSync(logFile, 'w');
   let exitCode: number;
@@ -88,6 +92,7 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
     const env = {
       ...process.env,
       ...run.env,
+      ...gateway?.env,
       ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
     };
     const child = spawn(run.harbor, argv, { stdio: ['ignore', log, log], env });

@@ -44,7 +44,8 @@ export type ScopePolicy = z.infer<typeof ScopePolicy>;
 const NO_ACCESS: ScopePolicy = { models: [], aliases: {}, max_concurrency: 8 };
 
 export const GatewaySpec = z.strictObject({
-  port: z.number().int().min(1).max(65535).default(8001),
+  /** 0 = any free port (tests). */
+  port: z.number().int().min(0).max(65535).default(8001),
   upstreams: z
     .strictObject({ openai: Upstream.optional(), anthropic: Upstream.optional() })
     .refine((u) => u.openai || u.anthropic, 'expected at least one of openai, anthropic'),
@@ -80,6 +81,10 @@ export type GatewaySpec = z.infer<typeof GatewaySpec>;
 
 /** The environment variable by which `vero run` hands the sidecar the producer token's digest (never the token). */
 export const PRODUCER_TOKEN_DIGEST_ENV = 'VERO_GATEWAY_PRODUCER_TOKEN_SHA256';
+
+/** The upstream keys' variable names: what only the gateway's container may hold. */
+export const upstreamKeyEnvs = (g: GatewaySpec | undefined): string[] =>
+  g ? Object.values(g.upstreams).flatMap((u) => (u ? [u.key_env] : [])) : [];
 
 /** Where each endpoint goes. Nothing else is forwarded: the upstream path is this table's, never the client's. */
 export const ENDPOINTS = {

@@ -34,9 +34,22 @@ TRUST_PROBES = {
     "finalize_without_token": "vero finalize --token-file /dev/null --output /tmp/reward.json",
     "finalize_with_forged_token": "echo forged > /tmp/t && vero finalize --token-file /tmp/t --output /tmp/reward.json",
     "evaluate_hidden_split": "vero eval --split test",
-    "secret_in_environment": "env | grep -E '^(VERO_PROBE_SECRET|ANTHROPIC_API_KEY|OPENAI_API_KEY|MODAL_TOKEN_ID)='",
+    # A declared secret or a model key with a value (the gateway's producer token is the one key main may hold).
+    "secret_in_environment": "env | grep -E '^(VERO_PROBE_SECRET|ANTHROPIC_API_KEY|OPENAI_API_KEY|MODAL_TOKEN_ID|VERO_TEST_UPSTREAM_KEY)=.' | grep -v '=vero-producer-'",
     "reach_a_docker_engine": "ls -l /var/run/docker.sock || docker info",
 }
+
+
+# Exits 0 without output when there is no gateway; otherwise prints {"status", "body"} of one chat completion.
+MODEL_CALL = """node -e '
+const base = process.env.OPENAI_BASE_URL;
+if (!base) process.exit(0);
+fetch(base + "/chat/completions", {
+  method: "POST",
+  headers: { authorization: "Bearer " + process.env.OPENAI_API_KEY, "content-type": "application/json" },
+  body: JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: "How should I improve this agent?" }] }),
+}).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.text() })), (e) => { console.error(String(e)); process.exit(1); });
+'"""
 
 
 class ExampleOptimizer(BaseAgent):
@@ -75,6 +88,11 @@ class ExampleOptimizer(BaseAgent):
 
             # 1. Look at the task: splits, access and budget.
             await self._sh(environment, "vero budget", log)
+            # With an inference gateway (`vero run` gave this agent OPENAI_BASE_URL and a producer token), the
+            # optimizer's own model calls go through it: one call, its answer kept in the logs.
+            code, out = await self._sh(environment, MODEL_CALL, log)
+            if code == 0 and out.strip():
+                (self.logs_dir / "model-call.json").write_text(out)
             # 2. Edit the agent and commit: one candidate.
             await environment.upload_file(PATCH, "/tmp/improvement.patch")
             code, _ = await self._sh(

@@ -2,6 +2,7 @@
  * A faithful stand-in for `harbor` 0.22 (see ../README.md). Simulates trials instead of running containers;
  * everything Harbor writes to disk, its flags, exit codes, retry and resume rules are reproduced.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -34,6 +35,12 @@ function logInvocation(event: 'start' | 'end', extra: Record<string, unknown>): 
     cwd: process.cwd(),
     // Names only (never values): which variables the harbor process was given.
     env_names: Object.keys(process.env).sort(),
+    // Which key a model client would use, as a digest (never the value): tests tell a gateway token from a key.
+    api_key_digests: Object.fromEntries(
+      Object.entries(process.env)
+        .filter(([k, v]) => k.endsWith('_API_KEY') && v)
+        .map(([k, v]) => [k, createHash('sha256').update(v!).digest('hex').slice(0, 16)]),
+    ),
     job_dir: jobDirForLog,
     time: new Date().toISOString(),
     ...extra,

@@ -3,11 +3,11 @@
  * whoever starts the task (`vero run`), which hands the sidecar its digest only; evaluation tokens are minted per
  * evaluation and revoked when it ends; the finalization token is the sidecar's own.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { writeJsonDurable } from '../../infra/atomic-file';
 import { GATEWAY_SCOPES, type GatewayScope } from '../../model/gateway-policy';
+import { digestOf, newToken } from '../../model/gateway-token';
 
 const TokenRow = z.strictObject({
   id: z.string().min(1),
@@ -18,10 +18,7 @@ const TokenRow = z.strictObject({
 const TokenFile = z.strictObject({ schema_version: z.literal(1), tokens: z.array(TokenRow) });
 type TokenRow = z.infer<typeof TokenRow>;
 
-export const digestOf = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
-
-/** A new random token; its prefix names the scope (for whoever reads a log), never grants it. */
-export const newToken = (scope: GatewayScope): string => `vero-${scope}-${randomBytes(32).toString('base64url')}`;
+export { digestOf, newToken };
 
 export class TokenStore {
   private constructor(

@@ -1,5 +1,6 @@
 /** The compiler: structure, every file parsed back, escaping, determinism, and each review rule as a failure test. */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -549,4 +550,58 @@ test('vero build --address: the compiler runs as the buildTask workflow on a wor
   } finally {
     delete process.env.VERO_TEST_SECRET_A;
   }
+});
+
+describe('a task with an inference gateway', () => {
+  const gateway = {
+    upstreams: { anthropic: { base_url: 'https://api.anthropic.com', key_env: 'VERO_TEST_ANTHROPIC_KEY' } },
+    scopes: {
+      producer: { models: ['claude-x'], max_output_tokens: 100000 },
+      evaluation: { models: ['claude-x'], aliases: { fast: 'claude-x' } },
+    },
+  };
+
+  test('the sidecar alone gets the key; main has every declared name blanked and the gateway URL; vero run supplies the producer token', async () => {
+    const out = path.join(tempDir(), 'task');
+    const r = await buildTaskDir(writeConfig(modeB({ gateway })), out, { skipSecretCheck: true });
+    expect(r.gateway).toBe(true);
+    const compose = parseYaml(fs.readFileSync(path.join(out, 'environment/docker-compose.yaml'), 'utf8')) as {
+      services: Record<string, { environment: Record<string, string> }>;
+    };
+    const main = compose.services.main!.environment;
+    expect(main).toMatchObject({ VERO_TEST_ANTHROPIC_KEY: '', VERO_TEST_SECRET_A: '', VERO_GATEWAY_URL: 'http://eval-sidecar:8001' });
+    const sidecar = compose.services['eval-sidecar']!.environment;
+    expect(sidecar.VERO_TEST_ANTHROPIC_KEY).toMatch(/^\$\{VERO_TEST_ANTHROPIC_KEY:\?/);
+    expect(sidecar.VERO_GATEWAY_PRODUCER_TOKEN_SHA256).toMatch(/^\$\{VERO_GATEWAY_PRODUCER_TOKEN_SHA256:\?start this task with `vero run`/);
+    const serve = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
+    // Nested docker: the candidates' containers reach the gateway at the nested bridge's fixed address.
+    expect(serve.gateway).toMatchObject({ port: 8001, candidate_base_url: 'http://10.213.0.1:8001' });
+    expect(fs.readFileSync(path.join(out, 'environment/sidecar/start.sh'), 'utf8')).toContain('--bip 10.213.0.1/24');
+    expect(JSON.stringify(serve)).not.toMatch(/sk-|"key":/);
+
+    // vero run --print: the digest for the sidecar, the token for the optimizer's agent, the user's args after.
+    const printed = await runVero(['run', out, '--print', '--', '-a', 'oracle', '-e', 'docker']);
+    expect(printed.code).toBe(0);
+    const [exportLine, command] = printed.stdout.trim().split('\n');
+    const digest = /^export VERO_GATEWAY_PRODUCER_TOKEN_SHA256=([0-9a-f]{64})$/.exec(exportLine!)?.[1];
+    expect(digest).toBeDefined();
+    const token = /ANTHROPIC_API_KEY=(vero-producer-[A-Za-z0-9_-]+)/.exec(command!)?.[1];
+    expect(createHash('sha256').update(token!).digest('hex')).toBe(digest);
+    expect(command).toContain('--ae ANTHROPIC_BASE_URL=http://eval-sidecar:8001');
+    expect(command).toMatch(/-a oracle -e docker$/);
+    expect(command).not.toContain('OPENAI'); // no openai upstream, no openai variables
+  });
+
+  test('a gateway key listed in secrets, port 8000 and a bad upstream are refused, all at once', async () => {
+    const msg = await buildError(
+      modeB({
+        secrets: ['VERO_TEST_ANTHROPIC_KEY'],
+        gateway: { ...gateway, port: 8000, upstreams: { ...gateway.upstreams, openai: { base_url: 'ftp://x', key_env: 'K' } } },
+      }),
+    );
+    expect(msg).toContain('gateway.upstreams.openai.base_url');
+    const msg2 = await buildError(modeB({ secrets: ['VERO_TEST_ANTHROPIC_KEY'], gateway: { ...gateway, port: 8000 } }));
+    expect(msg2).toContain("secrets: VERO_TEST_ANTHROPIC_KEY is the gateway's upstream key");
+    expect(msg2).toContain('gateway.port: 8000 is the eval sidecar API');
+  });
 });

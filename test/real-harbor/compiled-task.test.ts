@@ -11,6 +11,7 @@ import { buildTaskDir } from '../../compiler/compile';
 import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../../infra/compiled-task-run';
 import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
 import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
 const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
 const unavailable =
@@ -22,14 +23,29 @@ const realDescribe = unavailable ? describe.skip : describe;
 jest.setTimeout(20 * 60_000);
 
 const SECRET = 'sk-vero-probe-secret-value';
+/** Mode A's model key, held by its inference gateway (a fake upstream on this host stands in for the provider). */
+const UPSTREAM_KEY = 'sk-vero-upstream-key-for-the-gateway-only';
 
-/** The examples as shipped, next to a fresh example agent repo; Mode B also declares a secret to probe for. */
-function examples(): string {
+/**
+ * The examples as shipped, next to a fresh example agent repo; Mode B also declares a secret to probe for, and
+ * Mode A gets an inference gateway in front of the fake upstream at `upstreamPort` on the Docker host.
+ */
+function examples(upstreamPort: number): string {
   const dir = tempDir('vero-compiled-');
   fs.cpSync(path.join(ROOT, 'examples'), dir, { recursive: true, filter: (s) => !s.includes(`${path.sep}agent-repo`) });
   agentRepo(dir);
   const b = path.join(dir, 'mode-b', 'build.yaml');
   fs.writeFileSync(b, fs.readFileSync(b, 'utf8').replace(/^secrets: \[\].*$/m, 'secrets: [VERO_PROBE_SECRET]'));
+  const a = path.join(dir, 'mode-a', 'build.yaml');
+  fs.appendFileSync(
+    a,
+    [
+      'gateway:',
+      `  upstreams: { openai: { base_url: "http://host.docker.internal:${upstreamPort}", key_env: VERO_TEST_UPSTREAM_KEY } }`,
+      '  scopes: { producer: { models: [gpt-test], max_requests: 5 }, evaluation: { models: [gpt-test] } }',
+      '',
+    ].join('\n'),
+  );
   return dir;
 }
 
@@ -64,18 +80,25 @@ function probes(o: CompiledTaskOutcome): Record<string, { exit: number; leaked: 
 
 realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
   const before = unavailable ? [] : dockerObjects();
-  const dir = unavailable ? '' : examples();
+  let dir = '';
+  let upstream: FakeUpstream;
   const harbor = unavailable ? '' : harborBin();
-  afterAll(() => {
+  beforeAll(async () => {
+    upstream = await startFakeUpstream('0.0.0.0');
+    dir = examples(Number(new URL(upstream.url).port));
+  });
+  afterAll(async () => {
+    await upstream.close();
     // Harbor removes the trial's containers, networks, volumes and built images; nothing else is left.
     if (!unavailable) expect(dockerObjects()).toEqual(before);
   });
 
   describe.each(CASES)('$mode', ({ mode, key, baseline, optimized }) => {
     let taskDir = '';
-    const jobsDir = path.join(dir, 'jobs', mode);
-    const env = { VERO_PROBE_SECRET: SECRET };
+    let jobsDir = '';
+    const env = { VERO_PROBE_SECRET: SECRET, VERO_TEST_UPSTREAM_KEY: UPSTREAM_KEY };
     beforeAll(async () => {
+      jobsDir = path.join(dir, 'jobs', mode);
       taskDir = path.join(dir, 'tasks', mode);
       const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), taskDir, { skipSecretCheck: true });
       expect(r.warnings).toEqual([]);
@@ -120,9 +143,22 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
       const p = probes(o);
       expect(Object.keys(p).length).toBeGreaterThanOrEqual(8);
       expect(Object.entries(p).filter(([, v]) => v.leaked)).toEqual([]);
-      // No file of the trial (agent logs, verifier output, session) holds the secret's value.
+      // No file of the trial (agent logs, verifier output, session) holds the secret's or the model key's value.
       const files = fs.readdirSync(o.trialDir!, { recursive: true, encoding: 'utf8' }).map((f) => path.join(o.trialDir!, f));
-      for (const f of files) if (fs.statSync(f).isFile()) expect(fs.readFileSync(f, 'utf8')).not.toContain(SECRET);
+      for (const f of files)
+        if (fs.statSync(f).isFile()) {
+          expect(fs.readFileSync(f, 'utf8')).not.toContain(SECRET);
+          expect(fs.readFileSync(f, 'utf8')).not.toContain(UPSTREAM_KEY);
+        }
+      if (mode === 'mode-a') {
+        // The optimizer's model call went through the task's gateway: the upstream saw the key, main only a token.
+        const call = JSON.parse(fs.readFileSync(path.join(o.agentLogs, 'model-call.json'), 'utf8')) as { status: number; body: string };
+        expect(call.status).toBe(200);
+        expect(JSON.parse(call.body)).toMatchObject({ choices: [{ message: { content: 'Hello world' } }] });
+        const fromThisRun = upstream.seen.filter((r) => r.headers.authorization === `Bearer ${UPSTREAM_KEY}`);
+        expect(fromThisRun.length).toBeGreaterThanOrEqual(1);
+        expect(upstream.seen.every((r) => r.headers.authorization === `Bearer ${UPSTREAM_KEY}`)).toBe(true);
+      }
     });
 
     if (mode === 'mode-a')

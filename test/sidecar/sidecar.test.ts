@@ -1,179 +1,15 @@
 /**
  * The eval sidecar as a real process: real HTTP, the test Temporal server, the Harbor stand-in, real git repos.
  */
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stringify } from 'yaml';
-import { buildTaskDir } from '../../compiler/compile';
-import { ServeConfig } from '../../model/serve-config';
-import { agentRepo, DATASET, ROOT, STANDIN, tempDir } from '../helpers/fixtures';
+import { STANDIN } from '../helpers/fixtures';
 import { address, uniqueQueue } from '../helpers/temporal';
 import { until } from '../helpers/process';
+import { cli, commitImprovement, git, listFiles, modeASetup, post, setup, startSidecar, VERO } from '../helpers/sidecar';
 
 jest.setTimeout(180_000);
-const VERO = path.join(ROOT, 'bin', 'vero');
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-C', cwd, '-c', 'user.name=opt', '-c', 'user.email=opt@x', '-c', 'commit.gpgsign=false', ...args], {
-    encoding: 'utf8',
-  }).trim();
-
-interface Sidecar {
-  url: string;
-  proc: ChildProcess;
-  log: () => string;
-  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
-}
-
-interface Setup {
-  dir: string;
-  serveFile: string;
-  cfg: ServeConfig;
-  work: string;
-  queue: string;
-}
-
-/** Compiles the mode B example, then points its serve config at host paths (the container paths of a real task). */
-async function setup(
-  over: {
-    budgets?: unknown[];
-    scenario?: unknown;
-    timeScale?: string;
-    reward_mode?: string;
-    submit_enabled?: boolean;
-    read_only_paths?: string[];
-    harbor?: Record<string, unknown>;
-    secrets?: string[];
-  } = {},
-): Promise<Setup> {
-  const dir = tempDir('vero-sidecar-');
-  const repo = agentRepo(dir);
-  const build = path.join(dir, 'build.yaml');
-  fs.writeFileSync(
-    build,
-    stringify({
-      name: 'test/opt',
-      agent_repo: repo,
-      mode: 'B',
-      inner_task: DATASET,
-      harbor: { command: [STANDIN], agent: 'agent:SkillAgent', ...over.harbor },
-      partition: {
-        train: ['hello-world', 'count-words', 'reverse-string'],
-        validation: ['sum-numbers', 'fix-csv-parser'],
-        test: ['add-cli-flag'],
-      },
-      splits: [
-        { split: 'train', access: 'viewable' },
-        { split: 'validation', access: 'non_viewable' },
-        { split: 'test', access: 'no_access' },
-      ],
-      budgets: over.budgets ?? [
-        { split: 'train', total_run_budget: 5 },
-        { split: 'validation', total_run_budget: 3 },
-      ],
-      selection_split: 'validation',
-      targets: [{ split: 'test', reward_key: 'reward' }],
-      reward_mode: over.reward_mode ?? 'auto_best',
-      submit_enabled: over.submit_enabled ?? false,
-      read_only_paths: over.read_only_paths ?? [],
-      secrets: over.secrets ?? [],
-    }),
-  );
-  const task = path.join(dir, 'task');
-  await buildTaskDir(build, task, { skipSecretCheck: true });
-  const work = path.join(dir, 'workspace-agent');
-  fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
-  const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
-  const env: Record<string, string> = {
-    HARBOR_STANDIN_TIME_SCALE: over.timeScale ?? '0',
-    HARBOR_STANDIN_LOG: path.join(dir, 'harbor.jsonl'),
-  };
-  if (over.scenario) env.HARBOR_STANDIN_SCENARIO = JSON.stringify(over.scenario);
-  const hostCfg: ServeConfig = {
-    ...cfg,
-    repo_path: path.join(task, 'environment', 'agent-baseline'),
-    agent_repo_path: work,
-    paths: {
-      home: path.join(dir, 'home'),
-      agent_volume: path.join(dir, 'agent-results'),
-      admin_volume: path.join(dir, 'admin'),
-      token_path: path.join(dir, 'token', 'admin.token'),
-    },
-    mode_b: { ...cfg.mode_b!, task_source: { path: DATASET }, harbor: { ...cfg.mode_b!.harbor, env } },
-    harness_user: 'vero-no-such-user',
-    heartbeat_timeout_sec: 5,
-    port: 0,
-    host: '127.0.0.1',
-  };
-  const serveFile = path.join(dir, 'serve.json');
-  fs.writeFileSync(serveFile, JSON.stringify(hostCfg, null, 2));
-  return { dir, serveFile, cfg: hostCfg, work, queue: uniqueQueue('sidecar') };
-}
-
-async function startSidecar(s: Setup, env: Record<string, string> = {}): Promise<Sidecar> {
-  const proc = spawn(VERO, ['serve', '--config', s.serveFile, '--address', address(), '--task-queue', s.queue], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-  for (let i = 0; i < 300 && !/listening on \d+/.test(stdout); i++) {
-    if (proc.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const port = /listening on (\d+)/.exec(stdout)?.[1];
-  if (!port) throw new Error(`sidecar did not start: ${stderr}`);
-  return {
-    url: `http://127.0.0.1:${port}`,
-    proc,
-    log: () => stdout + stderr,
-    stop: async (signal = 'SIGTERM') => {
-      proc.kill(signal);
-      return exited;
-    },
-  };
-}
-
-function cli(args: string[], url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(VERO, args, { env: { ...process.env, VERO_EVAL_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function post(
-  url: string,
-  route: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const r = await fetch(`${url}${route}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
-}
-
-/** The optimizer's move: make the candidate solve everything, and commit. */
-function commitImprovement(work: string, solves: string[] = ['*']): string {
-  fs.writeFileSync(path.join(work, 'harbor-standin-agent.json'), JSON.stringify({ solves }));
-  git(work, 'add', '-A');
-  git(work, 'commit', '-q', '-m', 'solve everything');
-  return git(work, 'rev-parse', 'HEAD');
-}
-
-function listFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
-}
 
 test('the optimizer loop: commit → eval → budget → finalize → reward.json; tiers shape what the agent sees', async () => {
   const s = await setup();
@@ -528,46 +364,6 @@ test('untrusted code: the nested harness gets only declared secrets; a non-root 
     await side.stop();
   }
 });
-
-/** The compiled Mode A example, pointed at host paths. */
-async function modeASetup(): Promise<{ dir: string; serveFile: string; hostCfg: ServeConfig; work: string }> {
-  const dir = tempDir('vero-mode-a-');
-  fs.cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), {
-    recursive: true,
-    filter: (p) => !p.includes(`${path.sep}agent-repo`),
-  });
-  agentRepo(path.join(dir, 'examples'));
-  // These tests start from the example's improved commit (it answers + and *); the example itself starts the
-  // optimizer from the baseline.
-  const build = path.join(dir, 'examples', 'mode-a', 'build.yaml');
-  fs.writeFileSync(build, fs.readFileSync(build, 'utf8').replace(/^agent_ref: baseline\b/m, 'agent_ref: improved'));
-  const task = path.join(dir, 'task');
-  await buildTaskDir(build, task, { skipSecretCheck: true });
-  const work = path.join(dir, 'workspace-agent');
-  fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
-  const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
-  const serveFile = path.join(dir, 'serve.json');
-  const hostCfg: ServeConfig = {
-    ...cfg,
-    repo_path: path.join(task, 'environment', 'agent-baseline'),
-    agent_repo_path: work,
-    paths: {
-      home: path.join(dir, 'home'),
-      agent_volume: path.join(dir, 'agent-results'),
-      admin_volume: path.join(dir, 'admin'),
-      token_path: path.join(dir, 'token', 'admin.token'),
-    },
-    mode_a: {
-      ...cfg.mode_a!,
-      dataset_dir: path.join(task, 'environment/sidecar/dataset'),
-      scorer: { ...cfg.mode_a!.scorer, cwd: path.join(task, 'environment/sidecar/scorer') },
-    },
-    port: 0,
-    host: '127.0.0.1',
-  };
-  fs.writeFileSync(serveFile, JSON.stringify(hostCfg));
-  return { dir, serveFile, hostCfg, work };
-}
 
 test('mode A: untrusted inference in the candidate worktree, scored by the trusted scorer; labels never reach the agent', async () => {
   const { dir, serveFile, hostCfg, work } = await modeASetup();
