@@ -15,6 +15,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
+  [['compare'], () => (require('./compare-command') as typeof import('./compare-command')).registerCompareCommand],
   [
     ['serve', 'eval', 'budget', 'submit', 'finalize'],
     () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,

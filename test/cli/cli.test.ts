@@ -271,6 +271,26 @@ test('status, results, list and best read evaluations back; cancel stops a runni
       'not separable from the runner-up baseline (0.500) at 95%',
     );
 
+    // compare: by candidate under the config, and by evaluation id; 1 flip on 2 tasks is not resolved.
+    const cmp = await runVero(['compare', 'baseline', 'improved', '-c', f.configFile, '--json']);
+    expect(cmp.code).toBe(0);
+    expect(JSON.parse(cmp.stdout)).toMatchObject({
+      a: { evalId: ids.baseline },
+      b: { evalId: ids.improved },
+      n: 2,
+      meanDelta: 0.5,
+      flippedToPass: ['reverse-string'],
+      flippedToFail: [],
+      mcnemar: { aOnly: 0, bOnly: 1, pValue: 1 },
+      verdict: 'not resolved',
+    });
+    const cmpText = await runVero(['compare', ids.baseline!, ids.improved!, ...conn]);
+    expect(cmpText.stdout).toMatch(/reverse-string\s+0\.000\s+1\.000\s+\+1\.000/);
+    expect(cmpText.stdout).toContain('verdict   not resolved at this sample size: mean delta +0.500 over 2 shared task(s)');
+    const noSuch = await runVero(['compare', 'eval-nope', ids.improved!, ...conn]);
+    expect(noSuch.code).toBe(2);
+    expect(noSuch.stderr).toContain('A: no evaluation "eval-nope" on this server');
+
     // A hanging evaluation, cancelled from the CLI.
     const h = evalFixture({
       taskQueue: q,

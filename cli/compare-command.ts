@@ -1,0 +1,109 @@
+/** `vero compare A B`: is candidate B better than A, on the tasks both evaluated (model/paired-comparison.ts). */
+import type { Client } from '@temporalio/client';
+import { Command } from 'commander';
+import { connect, prepareEvalInput, withTasks } from '../client/eval-client';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import { ConfigError, ExitCode } from '../model/errors';
+import type { CandidateResult } from '../model/eval-types';
+import { comparePaired } from '../model/paired-comparison';
+import { table } from './format';
+import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
+
+const print = (s: string): void => void process.stdout.write(`${s}\n`);
+
+interface CompareFlags extends ConnectionFlags {
+  json?: boolean;
+  resamples?: number;
+  seed: string;
+  passThreshold: string;
+}
+
+/** An evaluation id as it is, or (with a vero.yaml) a candidate ref: the evaluation of that commit under that config. */
+async function resultOf(client: Client, ref: string, which: 'A' | 'B', config: string | null): Promise<CandidateResult> {
+  let id = ref;
+  const exists = await client.workflow
+    .getHandle(ref)
+    .describe()
+    .then(
+      () => true,
+      () => false,
+    );
+  if (!exists) {
+    if (!config)
+      throw new ConfigError(`${which}: no evaluation "${ref}" on this server (give an evaluation id, or a candidate with -c vero.yaml)`);
+    id = (await prepareEvalInput(loadEvalConfig(config), ref)).evalId;
+  }
+  const d = await client.workflow
+    .getHandle(id)
+    .describe()
+    .catch(() => null);
+  if (!d)
+    throw new ConfigError(`${which}: candidate "${ref}" has no evaluation under ${config} (expected ${id}; start it with vero start-eval)`);
+  if (d.status.name !== 'COMPLETED')
+    throw new ConfigError(`${which}: evaluation ${id} is ${d.status.name.toLowerCase()}; compare needs completed evaluations`);
+  return withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
+}
+
+/** Per-task scores as the evaluation's score counts them (an error is 0). */
+const scoresOf = (r: CandidateResult) => new Map((r.tasks ?? []).map((t) => [t.task, t.status === 'scored' ? (t.score ?? 0) : 0]));
+
+export function registerCompareCommand(program: Command): void {
+  withConnection(
+    program
+      .command('compare <A> <B>')
+      .description('is B better than A? paired comparison on the tasks both evaluated: deltas, a bootstrap interval, McNemar, a verdict')
+      .option('--json', 'machine-readable output')
+      .option('--resamples <n>', 'bootstrap resamples (default 10000)', parseIntFlag('--resamples'))
+      .option('--seed <s>', 'bootstrap seed (the same inputs and seed give the same interval)', 'vero-compare')
+      .option('--pass-threshold <x>', 'a task passes at this score or above (for McNemar and the flips)', '1')
+      .addHelpText(
+        'after',
+        `
+A and B are evaluation ids (vero list), or candidates (a tag, a sha) with -c vero.yaml: the evaluation of that
+commit under that config. Exit codes: 0 compared (whatever the verdict); 2 bad input (unknown or unfinished
+evaluation); 3 no server.`,
+      ),
+  ).action(async (refA: string, refB: string, o: CompareFlags) => {
+    const threshold = Number(o.passThreshold);
+    if (!Number.isFinite(threshold)) throw new ConfigError(`--pass-threshold: expected a number, got "${o.passThreshold}"`);
+    const conn = connectionSettings(o);
+    const client = await connect(conn.address, conn.namespace);
+    try {
+      const config = configPath(o);
+      const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];
+      const c = comparePaired(scoresOf(a), scoresOf(b), {
+        seed: o.seed,
+        passThreshold: threshold,
+        ...(o.resamples ? { resamples: o.resamples } : {}),
+      });
+      if (a.configDigest !== b.configDigest)
+        process.stderr.write('warning: A and B were evaluated under different configs (tasks, harbor settings or scoring)\n');
+      const out = {
+        a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
+        b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
+        ...c,
+      };
+      if (o.json) return print(JSON.stringify(out, null, 2));
+      const changed = c.deltas.filter((d) => d.delta !== 0);
+      print(`A ${a.candidateRef} (${a.evalId})\nB ${b.candidateRef} (${b.evalId})\n`);
+      if (changed.length)
+        print(
+          `${table(
+            ['task', 'A', 'B', 'delta'],
+            changed.map((d) => [d.task, d.a.toFixed(3), d.b.toFixed(3), `${d.delta > 0 ? '+' : ''}${d.delta.toFixed(3)}`]),
+          )}\n`,
+        );
+      print(
+        [
+          `shared    ${c.n} task(s) (${c.n - changed.length} unchanged)${c.onlyInA.length || c.onlyInB.length ? `; not compared: ${c.onlyInA.length} only in A, ${c.onlyInB.length} only in B` : ''}`,
+          `mean      A ${c.meanA.toFixed(3)}  B ${c.meanB.toFixed(3)}  delta ${c.meanDelta >= 0 ? '+' : ''}${c.meanDelta.toFixed(3)}${c.ci95 ? `  95% CI [${c.ci95[0].toFixed(3)}, ${c.ci95[1].toFixed(3)}] (paired bootstrap, ${c.bootstrap.resamples} resamples, seed ${c.bootstrap.seed})` : ''}`,
+          `flips     ${c.flippedToPass.length} to pass, ${c.flippedToFail.length} to fail (pass = score ≥ ${threshold}); exact McNemar p = ${c.mcnemar.pValue.toPrecision(3)}`,
+          `verdict   ${c.summary}`,
+        ].join('\n'),
+      );
+    } finally {
+      await client.connection.close();
+    }
+    process.exitCode = ExitCode.ok;
+  });
+}

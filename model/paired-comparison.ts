@@ -1,0 +1,118 @@
+/**
+ * Is candidate B better than A? A paired comparison over the tasks both evaluated: per-task deltas, the mean
+ * delta with a paired bootstrap 95% interval (fixed seed: the same inputs give the same interval), an exact
+ * McNemar test on pass/fail, the tasks that flipped each way, and a verdict that says when the sample is too
+ * small — with about how many more tasks would resolve a delta of this size.
+ */
+import { jStat } from 'jstat';
+import seedrandom from 'seedrandom';
+
+export interface TaskScorePair {
+  task: string;
+  /** A task's score (errors counted as 0, as the evaluation's score counts them). */
+  a: number;
+  b: number;
+}
+
+export interface PairedComparison {
+  /** Tasks both evaluations scored, in task order. */
+  n: number;
+  deltas: (TaskScorePair & { delta: number })[];
+  onlyInA: string[];
+  onlyInB: string[];
+  meanA: number;
+  meanB: number;
+  /** mean(b − a). */
+  meanDelta: number;
+  /** Paired bootstrap percentile interval of the mean delta; null with fewer than 2 shared tasks. */
+  ci95: [number, number] | null;
+  bootstrap: { resamples: number; seed: string };
+  /** Exact two-sided McNemar (binomial) test on the discordant pairs, pass = score ≥ passThreshold. */
+  mcnemar: { passThreshold: number; aOnly: number; bOnly: number; pValue: number };
+  /** Tasks B passes and A fails, and the other way. */
+  flippedToPass: string[];
+  flippedToFail: string[];
+  verdict: 'B better' | 'A better' | 'not resolved';
+  /** Shared tasks needed for a delta of this size to be resolved at 95% (normal approximation); null if 0. */
+  tasksToResolve: number | null;
+  /** One line a person can act on. */
+  summary: string;
+}
+
+export interface CompareOptions {
+  resamples?: number;
+  seed?: string;
+  passThreshold?: number;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+
+/** Percentile interval of the mean of `xs` over resamples with replacement, from a seeded generator. */
+export function bootstrapMeanCi(xs: number[], resamples: number, seed: string): [number, number] {
+  const rng = seedrandom(seed);
+  const n = xs.length;
+  const means = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += xs[Math.floor(rng() * n)]!;
+    means[r] = sum / n;
+  }
+  means.sort();
+  const at = (q: number) => means[Math.min(resamples - 1, Math.max(0, Math.round(q * (resamples - 1))))]!;
+  return [at(0.025), at(0.975)];
+}
+
+/** Exact two-sided McNemar p-value: the binomial test of the discordant pairs against 1/2. */
+export function mcnemarExact(aOnly: number, bOnly: number): number {
+  const n = aOnly + bOnly;
+  if (n === 0) return 1;
+  return Math.min(1, 2 * jStat.binomial.cdf(Math.min(aOnly, bOnly), n, 0.5));
+}
+
+export function comparePaired(a: Map<string, number>, b: Map<string, number>, opts: CompareOptions = {}): PairedComparison {
+  const resamples = opts.resamples ?? 10_000;
+  const seed = opts.seed ?? 'vero-compare';
+  const passThreshold = opts.passThreshold ?? 1;
+  const shared = [...a.keys()].filter((t) => b.has(t)).sort();
+  const deltas = shared.map((task) => ({ task, a: a.get(task)!, b: b.get(task)!, delta: b.get(task)! - a.get(task)! }));
+  const d = deltas.map((x) => x.delta);
+  const meanDelta = mean(d);
+  const ci95 = d.length >= 2 ? bootstrapMeanCi(d, resamples, seed) : null;
+  const pass = (s: number) => s >= passThreshold;
+  const flippedToPass = deltas.filter((x) => pass(x.b) && !pass(x.a)).map((x) => x.task);
+  const flippedToFail = deltas.filter((x) => pass(x.a) && !pass(x.b)).map((x) => x.task);
+  const pValue = mcnemarExact(flippedToFail.length, flippedToPass.length);
+  const verdict = ci95 && ci95[0] > 0 ? 'B better' : ci95 && ci95[1] < 0 ? 'A better' : 'not resolved';
+  const sd = d.length >= 2 ? jStat.stdev(d, true) : 0;
+  const tasksToResolve = meanDelta !== 0 && sd > 0 ? Math.ceil(((1.96 * sd) / Math.abs(meanDelta)) ** 2) : null;
+  const fmt = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
+  const interval = ci95 ? ` (95% CI ${fmt(ci95[0])} to ${fmt(ci95[1])})` : '';
+  let summary: string;
+  if (shared.length === 0) summary = 'not resolved: the two evaluations share no task';
+  else if (verdict !== 'not resolved') summary = `${verdict}: mean delta ${fmt(meanDelta)} over ${shared.length} shared task(s)${interval}`;
+  else if (meanDelta === 0 && flippedToPass.length === 0 && flippedToFail.length === 0)
+    summary = `not resolved: no difference on ${shared.length} shared task(s)`;
+  else
+    summary = `not resolved at this sample size: mean delta ${fmt(meanDelta)} over ${shared.length} shared task(s)${interval}${
+      tasksToResolve !== null && tasksToResolve > shared.length
+        ? ` — about ${tasksToResolve - shared.length} more task(s) would resolve a delta of this size`
+        : ''
+    }`;
+  return {
+    n: shared.length,
+    deltas,
+    onlyInA: [...a.keys()].filter((t) => !b.has(t)).sort(),
+    onlyInB: [...b.keys()].filter((t) => !a.has(t)).sort(),
+    meanA: mean(deltas.map((x) => x.a)),
+    meanB: mean(deltas.map((x) => x.b)),
+    meanDelta,
+    ci95,
+    bootstrap: { resamples, seed },
+    mcnemar: { passThreshold, aOnly: flippedToFail.length, bOnly: flippedToPass.length, pValue },
+    flippedToPass,
+    flippedToFail,
+    verdict,
+    tasksToResolve,
+    summary,
+  };
+}
