@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
 import { CandidateResult, ChunkSummary, countedTaskScores, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../model/eval-types';
-import { scoreUncertainty } from '../model/uncertainty';
+import { attemptStats, scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
@@ -92,6 +92,7 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     score: tasks.length ? s.scoreSum / tasks.length : 0,
     scoreOfScored: s.nScored ? s.scoreSum / s.nScored : null,
     uncertainty: scoreUncertainty(countedTaskScores(tasks)),
+    attempts: attemptStats(tasks.map((t) => (t.status === 'scored' ? (t.trialRewards ?? null) : []))),
     errorsCountedAsZero: true,
     nTasks: tasks.length,
     nScored: s.nScored,

@@ -461,6 +461,7 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
     jobDir,
     error: row.status === 'error' ? `${row.error}; ${how}` : null,
     usage: row.usage,
+    trialRewards: row.trialRewards,
     harborVersion: harborVersionOf(jobDir),
     notes,
   };

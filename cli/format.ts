@@ -63,6 +63,11 @@ export function resultSummary(r: CandidateResult): string {
         ]
       : []),
     `scored    ${r.nScored}/${r.nTasks}`,
+    ...(r.attempts
+      ? [
+          `attempts  pass@${r.attempts.k} ${fmtScore(r.attempts.passAtK)}, pass^${r.attempts.k} ${fmtScore(r.attempts.passHatK)} (a trial passes at reward ≥ 1), within-task sd ${fmtScore(r.attempts.withinTaskSd)}`,
+        ]
+      : []),
     ...(r.usage && (r.usage.costUsd !== null || r.usage.inputTokens !== null)
       ? [`cost      ${fmtCost(r.usage.costUsd) ?? '-'}${fmtTokens(r.usage) ? ` (${fmtTokens(r.usage)} tokens)` : ''}`]
       : []),

@@ -3,7 +3,7 @@
  * These modules are imported by workflow code, so they must stay deterministic (zod only, no I/O).
  */
 import { z } from 'zod';
-import type { ScoreUncertainty } from './uncertainty';
+import type { AttemptStats, ScoreUncertainty } from './uncertainty';
 import { HarborSection } from './harbor-config';
 import type { TaskStatus, Usage } from './trial-ranking';
 
@@ -76,6 +76,8 @@ export interface TaskResult {
   error: string | null;
   /** Cost and tokens of all the task's trials (absent in results recorded before it existed). */
   usage?: Usage;
+  /** Each rewarded trial's reward, in trial-name order (absent in results recorded before it existed). */
+  trialRewards?: number[];
   /** The Harbor version that ran the job (its lock.json). */
   harborVersion?: string | null;
   /** Things the user should know about how the row came to be (e.g. a job restarted in a fresh dir). */
@@ -122,6 +124,8 @@ export interface CandidateResult {
   scoreOfScored: number | null;
   /** The score's standard error and 95% interval over tasks (model/uncertainty.ts); absent in older results. */
   uncertainty?: ScoreUncertainty;
+  /** With k ≥ 2 trials per task: pass@k, pass^k and the within-task spread (model/uncertainty.ts). */
+  attempts?: AttemptStats | null;
   errorsCountedAsZero: true;
   nTasks: number;
   nScored: number;

@@ -80,6 +80,8 @@ export interface TaskScore {
   error: string | null;
   /** What the task's trials cost, summed over all of them (retries and attempts cost money too). */
   usage: Usage;
+  /** The reward of each trial that has one, in trial-name order (pass@k and the within-task spread use them). */
+  trialRewards: number[];
 }
 
 /** Cost and tokens as Harbor's trial results report them; null when no trial reported the figure. */
@@ -142,6 +144,10 @@ export function scoreTask(trials: LoadedTrial[], opts: { rewardKey?: string | nu
     nClean: ranked.filter((t) => isClean(t.result)).length,
     exceptions,
     usage: ranked.map((t) => usageOf(t.result)).reduce(addUsage, NO_USAGE),
+    trialRewards: [...scored]
+      .sort((a, b) => (a.result.trial_name < b.result.trial_name ? -1 : a.result.trial_name > b.result.trial_name ? 1 : 0))
+      .map((t) => extractReward(rewardsOf(t.result)!, opts.rewardKey))
+      .filter((r) => Number.isFinite(r)),
   };
   if (!best || scored.length === 0) {
     const why =

@@ -31,3 +31,59 @@ export function separable(a: ScoreUncertainty, b: ScoreUncertainty): boolean {
   if (!a.ci95 || !b.ci95) return false;
   return a.ci95[0] > b.ci95[1] || b.ci95[0] > a.ci95[1];
 }
+
+/**
+ * What k attempts per task say (Harbor's `n_attempts`): the unbiased estimators of pass@k (at least one of k
+ * attempts passes; Chen et al. 2021) and pass^k (all k pass; τ-bench), averaged over tasks, and the spread of a
+ * task's rewards across its attempts. A trial passes at reward ≥ 1. k is the fewest rewarded trials of any
+ * task that has trial rewards; a task that errored (no rewarded trial) counts as failing.
+ */
+export interface AttemptStats {
+  k: number;
+  passAtK: number;
+  passHatK: number;
+  /** Mean over tasks of the sample standard deviation of its trials' rewards. */
+  withinTaskSd: number;
+  /** Tasks the figures are over. */
+  nTasks: number;
+}
+
+/** C(n − c, k) / C(n, k) as a product, exact enough for any n a benchmark has. */
+function noneOfKPass(n: number, c: number, k: number): number {
+  if (n - c < k) return 0;
+  let p = 1;
+  for (let i = 0; i < k; i++) p *= (n - c - i) / (n - i);
+  return p;
+}
+
+export const passAtK = (n: number, c: number, k: number): number => 1 - noneOfKPass(n, c, k);
+
+/** C(c, k) / C(n, k). */
+export function passHatK(n: number, c: number, k: number): number {
+  if (c < k) return 0;
+  let p = 1;
+  for (let i = 0; i < k; i++) p *= (c - i) / (n - i);
+  return p;
+}
+
+/**
+ * Per task: its rewarded trials' rewards, [] for a task that errored, null when unknown (a result recorded
+ * before rewards were kept). Null unless some task has 2 or more trials.
+ */
+export function attemptStats(perTask: (number[] | null)[]): AttemptStats | null {
+  if (perTask.some((t) => t === null)) return null;
+  const tasks = perTask as number[][];
+  const withTrials = tasks.filter((t) => t.length > 0);
+  if (withTrials.length === 0) return null;
+  const k = Math.min(...withTrials.map((t) => t.length));
+  if (k < 2) return null;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const passes = (t: number[]) => t.filter((r) => r >= 1).length;
+  return {
+    k,
+    passAtK: mean(tasks.map((t) => (t.length ? passAtK(t.length, passes(t), k) : 0))),
+    passHatK: mean(tasks.map((t) => (t.length ? passHatK(t.length, passes(t), k) : 0))),
+    withinTaskSd: mean(withTrials.map((t) => jStat.stdev(t, true))),
+    nTasks: tasks.length,
+  };
+}

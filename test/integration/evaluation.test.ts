@@ -80,6 +80,9 @@ describe('candidate evaluation', () => {
       const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
       expect(r.nScored).toBe(2);
       expect(byTask(r)['hello-world']!.nTrials).toBe(3);
+      // Three rewarded attempts per task (the improved agent solves both): pass@3 = pass^3 = 1, no spread.
+      expect(byTask(r)['hello-world']!.trialRewards).toEqual([1, 1, 1]);
+      expect(r.attempts).toEqual({ k: 3, passAtK: 1, passHatK: 1, withinTaskSd: 0, nTasks: 2 });
     });
     const starts = invocations(f.invocationLog).filter((i) => i.event === 'start');
     expect(starts.map(taskOf).sort()).toEqual(['count-words', 'hello-world']);
