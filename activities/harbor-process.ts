@@ -2,8 +2,7 @@
  * How vero runs a harbor process: from a working directory vero owns (Harbor 0.25 loads `.env.local` from
  * its cwd, so the candidate's checkout must not be it), with the candidate's checkout on PYTHONPATH (so
  * `-a module:Class` imports the candidate's agent), stopped the way Harbor expects (SIGTERM to harbor alone, a grace
- * long enough for its Docker teardown), and with its failures told apart: a Docker engine that is down is
- * infrastructure (wait and retry), anything else before the job starts is configuration.
+ * long enough for its Docker teardown). What a launch's ending means is model/launch-decision.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -38,34 +37,6 @@ export function harborEnv(s: EvalSettings, worktree: string, jobDir: string): Re
 /** Whether trials run in local Docker (Harbor's default environment), so Docker state is ours to check and clean. */
 export function usesLocalDocker(s: EvalSettings): boolean {
   return s.harbor.environment === undefined || s.harbor.environment === 'docker';
-}
-
-const INFRA_MARKERS = [
-  /Docker daemon is not running/i,
-  /Cannot connect to the Docker daemon/i,
-  /error during connect/i,
-  /docker\.sock.*(connection refused|no such file)/i,
-];
-
-/** The disk is full (Python's OSError errno 28, Node's ENOSPC): the host's condition, not the config's. */
-const DISK_FULL = /No space left on device|ENOSPC|\[Errno 28\]/i;
-
-export type StartFailure = { kind: 'infrastructure' | 'disk-full' | 'config' | 'stale-job'; reason: string };
-
-/**
- * Why harbor stopped before running the job, from what it printed this time: a Docker engine that is down, a
- * full disk, a job dir it will not resume (changed task files or config), or a configuration error.
- */
-export function classifyStartFailure(output: string): StartFailure {
-  const lines = output.split('\n').map((l) => l.trim());
-  const pick = (re: RegExp) => lines.find((l) => re.test(l)) ?? '';
-  if (INFRA_MARKERS.some((re) => re.test(output))) return { kind: 'infrastructure', reason: pick(/docker/i) || 'Docker is unavailable' };
-  if (DISK_FULL.test(output)) return { kind: 'disk-full', reason: pick(DISK_FULL) || 'no space left on device' };
-  const stale = pick(/lock\.json that does not match|cannot be resumed with a different config/);
-  if (stale) return { kind: 'stale-job', reason: stale.replace(/^FileExistsError:\s*/, '') };
-  const last =
-    [...lines].reverse().find((l) => /Error|error|failed|No tasks|not found|Invalid/.test(l)) ?? lines.filter(Boolean).at(-1) ?? '';
-  return { kind: 'config', reason: last };
 }
 
 /** Whether the Docker engine harbor would use answers (same DOCKER_HOST etc. as the harbor process). */

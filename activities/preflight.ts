@@ -11,9 +11,12 @@ import { FailureType } from '../model/failures';
 import { jobNameFor, preflightArgv } from '../model/harbor-argv';
 import { runInGroup, tail } from '../infra/process-group';
 import { resolvedRegistryFile } from '../infra/task-source';
-import { classifyStartFailure, fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
+import { fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
+import { classifyStartFailure } from '../model/launch-decision';
 import { withHeartbeat } from './heartbeat';
-import { CandidateSource, isolationFor, onThisHost } from './run-task';
+import type { CandidateSource } from '../model/eval-types';
+import { isolationFor } from './harbor-isolation';
+import { onThisHost } from './run-task';
 import { runPaths } from '../model/paths';
 
 export interface PreflightInput {

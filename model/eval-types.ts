@@ -84,6 +84,23 @@ export interface TaskResult {
   notes?: string[];
 }
 
+/** What a worker needs to check a candidate out on its own host. */
+export interface CandidateSource {
+  agentRepo: string;
+  commit: string;
+  home: string;
+}
+
+/** The runTask activity's input: one task of one evaluation run. */
+export interface RunTaskInput {
+  runDir: string;
+  task: string;
+  worktree: string;
+  settings: EvalSettings;
+  /** Where the candidate comes from, so any worker can materialize `worktree` (absent in older histories). */
+  candidate?: CandidateSource;
+}
+
 export interface ChunkInput {
   chunkIndex: number;
   runDir: string;

@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { composeProjectPrefix } from '../../activities/docker-leftovers';
-import { classifyStartFailure, harborEnv } from '../../activities/harbor-process';
+import { harborEnv } from '../../activities/harbor-process';
+import { classifyStartFailure } from '../../model/launch-decision';
 import { collate, loadTrials } from '../../infra/collate';
 import { EvalConfigFile } from '../../model/eval-config';
 import { kwargItem, preflightArgv } from '../../model/harbor-argv';

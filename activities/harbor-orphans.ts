@@ -1,0 +1,115 @@
+/**
+ * A task's job dir across attempts: the pid file of its harbor, a previous attempt's harbor still running
+ * (an orphan to adopt), a job that harbor finished without its worker, the trials to re-run on resume, and the
+ * failures earlier attempts counted.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readTrialFile } from '../infra/collate';
+import { hostId } from '../infra/host-groups';
+import { groupAlive } from '../infra/process-group';
+import { harborJobFiles } from '../model/paths';
+import { rewardsOf } from '../model/trial-ranking';
+import { JOB_ENV } from './harbor-process';
+
+export interface PidFile {
+  pid: number;
+  host: string;
+  /** When that harbor started (ms since epoch): an adopted run keeps its original deadline. */
+  startedAt?: number;
+}
+
+/** What a runTask attempt carries to the next one in its heartbeat details (Temporal keeps the last). */
+export interface AttemptProgress {
+  attempt: number;
+  trialsWithResults: number;
+  /**
+   * Attempts that ended because Harbor produced no rewarded trial. Only these count against
+   * `task_attempts`; an attempt lost to a crash of our own worker does not.
+   */
+  harborFailures: number;
+}
+
+function processHasEnv(pid: number, key: string, value: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${key}=${value}`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A previous attempt's harbor that still runs on this host (its worker was SIGKILLed; detached groups
+ * survive), identified by its pid file and the job-dir marker in its environment. Adopting it, instead of
+ * stopping it and starting again, costs no repeated trial time; two harbor processes never share a job dir.
+ */
+export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
+  let prev: PidFile;
+  try {
+    prev = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidFile;
+  } catch {
+    return null;
+  }
+  if (prev.host !== hostId() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
+  return prev;
+}
+
+export function writePidFile(pidFile: string, pid: number, startedAt: number): void {
+  fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt } satisfies PidFile));
+}
+
+/** Whether harbor finished the job (the job-level result.json has its finished_at). */
+export function jobFinished(jobDir: string): boolean {
+  try {
+    return Boolean((JSON.parse(fs.readFileSync(harborJobFiles.result(jobDir), 'utf8')) as { finished_at?: unknown }).finished_at);
+  } catch {
+    return false;
+  }
+}
+
+/** Failures counted by earlier attempts: the last heartbeat's details, or this host's record of them. */
+export function previousHarborFailures(details: unknown, file: string): number {
+  const fromHeartbeat = (details as Partial<AttemptProgress> | undefined)?.harborFailures ?? 0;
+  let fromFile = 0;
+  try {
+    fromFile = Number(fs.readFileSync(file, 'utf8')) || 0;
+  } catch {
+    /* none recorded here */
+  }
+  return Math.max(fromHeartbeat, fromFile);
+}
+
+/**
+ * Before Harbor resumes the job: delete trials that are unreadable or failed without rewards (infrastructure
+ * errors), so they run again; keep every trial that has rewards. Trials without result.json are Harbor's to
+ * delete.
+ */
+export function pruneForResume(jobDir: string): string[] {
+  const removed: string[] = [];
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(jobDir, { withFileTypes: true });
+  } catch {
+    return removed;
+  }
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const file = harborJobFiles.trialResult(jobDir, e.name);
+    if (!fs.existsSync(file)) continue;
+    const r = readTrialFile(file, jobDir);
+    const keep = 'trial' in r && rewardsOf(r.trial.result) !== null;
+    if (!keep) {
+      fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
+      removed.push(e.name);
+    }
+  }
+  return removed;
+}
+
+export function countTrialResults(jobDir: string): number {
+  try {
+    return fs.readdirSync(jobDir).filter((d) => fs.existsSync(harborJobFiles.trialResult(jobDir, d))).length;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * One runTask attempt's context: the job's files, harbor's argv and environment, and the attempt's duties
+ * toward Temporal and the host (heartbeats, the host's record of its harbor group, Docker cleanup after a
+ * stop). The steps of runTask (run-task.ts, harbor-launch.ts) share it.
+ */
+import * as fs from 'node:fs';
+import { Context } from '@temporalio/activity';
+import type { Deployment } from '../infra/deployment';
+import { hostId, recordGroup } from '../infra/host-groups';
+import { tail } from '../infra/process-group';
+import { resolvedRegistryFile } from '../infra/task-source';
+import type { EvalSettings, RunTaskInput } from '../model/eval-types';
+import { harborArgv, jobNameFor } from '../model/harbor-argv';
+import { runPaths } from '../model/paths';
+import { removeJobLeftovers } from './docker-leftovers';
+import { countTrialResults, previousHarborFailures, type AttemptProgress } from './harbor-orphans';
+import { DEFAULT_STOP_GRACE_SEC, harborCwd, harborEnv, usesLocalDocker } from './harbor-process';
+
+export class TaskAttempt {
+  readonly ctx = Context.current();
+  readonly attempt = this.ctx.info.attempt;
+  readonly s: EvalSettings;
+  readonly paths: ReturnType<typeof runPaths>;
+  readonly jobName: string;
+  readonly jobDir: string;
+  readonly logFile: string;
+  readonly pidFile: string;
+  readonly failuresFile: string;
+  readonly graceMs: number;
+  readonly env: Record<string, string>;
+  /** Things the user should know about how the row came to be. */
+  readonly notes: string[] = [];
+  harborFailures: number;
+
+  constructor(
+    readonly input: RunTaskInput,
+    private readonly deployment?: Deployment,
+  ) {
+    this.s = input.settings;
+    this.paths = runPaths(input.runDir);
+    this.jobName = jobNameFor(input.task);
+    const job = this.paths.job(this.jobName);
+    this.jobDir = job.dir;
+    this.logFile = job.harborLog;
+    this.pidFile = job.pidFile;
+    this.failuresFile = job.failuresFile;
+    this.graceMs = (this.s.stopGraceSec ?? DEFAULT_STOP_GRACE_SEC) * 1000;
+    this.env = harborEnv(this.s, input.worktree, this.jobDir);
+    this.harborFailures = previousHarborFailures(this.ctx.info.heartbeatDetails, this.failuresFile);
+  }
+
+  get task(): string {
+    return this.input.task;
+  }
+
+  /** The dir harbor runs in (made when missing). */
+  cwd(): string {
+    return harborCwd(this.input.runDir);
+  }
+
+  argv(): string[] {
+    const s = this.s;
+    const source = s.source.registry_path
+      ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, this.input.runDir) }
+      : s.source;
+    return harborArgv({
+      harbor: s.harbor,
+      source,
+      task: this.task,
+      jobsDir: this.paths.jobsDir,
+      jobName: this.jobName,
+      worktree: this.input.worktree,
+    });
+  }
+
+  heartbeatEveryMs(): number {
+    return Math.max(200, Math.min(5_000, (this.s.heartbeatTimeoutSec * 1000) / 4));
+  }
+
+  beat = (): void => {
+    this.ctx.heartbeat({
+      attempt: this.attempt,
+      trialsWithResults: countTrialResults(this.jobDir),
+      harborFailures: this.harborFailures,
+    } satisfies AttemptProgress);
+  };
+
+  /**
+   * Not every abort is a cancel. The server timed this attempt out, or no longer knows it (heartbeats lost in
+   * a server outage longer than heartbeat_timeout: the attempt was retried meanwhile), or this worker is
+   * shutting down (Ctrl-C, SIGTERM): another attempt will run, so harbor is left running for it to adopt rather
+   * than its trials thrown away (if none does, the host's orphan reaper stops it). Only a real cancel, or the
+   * task timeout, stops it here.
+   */
+  leaveForNextAttempt = (): boolean => {
+    const d = this.ctx.cancellationDetails;
+    return d?.timedOut === true || d?.notFound === true || d?.workerShutdown === true;
+  };
+
+  abortWhy(): string {
+    const d = this.ctx.cancellationDetails;
+    return d?.workerShutdown
+      ? 'this worker is shutting down'
+      : d?.notFound
+        ? 'the server no longer knows this attempt'
+        : 'the server timed the attempt out';
+  }
+
+  /** The error this attempt ends with when it was aborted. */
+  aborted(fallback: string): unknown {
+    return this.ctx.cancellationSignal.reason ?? new Error(fallback);
+  }
+
+  /** This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts). */
+  record(pid: number, startedAt: number, ownerPid = process.pid): void {
+    recordGroup({
+      pid,
+      host: hostId(),
+      ownerPid,
+      namespace: this.ctx.info.workflowNamespace ?? 'default',
+      ...(this.deployment ? { deployment: this.deployment } : {}),
+      workflowId: this.ctx.info.workflowExecution?.workflowId ?? '',
+      activityId: this.ctx.info.activityId,
+      attempt: this.attempt,
+      jobDir: this.jobDir,
+      pidFile: this.pidFile,
+      startedAt,
+    });
+  }
+
+  /** What stopped trials left in local Docker (containers, networks, volumes), removed. */
+  async cleanUp(why: string): Promise<void> {
+    if (!usesLocalDocker(this.s)) return;
+    const removed = await removeJobLeftovers(this.jobDir, { ...(process.env as Record<string, string>), ...this.env });
+    const n = Object.values(removed).reduce((a, l) => a + l.length, 0);
+    if (n) this.ctx.log.warn(`removed Docker leftovers of stopped trials (${why})`, { task: this.task, ...removed });
+  }
+
+  logTail(): string {
+    return tail(this.logFile, 1500).trim();
+  }
+
+  /** A harbor run that produced no rewarded trial: counted against `task_attempts`, on disk and in the heartbeat. */
+  countHarborFailure(): void {
+    this.harborFailures += 1;
+    fs.writeFileSync(this.failuresFile, String(this.harborFailures));
+    this.beat();
+  }
+}

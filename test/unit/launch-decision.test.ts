@@ -1,0 +1,66 @@
+/** Every row of runTask's decision table (model/launch-decision.ts). */
+import { decideLaunch, type LaunchFacts } from '../../model/launch-decision';
+
+const ended = (over: Partial<LaunchFacts>): LaunchFacts => ({
+  detached: false,
+  cancelled: false,
+  notFound: false,
+  timedOut: false,
+  exitCode: 1,
+  jobStarted: false,
+  output: '',
+  ...over,
+});
+
+test.each<[string, Partial<LaunchFacts>, unknown]>([
+  [
+    'left running for the next attempt (wins over everything)',
+    { detached: true, cancelled: true, timedOut: true },
+    { kind: 'leave-for-next-attempt' },
+  ],
+  ['cancelled', { cancelled: true, exitCode: null }, { kind: 'cancelled' }],
+  ['the launcher does not exist', { notFound: true, exitCode: null }, { kind: 'launcher-not-found' }],
+  ['stopped at the task timeout: collect what it made', { timedOut: true, exitCode: null }, { kind: 'collect', why: 'task timeout' }],
+  ['exit 2: a usage error, even if the job started', { exitCode: 2, jobStarted: true }, { kind: 'usage-error' }],
+  ['exit 0', { exitCode: 0 }, { kind: 'collect', why: 'exit 0' }],
+  [
+    'a non-zero exit after the job started: collect its trials',
+    { exitCode: 1, jobStarted: true, output: 'RuntimeError: trial 3 crashed' },
+    { kind: 'collect', why: 'job ran' },
+  ],
+  [
+    'refused to resume the job dir: a fresh job',
+    {
+      exitCode: 1,
+      jobStarted: true,
+      output: 'FileExistsError: Job directory /j/t already exists and cannot be resumed with a different config.',
+    },
+    { kind: 'fresh-job', reason: 'Job directory /j/t already exists and cannot be resumed with a different config.' },
+  ],
+  [
+    'Docker down: wait for it',
+    { output: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?' },
+    {
+      kind: 'wait',
+      for: 'docker',
+      reason: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?',
+    },
+  ],
+  [
+    'disk full: wait for room',
+    { output: "OSError: [Errno 28] No space left on device: '/h/lock.json'" },
+    { kind: 'wait', for: 'disk', reason: "OSError: [Errno 28] No space left on device: '/h/lock.json'" },
+  ],
+  [
+    'anything else before the job started: a config error',
+    { output: 'ValueError: No tasks matched the filter(s) ["x"].' },
+    { kind: 'config-error', reason: 'ValueError: No tasks matched the filter(s) ["x"].' },
+  ],
+  [
+    'a silent failure is a config error with no reason (the log tail is shown)',
+    { exitCode: 1, output: '' },
+    { kind: 'config-error', reason: '' },
+  ],
+])('%s', (_name, facts, decision) => {
+  expect(decideLaunch(ended(facts))).toEqual(decision);
+});
