@@ -5,9 +5,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, runInGroup } from '../infra/process-group';
+import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
 import { decideLaunch, type LaunchDecision } from '../model/launch-decision';
 import { harborJobFiles } from '../model/paths';
@@ -68,10 +68,7 @@ async function waitForHost(t: TaskAttempt, d: Extract<LaunchDecision, { kind: 'w
   t.ctx.log.warn(`harbor could not start; waiting for ${what}`, { task: t.task, reason: d.reason });
   for (let wait = 2_000; !(await ready()); wait = Math.min(wait * 2, 60_000)) {
     if (Date.now() + wait > deadline)
-      throw ApplicationFailure.retryable(
-        `task "${t.task}": ${d.reason} (still unavailable at the task timeout)`,
-        FailureType.HarborUnavailable,
-      );
+      throw typedFailure(FailureType.HarborUnavailable, `task "${t.task}": ${d.reason} (still unavailable at the task timeout)`);
     t.beat();
     await t.ctx.sleep(wait); // rejects with the cancellation when the attempt is cancelled
   }
@@ -103,12 +100,12 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
       case 'cancelled':
         throw t.aborted('cancelled');
       case 'launcher-not-found':
-        throw ApplicationFailure.nonRetryable(
-          `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
+        throw typedFailure(
           FailureType.HarborNotFound,
+          `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
         );
       case 'usage-error':
-        throw ApplicationFailure.nonRetryable(`harbor rejected its command line (exit 2): ${t.logTail()}`, FailureType.HarborUsageError);
+        throw typedFailure(FailureType.HarborUsageError, `harbor rejected its command line (exit 2): ${t.logTail()}`);
       case 'collect':
         return run;
       case 'fresh-job': {
@@ -126,9 +123,9 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
         await waitForHost(t, decision, deadline);
         continue;
       case 'config-error':
-        throw ApplicationFailure.nonRetryable(
-          `harbor did not start the job for task "${t.task}" (exit ${run.exitCode ?? run.signal}): ${decision.reason || t.logTail()}`,
+        throw typedFailure(
           FailureType.HarborConfigError,
+          `harbor did not start the job for task "${t.task}" (exit ${run.exitCode ?? run.signal}): ${decision.reason || t.logTail()}`,
         );
     }
   }

@@ -5,8 +5,8 @@
  */
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type { EvalSettings } from '../model/eval-types';
+import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
 import { jobNameFor, preflightArgv } from '../model/harbor-argv';
 import { runInGroup, tail } from '../infra/process-group';
@@ -60,25 +60,25 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
   if (run.cancelled) throw Context.current().cancellationSignal.reason ?? new Error('cancelled');
   const output = readSince(logFile, offset);
   if (run.notFound) {
-    throw ApplicationFailure.nonRetryable(
-      `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
+    throw typedFailure(
       FailureType.HarborNotFound,
+      `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
     );
   }
   if (run.exitCode === 0) {
     const verdict = output.split('\n').find((l) => /Dry run (OK|complete)/.test(l));
     return { message: (verdict ?? 'dry run OK').trim() };
   }
-  if (run.timedOut) throw ApplicationFailure.retryable('harbor --dry-run did not finish within 5 minutes', FailureType.HarborUnavailable);
+  if (run.timedOut) throw typedFailure(FailureType.HarborUnavailable, 'harbor --dry-run did not finish within 5 minutes');
   if (run.exitCode === 2) {
-    throw ApplicationFailure.nonRetryable(
-      `harbor rejected its command line (exit 2) in the preflight dry run: ${tail(logFile, 1500).trim()}`,
+    throw typedFailure(
       FailureType.HarborUsageError,
+      `harbor rejected its command line (exit 2) in the preflight dry run: ${tail(logFile, 1500).trim()}`,
     );
   }
   const failure = classifyStartFailure(output);
   if (failure.kind === 'infrastructure') {
-    throw ApplicationFailure.retryable(`harbor preflight: ${failure.reason}`, FailureType.HarborUnavailable);
+    throw typedFailure(FailureType.HarborUnavailable, `harbor preflight: ${failure.reason}`);
   }
   const dryRunLine = output
     .split('\n')
@@ -91,5 +91,5 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
         .replace(/\s*\n\s*/g, ' ')
         .trim()
     : failure.reason;
-  throw ApplicationFailure.nonRetryable(`harbor preflight (--dry-run) failed: ${detail.slice(0, 1500)}`, FailureType.HarborConfigError);
+  throw typedFailure(FailureType.HarborConfigError, `harbor preflight (--dry-run) failed: ${detail.slice(0, 1500)}`);
 }

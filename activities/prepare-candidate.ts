@@ -1,10 +1,9 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../model/failures';
 import { ensureWorktree, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { withHeartbeat } from './heartbeat';
 import { homePaths } from '../model/paths';
-import { asActivityFailure } from '../model/errors';
+import { asActivityFailure, typedFailure } from '../model/errors';
 
 export interface PrepareCandidateInput {
   agentRepo: string;
@@ -26,13 +25,10 @@ async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate>
   try {
     checkHome(input.home);
   } catch (e) {
-    throw ApplicationFailure.nonRetryable((e as Error).message, FailureType.InvalidInput);
+    throw typedFailure(FailureType.InvalidInput, (e as Error).message);
   }
   if (!isGitUrl(input.agentRepo) && !(await isGitRepo(input.agentRepo))) {
-    throw ApplicationFailure.nonRetryable(
-      `agent repo ${input.agentRepo} does not exist or is not a git repository`,
-      FailureType.AgentRepoNotFound,
-    );
+    throw typedFailure(FailureType.AgentRepoNotFound, `agent repo ${input.agentRepo} does not exist or is not a git repository`);
   }
   let mirror: string;
   try {
@@ -42,10 +38,7 @@ async function prepare(input: PrepareCandidateInput): Promise<PreparedCandidate>
   }
   const commit = await resolveCommit(mirror, input.candidate);
   if (!commit) {
-    throw ApplicationFailure.nonRetryable(
-      `candidate "${input.candidate}" is not a commit of ${input.agentRepo}`,
-      FailureType.CandidateNotFound,
-    );
+    throw typedFailure(FailureType.CandidateNotFound, `candidate "${input.candidate}" is not a commit of ${input.agentRepo}`);
   }
   return { commit, worktree: await materializeCandidate(input.agentRepo, commit, input.home) };
 }

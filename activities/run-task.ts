@@ -7,12 +7,11 @@
  * previous attempt's harbor, else launch (harbor-launch.ts) → settle the attempt (collate, count a failure).
  */
 import * as fs from 'node:fs';
-import { ApplicationFailure } from '@temporalio/common';
 import { collate, loadTrials, TaskNameMismatchError } from '../infra/collate';
 import type { Deployment } from '../infra/deployment';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, stopGroup, watchGroup } from '../infra/process-group';
-import { asActivityFailure } from '../model/errors';
+import { asActivityFailure, typedFailure } from '../model/errors';
 import type { CandidateSource, RunTaskInput, TaskResult } from '../model/eval-types';
 import { FailureType } from '../model/failures';
 import { JobLock } from '../model/harbor-result';
@@ -30,7 +29,7 @@ export async function onThisHost(runDir: string, worktree: string, candidate?: C
   fs.mkdirSync(runDir, { recursive: true });
   if (fs.existsSync(worktree)) return;
   if (!candidate) {
-    throw ApplicationFailure.retryable(`the candidate checkout ${worktree} is missing on this worker`, FailureType.GitError);
+    throw typedFailure(FailureType.GitError, `the candidate checkout ${worktree} is missing on this worker`);
   }
   await materializeCandidate(candidate.agentRepo, candidate.commit, candidate.home);
 }
@@ -163,9 +162,9 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
   if (row.status === 'scored') return result;
   t.countHarborFailure();
   if (t.harborFailures < t.s.taskAttempts)
-    throw ApplicationFailure.retryable(
-      `task "${t.task}": ${result.error} (attempt ${t.harborFailures} of ${t.s.taskAttempts})`,
+    throw typedFailure(
       FailureType.HarborTaskError,
+      `task "${t.task}": ${result.error} (attempt ${t.harborFailures} of ${t.s.taskAttempts})`,
     );
   return result;
 }

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import { FailureType } from './failures';
+import { FAILURES, FailureType } from './failures';
 
 /** What `vero` exits with. */
 export const ExitCode = {
@@ -138,4 +138,17 @@ export function formatZodIssues(issues: z.core.$ZodIssue[], where: string): stri
 export function asActivityFailure(e: unknown): unknown {
   if (!(e instanceof VeroError)) return e;
   return ApplicationFailure.create({ message: e.message, type: e.failureType, nonRetryable: !e.retryable, cause: e });
+}
+
+/**
+ * The one way activities (and workflows) fail with a type: its retryability comes from the failure table
+ * (model/failures.ts), so a type is never retryable at one site and not at another.
+ */
+export function typedFailure(type: FailureType, message: string, cause?: Error): ApplicationFailure {
+  return ApplicationFailure.create({ message, type, nonRetryable: !FAILURES[type].retryable, ...(cause ? { cause } : {}) });
+}
+
+/** The CLI's exit code for a failure type (unknown types: the evaluation failed). */
+export function exitCodeForFailure(type: string | null | undefined): ExitCode {
+  return (type && type in FAILURES ? FAILURES[type as FailureType].exitCode : ExitCode.evaluationFailed) as ExitCode;
 }

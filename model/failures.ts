@@ -32,14 +32,34 @@ export const FailureType = {
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
-/** Errors that mean the evaluation's configuration is wrong: retrying cannot help, and every task would hit them. */
-export const CONFIG_FAILURES: FailureType[] = [
-  FailureType.AgentRepoNotFound,
-  FailureType.CandidateNotFound,
-  FailureType.HarborNotFound,
-  FailureType.HarborUsageError,
-  FailureType.HarborConfigError,
-  FailureType.TaskNameMismatch,
-  FailureType.InvalidInput,
-  FailureType.ConfigError,
-];
+/** What a failure type means: another attempt could succeed; the evaluation's config is wrong; what `vero` exits with. */
+export interface FailureRule {
+  retryable: boolean;
+  /** Retrying cannot help, and every task would hit it: workflows never retry it (their non-retryable list). */
+  config: boolean;
+  /** 1 the evaluation failed, 2 bad input, 3 no Temporal server (model/errors.ts ExitCode). */
+  exitCode: 1 | 2 | 3;
+}
+
+/** The one failure table: every failure type's retryability, whether it is the config's fault, and its exit code. */
+export const FAILURES: Record<FailureType, FailureRule> = {
+  AgentRepoNotFound: { retryable: false, config: true, exitCode: 2 },
+  CandidateNotFound: { retryable: false, config: true, exitCode: 2 },
+  GitError: { retryable: true, config: false, exitCode: 1 },
+  HarborNotFound: { retryable: false, config: true, exitCode: 2 },
+  HarborUsageError: { retryable: false, config: true, exitCode: 2 },
+  HarborConfigError: { retryable: false, config: true, exitCode: 2 },
+  TaskNameMismatch: { retryable: false, config: true, exitCode: 1 },
+  HarborUnavailable: { retryable: true, config: false, exitCode: 1 },
+  HarborTaskError: { retryable: true, config: false, exitCode: 1 },
+  InvalidInput: { retryable: false, config: true, exitCode: 2 },
+  ConfigError: { retryable: false, config: true, exitCode: 2 },
+  TemporalUnreachable: { retryable: true, config: false, exitCode: 3 },
+  SidecarError: { retryable: false, config: false, exitCode: 1 },
+};
+
+/**
+ * Errors that mean the evaluation's configuration is wrong: retrying cannot help, and every task would hit
+ * them. Derived from FAILURES, in FailureType's order (the workflows' non-retryable list).
+ */
+export const CONFIG_FAILURES: FailureType[] = (Object.values(FailureType) as FailureType[]).filter((t) => FAILURES[t].config);

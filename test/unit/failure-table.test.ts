@@ -1,0 +1,34 @@
+/** The one failure table: the workflows' non-retryable list and every typed failure derive from it. */
+import { exitCodeForFailure, typedFailure } from '../../model/errors';
+import { CONFIG_FAILURES, FAILURES, FailureType } from '../../model/failures';
+
+test('the non-retryable list of the workflows is the config failures of the table, in the order histories recorded', () => {
+  // The list recorded in every workflow history so far (activity retry policies): it must not change.
+  expect(CONFIG_FAILURES).toEqual([
+    'AgentRepoNotFound',
+    'CandidateNotFound',
+    'HarborNotFound',
+    'HarborUsageError',
+    'HarborConfigError',
+    'TaskNameMismatch',
+    'InvalidInput',
+    'ConfigError',
+  ]);
+  // A config failure is never retryable.
+  for (const t of CONFIG_FAILURES) expect(FAILURES[t].retryable).toBe(false);
+});
+
+test('every failure type has a rule; typedFailure takes its retryability from it; exit codes per type', () => {
+  expect(Object.keys(FAILURES).sort()).toEqual(Object.values(FailureType).sort());
+  for (const t of Object.values(FailureType)) {
+    const f = typedFailure(t, 'm');
+    expect({ type: f.type, nonRetryable: f.nonRetryable }).toEqual({ type: t, nonRetryable: !FAILURES[t].retryable });
+  }
+  expect(typedFailure(FailureType.HarborUnavailable, 'docker down').nonRetryable).toBe(false);
+  expect(typedFailure(FailureType.HarborConfigError, 'bad task').nonRetryable).toBe(true);
+  expect(exitCodeForFailure('HarborConfigError')).toBe(2);
+  expect(exitCodeForFailure('HarborTaskError')).toBe(1);
+  expect(exitCodeForFailure('TemporalUnreachable')).toBe(3);
+  expect(exitCodeForFailure('SomethingElse')).toBe(1);
+  expect(exitCodeForFailure(null)).toBe(1);
+});
