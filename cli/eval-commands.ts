@@ -261,11 +261,15 @@ export function registerEvalCommands(program: Command): void {
       .command('list')
       .description('evaluations with candidates and scores (from Temporal visibility); with -c, only those comparable to that config')
       .option('--all', 'every evaluation, whatever its config')
+      .option('--limit <n>', 'at most this many, newest first (default: all, paged through visibility)', parseIntFlag('--limit'))
       .option('--json', 'machine-readable output'),
-  ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean }) => {
+  ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean; limit?: number }) => {
     const conn = connectionSettings(o);
     const client = await connect(conn.address, conn.namespace);
-    const rows = await listEvaluations(client, { configDigest: digestScope(o) });
+    const rows = await listEvaluations(client, { configDigest: digestScope(o), ...(o.limit ? { limit: o.limit + 1 } : {}) });
+    const more = o.limit !== undefined && rows.length > o.limit;
+    if (more) rows.length = o.limit!;
+    if (more && !o.json) process.stderr.write(`showing the newest ${o.limit}; there are more (raise --limit, or drop it for all)\n`);
     if (o.json) return printJson(rows);
     print(
       table(

@@ -221,8 +221,9 @@ export interface EvalListing {
 }
 
 /** Evaluations from visibility; `configDigest` keeps only those evaluated the same way (comparable scores). */
+/** Every evaluation (paged through visibility, 200 at a time), or the first `limit`, newest first. */
 export async function listEvaluations(client: Client, opts: { limit?: number; configDigest?: string } = {}): Promise<EvalListing[]> {
-  const limit = opts.limit ?? 1000;
+  const limit = opts.limit ?? Infinity;
   const out: EvalListing[] = [];
   const digestFilter = opts.configDigest ? ` AND VeroConfigDigest = '${opts.configDigest.replace(/[^0-9a-f]/g, '')}'` : '';
   for await (const w of client.workflow.list({ query: `WorkflowType = 'evaluateCandidate'${digestFilter}`, pageSize: 200 })) {

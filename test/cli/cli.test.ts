@@ -271,6 +271,11 @@ test('status, results, list and best read evaluations back; cancel stops a runni
       'not separable from the runner-up baseline (0.500) at 95%',
     );
 
+    // list pages through every evaluation; --limit shows the newest N and says there are more.
+    const limited = await runVero(['list', '--limit', '1', '--json', ...conn]);
+    expect(JSON.parse(limited.stdout)).toHaveLength(1);
+    const limitedText = await runVero(['list', '--limit', '1', ...conn]);
+    expect(limitedText.stderr).toContain('showing the newest 1; there are more');
     // compare: by candidate under the config, and by evaluation id; 1 flip on 2 tasks is not resolved.
     const cmp = await runVero(['compare', 'baseline', 'improved', '-c', f.configFile, '--json']);
     expect(cmp.code).toBe(0);
