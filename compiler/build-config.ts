@@ -12,7 +12,7 @@ import { DurationSeconds } from '../model/durations';
 import { ConfigError, formatZodIssues } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { HarborSection } from '../model/harbor-config';
-import { BudgetSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
+import { BudgetSpec, DEFAULT_SCORING, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
 import { usesNestedDocker } from './nested-docker';
 
@@ -46,6 +46,8 @@ export const BuildConfigFile = z.strictObject({
   /** A local Harbor dataset dir (or task dir), baked into the sidecar only. */
   inner_task: z.string().min(1).optional(),
   partition: z.record(SplitName, z.array(z.string().min(1)).min(1)).optional(),
+  /** Mode B: how tasks are scored, and how often the agent's and the verifier's evaluations retry a dead task. */
+  scoring: ScoringSpec.default(DEFAULT_SCORING),
   // Mode A: a trusted scorer scores the candidate's inference.
   /** A dir with `<split>.jsonl` files; rows `{"id"?, "inputs": {...}, "labels": {...}}`. */
   dataset: z.string().min(1).optional(),

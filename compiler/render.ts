@@ -4,7 +4,6 @@
  */
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
-import { DEFAULT_EXECUTION } from '../model/eval-config';
 import { finalizeBoundSec } from '../model/finalize-bound';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
@@ -47,6 +46,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     secrets: c.secrets,
     harness_user: 'harness',
     timeout_sec: c.timeout,
+    scoring: c.scoring,
     max_concurrency: c.max_concurrency,
     paths: {
       home: CONTAINER.home,
@@ -84,7 +84,7 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
     splitSizes,
     timeoutSec: c.timeout,
     maxConcurrency: c.max_concurrency,
-    taskAttempts: DEFAULT_EXECUTION.task_attempts,
+    taskAttempts: c.scoring.trusted_task_attempts,
   });
   const doc = {
     schema_version: '1.4',

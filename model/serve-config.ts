@@ -43,6 +43,26 @@ export const SplitSpec = z.strictObject({
 });
 export type SplitSpec = z.infer<typeof SplitSpec>;
 
+/**
+ * How Mode B evaluations are scored. `aggregate`/`reward_key` as in vero.yaml's harbor scoring (best or mean
+ * over a task's attempts; which reward key). Task attempts (whole harbor runs of a task without a rewarded
+ * trial, retried): the agent's evaluations get `agent_task_attempts` (default 1: a candidate that makes its
+ * hard tasks crash gains nothing from retries, a dead task is its failure), the verifier's
+ * `trusted_task_attempts` (default 3: an infrastructure failure must not cost the reward).
+ */
+export const ScoringSpec = z.strictObject({
+  aggregate: z.enum(['best', 'mean']).default('best'),
+  reward_key: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
+    .nullable()
+    .default(null),
+  agent_task_attempts: z.number().int().min(1).max(10).default(1),
+  trusted_task_attempts: z.number().int().min(1).max(10).default(3),
+});
+export type ScoringSpec = z.infer<typeof ScoringSpec>;
+export const DEFAULT_SCORING: ScoringSpec = { aggregate: 'best', reward_key: null, agent_task_attempts: 1, trusted_task_attempts: 3 };
+
 /** Fixed container paths of a compiled task. */
 export const CONTAINER = {
   veroDir: '/opt/vero',
@@ -87,6 +107,7 @@ export const ServeConfig = z.strictObject({
   heartbeat_timeout_sec: z.number().positive().default(60),
   max_concurrency: z.number().int().min(1),
   paths: z.strictObject({ home: z.string(), agent_volume: z.string(), admin_volume: z.string(), token_path: z.string() }),
+  scoring: ScoringSpec.default(DEFAULT_SCORING),
   mode_b: z
     .strictObject({
       harbor: HarborSection,

@@ -35,6 +35,8 @@ export interface EvalOutcome {
    */
   nInfraErrors: number;
   fullSplit: boolean;
+  /** Mode B: trials run, and trials that ended without rewards (a mean diluted by an outage shows here). */
+  trials?: { n_trials: number; n_dead_trials: number };
   /** What the evaluation's model calls cost through the gateway (when the task has one). */
   modelUsage?: ScopeUsage;
   /**
@@ -138,6 +140,14 @@ export class Engine {
       nErrors: errors.length,
       nInfraErrors,
       fullSplit: ids.length === names.length,
+      ...(this.cfg.mode === 'B'
+        ? {
+            trials: {
+              n_trials: samples.reduce((a, x) => a + (x.n_trials ?? 0), 0),
+              n_dead_trials: samples.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
+            },
+          }
+        : {}),
       ...(modelUsage ? { modelUsage } : {}),
       ...(refused > 0
         ? {
@@ -155,17 +165,18 @@ export class Engine {
       .slice(0, 16);
   }
 
-  private settings(envFile?: string): EvalSettings {
+  private settings(envFile: string | undefined, kind: EvaluationKind): EvalSettings {
     const b = this.cfg.mode_b!;
+    const scoring = this.cfg.scoring;
     return {
       harbor: HarborSection.parse(b.harbor),
       source: { path: b.task_source.path },
-      rewardKey: null,
-      aggregate: 'best',
+      rewardKey: scoring.reward_key,
+      aggregate: scoring.aggregate,
       errorRateThreshold: 1,
       concurrency: this.cfg.max_concurrency,
       taskTimeoutSec: this.cfg.timeout_sec,
-      taskAttempts: DEFAULT_EXECUTION.task_attempts,
+      taskAttempts: kind === 'trusted' ? scoring.trusted_task_attempts : scoring.agent_task_attempts,
       heartbeatTimeoutSec: this.cfg.heartbeat_timeout_sec,
       chunkSize: DEFAULT_EXECUTION.chunk_size,
       isolation: { runAs: this.cfg.harness_user, passEnv: this.cfg.secrets, ...(envFile ? { envFile } : {}) },
@@ -180,7 +191,7 @@ export class Engine {
     kind: EvaluationKind,
   ): Promise<SampleScore[]> {
     if (!this.temporal) throw new Error('mode B needs a Temporal connection');
-    const settings = this.settings(envFile);
+    const settings = this.settings(envFile, kind);
     const shared = evalInputFor({
       commit,
       candidateRef: commit,
@@ -189,14 +200,16 @@ export class Engine {
       tasks: [...tasks].sort(),
       settings,
     });
-    // With a gateway, the verifier's evaluation is its own: it must not reuse a run the agent's budget metered.
-    const input = this.gateway && kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
+    // The verifier's evaluation is its own run (its own task attempts, its own model budget): it never reuses a
+    // run the agent requested, which had fewer attempts and was metered on the agent's budget.
+    const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
     const rows = withTasks((await handle.result()) as CandidateResult).tasks ?? [];
     const byTask = new Map(rows.map((t) => [t.task, t]));
     return tasks.map((name, i) => {
       const t = byTask.get(name);
-      return { id: ids[i]!, name, score: t?.score ?? null, error: t ? t.error : 'no result' };
+      const trials = t ? { n_trials: t.nTrials, n_dead_trials: t.nTrials - (t.trialRewards?.length ?? t.nTrials) } : {};
+      return { id: ids[i]!, name, score: t?.score ?? null, error: t ? t.error : 'no result', ...trials };
     });
   }
 

@@ -10,6 +10,9 @@ export interface SampleScore {
   score: number | null;
   error: string | null;
   output?: unknown;
+  /** Mode B: the task's trials, and those that ended without rewards (dead: infrastructure or a crash). */
+  n_trials?: number;
+  n_dead_trials?: number;
 }
 
 export interface EvalSummary {

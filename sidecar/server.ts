@@ -140,6 +140,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
       status: out.invalid ? 'invalid' : out.nErrors ? 'completed_with_errors' : 'completed',
       ...(out.invalid ? { invalid_reason: out.invalid } : {}),
       ...(out.modelUsage ? { model_usage: out.modelUsage } : {}),
+      ...(out.trials ?? {}),
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
     return { ...summary, result_path: resultDir, budget_remaining: remaining };

@@ -660,3 +660,46 @@ test('mode A is durable and a re-sent request is charged once: the sidecar kille
     await second.stop();
   }
 });
+
+test('scoring: an agent evaluation does not retry a dead task (it is the candidate’s failure, counted); the verifier retries it', async () => {
+  const s = await setup({
+    scenario: {
+      tasks: {
+        'reverse-string': [{ exception: 'RuntimeError' }, { reward: 1 }],
+        'add-cli-flag': [{ exception: 'RuntimeError' }, { reward: 1 }],
+      },
+      default: { reward: 1 },
+    },
+  });
+  s.cfg.mode_b!.harbor.env.HARBOR_STANDIN_STATE_DIR = path.join(s.dir, 'standin-state');
+  fs.writeFileSync(s.serveFile, JSON.stringify(s.cfg));
+  expect(s.cfg.scoring).toEqual({ aggregate: 'best', reward_key: null, agent_task_attempts: 1, trusted_task_attempts: 3 });
+  const side = await startSidecar(s);
+  try {
+    const candidate = commitImprovement(s.work);
+    const train = await post(side.url, '/eval', { split: 'train' });
+    expect(train.status).toBe(200);
+    // reverse-string's only run died: scored 0, not retried into a pass.
+    expect(train.json).toMatchObject({ commit: candidate, n_errors: 1, status: 'completed_with_errors', n_trials: 3, n_dead_trials: 1 });
+    expect(train.json.mean_score).toBeCloseTo(2 / 3, 12);
+    expect((await post(side.url, '/eval', { split: 'validation' })).json).toMatchObject({ mean_score: 1, n_dead_trials: 0 });
+    // The verifier's target run of add-cli-flag dies once and is retried: the reward is the candidate's, not 0.
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.status).toBe(200);
+    expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 1 } });
+    const starts = fs
+      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
+      .filter((l) => l.event === 'start' && !l.argv.includes('--dry-run'))
+      .map((l) => l.argv[l.argv.indexOf('-i') + 1]);
+    expect(starts.filter((t) => t === 'reverse-string')).toHaveLength(1);
+    expect(starts.filter((t) => t === 'add-cli-flag')).toHaveLength(2);
+    // The verifier re-scored validation in a run of its own (not the agent's).
+    expect(starts.filter((t) => t === 'sum-numbers')).toHaveLength(2);
+  } finally {
+    await side.stop();
+  }
+});
