@@ -1,6 +1,7 @@
 /** Options shared by several commands, and how they overlay vero.yaml. */
 import { DurationSeconds } from '../model/durations';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { EvalConfig } from '../model/eval-config';
 import { loadEvalConfig } from '../infra/eval-config-file';
@@ -16,16 +17,24 @@ export interface ConnectionFlags {
 
 export function withConnection(cmd: Command): Command {
   return cmd
-    .option('-c, --config <file>', 'vero.yaml (default: ./vero.yaml when it exists)')
+    .option('-c, --config <file>', 'vero.yaml (default: the nearest vero.yaml in this directory or a parent)')
     .addOption(new Option('--address <host:port>', 'Temporal frontend address').env('VERO_TEMPORAL_ADDRESS'))
     .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('VERO_TEMPORAL_NAMESPACE'))
     .addOption(new Option('--task-queue <queue>', 'Temporal task queue').env('VERO_TASK_QUEUE'))
     .addOption(new Option('--ui-url <url>', 'Temporal Web UI base URL, for links').env('VERO_UI_URL'));
 }
 
-export function configPath(flags: { config?: string }): string | null {
+/**
+ * The vero.yaml a command uses: -c, else the nearest `vero.yaml` in the working directory or a parent of it
+ * (as git finds its repo), stopping at the filesystem root; null when there is none.
+ */
+export function configPath(flags: { config?: string }, from = process.cwd()): string | null {
   if (flags.config) return flags.config;
-  return fs.existsSync('vero.yaml') ? 'vero.yaml' : null;
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'vero.yaml');
+    if (fs.existsSync(file)) return path.relative(process.cwd(), file) || 'vero.yaml';
+    if (path.dirname(dir) === dir) return null;
+  }
 }
 
 /** Connection settings: flags > vero.yaml > defaults (no config file needed). */
