@@ -123,7 +123,7 @@ export function registerEvalCommands(program: Command): void {
       },
     ) => {
       const file = configPath(o);
-      if (!file) throw new ConfigError('no vero.yaml: pass -c FILE (or run where ./vero.yaml exists)');
+      if (!file) throw new ConfigError('no vero.yaml in this directory or a parent: pass -c FILE');
       const cfg = loadEvalConfig(file, {
         'execution.concurrency': o.concurrency,
         'harbor.n_attempts': o.nAttempts,
@@ -178,6 +178,14 @@ export function registerEvalCommands(program: Command): void {
         return;
       }
       if (!o.json) process.stderr.write(`${mode} ${input.evalId}${link ? `\nWeb UI: ${link}` : ''}\n`);
+      // Ctrl-C stops the waiting, not the evaluation: say so, and how to follow or stop it.
+      process.once('SIGINT', () => {
+        if (process.stderr.isTTY) process.stderr.write('\x1b[?25h'); // the progress bar hid the cursor
+        process.stderr.write(
+          `\nstopped waiting; the evaluation goes on. Follow it: vero status ${input.evalId} · vero results ${input.evalId} · stop it: vero cancel ${input.evalId}\n`,
+        );
+        process.exit(130);
+      });
       let result: CandidateResult;
       try {
         result = withTasks(await waitWithProgress(client, input.evalId, !!o.json));

@@ -303,9 +303,20 @@ test('status, results, list and best read evaluations back; cancel stops a runni
       tasks: { names: ['hello-world'] },
       scenario: { default: { process: 'hang' } },
     });
-    const started = await runVero(['start-eval', '-c', h.configFile, '--candidate', 'improved', '--json']);
-    const hangId = (JSON.parse(started.stdout) as { evalId: string }).evalId;
+    // Ctrl-C on --wait stops the waiting only, and says how to follow or cancel the evaluation.
+    const waiting = spawn(VERO, ['start-eval', '-c', h.configFile, '--candidate', 'improved', '--wait'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let waitErr = '';
+    waiting.stderr.on('data', (d: Buffer) => (waitErr += d.toString()));
+    const waitExit = new Promise<number | null>((r) => waiting.on('exit', (code) => r(code)));
     await until('harbor to start', async () => fs.existsSync(h.invocationLog), 10_000);
+    const hangId = /^(?:started|attached) (\S+)/m.exec(waitErr)![1]!;
+    waiting.kill('SIGINT');
+    expect(await waitExit).toBe(130);
+    expect(waitErr).toContain(`stopped waiting; the evaluation goes on. Follow it: vero status ${hangId}`);
+    expect(waitErr).toContain(`stop it: vero cancel ${hangId}`);
+    expect(JSON.parse((await runVero(['status', hangId, ...conn, '--json'])).stdout)).toMatchObject({ workflowStatus: 'RUNNING' });
     expect((await runVero(['cancel', hangId, ...conn])).stdout).toContain(`cancellation requested for ${hangId}`);
     const after = await runVero(['results', hangId, ...conn]);
     expect(after.code).toBe(1);
