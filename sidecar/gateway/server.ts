@@ -4,9 +4,7 @@
  * reserved on the durable meter, forwarded (streams as they arrive, through undici), and settled to the usage the
  * upstream reports. Only the endpoints of ENDPOINTS are forwarded, to the upstream path of that table.
  */
-import { PassThrough } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createParser } from 'eventsource-parser';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import {
   ENDPOINTS,
@@ -17,7 +15,8 @@ import {
   type Provider,
   resolveModel,
 } from '../../model/gateway-policy';
-import { askedOutputTokens, noUsage, usageOfBody, usageOfEvent, type MeteredUsage } from '../../model/provider-usage';
+import { askedOutputTokens, type MeteredUsage } from '../../model/provider-usage';
+import { meteredBody } from './metered-stream';
 import type { Meter, Settlement } from './meter';
 import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
 import type { RequestLog } from './request-log';
@@ -40,8 +39,6 @@ const PASSED_REQUEST_HEADERS: Record<Provider, string[]> = {
   openai: ['accept', 'openai-beta'],
   anthropic: ['accept', 'anthropic-version', 'anthropic-beta'],
 };
-/** A JSON response body is kept up to this size to read its usage (larger ones are charged their reservation). */
-const MAX_METERED_JSON_BYTES = 16 << 20;
 
 const isLoopback = (url: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 
@@ -62,6 +59,21 @@ export function gatewayStatus(spec: GatewaySpec, meter: Meter) {
       }),
     ),
   };
+}
+
+/** The headers sent upstream: the gateway's own key, and a few of the client's (never its credentials). */
+function upstreamHeaders(provider: Provider, key: string, client: FastifyRequest['headers']): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const h of PASSED_REQUEST_HEADERS[provider]) {
+    const v = client[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  if (provider === 'openai') headers.authorization = `Bearer ${key}`;
+  else {
+    headers['x-api-key'] = key;
+    headers['anthropic-version'] ??= '2023-06-01';
+  }
+  return headers;
 }
 
 export function buildGateway(d: GatewayDeps): FastifyInstance {
@@ -134,6 +146,58 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
     return refuse(reply, 'openai', { status: 500, type: 'gateway_error', message: 'internal error in the gateway', retry: true });
   });
 
+  /** A request checked and reserved on the meter, or the refusal to answer it with. */
+  type Admitted = {
+    who: { id: string; scope: GatewayScope };
+    entry: { scope: GatewayScope; token: string; endpoint: Endpoint; model: string };
+    sent: string;
+    reservation: string;
+  };
+
+  /** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
+  function admitRequest(req: FastifyRequest, endpoint: Endpoint, provider: Provider): Admitted | GatewayRefusal {
+    const who = authenticate(req);
+    if (!who) return refusals.unauthenticated();
+    if (!spec.upstreams[provider] || !d.keys[provider]) return refusals.notFound(`this gateway has no ${provider} upstream`);
+    const body = req.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return refusals.badRequest('expected a JSON object body');
+    const payload = { ...(body as Record<string, unknown>) };
+    const policy = spec.scopes[who.scope];
+    const model = resolveModel(policy, payload.model);
+    const logRefusal = (status: number, refused: string) =>
+      d.requestLog.write({
+        at: new Date().toISOString(),
+        scope: who.scope,
+        token: who.id,
+        endpoint,
+        model: String(payload.model),
+        status,
+        ms: 0,
+        refused,
+      });
+    if (!model) {
+      logRefusal(403, 'model');
+      return refusals.modelNotAllowed(payload.model, policy.models);
+    }
+    payload.model = model;
+    // A stream reports its usage only when asked to (OpenAI chat): ask, so it can be metered.
+    if (payload.stream === true && endpoint === 'chat.completions')
+      payload.stream_options = { ...((payload.stream_options as object | undefined) ?? {}), include_usage: true };
+    const asked = askedOutputTokens(endpoint, payload);
+    const admission = meter.admit(who.scope, who.id, policy, Buffer.byteLength(JSON.stringify(payload)), asked.value);
+    if (!admission.ok) {
+      logRefusal(admission.kind === 'budget' ? 402 : 429, admission.limit);
+      return admission.kind === 'budget' ? refusals.budget(admission.limit, admission.message) : refusals.busy(admission.message);
+    }
+    if (admission.outputCap !== null && admission.outputCap !== asked.value) payload[asked.field] = admission.outputCap;
+    return {
+      who,
+      entry: { scope: who.scope, token: who.id, endpoint, model },
+      sent: JSON.stringify(payload),
+      reservation: admission.reservationId!,
+    };
+  }
+
   async function forward(
     req: FastifyRequest,
     reply: FastifyReply,
@@ -142,48 +206,11 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
     path: string,
   ): Promise<FastifyReply> {
     const started = Date.now();
-    const who = authenticate(req);
-    if (!who) return refuse(reply, provider, refusals.unauthenticated());
-    const upstream = spec.upstreams[provider];
-    const key = d.keys[provider];
-    if (!upstream || !key) return refuse(reply, provider, refusals.notFound(`this gateway has no ${provider} upstream`));
-    const body = req.body;
-    if (!body || typeof body !== 'object' || Array.isArray(body))
-      return refuse(reply, provider, refusals.badRequest('expected a JSON object body'));
-    const payload = { ...(body as Record<string, unknown>) };
-    const policy = spec.scopes[who.scope];
-    const model = resolveModel(policy, payload.model);
-    const entry = { scope: who.scope, token: who.id, endpoint, model };
-    if (!model) {
-      d.requestLog.write({ at: new Date().toISOString(), ...entry, model: String(payload.model), status: 403, ms: 0, refused: 'model' });
-      return refuse(reply, provider, refusals.modelNotAllowed(payload.model, policy.models));
-    }
-    payload.model = model;
-    const streaming = payload.stream === true;
-    // A stream reports its usage only when asked to (OpenAI chat): ask, so it can be metered.
-    if (streaming && endpoint === 'chat.completions')
-      payload.stream_options = { ...((payload.stream_options as object | undefined) ?? {}), include_usage: true };
-
-    const asked = askedOutputTokens(endpoint, payload);
-    const firstDraft = Buffer.byteLength(JSON.stringify(payload));
-    const admission = meter.admit(who.scope, who.id, policy, firstDraft, asked.value);
-    if (!admission.ok) {
-      d.requestLog.write({
-        at: new Date().toISOString(),
-        ...entry,
-        status: admission.kind === 'budget' ? 402 : 429,
-        ms: 0,
-        refused: admission.limit,
-      });
-      return refuse(
-        reply,
-        provider,
-        admission.kind === 'budget' ? refusals.budget(admission.limit, admission.message) : refusals.busy(admission.message),
-      );
-    }
-    if (admission.outputCap !== null && admission.outputCap !== asked.value) payload[asked.field] = admission.outputCap;
-    const sent = JSON.stringify(payload);
-    const reservation = admission.reservationId!;
+    const admitted = admitRequest(req, endpoint, provider);
+    if ('status' in admitted) return refuse(reply, provider, admitted);
+    const { entry, sent, reservation } = admitted;
+    const upstream = spec.upstreams[provider]!;
+    const key = d.keys[provider]!;
 
     let settled = false;
     const settle = (how: Settlement, status: number, usage: MeteredUsage | null, responseText?: string) => {
@@ -207,16 +234,7 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort(new Error('client closed'));
     });
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    for (const h of PASSED_REQUEST_HEADERS[provider]) {
-      const v = req.headers[h];
-      if (typeof v === 'string') headers[h] = v;
-    }
-    if (provider === 'openai') headers.authorization = `Bearer ${key}`;
-    else {
-      headers['x-api-key'] = key;
-      headers['anthropic-version'] ??= '2023-06-01';
-    }
+    const headers = upstreamHeaders(provider, key, req.headers);
 
     let res: Dispatcher.ResponseData;
     try {
@@ -237,63 +255,18 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
       return refuse(reply, provider, r);
     }
 
-    const contentType = String(res.headers['content-type'] ?? '');
-    const isStream = contentType.includes('text/event-stream');
-    let usage = noUsage();
-    let sawUsage = false;
-    const kept: Buffer[] = [];
-    let keptBytes = 0;
-    const parser = createParser({
-      onEvent: (ev) => {
-        const next = usageOfEvent(endpoint, usage, ev.data);
-        if (next !== usage) sawUsage = true;
-        usage = next;
-      },
-    });
-    const decoder = new TextDecoder();
-    const out = new PassThrough();
-    res.body.on('data', (chunk: Buffer) => {
-      if (isStream) parser.feed(decoder.decode(chunk, { stream: true }));
-      if (keptBytes < MAX_METERED_JSON_BYTES) {
-        kept.push(chunk);
-        keptBytes += chunk.length;
-      }
-      if (!out.write(chunk)) {
-        res.body.pause();
-        out.once('drain', () => res.body.resume());
-      }
-    });
-    res.body.on('end', () => {
+    const isStream = String(res.headers['content-type'] ?? '').includes('text/event-stream');
+    const out = meteredBody(res.body, endpoint, isStream, ({ usage, text, error }) => {
       clearTimeout(timer);
-      const text = Buffer.concat(kept).toString('utf8');
-      if (!isStream && keptBytes < MAX_METERED_JSON_BYTES) {
-        try {
-          usage = usageOfBody(endpoint, JSON.parse(text));
-          sawUsage = usage.input_tokens !== null || usage.output_tokens !== null;
-        } catch {
-          // not JSON: charged as below
-        }
-      }
-      const how: Settlement = sawUsage
+      // A body cut off without a usage report may have cost what was reserved; an error answer without one, nothing.
+      const how: Settlement = usage
         ? { kind: 'metered', usage }
-        : res.statusCode >= 400
-          ? { kind: 'refused_upstream' }
-          : { kind: 'unknown' };
-      settle(how, res.statusCode, sawUsage ? usage : null, text);
-      out.end();
-    });
-    res.body.on('error', (e: Error) => {
-      clearTimeout(timer);
-      // Cut off mid-way (a stalled or reset upstream, a client gone): what it may have cost is charged.
-      settle(
-        sawUsage ? { kind: 'metered', usage } : { kind: 'unknown' },
-        res.statusCode,
-        sawUsage ? usage : null,
-        `(cut off: ${e.message})`,
-      );
+        : error || res.statusCode < 400
+          ? { kind: 'unknown' }
+          : { kind: 'refused_upstream' };
+      settle(how, res.statusCode, usage, text);
       // The client must see a broken stream, not a short one that looks complete.
-      out.destroy(e);
-      reply.raw.destroy(e);
+      if (error) reply.raw.destroy(error);
     });
 
     reply.status(res.statusCode);
@@ -307,6 +280,3 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
 
   return app;
 }
-
-/** Which token scope an evaluation's requests use. */
-export type EvaluationScope = Extract<GatewayScope, 'evaluation' | 'finalization'>;
