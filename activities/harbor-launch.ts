@@ -27,7 +27,7 @@ async function launchOnce(
   deadline: number,
 ): Promise<{ run: GroupRunResult; output: string }> {
   const cwd = t.cwd();
-  const iso = isolationFor(t.s, t.env, [t.paths.jobsDir, t.input.worktree, cwd]);
+  const iso = isolationFor(t.s, t.env, [t.paths.jobsDir, t.input.worktree, cwd], t.task);
   const offset = fileSize(t.logFile);
   fs.appendFileSync(t.logFile, `\n# vero-harbor attempt ${t.attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
   const timer = setInterval(t.beat, t.heartbeatEveryMs());

@@ -79,7 +79,7 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? '/',
-      ...(input.envFile ? readEnvFile(input.envFile) : {}),
+      ...(input.envFile ? readEnvFile(input.envFile, `inference-${input.split}`) : {}),
     },
     cleanEnv: true,
     logFile: path.join(dir, 'inference.log'),

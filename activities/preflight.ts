@@ -48,7 +48,7 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
     ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, input.runDir) }
     : s.source;
   const argv = preflightArgv({ harbor: s.harbor, source, task: input.task, jobsDir, jobName, worktree: input.worktree });
-  const iso = isolationFor(s, harborEnv(s, input.worktree, path.join(jobsDir, jobName)), [input.runDir, input.worktree]);
+  const iso = isolationFor(s, harborEnv(s, input.worktree, path.join(jobsDir, jobName)), [input.runDir, input.worktree], 'preflight');
   const offset = fileSize(logFile);
   const run = await runInGroup(argv, {
     cwd,

@@ -9,8 +9,14 @@ import { readRegularFile } from './bounded-read';
 
 const EnvFile = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string());
 
-export function readEnvFile(file: string): Record<string, string> {
-  return EnvFile.parse(JSON.parse(readRegularFile(file, { maxBytes: 64 * 1024 }).toString('utf8')));
+/**
+ * The variables of an env file. `{task}` in a value is replaced by `task` (URL-encoded): the gateway's base URL
+ * names the task a candidate's model calls are for.
+ */
+export function readEnvFile(file: string, task?: string): Record<string, string> {
+  const env = EnvFile.parse(JSON.parse(readRegularFile(file, { maxBytes: 64 * 1024 }).toString('utf8')));
+  if (task === undefined) return env;
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.split('{task}').join(encodeURIComponent(task))]));
 }
 
 export function writeEnvFile(file: string, env: Record<string, string>): void {

@@ -128,6 +128,11 @@ export class Engine {
         : this.gateway.endEvaluation(tokenId)
       : undefined;
     const refused = (modelUsage?.refused_budget ?? 0) - refusedBefore;
+    // Per task (Mode B: each harbor's base URL names its task); the verifier's token is shared by its evaluations.
+    if (this.gateway && kind === 'agent') {
+      const perTask = this.gateway.taskUsageOf(tokenId);
+      for (const s of samples) if (perTask[s.name]) s.model_usage = perTask[s.name];
+    }
     const errors = samples.filter((s) => s.score === null);
     const nInfraErrors =
       this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;

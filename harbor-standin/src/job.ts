@@ -353,6 +353,7 @@ export class Job {
       message = `Agent execution timed out after ${limit} seconds`;
     }
     trialLog(`${trialName}: running agent...`);
+    if (outcome.model_call) await callModel(outcome.model_call, path.join(dir, 'agent', 'model-call.txt'));
     await sleep(durationMs * this.ctx.timeScale);
 
     const agentRan = !(exceptionType && BEFORE_AGENT.has(exceptionType));
@@ -501,5 +502,23 @@ export class Job {
     );
     process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
     process.stdout.write(`Inspect results by running \`harbor view ${path.dirname(this.jobDir)}\`\n`);
+  }
+}
+
+/** One chat completion as an agent's SDK would send it, from the variables the agent was given. */
+async function callModel(model: string, logFile: string): Promise<void> {
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const base = process.env.OPENAI_BASE_URL;
+  if (!base) return fs.writeFileSync(logFile, 'no OPENAI_BASE_URL\n');
+  try {
+    const r = await fetch(`${base.replace(/\/+$/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${process.env.OPENAI_API_KEY ?? ''}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'solve the task' }], max_tokens: 5 }),
+    });
+    await r.text();
+    fs.writeFileSync(logFile, `${r.status}\n`);
+  } catch (e) {
+    fs.writeFileSync(logFile, `error: ${(e as Error).message}\n`);
   }
 }

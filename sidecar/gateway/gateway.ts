@@ -102,7 +102,8 @@ export class Gateway {
       const token = Object.values(readEnvFile(file))[0];
       if (this.tokens.lookup(token)?.id === id) return file;
     }
-    writeEnvFile(file, this.clientEnv(this.tokens.mint(id, scope)));
+    // `{task}` is filled in by the activity that starts the candidate: the gateway meters per task.
+    writeEnvFile(file, this.clientEnv(this.tokens.mint(id, scope), `${this.candidateBase}/task/{task}`));
     return file;
   }
 
@@ -115,6 +116,11 @@ export class Gateway {
 
   usageOf(id: string): ScopeUsage {
     return this.meter.tokenUsage(id);
+  }
+
+  /** A token's usage per task (the tasks its candidates' calls named). */
+  taskUsageOf(id: string): Record<string, ScopeUsage> {
+    return this.meter.taskUsage(id);
   }
 
   async close(): Promise<void> {

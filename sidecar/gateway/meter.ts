@@ -31,11 +31,15 @@ const Open = z.strictObject({
   token: z.string(),
   input_tokens: z.number().min(0),
   output_tokens: z.number().min(0),
+  /** The task the request was made for (a candidate's base URL names it), when known. */
+  task: z.string().optional(),
 });
 const MeterFile = z.strictObject({
   schema_version: z.literal(1),
   scopes: z.partialRecord(z.enum(GATEWAY_SCOPES), Usage),
   tokens: z.record(z.string(), Usage),
+  /** Per token, per task (absent in meters written before it existed). */
+  tasks: z.record(z.string(), z.record(z.string(), Usage)).default({}),
   open: z.record(z.string(), Open),
 });
 type MeterFile = z.infer<typeof MeterFile>;
@@ -64,7 +68,7 @@ export class Meter {
   ) {}
 
   static open(file: string): Meter {
-    let state: MeterFile = { schema_version: 1, scopes: {}, tokens: {}, open: {} };
+    let state: MeterFile = { schema_version: 1, scopes: {}, tokens: {}, tasks: {}, open: {} };
     if (fs.existsSync(file)) {
       try {
         state = MeterFile.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
@@ -97,6 +101,11 @@ export class Meter {
     return { ...(this.state.tokens[token] ?? emptyUsage()) };
   }
 
+  /** A token's usage per task (the tasks its requests named). */
+  taskUsage(token: string): Record<string, ScopeUsage> {
+    return Object.fromEntries(Object.entries(this.state.tasks[token] ?? {}).map(([t, u]) => [t, { ...u }]));
+  }
+
   /**
    * Admits a request and durably reserves its worst case, or refuses it (a budget refusal is counted, against
    * the scope and the token). Synchronous: two requests cannot both take the last of a budget.
@@ -107,18 +116,19 @@ export class Meter {
     policy: ScopePolicy,
     bodyBytes: number,
     askedOutput: number | null,
+    task?: string,
   ): Admission & { reservationId?: string } {
     const decision = admit(policy, this.committed(scope), this.inFlight.get(scope) ?? 0, bodyBytes, askedOutput);
     if (!decision.ok) {
       if (decision.kind === 'budget') {
-        this.bucket(scope, token).forEach((u) => add(u, { refused_budget: 1 }));
+        this.bucket(scope, token, task).forEach((u) => add(u, { refused_budget: 1 }));
         this.save();
       }
       return decision;
     }
     const id = `${Date.now().toString(36)}-${process.pid}-${++this.seq}`;
-    this.state.open[id] = { scope, token, input_tokens: bodyBytes, output_tokens: decision.outputCap ?? 0 };
-    this.bucket(scope, token).forEach((u) => add(u, { requests: 1 }));
+    this.state.open[id] = { scope, token, input_tokens: bodyBytes, output_tokens: decision.outputCap ?? 0, ...(task ? { task } : {}) };
+    this.bucket(scope, token, task).forEach((u) => add(u, { requests: 1 }));
     this.inFlight.set(scope, (this.inFlight.get(scope) ?? 0) + 1);
     this.save();
     return { ...decision, reservationId: id };
@@ -143,13 +153,18 @@ export class Meter {
 
   private close(id: string, r: OpenReservation, charge: Partial<ScopeUsage>): void {
     delete this.state.open[id];
-    this.bucket(r.scope, r.token).forEach((u) => add(u, charge));
+    this.bucket(r.scope, r.token, r.task).forEach((u) => add(u, charge));
   }
 
-  private bucket(scope: GatewayScope, token: string): ScopeUsage[] {
+  private bucket(scope: GatewayScope, token: string, task?: string): ScopeUsage[] {
     this.state.scopes[scope] ??= emptyUsage();
     this.state.tokens[token] ??= emptyUsage();
-    return [this.state.scopes[scope], this.state.tokens[token]];
+    const buckets = [this.state.scopes[scope], this.state.tokens[token]];
+    if (task) {
+      const perTask = (this.state.tasks[token] ??= {});
+      buckets.push((perTask[task] ??= emptyUsage()));
+    }
+    return buckets;
   }
 
   private save(): void {

@@ -40,6 +40,9 @@ const PASSED_REQUEST_HEADERS: Record<Provider, string[]> = {
   anthropic: ['accept', 'anthropic-version', 'anthropic-beta'],
 };
 
+/** A task name as it may appear in a candidate's base URL (`/task/<name>/v1`). */
+const TASK_LABEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/;
+
 const isLoopback = (url: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 
 function presentedToken(req: FastifyRequest): string | undefined {
@@ -105,7 +108,7 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
   /** Usage and limits per scope: numbers only, for `vero budget` and the trusted side. */
   app.get('/status', async () => gatewayStatus(spec, meter));
 
-  app.get('/v1/models', async (req, reply) => {
+  const models = async (req: FastifyRequest, reply: FastifyReply) => {
     const who = authenticate(req);
     const provider: Provider = req.headers['anthropic-version'] ? 'anthropic' : 'openai';
     if (!who) return refuse(reply, provider, refusals.unauthenticated());
@@ -127,10 +130,15 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
       first_id: ids[0] ?? null,
       last_id: ids.at(-1) ?? null,
     };
-  });
+  };
 
-  for (const [endpoint, { provider, path }] of Object.entries(ENDPOINTS) as [Endpoint, (typeof ENDPOINTS)[Endpoint]][])
+  // Each endpoint also under /task/<task>: a candidate's base URL names its task, so usage is known per task.
+  app.get('/v1/models', models);
+  app.get('/task/:task/v1/models', models);
+  for (const [endpoint, { provider, path }] of Object.entries(ENDPOINTS) as [Endpoint, (typeof ENDPOINTS)[Endpoint]][]) {
     app.post(path, (req, reply) => forward(req, reply, endpoint, provider, path));
+    app.post(`/task/:task${path}`, (req, reply) => forward(req, reply, endpoint, provider, path));
+  }
 
   app.setNotFoundHandler((req, reply) =>
     refuse(
@@ -184,7 +192,9 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
     if (payload.stream === true && endpoint === 'chat.completions')
       payload.stream_options = { ...((payload.stream_options as object | undefined) ?? {}), include_usage: true };
     const asked = askedOutputTokens(endpoint, payload);
-    const admission = meter.admit(who.scope, who.id, policy, Buffer.byteLength(JSON.stringify(payload)), asked.value);
+    const task = (req.params as { task?: string } | undefined)?.task;
+    if (task !== undefined && !TASK_LABEL.test(task)) return refusals.badRequest('the task in the path is not a task name');
+    const admission = meter.admit(who.scope, who.id, policy, Buffer.byteLength(JSON.stringify(payload)), asked.value, task);
     if (!admission.ok) {
       logRefusal(admission.kind === 'budget' ? 402 : 429, admission.limit);
       return admission.kind === 'budget' ? refusals.budget(admission.limit, admission.message) : refusals.busy(admission.message);

@@ -70,7 +70,7 @@ test('mode A: the candidate gets an evaluation token, never the key; a spent bud
     expect(upstream.seen[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     const env = JSON.parse(fs.readFileSync(envDump, 'utf8').split('\n')[0]!) as Record<string, string>;
     expect(env.OPENAI_API_KEY).toMatch(/^vero-evaluation-/);
-    expect(env.OPENAI_BASE_URL).toBe(`${gateway}/v1`);
+    expect(env.OPENAI_BASE_URL).toBe(`${gateway}/task/inference-train/v1`); // the gateway meters per task
     expect(JSON.stringify(env)).not.toContain(KEY);
     // The token died with its evaluation.
     const late = await fetch(`${gateway}/v1/chat/completions`, {
@@ -107,8 +107,9 @@ test('mode A: the candidate gets an evaluation token, never the key; a spent bud
   }
 });
 
-test('mode B: the nested harbor gets an evaluation token as OPENAI_API_KEY even when the key has that name, and no key', async () => {
-  const s = await setup();
+test('mode B: the nested harbor gets an evaluation token as OPENAI_API_KEY even when the key has that name, and no key; usage per task', async () => {
+  // hello-world's agent calls a model (the stand-in as a model-using agent); the other tasks do not.
+  const s = await setup({ scenario: { tasks: { 'hello-world': { reward: 1, model_call: 'gpt-test' } }, default: { reward: 1 } } });
   s.cfg.gateway = GatewaySpec.parse({
     port: 0,
     upstreams: { openai: { base_url: upstream.url, key_env: 'OPENAI_API_KEY' } },
@@ -116,9 +117,24 @@ test('mode B: the nested harbor gets an evaluation token as OPENAI_API_KEY even 
   });
   fs.writeFileSync(s.serveFile, JSON.stringify(s.cfg));
   const side = await startSidecar(s, { OPENAI_API_KEY: KEY });
+  upstream.seen.length = 0;
   try {
     const r = await post(side.url, '/eval', { split: 'train' });
     expect(r.status).toBe(200);
+    expect(r.json.model_usage).toMatchObject({ requests: 1 });
+    // train is viewable: its per-task rows carry their model usage.
+    const dir = String(r.json.result_path);
+    const byName = Object.fromEntries(
+      fs
+        .readdirSync(dir)
+        .filter((f) => /^\d+\.json$/.test(f))
+        .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as { name: string; model_usage?: { requests: number } })
+        .map((x) => [x.name, x]),
+    );
+    expect(byName['hello-world']!.model_usage).toMatchObject({ requests: 1, output_tokens: 5 });
+    expect(byName['count-words']!.model_usage).toBeUndefined();
+    expect(upstream.seen).toHaveLength(1);
+    expect(upstream.seen[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     const starts = fs
       .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
       .split('\n')

@@ -284,6 +284,30 @@ describe('inference gateway', () => {
     expect(u.output_tokens).toBe(500 + 30);
   });
 
+  it('meters per task when the base URL names one (evaluation env files carry the {task} placeholder)', async () => {
+    const { gw, base } = await startGateway(spec());
+    const file = gw.envFileFor('eval-t', 'evaluation');
+    expect(readEnvFile(file).OPENAI_BASE_URL).toBe(`${base}/task/{task}/v1`);
+    const env = readEnvFile(file, 'org/hello-world');
+    expect(env.OPENAI_BASE_URL).toBe(`${base}/task/org%2Fhello-world/v1`);
+    const client = new OpenAI({ apiKey: env.OPENAI_API_KEY!, baseURL: env.OPENAI_BASE_URL!, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'gpt-test', messages: [] });
+    const anthropic = new Anthropic({
+      apiKey: env.ANTHROPIC_API_KEY!,
+      baseURL: readEnvFile(file, 'count-words').ANTHROPIC_BASE_URL!,
+      maxRetries: 0,
+    });
+    await anthropic.messages.create({ model: 'claude-test', max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] });
+    expect(gw.taskUsageOf('eval-t')).toEqual({
+      'org/hello-world': expect.objectContaining({ requests: 1, output_tokens: FAKE_MAX_OUTPUT }),
+      'count-words': expect.objectContaining({ requests: 1, output_tokens: 3 }),
+    });
+    expect(gw.usageOf('eval-t')).toMatchObject({ requests: 2, output_tokens: FAKE_MAX_OUTPUT + 3 });
+    expect(upstream.seen.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
+    const bad = await post(base, '/task/..%2F..%2Fetc/v1/chat/completions', env.OPENAI_API_KEY!, { model: 'gpt-test', messages: [] });
+    expect(bad.status).toBe(400);
+  });
+
   it('keeps a bounded request log on the admin side: bodies truncated, files rotated', async () => {
     const { base, producerToken, dir } = await startGateway(
       spec({}, { request_log: { max_body_bytes: 40, max_file_bytes: 2048, keep: 2 } }),
