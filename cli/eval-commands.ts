@@ -4,7 +4,7 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import { CandidateResult, countedTaskScores, settledProgress } from '../model/eval-types';
+import { CandidateResult, countedTaskScores, settledProgress, type TaskResult } from '../model/eval-types';
 import { scoreUncertainty, separable } from '../model/uncertainty';
 import { causeChain, ConfigError, ExitCode } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
@@ -24,6 +24,7 @@ import {
   withTasks,
 } from '../client/eval-client';
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
+import { partialResults } from '../client/partial-results';
 import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
@@ -233,11 +234,22 @@ export function registerEvalCommands(program: Command): void {
   withConnection(
     program
       .command('results <evalId>')
-      .description('per-task results of a finished evaluation')
+      .description('per-task results; of an evaluation not completed (running, cancelled, failed), the rows so far, marked partial')
       .option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
     const conn = connectionSettings(o);
     const client = await connect(conn.address, conn.namespace);
+    // Not completed (running, cancelled, failed): the rows so far, marked partial, instead of waiting.
+    const status = (await client.workflow.getHandle(id).describe()).status.name;
+    if (status !== 'COMPLETED') {
+      const p = await partialResults(client, id);
+      if (o.json) printJson(p);
+      else
+        print(
+          `${taskTable(p.tasks.map((t) => ({ ...t, runs: 0, timedOut: false, jobDir: '' })) as TaskResult[])}\n\npartial   ${p.nWithResults} of ${p.nTasks} task(s) have results so far; the evaluation is ${status.toLowerCase()}${p.pending.length ? ` (${p.pending.length} pending)` : ''}`,
+        );
+      if (status === 'RUNNING') return;
+    }
     let r: CandidateResult;
     try {
       r = withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);

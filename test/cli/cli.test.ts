@@ -317,9 +317,33 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     expect(waitErr).toContain(`stopped waiting; the evaluation goes on. Follow it: vero status ${hangId}`);
     expect(waitErr).toContain(`stop it: vero cancel ${hangId}`);
     expect(JSON.parse((await runVero(['status', hangId, ...conn, '--json'])).stdout)).toMatchObject({ workflowStatus: 'RUNNING' });
+    // results of a running evaluation: the rows so far, marked partial, at once (not a wait for the end).
+    const running = await runVero(['results', hangId, '--json', ...conn]);
+    expect(running.code).toBe(0);
+    expect(JSON.parse(running.stdout)).toMatchObject({
+      partial: true,
+      workflowStatus: 'RUNNING',
+      nTasks: 1,
+      nWithResults: 0,
+      pending: ['hello-world'],
+    });
     expect((await runVero(['cancel', hangId, ...conn])).stdout).toContain(`cancellation requested for ${hangId}`);
+    await until(
+      'the cancellation to finish',
+      async () =>
+        (JSON.parse((await runVero(['status', hangId, ...conn, '--json'])).stdout) as { workflowStatus: string }).workflowStatus ===
+        'CANCELLED',
+      30_000,
+    );
     const after = await runVero(['results', hangId, ...conn]);
     expect(after.code).toBe(1);
+    // The rows so far, marked partial: the stopped trial (harbor records its CancelledError), or none yet.
+    const partialLine = /partial {3}(\d) of 1 task\(s\) have results so far; the evaluation is cancelled( \(1 pending\))?/.exec(
+      after.stdout,
+    );
+    expect(partialLine).not.toBeNull();
+    if (partialLine![1] === '1') expect(after.stdout).toMatch(/hello-world\s+error .*CancelledError/);
+    else expect(partialLine![2]).toBe(' (1 pending)');
     expect(after.stderr).toMatch(/evaluation failed: .*cancel/i);
     // Its status says it is over: nothing shown as running.
     const closed = await runVero(['status', hangId, ...conn]);

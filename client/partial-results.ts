@@ -1,0 +1,53 @@
+/**
+ * The rows so far of an evaluation that has not completed (running, cancelled, failed): its tasks' job dirs on
+ * this host, collated as `vero trials` does. Tasks without a job dir yet are pending. Rows on another worker's
+ * host are not seen here (then they count as pending).
+ */
+import * as fs from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { collate, loadTrials } from '../infra/collate';
+import { EvalInput } from '../model/eval-types';
+import { jobNameFor } from '../model/harbor-argv';
+import { homePaths, runPaths } from '../model/paths';
+import type { TaskScore } from '../model/trial-ranking';
+
+export interface PartialResults {
+  workflowStatus: string;
+  partial: true;
+  nTasks: number;
+  /** Tasks with a row (scored or error) so far. */
+  nWithResults: number;
+  tasks: (TaskScore & { task: string; taskName: string | null })[];
+  pending: string[];
+}
+
+export async function partialResults(client: Client, evalId: string): Promise<PartialResults> {
+  const handle = client.workflow.getHandle(evalId);
+  const d = await handle.describe();
+  const history = await handle.fetchHistory();
+  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  const input = EvalInput.parse(payload ? defaultPayloadConverter.fromPayload(payload) : null);
+  const run = runPaths(homePaths(input.home).runDir(input.evalId, d.runId));
+  const tasks: PartialResults['tasks'] = [];
+  const pending: string[] = [];
+  for (const task of input.tasks) {
+    const jobDir = run.job(jobNameFor(task)).dir;
+    const loaded = fs.existsSync(jobDir) ? loadTrials(jobDir) : null;
+    const opts = {
+      requested: [task],
+      rewardKey: input.settings.rewardKey,
+      aggregate: input.settings.aggregate,
+      invalid: loaded?.invalid ?? [],
+    };
+    let row: PartialResults['tasks'][number] | undefined;
+    try {
+      row = loaded && (loaded.trials.length || loaded.invalid.length) ? collate(loaded.trials, opts)[0] : undefined;
+    } catch {
+      row = undefined; // trials for another task name: the run's own row will say so
+    }
+    if (row) tasks.push(row);
+    else pending.push(task);
+  }
+  return { workflowStatus: d.status.name, partial: true, nTasks: input.tasks.length, nWithResults: tasks.length, tasks, pending };
+}
