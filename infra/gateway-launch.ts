@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PRODUCER_TOKEN_DIGEST_ENV } from '../model/gateway-policy';
+import { clientEnvFor, PRODUCER_TOKEN_DIGEST_ENV } from '../model/gateway-policy';
 import { ServeConfig } from '../model/serve-config';
 import { digestOf, newToken } from '../model/gateway-token';
 
@@ -31,9 +31,7 @@ export function gatewayLaunch(taskDir: string, token = newToken('producer')): Ga
   const gw = compiledServeConfig(taskDir)?.gateway;
   if (!gw) return null;
   const base = `http://eval-sidecar:${gw.port}`;
-  const agentEnv: Record<string, string> = {};
-  if (gw.upstreams.openai) Object.assign(agentEnv, { OPENAI_API_KEY: token, OPENAI_BASE_URL: `${base}/v1` });
-  if (gw.upstreams.anthropic) Object.assign(agentEnv, { ANTHROPIC_API_KEY: token, ANTHROPIC_BASE_URL: base });
+  const agentEnv = clientEnvFor(gw.upstreams, token, base);
   return {
     env: { [PRODUCER_TOKEN_DIGEST_ENV]: digestOf(token) },
     harborArgs: Object.entries(agentEnv).flatMap(([k, v]) => ['--ae', `${k}=${v}`]),

@@ -86,6 +86,17 @@ export const PRODUCER_TOKEN_DIGEST_ENV = 'VERO_GATEWAY_PRODUCER_TOKEN_SHA256';
 export const upstreamKeyEnvs = (g: GatewaySpec | undefined): string[] =>
   g ? Object.values(g.upstreams).flatMap((u) => (u ? [u.key_env] : [])) : [];
 
+/**
+ * What a client of the gateway is given: each configured provider's SDK key and base-URL variables, the key
+ * being the scoped token (OpenAI's base URL ends in /v1, Anthropic's does not).
+ */
+export function clientEnvFor(upstreams: GatewaySpec['upstreams'], token: string, base: string): Record<string, string> {
+  return {
+    ...(upstreams.openai ? { OPENAI_API_KEY: token, OPENAI_BASE_URL: `${base}/v1` } : {}),
+    ...(upstreams.anthropic ? { ANTHROPIC_API_KEY: token, ANTHROPIC_BASE_URL: base } : {}),
+  };
+}
+
 /** Where each endpoint goes. Nothing else is forwarded: the upstream path is this table's, never the client's. */
 export const ENDPOINTS = {
   'chat.completions': { provider: 'openai', path: '/v1/chat/completions' },

@@ -8,7 +8,14 @@ import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { readEnvFile, writeEnvFile } from '../../infra/env-file';
 import { ConfigError } from '../../model/errors';
-import { PRODUCER_TOKEN_DIGEST_ENV, type GatewayScope, type GatewaySpec, type Provider, type ScopeUsage } from '../../model/gateway-policy';
+import {
+  clientEnvFor,
+  PRODUCER_TOKEN_DIGEST_ENV,
+  type GatewayScope,
+  type GatewaySpec,
+  type Provider,
+  type ScopeUsage,
+} from '../../model/gateway-policy';
 import { Meter } from './meter';
 import { RequestLog } from './request-log';
 import { buildGateway } from './server';
@@ -84,33 +91,29 @@ export class Gateway {
     return gw;
   }
 
-  /** The variables a client of this gateway needs: both SDKs' key and base-URL names. */
-  clientEnv(token: string, base = this.candidateBase): Record<string, string> {
-    const env: Record<string, string> = {};
-    if (this.spec.upstreams.openai) Object.assign(env, { OPENAI_API_KEY: token, OPENAI_BASE_URL: `${base}/v1` });
-    if (this.spec.upstreams.anthropic) Object.assign(env, { ANTHROPIC_API_KEY: token, ANTHROPIC_BASE_URL: base });
-    return env;
-  }
-
   /**
    * The env file of a token id, minted when missing (or when its token is no longer live): the same
    * evaluation, resumed or re-sent, keeps its token.
    */
   envFileFor(id: string, scope: GatewayScope): string {
-    const file = path.join(this.paths.envDir, `${id.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`);
+    const file = this.envFileOf(id);
     if (fs.existsSync(file)) {
       const token = Object.values(readEnvFile(file))[0];
       if (this.tokens.lookup(token)?.id === id) return file;
     }
     // `{task}` is filled in by the activity that starts the candidate: the gateway meters per task.
-    writeEnvFile(file, this.clientEnv(this.tokens.mint(id, scope), `${this.candidateBase}/task/{task}`));
+    writeEnvFile(file, clientEnvFor(this.spec.upstreams, this.tokens.mint(id, scope), `${this.candidateBase}/task/{task}`));
     return file;
+  }
+
+  private envFileOf(id: string): string {
+    return path.join(this.paths.envDir, `${id.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`);
   }
 
   /** Ends an evaluation's token (revoked, its env file removed) and returns what it spent. */
   endEvaluation(id: string): ScopeUsage {
     this.tokens.revoke(id);
-    fs.rmSync(path.join(this.paths.envDir, `${id.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`), { force: true });
+    fs.rmSync(this.envFileOf(id), { force: true });
     return this.meter.tokenUsage(id);
   }
 
