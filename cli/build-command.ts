@@ -3,8 +3,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { Command, Option } from 'commander';
 import { connect } from '../client/eval-client';
 import { runBuild } from '../client/build-client';
-import { causeChain, ConfigError, failureTypes, WorkflowRunFailedError } from '../model/errors';
-import { FailureType } from '../model/failures';
+import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
 
 interface BuildFlags {
   config: string;
@@ -53,7 +52,7 @@ repeated build attaches to a running one. The config, the agent repo and --out m
       } catch (e) {
         // The activity's ConfigError comes back as a failed workflow: the same exit code as in process.
         if (e instanceof WorkflowFailedError) {
-          const configError = failureTypes(e).includes(FailureType.ConfigError);
+          const configError = failureTypes(e).some((t) => exitCodeForFailure(t) === ExitCode.badInput);
           throw configError ? new ConfigError(causeChain(e.cause)) : new WorkflowRunFailedError(`the build failed: ${causeChain(e.cause)}`);
         }
         throw e;

@@ -29,6 +29,20 @@ export interface Setup {
   queue: string;
 }
 
+/** A compiled task's serve config pointed at host paths: the baseline and workspace repos, the volumes under `dir`. */
+function onHost(task: string, dir: string, work: string): Pick<ServeConfig, 'repo_path' | 'agent_repo_path' | 'paths'> {
+  return {
+    repo_path: path.join(task, 'environment', 'agent-baseline'),
+    agent_repo_path: work,
+    paths: {
+      home: path.join(dir, 'home'),
+      agent_volume: path.join(dir, 'agent-results'),
+      admin_volume: path.join(dir, 'admin'),
+      token_path: path.join(dir, 'token', 'admin.token'),
+    },
+  };
+}
+
 /** Compiles the mode B example, then points its serve config at host paths (the container paths of a real task). */
 export async function setup(
   over: {
@@ -87,14 +101,7 @@ export async function setup(
   if (over.scenario) env.HARBOR_STANDIN_SCENARIO = JSON.stringify(over.scenario);
   const hostCfg: ServeConfig = {
     ...cfg,
-    repo_path: path.join(task, 'environment', 'agent-baseline'),
-    agent_repo_path: work,
-    paths: {
-      home: path.join(dir, 'home'),
-      agent_volume: path.join(dir, 'agent-results'),
-      admin_volume: path.join(dir, 'admin'),
-      token_path: path.join(dir, 'token', 'admin.token'),
-    },
+    ...onHost(task, dir, work),
     mode_b: { ...cfg.mode_b!, task_source: { path: DATASET }, harbor: { ...cfg.mode_b!.harbor, env } },
     harness_user: 'vero-no-such-user',
     heartbeat_timeout_sec: 5,
@@ -191,14 +198,7 @@ export async function modeASetup(): Promise<{ dir: string; serveFile: string; ho
   const serveFile = path.join(dir, 'serve.json');
   const hostCfg: ServeConfig = {
     ...cfg,
-    repo_path: path.join(task, 'environment', 'agent-baseline'),
-    agent_repo_path: work,
-    paths: {
-      home: path.join(dir, 'home'),
-      agent_volume: path.join(dir, 'agent-results'),
-      admin_volume: path.join(dir, 'admin'),
-      token_path: path.join(dir, 'token', 'admin.token'),
-    },
+    ...onHost(task, dir, work),
     mode_a: {
       ...cfg.mode_a!,
       dataset_dir: path.join(task, 'environment/sidecar/dataset'),
