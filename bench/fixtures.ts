@@ -17,12 +17,21 @@ export function stringArg(name: string, fallback: string): string {
   return i >= 0 ? String(process.argv[i + 1]) : fallback;
 }
 
-/** N copies of the example hello-world task (`task-00000`…), each named by its dir. Returns the names. */
-export function makeDataset(dir: string, n: number): string[] {
+/**
+ * N copies of the example hello-world task (`task-00000`…), each named by its dir. Returns the names. With
+ * `links`, every task but the first is a symlink to the first (Harbor follows them; fast at 100k tasks).
+ */
+export function makeDataset(dir: string, n: number, links = false): string[] {
   const template = path.join(PROJECT_ROOT, 'examples', 'datasets', 'mini-bench', 'hello-world');
   const names: string[] = [];
+  const width = Math.max(5, String(n - 1).length);
   for (let i = 0; i < n; i++) {
-    const name = `task-${String(i).padStart(5, '0')}`;
+    const name = `task-${String(i).padStart(width, '0')}`;
+    if (links && i > 0) {
+      fs.symlinkSync(names[0]!, path.join(dir, name));
+      names.push(name);
+      continue;
+    }
     fs.cpSync(template, path.join(dir, name), { recursive: true });
     fs.writeFileSync(
       path.join(dir, name, 'task.toml'),
@@ -40,11 +49,15 @@ export function makeAgentRepo(dest: string): string {
 }
 
 /** A temp dir with a generated dataset of `nTasks` tasks and the example agent repo. */
-export function benchWorkspace(prefix: string, nTasks: number): { tmp: string; dataset: string; tasks: string[]; repo: string } {
+export function benchWorkspace(
+  prefix: string,
+  nTasks: number,
+  links = false,
+): { tmp: string; dataset: string; tasks: string[]; repo: string } {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const dataset = path.join(tmp, 'dataset');
   fs.mkdirSync(dataset);
-  const tasks = makeDataset(dataset, nTasks);
+  const tasks = makeDataset(dataset, nTasks, links);
   const repo = makeAgentRepo(path.join(tmp, 'agent-repo'));
   return { tmp, dataset, tasks, repo };
 }

@@ -20,6 +20,7 @@ import { DEFAULT_EXECUTION, type EvalConfig } from '../model/eval-config';
 import { configDigest, evalWorkflowId } from '../model/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../model/eval-types';
 import { ConfigError, TemporalUnreachableError } from '../model/errors';
+import { inputSizeProblem } from '../model/history-bounds';
 import { isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
@@ -62,6 +63,7 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
     taskAttempts: cfg.execution.task_attempts,
     heartbeatTimeoutSec: cfg.execution.heartbeat_timeout,
     chunkSize: cfg.execution.chunk_size,
+    ...(cfg.execution.chunks_per_run !== undefined ? { chunksPerRun: cfg.execution.chunks_per_run } : {}),
     stopGraceSec: cfg.execution.stop_grace,
     preflight: cfg.execution.preflight,
   };
@@ -80,7 +82,10 @@ export function evalInputFor(parts: {
   settings: EvalSettings;
   skippedDirs?: EvalInput['skippedDirs'];
 }): EvalInput {
-  const digest = configDigest(parts.tasks, parts.settings);
+  const problem = inputSizeProblem(parts.tasks);
+  if (problem) throw new ConfigError(`tasks: ${problem}`);
+  const settings = parts.settings;
+  const digest = configDigest(parts.tasks, settings);
   return EvalInput.parse({
     evalId: evalWorkflowId(parts.commit, digest),
     candidate: parts.commit,
@@ -89,7 +94,7 @@ export function evalInputFor(parts: {
     home: parts.home,
     tasks: parts.tasks,
     configDigest: digest,
-    settings: parts.settings,
+    settings,
     ...(parts.skippedDirs ? { skippedDirs: parts.skippedDirs } : {}),
   });
 }
@@ -226,7 +231,9 @@ export async function listEvaluations(client: Client, opts: { limit?: number; co
   const limit = opts.limit ?? Infinity;
   const out: EvalListing[] = [];
   const digestFilter = opts.configDigest ? ` AND VeroConfigDigest = '${opts.configDigest.replace(/[^0-9a-f]/g, '')}'` : '';
-  for await (const w of client.workflow.list({ query: `WorkflowType = 'evaluateCandidate'${digestFilter}`, pageSize: 200 })) {
+  // A large evaluation continues as new every few hundred chunks: list each once, by its current run.
+  const query = `WorkflowType = 'evaluateCandidate' AND ExecutionStatus != 'ContinuedAsNew'${digestFilter}`;
+  for await (const w of client.workflow.list({ query, pageSize: 200 })) {
     const sa = w.typedSearchAttributes;
     out.push({
       evalId: w.workflowId,

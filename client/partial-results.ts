@@ -28,7 +28,9 @@ export async function partialResults(client: Client, evalId: string): Promise<Pa
   const history = await handle.fetchHistory();
   const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   const input = EvalInput.parse(payload ? defaultPayloadConverter.fromPayload(payload) : null);
-  const run = runPaths(homePaths(input.home).runDir(input.evalId, d.runId));
+  // The run dir is the first run's, also after the evaluation continued as new (workflows/evaluate-candidate.ts).
+  const firstRunId = d.raw.workflowExecutionInfo?.firstRunId || d.runId;
+  const run = runPaths(homePaths(input.home).runDir(input.evalId, firstRunId));
   const tasks: PartialResults['tasks'] = [];
   const pending: string[] = [];
   for (const task of input.tasks) {

@@ -55,6 +55,11 @@ export const Execution = z.strictObject({
   /** Tasks per child workflow; keeps each history far below Temporal's limits. */
   chunk_size: z.number().int().min(1).max(1000).default(500),
   /**
+   * Chunks one run of the evaluation workflow starts before it continues as new, so its history stays bounded
+   * at any task count. Default: what fits 8,000 events at this concurrency (model/history-bounds.ts).
+   */
+  chunks_per_run: z.number().int().min(1).optional(),
+  /**
    * How long a stopped harbor (cancel, task timeout, orphan) gets to tear its trials down before it is
    * killed and vero removes what the trials left in Docker. Harbor needs about 21 s per Docker trial.
    */

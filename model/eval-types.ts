@@ -26,6 +26,8 @@ export const EvalSettings = z.strictObject({
   taskAttempts: z.number().int().min(1),
   heartbeatTimeoutSec: z.number().positive(),
   chunkSize: z.number().int().min(1),
+  /** Chunks per run of the parent before it continues as new (model/history-bounds.ts); absent: by concurrency. */
+  chunksPerRun: z.number().int().min(1).optional(),
   /**
    * How long a stopped harbor gets to tear its trials down (SIGTERM, then SIGKILL of the group and removal of
    * what the trials left in Docker). Optional so evaluations started before it existed replay; default 60 s.
@@ -58,6 +60,21 @@ export const EvalInput = z.strictObject({
   skippedDirs: z.array(z.strictObject({ dir: z.string(), reason: z.string() })).optional(),
 });
 export type EvalInput = z.infer<typeof EvalInput>;
+
+/**
+ * What a run of the evaluation workflow hands to the next when it continues as new (model/history-bounds.ts):
+ * the candidate as prepared, the run dir of the first run (its chunk files), and the chunks done so far.
+ */
+export const Continuation = z.strictObject({
+  commit: z.string(),
+  worktree: z.string(),
+  runDir: z.string(),
+  startedAt: z.string(),
+  /** The first chunk this run starts; the ones before it are done. */
+  nextChunk: z.number().int().min(1),
+  done: z.strictObject({ done: z.number(), scored: z.number(), errors: z.number(), scoreSum: z.number() }),
+});
+export type Continuation = z.infer<typeof Continuation>;
 
 /** One task's outcome. Small: the job dir holds everything else. */
 export interface TaskResult {
@@ -116,6 +133,11 @@ export interface ChunkInput {
    * and drained lanes are handed back. Absent: `concurrency` lanes of its own (histories recorded before).
    */
   lanes?: number;
+  /**
+   * false: return the summary without the rows (they are in this chunk's file and history), so the parent's
+   * history holds no per-task payload. Absent: the rows come back too (histories recorded before).
+   */
+  returnRows?: boolean;
 }
 
 export interface ChunkSummary {

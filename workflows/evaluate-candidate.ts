@@ -6,6 +6,8 @@ import {
   ActivityFailure,
   ApplicationFailure,
   ChildWorkflowFailure,
+  ContinueAsNew,
+  makeContinueAsNewFunc,
   executeChild,
   condition,
   getExternalWorkflowHandle,
@@ -17,7 +19,17 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CandidateResult, ChunkInput, ChunkSummary, EvalInput, INLINE_TASK_LIMIT, newProgress, Progress } from '../model/eval-types';
+import {
+  CandidateResult,
+  ChunkInput,
+  ChunkSummary,
+  Continuation,
+  EvalInput,
+  INLINE_TASK_LIMIT,
+  newProgress,
+  Progress,
+} from '../model/eval-types';
+import { chunksPerRun } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
@@ -45,12 +57,14 @@ const { preflightHarbor } = proxyActivities<Activities>({
 });
 
 /**
- * Chunks overlap so that no lane idles: chunk 0 starts with `concurrency` lanes; a chunk with no task left to
- * start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest chunk that
- * still has tasks (grantLanes), or starts the next chunk with them. In flight: never more than `concurrency`.
+ * Chunks overlap so that no lane idles: the run's first chunk starts with `concurrency` lanes; a chunk with no
+ * task left to start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest
+ * chunk that still has tasks (grantLanes), or starts the next chunk with them. In flight: never more than
+ * `concurrency`. Runs chunks [firstChunk, endChunk) and returns once all of them are done.
  */
 async function runChunksWithLaneGrants(
-  nChunks: number,
+  firstChunk: number,
+  endChunk: number,
   concurrency: number,
   chunkInput: (i: number, lanes?: number) => ChunkInput,
   addSummary: (s: ChunkSummary) => void,
@@ -60,7 +74,7 @@ async function runChunksWithLaneGrants(
   const running = new Map<number, Promise<void>>();
   let failure: unknown = null;
   let freed = 0;
-  let newest = -1;
+  let newest = firstChunk - 1;
   let newestDrained = false;
   setHandler(lanesFreedSignal, ({ chunkIndex, lanes }) => {
     freed += lanes;
@@ -99,7 +113,9 @@ async function runChunksWithLaneGrants(
 
   async function grantLanesUntilDone(): Promise<void> {
     while (running.size > 0 && failure === null) {
-      await condition(() => failure !== null || running.size === 0 || (freed > 0 && newest < nChunks - 1) || (freed > 0 && !newestDrained));
+      await condition(
+        () => failure !== null || running.size === 0 || (freed > 0 && newest < endChunk - 1) || (freed > 0 && !newestDrained),
+      );
       progress.runningChunks = [...running.keys()].map(id);
       if (failure !== null || freed === 0) continue;
       const lanes = freed;
@@ -113,34 +129,44 @@ async function runChunksWithLaneGrants(
             () => false,
           );
         if (!ok) freed += lanes; // it just finished: the lanes go round again
-      } else if (newest < nChunks - 1) {
+      } else if (newest < endChunk - 1) {
         start(lanes);
       }
     }
   }
 }
 
-export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateResult> {
-  const parsed = EvalInput.safeParse(rawInput);
-  if (!parsed.success) {
-    throw ApplicationFailure.nonRetryable(
-      `invalid evaluation input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      FailureType.InvalidInput,
-    );
-  }
-  const input = parsed.data;
+function invalidInput(what: string, issues: readonly { path: readonly PropertyKey[]; message: string }[]): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `invalid ${what}: ${issues.map((i) => `${i.path.map(String).join('.')}: ${i.message}`).join('; ')}`,
+    FailureType.InvalidInput,
+  );
+}
+
+/**
+ * `continuation` is absent when a client starts the evaluation; a run that has started `chunksPerRun` chunks
+ * continues as new with it (model/history-bounds.ts), so every run's history stays bounded.
+ */
+export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: Continuation): Promise<CandidateResult> {
+  const parsedInput = EvalInput.safeParse(rawInput);
+  if (!parsedInput.success) throw invalidInput('evaluation input', parsedInput.error.issues);
+  const input = parsedInput.data;
+  const parsedContinuation = rawContinuation === undefined ? undefined : Continuation.safeParse(rawContinuation);
+  if (parsedContinuation && !parsedContinuation.success) throw invalidInput('continuation', parsedContinuation.error.issues);
+  const continuation = parsedContinuation?.data;
   const info = workflowInfo();
-  const startedAt = info.startTime.toISOString();
-  const runDir = homePaths(input.home).runDir(input.evalId, info.runId);
+  const startedAt = continuation?.startedAt ?? info.startTime.toISOString();
+  const runDir = continuation?.runDir ?? homePaths(input.home).runDir(input.evalId, info.runId);
   const summaries: ChunkSummary[] = [];
-  const progress = newProgress(input.tasks.length, 'preparing');
+  const progress = newProgress(input.tasks.length, continuation ? 'running' : 'preparing');
+  if (continuation) Object.assign(progress, continuation.done);
   setHandler(progressQuery, () => progress);
-  upsertSearchAttributes([veroStatus('running')]);
+  if (!continuation) upsertSearchAttributes([veroStatus('running')]);
 
   try {
-    const prepared = await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home });
-    upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
-    if (input.settings.preflight !== false && patched('harbor-preflight')) {
+    const prepared = continuation ?? (await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home }));
+    if (!continuation) upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
+    if (!continuation && input.settings.preflight !== false && patched('harbor-preflight')) {
       await preflightHarbor.executeWithOptions({ summary: `harbor --dry-run (task ${input.tasks[0]})` }, [
         {
           runDir,
@@ -154,6 +180,15 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     progress.phase = 'running';
     const size = input.settings.chunkSize;
     const nChunks = Math.ceil(input.tasks.length / size);
+    // A run starts at most `perRun` chunks, then continues as new (histories recorded before: one run).
+    const firstChunk = continuation?.nextChunk ?? 0;
+    const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun);
+    const continues = continuation !== undefined || (nChunks > perRun && patched('continue-as-new'));
+    const endChunk = continues ? Math.min(nChunks, firstChunk + perRun) : nChunks;
+    // The rows come back through this history only when finalize takes them inline; otherwise they stay in the
+    // chunks' histories and files, so this history holds no per-task payload (model/history-bounds.ts).
+    const inline = input.tasks.length <= INLINE_TASK_LIMIT && !continues;
+    const rowsOutOfParent = !inline && (continuation !== undefined || patched('rows-out-of-parent'));
     const chunkInput = (i: number, lanes?: number): ChunkInput => ({
       chunkIndex: i,
       runDir,
@@ -164,6 +199,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
       agentRepo: input.agentRepo,
       home: input.home,
       ...(lanes !== undefined ? { lanes } : {}),
+      ...(rowsOutOfParent ? { returnRows: false } : {}),
     });
     const addSummary = (summary: ChunkSummary) => {
       summaries.push(summary);
@@ -173,7 +209,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
       progress.scoreSum += summary.scoreSum;
     };
     if (patched('lane-grants')) {
-      await runChunksWithLaneGrants(nChunks, input.settings.concurrency, chunkInput, addSummary, progress);
+      await runChunksWithLaneGrants(firstChunk, endChunk, input.settings.concurrency, chunkInput, addSummary, progress);
     } else {
       // Histories recorded before lane grants: one chunk after the other.
       for (let i = 0; i < nChunks; i++) {
@@ -181,6 +217,21 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
         progress.currentChunk = childId;
         addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [chunkInput(i)] }));
       }
+    }
+    if (endChunk < nChunks) {
+      const { done, scored, errors, scoreSum } = progress;
+      const next: Continuation = {
+        commit: prepared.commit,
+        worktree: prepared.worktree,
+        runDir,
+        startedAt,
+        nextChunk: endChunk,
+        done: { done, scored, errors, scoreSum },
+      };
+      await makeContinueAsNewFunc<typeof evaluateCandidate>({
+        memo: info.memo,
+        typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      })(input, next);
     }
     summaries.sort((a, b) => a.chunkIndex - b.chunkIndex);
     progress.currentChunk = null;
@@ -198,9 +249,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
       startedAt,
       skippedDirs: input.skippedDirs,
       // The rows travel through Temporal when they fit, so finalize reads no file another worker wrote.
-      ...(input.tasks.length <= INLINE_TASK_LIMIT && summaries.every((c) => c.results)
-        ? { tasks: summaries.flatMap((c) => c.results!) }
-        : {}),
+      ...(inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
     });
     progress.phase = 'done';
     upsertSearchAttributes([
@@ -210,6 +259,7 @@ export async function evaluateCandidate(rawInput: EvalInput): Promise<CandidateR
     ]);
     return result;
   } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
     upsertSearchAttributes([veroStatus(isCancellation(err) ? 'cancelled' : 'error')]);
     // Surface a chunk's or an activity's failure as this workflow's own, so the UI and CLI show the reason,
     // not "child failed" or "Activity task failed".

@@ -130,5 +130,5 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   }
   progress.phase = 'done';
   const summary = await saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });
-  return { ...summary, results };
+  return input.returnRows === false ? summary : { ...summary, results };
 }

@@ -6,7 +6,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { prepareEvalInput, startOrAttach, getProgress } from '../../client/eval-client';
+import { prepareEvalInput, startOrAttach, getProgress, listEvaluations } from '../../client/eval-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult, TaskResult } from '../../model/eval-types';
 import { evalFixture, invocations, ROOT, runsPerTask, TASKS } from '../helpers/fixtures';
@@ -77,6 +77,63 @@ test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks a
   for (const t of completedBeforeKill) expect(runs[t]).toBe(1);
   expect(Object.keys(runs).sort()).toEqual(TASKS);
   // No stand-in process outlives the evaluation (orphans of the killed worker were stopped or finished).
+  for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
+});
+
+test('a large evaluation continues as new every chunks_per_run chunks: bounded runs, one listing, a crash mid-run loses nothing', async () => {
+  const q = uniqueQueue('continue');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { tasks: { 'hello-world': { reward: 1, duration_ms: 700 } }, default: { reward: 0.5, duration_ms: 700 } },
+    // 6 chunks of one task, 2 chunks per run: three runs of the parent.
+    execution: { concurrency: 2, chunk_size: 1, chunks_per_run: 2, heartbeat_timeout: '3s' },
+  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const c = await client();
+  const { handle } = await startOrAttach(c, input, q);
+  const first = startWorkerProcess(q);
+  // Killed while the second run of the parent has chunks in flight.
+  await until('the second run has started a chunk', async () => {
+    const d = await c.workflow.getHandle(input.evalId).describe();
+    return d.runId !== d.raw.workflowExecutionInfo?.firstRunId && (await getProgress(c, input.evalId)).running > 0;
+  });
+  process.kill(-first.pid!, 'SIGKILL');
+  await sleep(300);
+  const second = startWorkerProcess(q);
+  let result: CandidateResult;
+  try {
+    result = (await handle.result()) as CandidateResult;
+  } finally {
+    process.kill(-second.pid!, 'SIGTERM');
+  }
+  expect(result.nScored).toBe(6);
+  expect(result.score).toBeCloseTo((1 + 5 * 0.5) / 6);
+  expect((result.tasks ?? []).map((t) => t.task)).toEqual(TASKS);
+  // Every task's harbor ran once: the chunks of earlier runs were not started again, the killed worker's
+  // harbor was adopted.
+  expect(runsPerTask(f.invocationLog)).toEqual(Object.fromEntries(TASKS.map((t) => [t, 1])));
+  // Three runs, each with at most two chunks and none of the rows; the first two continued as new.
+  const runs: { status: string; runId: string }[] = [];
+  for await (const w of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` })) runs.push({ status: w.status.name, runId: w.runId });
+  expect(runs.map((r) => r.status).sort()).toEqual(['COMPLETED', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+  for (const r of runs) {
+    const events = (await c.workflow.getHandle(input.evalId, r.runId).fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length).toBeLessThanOrEqual(2);
+    for (const e of events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes)) {
+      const summary = JSON.parse(
+        Buffer.from(e.childWorkflowExecutionCompletedEventAttributes!.result!.payloads![0]!.data!).toString(),
+      ) as object;
+      expect(summary).not.toHaveProperty('results');
+    }
+  }
+  // The evaluation is listed once, and began when its first run did.
+  const listed = (await listEvaluations(c)).filter((r) => r.evalId === input.evalId);
+  expect(listed).toHaveLength(1);
+  const firstRunId = (await c.workflow.getHandle(input.evalId).describe()).raw.workflowExecutionInfo?.firstRunId;
+  expect(runs.find((r) => r.runId === firstRunId)?.status).toBe('CONTINUED_AS_NEW');
+  expect(Date.parse(result.startedAt)).toBeLessThan(listed[0]!.startTime.getTime());
   for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
 });
 

@@ -1,7 +1,7 @@
 /**
  * Records workflow history fixtures for the replay test on a throwaway dev server: a small evaluation (one task
- * retried after an infrastructure error: the parent's and the chunk's histories), a Mode A evaluation
- * (evaluateSamples) and a build (buildTask).
+ * retried after an infrastructure error: the parent's and the chunk's histories), an evaluation that continues
+ * as new (its first run and its last), a Mode A evaluation (evaluateSamples) and a build (buildTask).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -30,9 +30,10 @@ async function main(): Promise<void> {
   const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
   const wanted = process.argv.slice(2);
   const want = (name: string) => wanted.length === 0 || wanted.includes(name);
-  const save = (name: string, id: string) => {
+  const save = (name: string, id: string, runId?: string) => {
     // `temporal workflow show --output json` writes the history JSON that runReplayHistory reads.
-    const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, '--output', 'json'], {
+    const run = runId ? ['-r', runId] : [];
+    const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, ...run, '--output', 'json'], {
       encoding: 'utf8',
       maxBuffer: 64 << 20,
     });
@@ -65,6 +66,25 @@ async function main(): Promise<void> {
         await handle.result();
         if (want('evaluate-candidate')) save('evaluate-candidate', input.evalId);
         if (want('evaluate-chunk')) save('evaluate-chunk', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-candidate.continued')) {
+        // Three chunks of one task, two per run: the first run continues as new, the second finishes.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'hello-world', 'sum-numbers'],
+          'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '0', HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-continued') },
+          'execution.chunk_size': 1,
+          'execution.chunks_per_run': 2,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        const d = await handle.describe();
+        save('evaluate-candidate.continued-first-run', input.evalId, d.raw.workflowExecutionInfo!.firstRunId!);
+        save('evaluate-candidate.continued-last-run', input.evalId, d.runId);
       }
       if (want('evaluate-samples')) {
         const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'improved^{commit}'], { encoding: 'utf8' }).trim();

@@ -15,9 +15,12 @@ const fixtures = fs
   .sort();
 
 test("history fixtures exist for every workflow type, today's and those recorded before each patched() change", () => {
-  // Evaluations started before the `harbor-preflight` (v1) and `lane-grants` (v2) patches must still replay.
+  // Evaluations started before the `harbor-preflight` (v1) and `lane-grants` (v2) patches must still replay; an
+  // evaluation that continues as new (`continue-as-new`, `rows-out-of-parent`) replays its first and last run.
   expect(fixtures).toEqual([
     'build-task.json',
+    'evaluate-candidate.continued-first-run.json',
+    'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
     'evaluate-candidate.v1-before-preflight.json',
     'evaluate-candidate.v2-before-lane-grants.json',
