@@ -4,6 +4,7 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
+import { MAX_CONCURRENCY } from '../model/eval-config';
 import { CandidateResult, countedTaskScores, settledProgress, type TaskResult } from '../model/eval-types';
 import { scoreUncertainty, separable } from '../model/uncertainty';
 import { causeChain, ConfigError, ExitCode } from '../model/errors';
@@ -16,6 +17,7 @@ import {
   listEvaluations,
   pickBest,
   prepareEvalInput,
+  setConcurrency,
   settingsFrom,
   startOrAttach,
   queueCapacity,
@@ -225,7 +227,7 @@ export function registerEvalCommands(program: Command): void {
     if (progress)
       print(
         d.status.name === 'RUNNING'
-          ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors`
+          ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors${progress.concurrency ? `, concurrency ${progress.concurrency}` : ''}`
           : `${d.status.name.toLowerCase()}: ${progress.done}/${progress.total} done, ${progress.errors} errors${progress.stopped ? `, ${progress.stopped} stopped while running` : ''}`,
       );
     if (state.ui) print(`Web UI: ${state.ui}`);
@@ -275,6 +277,29 @@ export function registerEvalCommands(program: Command): void {
       print(`cancellation requested for ${id}`);
     },
   );
+
+  withConnection(
+    program
+      .command('set-concurrency <evalId> <n>')
+      .description(
+        'change how many tasks a running evaluation runs at once: raising starts tasks at once; lowering lets running tasks finish and starts none until fewer than N run (a Temporal update, recorded in its history)',
+      )
+      .option('--json', 'machine-readable output: {"evalId", "previous", "concurrency"}'),
+  ).action(async (id: string, n: string, o: ConnectionFlags & { json?: boolean }) => {
+    const concurrency = parseIntFlag('N')(n);
+    if (concurrency < 1 || concurrency > MAX_CONCURRENCY) throw new ConfigError(`N: expected 1 to ${MAX_CONCURRENCY}, got ${concurrency}`);
+    const conn = connectionSettings(o);
+    const client = await connect(conn.address, conn.namespace);
+    const change = await setConcurrency(client, id, concurrency);
+    if (o.json) return printJson({ evalId: id, ...change });
+    const how =
+      change.concurrency < change.previous
+        ? '; running tasks finish, and no task starts until fewer than that run'
+        : change.concurrency > change.previous
+          ? '; more tasks start now'
+          : '';
+    print(`concurrency of ${id}: ${change.previous} → ${change.concurrency}${how}`);
+  });
 
   withConnection(
     program

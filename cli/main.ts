@@ -9,7 +9,7 @@ import { ExitCode, VeroError } from '../model/errors';
  */
 const GROUPS: [string[], () => (program: Command) => void][] = [
   [
-    ['start-eval', 'status', 'results', 'cancel', 'list', 'best', 'report'],
+    ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'list', 'best', 'report'],
     () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
   ],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],

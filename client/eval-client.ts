@@ -12,6 +12,7 @@ import {
   WorkflowFailedError,
   WorkflowHandle,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -34,7 +35,7 @@ import {
   VeroTaskSource,
 } from '../model/search-attributes';
 import { resolveTaskSelection } from '../infra/task-source';
-import { evaluateCandidate, progressQuery } from '../workflows';
+import { evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
 
 export { TemporalUnreachableError };
 
@@ -194,6 +195,23 @@ export async function awaitResult(client: Client, evalId: string, onOutage?: (me
 }
 
 /** Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks. */
+/**
+ * Changes the concurrency of a running evaluation (a Temporal update, validated by the workflow and recorded in
+ * its history). Resolves once the new value is in force: after lowering, no task starts until fewer than
+ * `concurrency` run. Throws ConfigError when the workflow refuses (finished, started before lane grants).
+ */
+export async function setConcurrency(client: Client, evalId: string, concurrency: number): Promise<ConcurrencyChange> {
+  const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
+  const d = await handle.describe();
+  if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); its concurrency cannot change`);
+  try {
+    return await handle.executeUpdate(setConcurrencyUpdate, { args: [concurrency] });
+  } catch (e) {
+    if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
+    throw e;
+  }
+}
+
 export async function getProgress(client: Client, evalId: string): Promise<Progress> {
   const p = await client.workflow.getHandle(evalId).query(progressQuery);
   const chunks = p.runningChunks ?? (p.currentChunk ? [p.currentChunk] : []);

@@ -44,9 +44,12 @@ export const Scoring = z.strictObject({
 /** Node's timers overflow past 2^31 ms (about 596 h); durations are kept well below. */
 const MAX_TIMER_SEC = 1_800_000;
 
+/** The most tasks one evaluation may run at once (`execution.concurrency`, `vero set-concurrency`). */
+export const MAX_CONCURRENCY = 1000;
+
 export const Execution = z.strictObject({
-  /** Tasks (harbor processes) in flight per evaluation. */
-  concurrency: z.number().int().min(1).max(1000).default(4),
+  /** Tasks (harbor processes) in flight per evaluation; `vero set-concurrency` changes it while it runs. */
+  concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).default(4),
   /** Wall-clock limit of one task's harbor run; finished trials are salvaged when it expires. At most 500h. */
   task_timeout: DurationSeconds.pipe(z.number().max(MAX_TIMER_SEC, 'expected at most 500h (1800000 s)')).default(7200),
   /** Runs of a task whose trials all failed for infrastructure reasons (Temporal activity attempts). */

@@ -73,6 +73,8 @@ export const Continuation = z.strictObject({
   /** The first chunk this run starts; the ones before it are done. */
   nextChunk: z.number().int().min(1),
   done: z.strictObject({ done: z.number(), scored: z.number(), errors: z.number(), scoreSum: z.number() }),
+  /** The concurrency in force (it may have been changed by `vero set-concurrency`). */
+  concurrency: z.number().int().min(1).optional(),
 });
 export type Continuation = z.infer<typeof Continuation>;
 
@@ -199,6 +201,8 @@ export interface Progress {
   currentChunk: string | null;
   /** Every chunk workflow running now (chunks overlap under lane grants); supersedes currentChunk. */
   runningChunks?: string[];
+  /** The concurrency in force (an evaluation's, after any `vero set-concurrency`). */
+  concurrency?: number;
 }
 
 /**

@@ -7,11 +7,12 @@ import {
   ApplicationFailure,
   ChildWorkflowFailure,
   ContinueAsNew,
-  makeContinueAsNewFunc,
-  executeChild,
+  allHandlersFinished,
   condition,
-  getExternalWorkflowHandle,
+  executeChild,
   isCancellation,
+  makeContinueAsNewFunc,
+  setCurrentDetails,
   patched,
   proxyActivities,
   setHandler,
@@ -19,22 +20,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import {
-  CandidateResult,
-  ChunkInput,
-  ChunkSummary,
-  Continuation,
-  EvalInput,
-  INLINE_TASK_LIMIT,
-  newProgress,
-  Progress,
-} from '../model/eval-types';
+import { CandidateResult, ChunkInput, ChunkSummary, Continuation, EvalInput, INLINE_TASK_LIMIT, newProgress } from '../model/eval-types';
 import { chunksPerRun } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
-import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
+import { progressQuery, setConcurrencyUpdate } from './queries';
+import { newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { chunkWorkflowId, homePaths } from '../model/paths';
+import { MAX_CONCURRENCY } from '../model/eval-config';
 
 const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
   startToCloseTimeout: '30m',
@@ -55,86 +49,6 @@ const { preflightHarbor } = proxyActivities<Activities>({
     nonRetryableErrorTypes: CONFIG_FAILURES,
   },
 });
-
-/**
- * Chunks overlap so that no lane idles: the run's first chunk starts with `concurrency` lanes; a chunk with no
- * task left to start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest
- * chunk that still has tasks (grantLanes), or starts the next chunk with them. In flight: never more than
- * `concurrency`. Runs chunks [firstChunk, endChunk) and returns once all of them are done.
- */
-async function runChunksWithLaneGrants(
-  firstChunk: number,
-  endChunk: number,
-  concurrency: number,
-  chunkInput: (i: number, lanes?: number) => ChunkInput,
-  addSummary: (s: ChunkSummary) => void,
-  progress: Progress,
-): Promise<void> {
-  const id = (i: number) => chunkWorkflowId(workflowInfo().workflowId, i);
-  const running = new Map<number, Promise<void>>();
-  let failure: unknown = null;
-  let freed = 0;
-  let newest = firstChunk - 1;
-  let newestDrained = false;
-  setHandler(lanesFreedSignal, ({ chunkIndex, lanes }) => {
-    freed += lanes;
-    if (chunkIndex === newest) newestDrained = true;
-  });
-  const start = (lanes: number) => {
-    const i = ++newest;
-    newestDrained = false;
-    running.set(
-      i,
-      executeChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, lanes)] }).then(
-        (summary) => {
-          addSummary(summary);
-          running.delete(i);
-          progress.runningChunks = [...running.keys()].map(id);
-        },
-        (err: unknown) => {
-          failure ??= err;
-          running.delete(i);
-        },
-      ),
-    );
-    progress.runningChunks = [...running.keys()].map(id);
-    progress.currentChunk = id(i);
-  };
-  start(concurrency);
-  try {
-    await grantLanesUntilDone();
-  } catch (err) {
-    // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
-    if (isCancellation(err)) await Promise.all([...running.values()]);
-    throw err;
-  }
-  if (failure !== null) throw failure;
-  progress.runningChunks = [];
-
-  async function grantLanesUntilDone(): Promise<void> {
-    while (running.size > 0 && failure === null) {
-      await condition(
-        () => failure !== null || running.size === 0 || (freed > 0 && newest < endChunk - 1) || (freed > 0 && !newestDrained),
-      );
-      progress.runningChunks = [...running.keys()].map(id);
-      if (failure !== null || freed === 0) continue;
-      const lanes = freed;
-      freed = 0;
-      if (!newestDrained && running.has(newest)) {
-        // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
-        const ok = await getExternalWorkflowHandle(id(newest))
-          .signal(grantLanesSignal, lanes)
-          .then(
-            () => true,
-            () => false,
-          );
-        if (!ok) freed += lanes; // it just finished: the lanes go round again
-      } else if (newest < endChunk - 1) {
-        start(lanes);
-      }
-    }
-  }
-}
 
 function invalidInput(what: string, issues: readonly { path: readonly PropertyKey[]; message: string }[]): ApplicationFailure {
   return ApplicationFailure.nonRetryable(
@@ -162,6 +76,31 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
   if (continuation) Object.assign(progress, continuation.done);
   setHandler(progressQuery, () => progress);
   if (!continuation) upsertSearchAttributes([veroStatus('running')]);
+  const lanes = newLanePool(continuation?.concurrency ?? input.settings.concurrency);
+  progress.concurrency = lanes.concurrency;
+  // The Web UI shows a workflow's current details on its page.
+  const showConcurrency = (n: number, note = '') => setCurrentDetails(`concurrency ${n}${note}`);
+  showConcurrency(lanes.concurrency);
+  let lanesGranted: boolean | null = null; // decided where the chunks start, by patched('lane-grants')
+  setHandler(
+    setConcurrencyUpdate,
+    async (concurrency) => {
+      const previous = lanes.concurrency;
+      progress.concurrency = concurrency;
+      showConcurrency(concurrency, ` (set from ${previous} by vero set-concurrency)`);
+      await setPoolConcurrency(lanes, concurrency);
+      return { previous, concurrency };
+    },
+    {
+      validator: (concurrency) => {
+        if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
+          throw new Error(`concurrency: expected an integer from 1 to ${MAX_CONCURRENCY}, got ${String(concurrency)}`);
+        if (lanesGranted === false)
+          throw new Error('this evaluation was started by a vero-harbor without lane grants; its concurrency is fixed');
+        if (progress.phase === 'finalizing' || progress.phase === 'done') throw new Error('every task of this evaluation has finished');
+      },
+    },
+  );
 
   try {
     const prepared = continuation ?? (await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home }));
@@ -208,8 +147,9 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
       progress.errors += summary.nErrors;
       progress.scoreSum += summary.scoreSum;
     };
-    if (patched('lane-grants')) {
-      await runChunksWithLaneGrants(firstChunk, endChunk, input.settings.concurrency, chunkInput, addSummary, progress);
+    lanesGranted = patched('lane-grants');
+    if (lanesGranted) {
+      await runChunksWithLaneGrants(firstChunk, endChunk, lanes, chunkInput, addSummary, progress);
     } else {
       // Histories recorded before lane grants: one chunk after the other.
       for (let i = 0; i < nChunks; i++) {
@@ -227,7 +167,9 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
         startedAt,
         nextChunk: endChunk,
         done: { done, scored, errors, scoreSum },
+        concurrency: lanes.concurrency,
       };
+      await condition(allHandlersFinished);
       await makeContinueAsNewFunc<typeof evaluateCandidate>({
         memo: info.memo,
         typedSearchAttributes: workflowInfo().typedSearchAttributes,
@@ -257,6 +199,7 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
       { key: VeroScore, value: result.score },
       ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
     ]);
+    await condition(allHandlersFinished);
     return result;
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;

@@ -4,6 +4,7 @@
  */
 import {
   ActivityCancellationType,
+  condition,
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
@@ -16,7 +17,7 @@ import type { Activities } from '../activities';
 import type { ChunkInput, ChunkSummary, TaskResult } from '../model/eval-types';
 import { newProgress } from '../model/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { grantLanesSignal, lanesFreedSignal, progressQuery } from './queries';
+import { grantLanesSignal, lanesFreedSignal, progressQuery, revokeLanesSignal } from './queries';
 import { runPaths } from '../model/paths';
 import { causeChain } from '../model/errors';
 
@@ -53,20 +54,24 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   let next = 0;
   const granted = input.lanes !== undefined; // the lane-grant protocol (see queries.ts)
   const parentId = workflowInfo().parent?.workflowId;
-  const freeLanes = async (lanes: number): Promise<void> => {
+  const freeLanes = async (lanes: number, drained = true): Promise<void> => {
     if (!granted || !parentId || lanes < 1) return;
     await getExternalWorkflowHandle(parentId)
-      .signal(lanesFreedSignal, { chunkIndex: input.chunkIndex, lanes })
+      .signal(lanesFreedSignal, { chunkIndex: input.chunkIndex, lanes, ...(drained ? {} : { drained: false }) })
       .catch(() => undefined); // the parent is gone: nobody needs the lane
   };
   const lanesRunning: Promise<void>[] = [];
+  // Lanes are numbered as they start; revokeLanes retires every lane numbered below `revokedBelow`.
+  let lanesStarted = 0;
+  let revokedBelow = 0;
   const lane = async (): Promise<void> => {
-    await runLane();
-    // This chunk has no task left to start: the lane goes back to the parent for the next chunk.
-    await freeLanes(1);
+    const laneNo = lanesStarted++;
+    await runLane(laneNo);
+    // This chunk has no task left to start (or the parent took the lane back): the lane goes back to the parent.
+    await freeLanes(1, next >= input.tasks.length);
   };
-  const runLane = async (): Promise<void> => {
-    while (next < input.tasks.length) {
+  const runLane = async (laneNo: number): Promise<void> => {
+    while (next < input.tasks.length && laneNo >= revokedBelow) {
       const i = next++;
       const task = input.tasks[i]!;
       progress.running++;
@@ -113,6 +118,9 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     }
   };
   if (granted) {
+    setHandler(revokeLanesSignal, () => {
+      revokedBelow = lanesStarted;
+    });
     setHandler(grantLanesSignal, (lanes: number) => {
       const usable = Math.min(lanes, input.tasks.length - next);
       for (let i = 0; i < usable; i++) lanesRunning.push(lane());
@@ -122,11 +130,15 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   const initial = granted ? Math.min(input.lanes!, input.tasks.length) : Math.min(s.concurrency, input.tasks.length);
   for (let i = 0; i < initial; i++) lanesRunning.push(lane());
   if (granted && input.lanes! > initial) await freeLanes(input.lanes! - initial);
-  // Lanes granted while others run join `lanesRunning`; wait until every one of them has ended.
-  for (let settled = 0; settled < lanesRunning.length; ) {
+  // Lanes granted while others run join `lanesRunning`; wait until every one of them has ended, and while tasks
+  // are left after the parent took every lane back, for the lanes it grants again.
+  for (let settled = 0; ; ) {
     const n = lanesRunning.length;
     await Promise.all(lanesRunning.slice(settled, n));
     settled = n;
+    if (lanesRunning.length > settled) continue;
+    if (next >= input.tasks.length) break;
+    await condition(() => lanesRunning.length > settled);
   }
   progress.phase = 'done';
   const summary = await saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });

@@ -2,5 +2,5 @@
 export { evaluateCandidate } from './evaluate-candidate';
 export { evaluateChunk } from './evaluate-chunk';
 export { evaluateSamples } from './evaluate-samples';
-export { progressQuery } from './queries';
+export { progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from './queries';
 export { buildTask } from './build-task';

@@ -1,14 +1,28 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Progress } from '../model/eval-types';
 
 /** Progress of an evaluation (parent) or of one chunk (child). */
 export const progressQuery = defineQuery<Progress>('progress');
 
 /**
- * Lane hand-over between chunk workflows (the `lane-grants` protocol): a chunk whose queue is empty frees each
- * lane as it finishes (`lanesFreed` to the parent); the parent hands freed lanes to the newest chunk that still
- * has tasks (`grantLanes` to it), or starts the next chunk with them. At most `concurrency` tasks are ever in
- * flight, and no lane waits for a chunk's slowest task.
+ * Lane hand-over between chunk workflows (the `lane-grants` protocol, workflows/lane-grants.ts): a chunk whose
+ * queue is empty frees each lane as it finishes (`lanesFreed` to the parent, `drained` absent or true); the
+ * parent hands freed lanes to the newest chunk that still has tasks (`grantLanes` to it), or starts the next
+ * chunk with them. At most `concurrency` tasks are ever in flight, and no lane waits for a chunk's slowest task.
+ * `revokeLanes` asks a chunk to hand back every lane it holds after its current task (`drained: false`).
  */
-export const lanesFreedSignal = defineSignal<[{ chunkIndex: number; lanes: number }]>('lanesFreed');
+export const lanesFreedSignal = defineSignal<[{ chunkIndex: number; lanes: number; drained?: boolean }]>('lanesFreed');
 export const grantLanesSignal = defineSignal<[number]>('grantLanes');
+export const revokeLanesSignal = defineSignal('revokeLanes');
+
+/** What `vero set-concurrency` returns: the value before and the one in force now. */
+export interface ConcurrencyChange {
+  previous: number;
+  concurrency: number;
+}
+
+/**
+ * Changes the concurrency of a running evaluation (validated; recorded in its history). Raising starts tasks
+ * at once; lowering lets running tasks finish and starts none until fewer than the new value run.
+ */
+export const setConcurrencyUpdate = defineUpdate<ConcurrencyChange, [number]>('setConcurrency');

@@ -129,8 +129,15 @@ test('a large evaluation continues as new every chunks_per_run chunks: bounded r
     }
   }
   // The evaluation is listed once, and began when its first run did.
-  const listed = (await listEvaluations(c)).filter((r) => r.evalId === input.evalId);
+  // Visibility is eventually consistent: wait for the final run's search attributes.
+  const listed = await until('the evaluation listed as completed', async () => {
+    const rows = (await listEvaluations(c)).filter((r) => r.evalId === input.evalId);
+    return rows.some((r) => r.status === 'completed') && rows;
+  });
   expect(listed).toHaveLength(1);
+  // The search attributes and memo of the first run were carried to the last.
+  expect(listed[0]).toMatchObject({ candidate: result.candidate, score: result.score });
+  expect((await handle.describe()).memo?.home).toBe(f.home);
   const firstRunId = (await c.workflow.getHandle(input.evalId).describe()).raw.workflowExecutionInfo?.firstRunId;
   expect(runs.find((r) => r.runId === firstRunId)?.status).toBe('CONTINUED_AS_NEW');
   expect(Date.parse(result.startedAt)).toBeLessThan(listed[0]!.startTime.getTime());

@@ -5,11 +5,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { prepareEvalInput, startOrAttach, listEvaluations } from '../../client/eval-client';
+import { getProgress, prepareEvalInput, setConcurrency, startOrAttach, listEvaluations } from '../../client/eval-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/eval-types';
 import { DATASET, evalFixture, invocations, preflights, runsPerTask, STANDIN, tempDir, taskOf } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { until } from '../helpers/process';
 
 jest.setTimeout(120_000);
 
@@ -359,4 +360,49 @@ test('no idle lanes: chunks overlap, so each chunk’s slow task runs beside the
   const lastSlowStart = Math.max(...events.filter((e) => e.event === 'start' && slow.includes(e.task)).map((e) => e.t));
   const firstSlowEnd = Math.min(...events.filter((e) => e.event === 'end' && slow.includes(e.task)).map((e) => e.t));
   expect(lastSlowStart).toBeLessThan(firstSlowEnd);
+});
+
+test('vero set-concurrency raises and lowers the lanes of a running evaluation: recorded, validated, never more in flight than it says', async () => {
+  const q = uniqueQueue('setconc');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: { default: { reward: 1, duration_ms: 2500 } },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    // Chunks of 4 and 2 tasks: when the lowering comes, the first chunk still has a task to start on the lanes
+    // it holds (so it must hand them back), and the lanes then cross to the second chunk.
+    execution: { concurrency: 1, chunk_size: 4 },
+  });
+  const starts = () => invocations(f.invocationLog).filter((i) => i.event === 'start');
+  const inFlightAt = (t: number) =>
+    invocations(f.invocationLog)
+      .filter((i) => i.event === 'start' && Date.parse(i.time) < t)
+      .filter(
+        (s) => !invocations(f.invocationLog).some((e) => e.event === 'end' && e.invocation === s.invocation && Date.parse(e.time) <= t),
+      ).length;
+  await withWorker(q, async () => {
+    const { handle, input, client: c } = await evaluate(f, 'improved');
+    await until('the first task started', async () => starts().length >= 1);
+    // Out of range: refused by the workflow's validator, nothing changes.
+    await expect(setConcurrency(c, input.evalId, 0)).rejects.toThrow(/refused: concurrency: expected an integer from 1 to 1000/);
+    expect(await setConcurrency(c, input.evalId, 3)).toEqual({ previous: 1, concurrency: 3 });
+    await until('three tasks in flight', async () => inFlightAt(Date.now()) === 3);
+    expect((await getProgress(c, input.evalId)).concurrency).toBe(3);
+    expect(await setConcurrency(c, input.evalId, 1)).toEqual({ previous: 3, concurrency: 1 });
+    const lowered = Date.now();
+    const r = (await handle.result()) as CandidateResult;
+    expect(r.nScored).toBe(6);
+    // After the lowering was in force, every task started with nothing else in flight.
+    const later = starts().filter((s) => Date.parse(s.time) > lowered);
+    expect(later.length).toBeGreaterThanOrEqual(1);
+    for (const s of later) expect(inFlightAt(Date.parse(s.time))).toBe(0);
+    // Never more than 3 at once, and each task ran once.
+    for (const s of starts()) expect(inFlightAt(Date.parse(s.time) + 1)).toBeLessThanOrEqual(3);
+    expect(Object.values(runsPerTask(f.invocationLog))).toEqual([1, 1, 1, 1, 1, 1]);
+    // Both changes are in the history as accepted and completed updates (the refused one is not).
+    const events = (await c.workflow.getHandle(input.evalId).fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.workflowExecutionUpdateCompletedEventAttributes).length).toBe(2);
+    // A finished evaluation's concurrency cannot change.
+    await expect(setConcurrency(c, input.evalId, 2)).rejects.toThrow(/has finished \(COMPLETED\)/);
+  });
 });

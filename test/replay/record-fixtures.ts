@@ -1,7 +1,8 @@
 /**
  * Records workflow history fixtures for the replay test on a throwaway dev server: a small evaluation (one task
  * retried after an infrastructure error: the parent's and the chunk's histories), an evaluation that continues
- * as new (its first run and its last), a Mode A evaluation (evaluateSamples) and a build (buildTask).
+ * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
+ * chunk), a Mode A evaluation (evaluateSamples) and a build (buildTask).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -11,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBuild } from '../../client/build-client';
-import { connect, prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { connect, getProgress, prepareEvalInput, setConcurrency, startOrAttach } from '../../client/eval-client';
 import { evaluateSamples } from '../../workflows';
 import { startDevServer } from '../../infra/dev-server';
 import { loadEvalConfig } from '../../infra/eval-config-file';
@@ -85,6 +86,32 @@ async function main(): Promise<void> {
         const d = await handle.describe();
         save('evaluate-candidate.continued-first-run', input.evalId, d.raw.workflowExecutionInfo!.firstRunId!);
         save('evaluate-candidate.continued-last-run', input.evalId, d.runId);
+      }
+      if (want('evaluate-candidate.set-concurrency')) {
+        // Four 1-second tasks in one chunk at concurrency 1: raised to 3 once the first runs, then lowered to 1.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-concurrency'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: 1000 } }),
+          },
+          'execution.concurrency': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 1) await sleep(100);
+        await setConcurrency(client, input.evalId, 3);
+        await sleep(300);
+        await setConcurrency(client, input.evalId, 1);
+        await handle.result();
+        save('evaluate-candidate.set-concurrency', input.evalId);
+        save('evaluate-chunk.set-concurrency', `${input.evalId}/chunk-0`);
       }
       if (want('evaluate-samples')) {
         const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'improved^{commit}'], { encoding: 'utf8' }).trim();

@@ -1,0 +1,138 @@
+/**
+ * The lane-grant protocol of one run of an evaluation (signals in queries.ts). A lane is the right to run one
+ * task at a time. The parent holds the lanes nobody uses (`freed`); chunks hold the rest. A chunk with no task
+ * left to start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest chunk
+ * that still has tasks (grantLanes), or starts the next chunk with them. So no lane idles while tasks remain,
+ * whatever the durations, and never more than `concurrency` tasks are in flight.
+ *
+ * `vero set-concurrency` changes `concurrency` while it runs (setPoolConcurrency): raising adds freed lanes;
+ * lowering removes idle lanes first and owes the rest (`owed`): every lane that comes back pays what is owed
+ * before it can be granted again, and the newest chunk is told to hand back every lane it holds after its
+ * current task (revokeLanes), so the only lanes that start tasks afterwards are granted ones, granted only once
+ * nothing is owed. Invariant: lanes held by chunks + freed − owed = concurrency.
+ */
+import { condition, executeChild, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { ChunkInput, ChunkSummary, Progress } from '../model/eval-types';
+import { chunkWorkflowId } from '../model/paths';
+import { evaluateChunk } from './evaluate-chunk';
+import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './queries';
+
+export interface LanePool {
+  concurrency: number;
+  /** Lanes in the parent's hands, not yet granted. */
+  freed: number;
+  /** Lanes to take out of circulation as they come back, after concurrency was lowered. */
+  owed: number;
+  /** Asks the chunk that is starting tasks now to hand back every lane it holds (set while chunks run). */
+  revokeNewest: (() => Promise<void>) | null;
+}
+
+export const newLanePool = (concurrency: number): LanePool => ({ concurrency, freed: concurrency, owed: 0, revokeNewest: null });
+
+/** Lanes coming back to the parent pay what is owed first; the rest can be granted again. */
+function takeBack(pool: LanePool, lanes: number): void {
+  const paid = Math.min(pool.owed, lanes);
+  pool.owed -= paid;
+  pool.freed += lanes - paid;
+}
+
+/** The set-concurrency update: `concurrency` from now on (running tasks finish; see the file comment). */
+export async function setPoolConcurrency(pool: LanePool, concurrency: number): Promise<void> {
+  const delta = concurrency - pool.concurrency;
+  pool.concurrency = concurrency;
+  if (delta >= 0) {
+    const forgiven = Math.min(pool.owed, delta);
+    pool.owed -= forgiven;
+    pool.freed += delta - forgiven;
+    return;
+  }
+  const idle = Math.min(pool.freed, -delta);
+  pool.freed -= idle;
+  pool.owed += -delta - idle;
+  if (pool.owed > 0 && pool.revokeNewest) await pool.revokeNewest();
+}
+
+/** Runs chunks [firstChunk, endChunk) with the pool's lanes; returns once all of them are done. */
+export async function runChunksWithLaneGrants(
+  firstChunk: number,
+  endChunk: number,
+  pool: LanePool,
+  chunkInput: (i: number, lanes?: number) => ChunkInput,
+  addSummary: (s: ChunkSummary) => void,
+  progress: Progress,
+): Promise<void> {
+  const id = (i: number) => chunkWorkflowId(workflowInfo().workflowId, i);
+  const running = new Map<number, Promise<void>>();
+  let failure: unknown = null;
+  let newest = firstChunk - 1;
+  let newestDrained = false;
+  setHandler(lanesFreedSignal, ({ chunkIndex, lanes, drained }) => {
+    takeBack(pool, lanes);
+    // Lanes handed back on request (revokeLanes) come from a chunk that still has tasks to start.
+    if (chunkIndex === newest && drained !== false) newestDrained = true;
+  });
+  pool.revokeNewest = async () => {
+    if (newestDrained || !running.has(newest)) return;
+    await getExternalWorkflowHandle(id(newest))
+      .signal(revokeLanesSignal)
+      .catch(() => undefined); // it just finished: its lanes are coming back anyway
+  };
+  const start = (lanes: number) => {
+    const i = ++newest;
+    newestDrained = false;
+    running.set(
+      i,
+      executeChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, lanes)] }).then(
+        (summary) => {
+          addSummary(summary);
+          running.delete(i);
+          progress.runningChunks = [...running.keys()].map(id);
+        },
+        (err: unknown) => {
+          failure ??= err;
+          running.delete(i);
+        },
+      ),
+    );
+    progress.runningChunks = [...running.keys()].map(id);
+    progress.currentChunk = id(i);
+  };
+  const lanes = pool.freed;
+  pool.freed = 0;
+  start(lanes);
+  try {
+    await grantLanesUntilDone();
+  } catch (err) {
+    // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
+    if (isCancellation(err)) await Promise.all([...running.values()]);
+    throw err;
+  } finally {
+    pool.revokeNewest = null;
+  }
+  if (failure !== null) throw failure;
+  progress.runningChunks = [];
+
+  async function grantLanesUntilDone(): Promise<void> {
+    while (running.size > 0 && failure === null) {
+      await condition(
+        () => failure !== null || running.size === 0 || (pool.freed > 0 && newest < endChunk - 1) || (pool.freed > 0 && !newestDrained),
+      );
+      progress.runningChunks = [...running.keys()].map(id);
+      if (failure !== null || pool.freed === 0) continue;
+      const lanes = pool.freed;
+      pool.freed = 0;
+      if (!newestDrained && running.has(newest)) {
+        // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
+        const ok = await getExternalWorkflowHandle(id(newest))
+          .signal(grantLanesSignal, lanes)
+          .then(
+            () => true,
+            () => false,
+          );
+        if (!ok) takeBack(pool, lanes); // it just finished: the lanes go round again
+      } else if (newest < endChunk - 1) {
+        start(lanes);
+      }
+    }
+  }
+}
