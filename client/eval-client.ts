@@ -21,7 +21,7 @@ import { DEFAULT_EXECUTION, type EvalConfig } from '../model/eval-config';
 import { configDigest, evalWorkflowId } from '../model/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../model/eval-types';
 import { ConfigError, TemporalUnreachableError } from '../model/errors';
-import { inputSizeProblem } from '../model/history-bounds';
+import { chunksPerRun, inputSizeProblem } from '../model/history-bounds';
 import { isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
@@ -85,7 +85,9 @@ export function evalInputFor(parts: {
 }): EvalInput {
   const problem = inputSizeProblem(parts.tasks);
   if (problem) throw new ConfigError(`tasks: ${problem}`);
-  const settings = parts.settings;
+  // Chunks per run are fixed when the evaluation starts, so a later change of the default cannot change how a
+  // running evaluation replays.
+  const settings = { ...parts.settings, chunksPerRun: parts.settings.chunksPerRun ?? chunksPerRun(parts.settings.concurrency) };
   const digest = configDigest(parts.tasks, settings);
   return EvalInput.parse({
     evalId: evalWorkflowId(parts.commit, digest),

@@ -5,7 +5,7 @@
  * - A chunk (child workflow) holds about 4 events per task, and `chunk_size` is at most 1,000.
  * - The parent (evaluateCandidate) holds no task's row unless the whole evaluation is small enough to inline
  *   them (INLINE_TASK_LIMIT): chunks return only their summary, the rows stay in their files and histories.
- * - The parent records at most about 20 + 3 × concurrency events per chunk (a start, a completion, and the lanes each
+ * - The parent records at most about 24 + 3 × concurrency events per chunk (a start, a completion, and the lanes each
  *   chunk hands back as it drains), so after `chunksPerRun` chunks it lets the running ones finish and
  *   continues as new: each run of the parent holds at most that many chunks, and the evaluation any number.
  * - The task names travel in the evaluation's input (once per run), which must fit one payload.
@@ -18,9 +18,9 @@ export const PARENT_EVENT_BUDGET = 8000;
 
 /**
  * Parent events per chunk at a given concurrency, an upper bound of what bench/scale.ts measured: 19.6 at
- * concurrency 4, 64 at 16, 147 at 64 (chunks of 100 tasks).
+ * concurrency 4, 64 at 16 and 147 at 64 (chunks of 100 tasks), 68.4 at 16 (chunks of 500, 100k tasks).
  */
-export const parentEventsPerChunk = (concurrency: number): number => 20 + 3 * concurrency;
+export const parentEventsPerChunk = (concurrency: number): number => 24 + 3 * concurrency;
 
 /** Chunks one run of the parent starts before it continues as new: the setting, else what fits the budget. */
 export function chunksPerRun(concurrency: number, setting?: number): number {

@@ -21,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { CandidateResult, ChunkInput, ChunkSummary, Continuation, EvalInput, INLINE_TASK_LIMIT, newProgress } from '../model/eval-types';
-import { chunksPerRun } from '../model/history-bounds';
+import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
@@ -147,9 +147,12 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
       progress.errors += summary.nErrors;
       progress.scoreSum += summary.scoreSum;
     };
+    let nextChunk = nChunks; // the first chunk the next run starts (none: this run finishes the evaluation)
     lanesGranted = patched('lane-grants');
     if (lanesGranted) {
-      await runChunksWithLaneGrants(firstChunk, endChunk, lanes, chunkInput, addSummary, progress);
+      // A run whose history is already at its budget (concurrency raised since it began) starts no more chunks.
+      const runFull = () => continues && workflowInfo().historyLength > PARENT_EVENT_BUDGET;
+      nextChunk = await runChunksWithLaneGrants(firstChunk, endChunk, lanes, chunkInput, addSummary, progress, runFull);
     } else {
       // Histories recorded before lane grants: one chunk after the other.
       for (let i = 0; i < nChunks; i++) {
@@ -158,14 +161,14 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
         addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [chunkInput(i)] }));
       }
     }
-    if (endChunk < nChunks) {
+    if (nextChunk < nChunks) {
       const { done, scored, errors, scoreSum } = progress;
       const next: Continuation = {
         commit: prepared.commit,
         worktree: prepared.worktree,
         runDir,
         startedAt,
-        nextChunk: endChunk,
+        nextChunk,
         done: { done, scored, errors, scoreSum },
         concurrency: lanes.concurrency,
       };

@@ -52,7 +52,11 @@ export async function setPoolConcurrency(pool: LanePool, concurrency: number): P
   if (pool.owed > 0 && pool.revokeNewest) await pool.revokeNewest();
 }
 
-/** Runs chunks [firstChunk, endChunk) with the pool's lanes; returns once all of them are done. */
+/**
+ * Runs chunks from `firstChunk` up to `endChunk` (exclusive) with the pool's lanes, starting none once
+ * `runFull()` says this run's history has room for no more; returns, once all it started are done, the index
+ * of the first chunk it did not start.
+ */
 export async function runChunksWithLaneGrants(
   firstChunk: number,
   endChunk: number,
@@ -60,7 +64,8 @@ export async function runChunksWithLaneGrants(
   chunkInput: (i: number, lanes?: number) => ChunkInput,
   addSummary: (s: ChunkSummary) => void,
   progress: Progress,
-): Promise<void> {
+  runFull: () => boolean = () => false,
+): Promise<number> {
   const id = (i: number) => chunkWorkflowId(workflowInfo().workflowId, i);
   const running = new Map<number, Promise<void>>();
   let failure: unknown = null;
@@ -97,6 +102,7 @@ export async function runChunksWithLaneGrants(
     progress.runningChunks = [...running.keys()].map(id);
     progress.currentChunk = id(i);
   };
+  const moreToStart = () => newest < endChunk - 1 && !runFull();
   const lanes = pool.freed;
   pool.freed = 0;
   start(lanes);
@@ -111,11 +117,12 @@ export async function runChunksWithLaneGrants(
   }
   if (failure !== null) throw failure;
   progress.runningChunks = [];
+  return newest + 1;
 
   async function grantLanesUntilDone(): Promise<void> {
     while (running.size > 0 && failure === null) {
       await condition(
-        () => failure !== null || running.size === 0 || (pool.freed > 0 && newest < endChunk - 1) || (pool.freed > 0 && !newestDrained),
+        () => failure !== null || running.size === 0 || (pool.freed > 0 && moreToStart()) || (pool.freed > 0 && !newestDrained),
       );
       progress.runningChunks = [...running.keys()].map(id);
       if (failure !== null || pool.freed === 0) continue;
@@ -130,7 +137,7 @@ export async function runChunksWithLaneGrants(
             () => false,
           );
         if (!ok) takeBack(pool, lanes); // it just finished: the lanes go round again
-      } else if (newest < endChunk - 1) {
+      } else if (moreToStart()) {
         start(lanes);
       }
     }

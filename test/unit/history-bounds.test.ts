@@ -5,8 +5,8 @@ import { EvalConfigFile } from '../../model/eval-config';
 import { chunksPerRun, inputSizeProblem, MAX_INPUT_BYTES, PARENT_EVENT_BUDGET, parentEventsPerChunk } from '../../model/history-bounds';
 
 test('a run of the parent holds as many chunks as fit its event budget at the concurrency, at least one', () => {
-  expect(chunksPerRun(8)).toBe(181);
-  expect(chunksPerRun(16)).toBe(117);
+  expect(chunksPerRun(8)).toBe(166);
+  expect(chunksPerRun(16)).toBe(111);
   expect(chunksPerRun(64)).toBe(37);
   expect(chunksPerRun(1000)).toBe(2);
   for (const c of [1, 4, 8, 32, 100, 1000]) expect(chunksPerRun(c) * parentEventsPerChunk(c)).toBeLessThanOrEqual(PARENT_EVENT_BUDGET);
