@@ -209,6 +209,7 @@ export function registerSidecarCommands(program: Command): void {
         rewards: Record<string, number>;
         commit: string | null;
         reason: string;
+        baselines?: Record<string, { reward: number | null; source: string; error?: string }>;
       };
       const write = (file: string, v: unknown) => {
         fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -217,5 +218,10 @@ export function registerSidecarCommands(program: Command): void {
       if (o.details) write(o.details, r);
       write(o.output, r.rewards);
       process.stderr.write(`finalize: ${r.commit ?? 'no candidate'}: ${r.reason}\n`);
+      const baselines = Object.entries(r.baselines ?? {});
+      if (baselines.length)
+        process.stderr.write(
+          `finalize: baseline ${baselines.map(([k, b]) => `${k}=${b.reward ?? `unscored: ${b.error}`} (${b.source})`).join(', ')}\n`,
+        );
     });
 }

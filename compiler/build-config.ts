@@ -65,6 +65,10 @@ export const BuildConfigFile = z.strictObject({
   min_selection_coverage: z.number().min(0).max(1).default(0.9),
   /** Never reward less than the baseline's trusted score (auto_best falls back to it). */
   baseline_floor: z.boolean().default(false),
+  /** The seed's pinned score on the selection split (from repeated runs): the floor compares with it, unscored. */
+  baseline_selection_score: z.number().finite().optional(),
+  /** Also score the seed on every target without a pinned `baseline_reward`, reported next to the reward. */
+  score_baseline: z.boolean().default(false),
   targets: z.array(TargetSpec).min(1),
   submit_enabled: z.boolean().default(false),
   /** Files, dirs or globs (`tests/**`) a candidate may not change; enforced by the sidecar on commits. */
@@ -135,6 +139,8 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
       );
   if (c.gateway && c.gateway.port === 8000) errs.push('gateway.port: 8000 is the eval sidecar API; choose another port');
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
+  if (c.baseline_selection_score !== undefined && !c.baseline_floor)
+    errs.push('baseline_selection_score: only used by the baseline floor (set baseline_floor: true, or remove it)');
   if (c.mode === 'B') {
     for (const k of ['harbor', 'inner_task', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode A`);

@@ -3,8 +3,9 @@
  * times out loses the reward of a candidate that was fine.
  *
  * Finalize runs its trusted evaluations one after another: in auto_best mode, up to `auto_best_k` re-scores of
- * the selection split, one of the baseline when `baseline_floor` is set, then one per target; in submit mode,
- * one per target. Each is bounded by its own worst case:
+ * the selection split, one of the baseline when `baseline_floor` is set (none when its selection score is
+ * pinned), then one per target; in submit mode, one per target; with `score_baseline`, one of the seed per
+ * target without a pinned `baseline_reward`. Each is bounded by its own worst case:
  * - Mode B: the preflight, then ceil(tasks / max_concurrency) waves of tasks, each task at most `timeout` per
  *   attempt for `task_attempts` attempts, plus the retry back-off between attempts;
  * - Mode A: inference and scoring share one `timeout` deadline per activity attempt (3 attempts).
@@ -24,8 +25,12 @@ export interface FinalizePlan {
   reward_mode: 'auto_best' | 'submit';
   auto_best_k: number;
   baseline_floor: boolean;
+  /** The seed's selection score is pinned (`baseline_selection_score`): the floor scores nothing. */
+  pinnedSelectionScore?: boolean;
+  /** `score_baseline`: the seed is scored on each target without a pinned reward. */
+  scoreBaseline?: boolean;
   selection_split: string;
-  targets: { split: string; sample_ids?: number[] }[];
+  targets: { split: string; sample_ids?: number[]; baseline_reward?: number }[];
   /** Number of samples (tasks or rows) of each split. */
   splitSizes: Record<string, number>;
   timeoutSec: number;
@@ -47,11 +52,12 @@ export function finalizeEvaluations(p: FinalizePlan): [string, number][] {
     p.reward_mode === 'auto_best'
       ? [
           ...Array.from({ length: p.auto_best_k }, (): [string, number] => [p.selection_split, size(p.selection_split)]),
-          ...(p.baseline_floor ? [[p.selection_split, size(p.selection_split)] as [string, number]] : []),
+          ...(p.baseline_floor && !p.pinnedSelectionScore ? [[p.selection_split, size(p.selection_split)] as [string, number]] : []),
         ]
       : [];
-  const targets = p.targets.map((t): [string, number] => [t.split, t.sample_ids?.length ?? size(t.split)]);
-  return [...selection, ...targets];
+  const target = (t: FinalizePlan['targets'][number]): [string, number] => [t.split, t.sample_ids?.length ?? size(t.split)];
+  const seed = p.scoreBaseline ? p.targets.filter((t) => t.baseline_reward === undefined).map(target) : [];
+  return [...selection, ...p.targets.map(target), ...seed];
 }
 
 /** The verifier timeout (seconds) that covers finalize's worst case. */

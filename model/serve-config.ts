@@ -29,6 +29,11 @@ export const TargetSpec = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
     .default('reward'),
   sample_ids: z.array(z.number().int().min(0)).optional(),
+  /**
+   * The seed agent's reward on this target, pinned from repeated runs: reported next to the reward
+   * (`baselines`), and the reward when the baseline floor grades the seed, without scoring it again.
+   */
+  baseline_reward: z.number().finite().optional(),
 });
 
 /**
@@ -95,6 +100,10 @@ export const ServeConfig = z.strictObject({
   /** The share of the selection split an evaluation must cover to enter auto_best's shortlist. */
   min_selection_coverage: z.number().min(0).max(1).default(0.9),
   baseline_floor: z.boolean(),
+  /** The seed's pinned score on the selection split: the baseline floor compares with it instead of re-scoring. */
+  baseline_selection_score: z.number().finite().optional(),
+  /** Score the seed on every target without a pinned baseline_reward, and report it next to the reward. */
+  score_baseline: z.boolean().default(false),
   targets: z.array(TargetSpec).min(1),
   submit_enabled: z.boolean(),
   /** Files, dirs or globs of the agent repo a candidate may not change (compared with base_commit). */

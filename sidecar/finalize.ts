@@ -24,6 +24,17 @@ export interface FinalizeResult {
   candidates?: EvalRecord[];
   /** This result was recorded by an earlier finalize call (nothing was evaluated again). */
   replayed?: boolean;
+  /**
+   * The seed agent's reward per target, next to `rewards`: pinned (`baseline_reward`), or scored on the trusted
+   * side with `score_baseline` (null with the error when that scoring failed: it never fails finalize).
+   */
+  baselines?: Record<string, BaselineReward>;
+}
+
+export interface BaselineReward {
+  reward: number | null;
+  source: 'pinned' | 'scored';
+  error?: string;
 }
 
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
@@ -116,11 +127,12 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
   let winner = rescored[0]!;
   for (const r of rescored) if (r.rescored > winner.rescored) winner = r; // ties: the earlier shortlist position
   if (cfg.baseline_floor) {
-    const base = await fullScore(engine, cfg.base_commit, cfg.selection_split);
+    const pinned = cfg.baseline_selection_score;
+    const base = pinned ?? (await fullScore(engine, cfg.base_commit, cfg.selection_split));
     if (winner.rescored <= base)
       return {
         commit: cfg.base_commit,
-        reason: `no candidate beat the baseline (${base.toFixed(3)}) on "${cfg.selection_split}"`,
+        reason: `no candidate beat the baseline (${base.toFixed(3)}${pinned !== undefined ? ', pinned' : ''}) on "${cfg.selection_split}"`,
         shortlist: rescored,
         ...withRefused,
       };
@@ -144,19 +156,58 @@ export async function chooseCommit(cfg: ServeConfig, engine: Engine, registry: C
   return autoBestChoice(cfg, engine, registry);
 }
 
+/**
+ * The seed's reward on each target, where it is known or asked for: pinned values as they are; with
+ * `score_baseline`, the others scored on the trusted side (the chosen commit's rewards when it is the seed).
+ */
+async function baselineRewards(
+  cfg: ServeConfig,
+  engine: Engine,
+  chosen: string | null,
+  rewards: Record<string, number>,
+): Promise<Record<string, BaselineReward>> {
+  const out: Record<string, BaselineReward> = {};
+  for (const t of cfg.targets) {
+    if (t.baseline_reward !== undefined) out[t.reward_key] = { reward: t.baseline_reward, source: 'pinned' };
+    else if (chosen === cfg.base_commit) out[t.reward_key] = { reward: rewards[t.reward_key]!, source: 'scored' };
+    else if (cfg.score_baseline) {
+      try {
+        out[t.reward_key] = { reward: await trustedScore(engine, cfg.base_commit, t.split, t.sample_ids), source: 'scored' };
+      } catch (e) {
+        out[t.reward_key] = { reward: null, source: 'scored', error: (e as Error).message };
+      }
+    }
+  }
+  return out;
+}
+
 export async function finalize(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<FinalizeResult> {
   const choice = await chooseCommit(cfg, engine, registry);
   const rewards: Record<string, number> = {};
+  const withBaselines = async (r: FinalizeResult): Promise<FinalizeResult> => {
+    const baselines = await baselineRewards(cfg, engine, r.commit, r.rewards);
+    return Object.keys(baselines).length ? { ...r, baselines } : r;
+  };
   if (!choice.commit) {
     for (const t of cfg.targets) rewards[t.reward_key] = 0.0;
-    return { rewards, commit: null, reason: `${choice.reason}: floor rewards`, ...(choice.refused ? { refused: choice.refused } : {}) };
+    return withBaselines({
+      rewards,
+      commit: null,
+      reason: `${choice.reason}: floor rewards`,
+      ...(choice.refused ? { refused: choice.refused } : {}),
+    });
   }
-  for (const t of cfg.targets) rewards[t.reward_key] = await trustedScore(engine, choice.commit, t.split, t.sample_ids);
-  return {
+  // The seed graded by the floor takes its pinned rewards as they are: pinned from repeated runs, they are
+  // a better estimate than one more pass.
+  const pinned = choice.commit === cfg.base_commit;
+  for (const t of cfg.targets)
+    rewards[t.reward_key] =
+      pinned && t.baseline_reward !== undefined ? t.baseline_reward : await trustedScore(engine, choice.commit, t.split, t.sample_ids);
+  return withBaselines({
     rewards,
     commit: choice.commit,
     reason: choice.reason,
     ...(choice.shortlist ? { shortlist: choice.shortlist } : {}),
     ...(choice.refused ? { refused: choice.refused } : {}),
-  };
+  });
 }

@@ -54,6 +54,8 @@ export async function setup(
     read_only_paths?: string[];
     harbor?: Record<string, unknown>;
     secrets?: string[];
+    /** More build.yaml keys (they replace the defaults here). */
+    build?: Record<string, unknown>;
   } = {},
 ): Promise<Setup> {
   const dir = tempDir('vero-sidecar-');
@@ -87,6 +89,7 @@ export async function setup(
       submit_enabled: over.submit_enabled ?? false,
       read_only_paths: over.read_only_paths ?? [],
       secrets: over.secrets ?? [],
+      ...over.build,
     }),
   );
   const task = path.join(dir, 'task');

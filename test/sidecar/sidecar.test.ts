@@ -246,6 +246,65 @@ test('submit mode without a submission falls back to auto_best, and says so', as
   }
 });
 
+test('pinned baselines: the floor compares with the pinned selection score and grades the seed at its pinned reward, unscored; score_baseline reports the seed next to the reward', async () => {
+  const harborTasks = (s: { dir: string }) =>
+    fs
+      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
+      .filter((i) => i.event === 'start' && !i.argv.includes('--dry-run'))
+      .map((i) => i.argv[i.argv.indexOf('-i') + 1]);
+  const pinned = await setup({
+    build: {
+      baseline_floor: true,
+      baseline_selection_score: 0.99,
+      targets: [{ split: 'test', reward_key: 'reward', baseline_reward: 0.42 }],
+    },
+  });
+  const side = await startSidecar(pinned);
+  try {
+    commitImprovement(pinned.work, ['sum-numbers']); // 0.5 on validation: below the pinned 0.99
+    expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
+    const token = fs.readFileSync(pinned.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({
+      commit: pinned.cfg.base_commit,
+      rewards: { reward: 0.42 },
+      reason: 'no candidate beat the baseline (0.990, pinned) on "validation"',
+      baselines: { reward: { reward: 0.42, source: 'pinned' } },
+    });
+    // Harbor ran the candidate's evaluation and its re-score on validation, and nothing of the seed.
+    expect(harborTasks(pinned).sort()).toEqual(['fix-csv-parser', 'fix-csv-parser', 'sum-numbers', 'sum-numbers']);
+  } finally {
+    await side.stop();
+  }
+  const scored = await setup({ build: { score_baseline: true } });
+  const side2 = await startSidecar(scored);
+  try {
+    const candidate = commitImprovement(scored.work, ['add-cli-flag', 'sum-numbers', 'fix-csv-parser']);
+    expect((await cli(['eval', '--split', 'validation'], side2.url)).code).toBe(0);
+    const out = path.join(scored.dir, 'verifier');
+    const r = await cli(
+      ['finalize', '--token-file', scored.cfg.paths.token_path, '--output', `${out}/reward.json`, '--details', `${out}/finalize.json`],
+      side2.url,
+    );
+    expect(r.code).toBe(0);
+    // reward.json keeps the candidate's rewards only; the seed's scored reward is in the details and the log line.
+    expect(JSON.parse(fs.readFileSync(`${out}/reward.json`, 'utf8'))).toEqual({ reward: 1 });
+    expect(JSON.parse(fs.readFileSync(`${out}/finalize.json`, 'utf8'))).toMatchObject({
+      commit: candidate,
+      rewards: { reward: 1 },
+      baselines: { reward: { reward: 0, source: 'scored' } },
+    });
+    expect(r.stderr).toContain('baseline reward=0 (scored)');
+    // The seed was scored once, on the target split.
+    expect(harborTasks(scored).filter((t) => t === 'add-cli-flag')).toHaveLength(2);
+  } finally {
+    await side2.stop();
+  }
+});
+
 test('an aggregate-only split cannot be narrowed to single cases: below its minimum a request is refused at no cost', async () => {
   const s = await setup();
   const side = await startSidecar(s);

@@ -35,6 +35,19 @@ test('auto_best: k re-scores of the selection split, the baseline when floored, 
   ]);
 });
 
+test('pinned baselines: a pinned selection score scores no seed for the floor; score_baseline scores it per unpinned target', () => {
+  expect(finalizeEvaluations(plan({ baseline_floor: true, pinnedSelectionScore: true, auto_best_k: 1 }))).toEqual([
+    ['validation', 9],
+    ['test', 20],
+  ]);
+  const targets = [{ split: 'test' }, { split: 'train', baseline_reward: 0.4 }];
+  expect(finalizeEvaluations(plan({ reward_mode: 'submit', scoreBaseline: true, targets }))).toEqual([
+    ['test', 20],
+    ['train', 10],
+    ['test', 20],
+  ]);
+});
+
 test('Mode B: preflight + waves of tasks, each at its timeout for every attempt, with the back-off between attempts', () => {
   // 9 tasks at concurrency 4: 3 waves; a wave is 3 × 600 s + 2 × 120 s.
   expect(evaluationBoundSec(plan(), 9)).toBe(300 + 3 * (3 * 600 + 2 * 120));
