@@ -101,6 +101,8 @@ export const BuildConfigFile = z.strictObject({
   nested_docker: z.strictObject({ preload_images: z.array(z.string().min(1)).default([]) }).optional(),
   /** Verifier timeout (finalize) and the limit of one evaluation. */
   timeout: DurationSeconds.default(1800),
+  /** How long finalize waits for the optimizer's evaluations still running before it cancels them. */
+  drain_timeout: DurationSeconds.default(600),
   /** The optimizer's own time limit ([agent].timeout_sec); none by default. */
   agent_timeout: DurationSeconds.optional(),
   max_concurrency: z.number().int().min(1).max(256).default(8),

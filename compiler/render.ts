@@ -48,6 +48,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     secrets: c.secrets,
     harness_user: 'harness',
     timeout_sec: c.timeout,
+    drain_timeout_sec: c.drain_timeout,
     scoring: c.scoring,
     max_concurrency: c.max_concurrency,
     paths: {
@@ -87,6 +88,7 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
     targets: c.targets,
     splitSizes,
     timeoutSec: c.timeout,
+    drainSec: c.drain_timeout,
     maxConcurrency: c.max_concurrency,
     taskAttempts: c.scoring.trusted_task_attempts,
   });

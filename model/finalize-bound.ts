@@ -5,7 +5,8 @@
  * Finalize runs its trusted evaluations one after another: in auto_best mode, up to `auto_best_k` re-scores of
  * the selection split, one of the baseline when `baseline_floor` is set (none when its selection score is
  * pinned), then one per target; in submit mode, one per target; with `score_baseline`, one of the seed per
- * target without a pinned `baseline_reward`. Each is bounded by its own worst case:
+ * target without a pinned `baseline_reward`; before all of them, the drain of agent evaluations still running
+ * (`drain_timeout`, then their cancellation). Each is bounded by its own worst case:
  * - Mode B: the preflight, then ceil(tasks / max_concurrency) waves of tasks, each task at most `timeout` per
  *   attempt for `task_attempts` attempts, plus the retry back-off between attempts;
  * - Mode A: inference and scoring share one `timeout` deadline per activity attempt (3 attempts).
@@ -17,6 +18,8 @@ export const FINALIZE_STARTUP_SEC = 300;
 export const PREFLIGHT_SEC = 300;
 /** Back-off between two attempts of a task (Temporal's retry interval, capped at 2 min). */
 export const RETRY_BACKOFF_SEC = 120;
+/** After the drain: cancelling the agent evaluations it left (harbor's stop grace and Docker teardown). */
+export const DRAIN_CANCEL_SEC = 120;
 /** evaluateSamples' activity attempts (workflows/evaluate-samples.ts). */
 export const MODE_A_ATTEMPTS = 3;
 
@@ -34,6 +37,8 @@ export interface FinalizePlan {
   /** Number of samples (tasks or rows) of each split. */
   splitSizes: Record<string, number>;
   timeoutSec: number;
+  /** Finalize first waits this long for agent evaluations still running (`drain_timeout`). */
+  drainSec?: number;
   maxConcurrency: number;
   taskAttempts: number;
 }
@@ -62,5 +67,6 @@ export function finalizeEvaluations(p: FinalizePlan): [string, number][] {
 
 /** The verifier timeout (seconds) that covers finalize's worst case. */
 export function finalizeBoundSec(p: FinalizePlan): number {
-  return FINALIZE_STARTUP_SEC + finalizeEvaluations(p).reduce((sum, [, n]) => sum + evaluationBoundSec(p, n), 0);
+  const drain = p.drainSec ? p.drainSec + DRAIN_CANCEL_SEC : 0;
+  return FINALIZE_STARTUP_SEC + drain + finalizeEvaluations(p).reduce((sum, [, n]) => sum + evaluationBoundSec(p, n), 0);
 }

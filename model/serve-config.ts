@@ -112,6 +112,11 @@ export const ServeConfig = z.strictObject({
   secrets: z.array(z.string()),
   harness_user: z.string(),
   timeout_sec: z.number().positive(),
+  /**
+   * How long finalize waits for agent evaluations still running (their candidates may be the best), refusing
+   * new ones, before it cancels what is left (seconds).
+   */
+  drain_timeout_sec: z.number().min(0).default(600),
   /** How soon a nested evaluation moves on from a dead worker (seconds). */
   heartbeat_timeout_sec: z.number().positive().default(60),
   max_concurrency: z.number().int().min(1),

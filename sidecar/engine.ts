@@ -50,11 +50,31 @@ export interface EvalOutcome {
 export type EvaluationKind = 'agent' | 'trusted';
 
 export class Engine {
+  /** The workflows of agent evaluations now running, so that finalize can cancel what its drain left. */
+  private readonly agentRuns = new Set<{ cancel(): Promise<unknown> }>();
+
   constructor(
     private readonly cfg: ServeConfig,
     private readonly temporal: { client: Client; taskQueue: string } | null,
     private readonly gateway: Gateway | null = null,
   ) {}
+
+  /** Cancels every agent evaluation still running (their harbor runs are stopped); returns how many. */
+  async cancelAgentEvaluations(): Promise<number> {
+    const runs = [...this.agentRuns];
+    await Promise.all(runs.map((h) => h.cancel().catch(() => undefined)));
+    return runs.length;
+  }
+
+  /** Waits for `result` of a workflow, tracked as an agent evaluation while it runs. */
+  private async tracked<T>(kind: EvaluationKind, handle: { cancel(): Promise<unknown> }, result: () => Promise<T>): Promise<T> {
+    if (kind === 'agent') this.agentRuns.add(handle);
+    try {
+      return await result();
+    } finally {
+      this.agentRuns.delete(handle);
+    }
+  }
 
   /** Fail closed: a split that is not listed is no_access. */
   tier(split: string): SplitAccess {
@@ -209,7 +229,7 @@ export class Engine {
     // run the agent requested, which had fewer attempts and was metered on the agent's budget.
     const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
-    const rows = withTasks((await handle.result()) as CandidateResult).tasks ?? [];
+    const rows = withTasks((await this.tracked(kind, handle, () => handle.result())) as CandidateResult).tasks ?? [];
     const byTask = new Map(rows.map((t) => [t.task, t]));
     return tasks.map((name, i) => {
       const t = byTask.get(name);
@@ -262,7 +282,7 @@ export class Engine {
         ],
       });
     }
-    const { resultFile } = await handle.result();
+    const { resultFile } = await this.tracked(kind, handle, () => handle.result());
     return JSON.parse(fs.readFileSync(resultFile, 'utf8')) as SampleScore[];
   }
 }

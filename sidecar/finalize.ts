@@ -29,6 +29,8 @@ export interface FinalizeResult {
    * side with `score_baseline` (null with the error when that scoring failed: it never fails finalize).
    */
   baselines?: Record<string, BaselineReward>;
+  /** Agent evaluations that were still running when finalize began: finished during the drain, or cancelled. */
+  drain?: { in_flight: number; finished: number; cancelled: number; waited_sec: number };
 }
 
 export interface BaselineReward {

@@ -99,8 +99,23 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     }),
   }));
 
+  // Agent evaluations in flight, so finalize can wait for them (the optimizer's last candidate may be its best);
+  // once finalize has begun, no new one is accepted.
+  const inFlight = new Set<Promise<unknown>>();
+  let closedForEvals = false;
   app.post('/eval', async (req) => {
-    const body = EvalBody.parse(req.body ?? {});
+    if (closedForEvals) throw conflict('finalization has begun: no new evaluations (nothing was charged)');
+    const work = evaluateForAgent(req.body);
+    inFlight.add(work);
+    try {
+      return await work;
+    } finally {
+      inFlight.delete(work);
+    }
+  });
+
+  const evaluateForAgent = async (rawBody: unknown) => {
+    const body = EvalBody.parse(rawBody ?? {});
     if (body.dataset_id !== undefined && body.dataset_id !== cfg.task_name)
       throw notEvaluable(`unknown dataset_id "${body.dataset_id}" (this task's is "${cfg.task_name}")`);
     // 1. Tier gate, fail closed: an unlisted split is no_access.
@@ -110,6 +125,8 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     const { ids, full } = engine.selectForAgent(body.split, { sample_ids: body.sample_ids, num_samples: body.num_samples });
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
     await refuseProtectedChanges(commit, 'eval');
+    // Finalize began while this request was being checked: it would not be waited for.
+    if (closedForEvals) throw conflict('finalization has begun: no new evaluations (nothing was charged)');
     // 3. Atomic, durable reservation; never refunded.
     const { replayed, ...remaining } = await ledger.reserve(
       body.split,
@@ -144,7 +161,30 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
     return { ...summary, result_path: resultDir, budget_remaining: remaining };
-  });
+  };
+
+  /**
+   * Waits (at most drain_timeout_sec) for the agent evaluations still running, then cancels what is left and
+   * waits for the cancellations to settle. What finished is in the registry for finalize to choose from.
+   */
+  const drainEvaluations = async (): Promise<FinalizeResult['drain']> => {
+    const running = [...inFlight];
+    if (running.length === 0) return undefined;
+    const started = Date.now();
+    d.log(`finalize: waiting up to ${cfg.drain_timeout_sec} s for ${running.length} agent evaluation(s) still running`);
+    let finished = 0;
+    const settled = running.map((p) => p.then(() => finished++).catch(() => undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((r) => (timer = setTimeout(r, cfg.drain_timeout_sec * 1000)));
+    await Promise.race([Promise.all(settled), timedOut]);
+    clearTimeout(timer);
+    const cancelled = inFlight.size ? await engine.cancelAgentEvaluations() : 0;
+    if (cancelled) {
+      d.log(`finalize: cancelled ${cancelled} agent evaluation(s) the drain left`);
+      await Promise.all(settled);
+    }
+    return { in_flight: running.length, finished, cancelled, waited_sec: Math.round((Date.now() - started) / 1000) };
+  };
 
   app.post('/submit', async (req) => {
     if (!cfg.submit_enabled) throw conflict('submit is disabled for this task');
@@ -161,7 +201,8 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
   let finalizing: Promise<FinalizeResult> | null = null;
   const runFinalize = async (): Promise<FinalizeResult> => {
     if (fs.existsSync(finalizeFile)) return { ...(JSON.parse(fs.readFileSync(finalizeFile, 'utf8')) as FinalizeResult), replayed: true };
-    const result = { ...(await finalize(cfg, engine, registry)), candidates: registry.list() };
+    const drain = await drainEvaluations();
+    const result = { ...(await finalize(cfg, engine, registry)), ...(drain ? { drain } : {}), candidates: registry.list() };
     d.log(`finalize: commit ${result.commit ?? '(none)'}: ${result.reason}`);
     fs.mkdirSync(cfg.paths.admin_volume, { recursive: true });
     writeJsonDurable(finalizeFile, result, { mode: 0o600 });
@@ -172,6 +213,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
     const header = req.headers.authorization;
     const given = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
     if (!tokenMatches(d.token, given)) throw forbidden('a valid admin token is required');
+    closedForEvals = true;
     finalizing ??= runFinalize().finally(() => (finalizing = null));
     try {
       return await finalizing;

@@ -138,7 +138,8 @@ describe('a mode B build', () => {
     expect(toml.agent!.user).toBe('agent');
     // finalize's worst case: 3 re-scores of validation + 1 target, each 300 s preflight + one wave of
     // 3 attempts × 1800 s + 2 back-offs × 120 s, plus 300 s start-up.
-    expect(toml.verifier).toMatchObject({ timeout_sec: 300 + 4 * (300 + 3 * 1800 + 2 * 120), environment_mode: 'shared' });
+    // Start-up, the drain (600 s + 120 s to cancel), then 4 trusted evaluations.
+    expect(toml.verifier).toMatchObject({ timeout_sec: 300 + 600 + 120 + 4 * (300 + 3 * 1800 + 2 * 120), environment_mode: 'shared' });
     // The sidecar's session is snapshotted and collected before the verifier (and when a trial fails).
     expect((toml.verifier!.collect as { service: string; command: string }[])[0]).toMatchObject({ service: 'eval-sidecar' });
     expect((toml.verifier!.collect as { command: string }[])[0]!.command).toContain('/state/admin/session');
@@ -229,7 +230,9 @@ describe('a mode B build', () => {
       '| `validation` | non_viewable | you can evaluate it and see the aggregate score only (a request must cover at least 5 cases, or the whole split) | 3 run(s) |',
     );
     expect(text).toContain('| `train` | viewable | you can evaluate it and read per-sample results | no budget: not evaluable |');
-    expect(text).toContain('top 3 `validation` scores');
+    expect(text).toContain('top 3 `validation` scores (from evaluations covering at least 90% of it)');
+    expect(text).toContain('with none, your last evaluated candidate is graded');
+    expect(text).toContain('An evaluation still running when your time ends is waited for (up to 10 min)');
     expect(text).not.toContain('vero submit');
   });
 
@@ -279,7 +282,7 @@ describe('rules that vero review taught', () => {
     expect(await buildError(modeB({ targets: [{ split: 'test', rewardkey: 'x' }] }))).toMatch(
       /build\.yaml: targets\.0\.rewardkey: unknown key$/,
     );
-    expect(await buildError(modeB({ score_baseline: true }))).toMatch(/build\.yaml: score_baseline: unknown key$/);
+    expect(await buildError(modeB({ rescore_attempts: 2 }))).toMatch(/build\.yaml: rescore_attempts: unknown key$/);
   });
 
   test.each([

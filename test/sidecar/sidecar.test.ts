@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { STANDIN } from '../helpers/fixtures';
 import { address, uniqueQueue } from '../helpers/temporal';
-import { until } from '../helpers/process';
+import { pidAlive, until } from '../helpers/process';
 import { cli, commitImprovement, git, listFiles, modeASetup, post, setup, startSidecar, VERO } from '../helpers/sidecar';
 
 jest.setTimeout(180_000);
@@ -300,6 +300,56 @@ test('pinned baselines: the floor compares with the pinned selection score and g
     expect(r.stderr).toContain('baseline reward=0 (scored)');
     // The seed was scored once, on the target split.
     expect(harborTasks(scored).filter((t) => t === 'add-cli-flag')).toHaveLength(2);
+  } finally {
+    await side2.stop();
+  }
+});
+
+test('finalize drains: it waits for an agent evaluation still running and may grade its candidate, refuses new ones, and cancels what outlasts drain_timeout', async () => {
+  const starts = (s: { dir: string }) =>
+    fs.existsSync(path.join(s.dir, 'harbor.jsonl'))
+      ? fs
+          .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { event: string; argv: string[]; pid: number })
+          .filter((i) => i.event === 'start' && !i.argv.includes('--dry-run'))
+      : [];
+  // The candidate's validation tasks take 3 s: finalize is called while they run.
+  const s = await setup({ timeScale: '1', scenario: { default: { reward: 1, duration_ms: 3000 } } });
+  const side = await startSidecar(s);
+  try {
+    const candidate = commitImprovement(s.work, ['sum-numbers', 'fix-csv-parser', 'add-cli-flag']);
+    const pending = post(side.url, '/eval', { split: 'validation', commit: candidate });
+    await until('the evaluation runs', async () => starts(s).length >= 2, 30_000);
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    await new Promise((r) => setTimeout(r, 300));
+    const late = await post(side.url, '/eval', { split: 'train' });
+    expect(late.status).toBe(409);
+    expect(JSON.stringify(late.json)).toContain('finalization has begun');
+    expect((await pending).status).toBe(200);
+    expect((await fin).json).toMatchObject({
+      commit: candidate,
+      rewards: { reward: 1 },
+      drain: { in_flight: 1, finished: 1, cancelled: 0 },
+    });
+  } finally {
+    await side.stop();
+  }
+  // An evaluation that outlasts the drain is cancelled: its harbor runs stop, and nothing of it is graded.
+  const slow = await setup({ timeScale: '1', scenario: { default: { reward: 1, duration_ms: 120_000 } }, build: { drain_timeout: '2s' } });
+  const side2 = await startSidecar(slow);
+  try {
+    const candidate = commitImprovement(slow.work, ['*']);
+    const pending = post(side2.url, '/eval', { split: 'validation', commit: candidate });
+    await until('the evaluation runs', async () => starts(slow).length >= 2, 30_000);
+    const token = fs.readFileSync(slow.cfg.paths.token_path, 'utf8');
+    const fin = await post(side2.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: null, rewards: { reward: 0 }, drain: { in_flight: 1, finished: 0, cancelled: 1 } });
+    expect((fin.json as { drain: { waited_sec: number } }).drain.waited_sec).toBeLessThan(60);
+    expect((await pending).status).toBeGreaterThanOrEqual(400);
+    for (const h of starts(slow)) expect(pidAlive(h.pid)).toBe(false);
   } finally {
     await side2.stop();
   }

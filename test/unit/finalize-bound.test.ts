@@ -59,3 +59,8 @@ test('Mode A: inference and scorer share one deadline per attempt', () => {
   expect(evaluationBoundSec(plan({ mode: 'A' }), 1000)).toBe(3 * 600 + 2 * 120);
   expect(finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit' }))).toBe(300 + 3 * 600 + 2 * 120);
 });
+
+test('the drain comes first: drain_timeout plus the cancellation of what it left', () => {
+  const base = finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit' }));
+  expect(finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit', drainSec: 600 }))).toBe(base + 600 + 120);
+});
