@@ -128,6 +128,9 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
       errs.push(`budgets.${i}.split: "${b.split}" is no_access; a budget would let the agent evaluate a hidden split`);
   });
   c.targets.forEach((t, i) => mustBeDeclared(`targets.${i}.split`, t.split));
+  c.targets.forEach((t, i) => {
+    if (t.n_attempts !== undefined && c.mode === 'A') errs.push(`targets.${i}.n_attempts: only in mode B (mode A scores each row once)`);
+  });
   const keys = c.targets.map((t) => t.reward_key);
   if (new Set(keys).size !== keys.length) errs.push('targets: reward_key values must be unique (one reward per target)');
   mustBeDeclared('selection_split', c.selection_split);

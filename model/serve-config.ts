@@ -34,6 +34,11 @@ export const TargetSpec = z.strictObject({
    * (`baselines`), and the reward when the baseline floor grades the seed, without scoring it again.
    */
   baseline_reward: z.number().finite().optional(),
+  /**
+   * Mode B: score this target with this many trials per task, averaged (one pass of a noisy benchmark is too
+   * noisy to compare with a baseline). Default: `harbor.n_attempts` and `scoring.aggregate`.
+   */
+  n_attempts: z.number().int().min(1).max(20).optional(),
 });
 
 /**

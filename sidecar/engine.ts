@@ -126,7 +126,17 @@ export class Engine {
     return { ids: Array.from({ length: n }, (_, i) => i), full: n === all.length };
   }
 
-  async evaluate(commit: string, split: string, ids: number[], kind: EvaluationKind = 'agent'): Promise<EvalOutcome> {
+  /**
+   * `nAttempts` (Mode B, a target's `n_attempts`): that many trials per task, averaged, instead of the
+   * configured attempts and aggregate.
+   */
+  async evaluate(
+    commit: string,
+    split: string,
+    ids: number[],
+    kind: EvaluationKind = 'agent',
+    opts: { nAttempts?: number } = {},
+  ): Promise<EvalOutcome> {
     const names = this.splitSamples(split);
     // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
     const tokenId = kind === 'trusted' ? FINALIZATION_TOKEN_ID : `eval-${this.evaluationKey(commit, split, ids)}`;
@@ -140,6 +150,7 @@ export class Engine {
             ids,
             envFile,
             kind,
+            opts.nAttempts,
           )
         : await this.evaluateModeA(commit, split, ids, envFile, kind);
     const modelUsage = this.gateway
@@ -190,14 +201,15 @@ export class Engine {
       .slice(0, 16);
   }
 
-  private settings(envFile: string | undefined, kind: EvaluationKind): EvalSettings {
+  private settings(envFile: string | undefined, kind: EvaluationKind, nAttempts?: number): EvalSettings {
     const b = this.cfg.mode_b!;
     const scoring = this.cfg.scoring;
+    const harbor = HarborSection.parse(b.harbor);
     return {
-      harbor: HarborSection.parse(b.harbor),
+      harbor: nAttempts !== undefined ? { ...harbor, n_attempts: nAttempts } : harbor,
       source: { path: b.task_source.path },
       rewardKey: scoring.reward_key,
-      aggregate: scoring.aggregate,
+      aggregate: nAttempts !== undefined ? 'mean' : scoring.aggregate,
       errorRateThreshold: 1,
       concurrency: this.cfg.max_concurrency,
       taskTimeoutSec: this.cfg.timeout_sec,
@@ -214,9 +226,10 @@ export class Engine {
     ids: number[],
     envFile: string | undefined,
     kind: EvaluationKind,
+    nAttempts?: number,
   ): Promise<SampleScore[]> {
     if (!this.temporal) throw new Error('mode B needs a Temporal connection');
-    const settings = this.settings(envFile, kind);
+    const settings = this.settings(envFile, kind, nAttempts);
     const shared = evalInputFor({
       commit,
       candidateRef: commit,

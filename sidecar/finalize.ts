@@ -42,11 +42,11 @@ export interface BaselineReward {
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
 /** A trusted evaluation's mean, or a FinalizeUnscorable when it could not score for infrastructure reasons. */
-async function trustedScore(engine: Engine, commit: string, split: string, sampleIds?: number[]): Promise<number> {
+async function trustedScore(engine: Engine, commit: string, split: string, sampleIds?: number[], nAttempts?: number): Promise<number> {
   const { ids } = engine.select(split, sampleIds ? { sample_ids: sampleIds } : {});
   let out;
   try {
-    out = await engine.evaluate(commit, split, ids, 'trusted');
+    out = await engine.evaluate(commit, split, ids, 'trusted', nAttempts !== undefined ? { nAttempts } : {});
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
   }
@@ -174,7 +174,7 @@ async function baselineRewards(
     else if (chosen === cfg.base_commit) out[t.reward_key] = { reward: rewards[t.reward_key]!, source: 'scored' };
     else if (cfg.score_baseline) {
       try {
-        out[t.reward_key] = { reward: await trustedScore(engine, cfg.base_commit, t.split, t.sample_ids), source: 'scored' };
+        out[t.reward_key] = { reward: await trustedScore(engine, cfg.base_commit, t.split, t.sample_ids, t.n_attempts), source: 'scored' };
       } catch (e) {
         out[t.reward_key] = { reward: null, source: 'scored', error: (e as Error).message };
       }
@@ -204,7 +204,9 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
   const pinned = choice.commit === cfg.base_commit;
   for (const t of cfg.targets)
     rewards[t.reward_key] =
-      pinned && t.baseline_reward !== undefined ? t.baseline_reward : await trustedScore(engine, choice.commit, t.split, t.sample_ids);
+      pinned && t.baseline_reward !== undefined
+        ? t.baseline_reward
+        : await trustedScore(engine, choice.commit, t.split, t.sample_ids, t.n_attempts);
   return withBaselines({
     rewards,
     commit: choice.commit,

@@ -355,6 +355,31 @@ test('finalize drains: it waits for an agent evaluation still running and may gr
   }
 });
 
+test('a held-out target with n_attempts is scored that many trials per task and averaged (not best-of)', async () => {
+  // add-cli-flag (the test split) gives 1, 0 and 0.5 to its first three trials: best-of would say 1.
+  const s = await setup({
+    scenario: { tasks: { 'add-cli-flag': [{ reward: 1 }, { reward: 0 }, { reward: 0.5 }] }, default: { reward: 1 } },
+    build: { targets: [{ split: 'test', reward_key: 'reward', n_attempts: 3 }] },
+  });
+  const side = await startSidecar(s);
+  try {
+    const candidate = commitImprovement(s.work, ['*']);
+    expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 0.5 } });
+    const targetRun = fs
+      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
+      .find((i) => i.event === 'start' && !i.argv.includes('--dry-run') && i.argv.includes('add-cli-flag'))!;
+    expect(targetRun.argv[targetRun.argv.indexOf('-k') + 1]).toBe('3');
+  } finally {
+    await side.stop();
+  }
+});
+
 test('an aggregate-only split cannot be narrowed to single cases: below its minimum a request is refused at no cost', async () => {
   const s = await setup();
   const side = await startSidecar(s);
