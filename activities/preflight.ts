@@ -11,6 +11,7 @@ import { FailureType } from '../model/failures';
 import { jobNameFor, preflightArgv } from '../model/harbor-argv';
 import { runInGroup, tail } from '../infra/process-group';
 import { resolvedRegistryFile } from '../infra/task-source';
+import { harborJobConfigFile } from '../infra/harbor-job-config';
 import { fileSize, harborCwd, harborEnv, readSince } from './harbor-process';
 import { classifyStartFailure } from '../model/launch-decision';
 import { withHeartbeat } from './heartbeat';
@@ -47,7 +48,16 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
   const source = s.source.registry_path
     ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, input.runDir) }
     : s.source;
-  const argv = preflightArgv({ harbor: s.harbor, source, task: input.task, jobsDir, jobName, worktree: input.worktree });
+  const jobConfigFile = harborJobConfigFile(s.harbor, input.runDir);
+  const argv = preflightArgv({
+    harbor: s.harbor,
+    source,
+    task: input.task,
+    jobsDir,
+    jobName,
+    worktree: input.worktree,
+    ...(jobConfigFile ? { jobConfigFile } : {}),
+  });
   const iso = isolationFor(s, harborEnv(s, input.worktree, path.join(jobsDir, jobName)), [input.runDir, input.worktree], 'preflight');
   const offset = fileSize(logFile);
   const run = await runInGroup(argv, {

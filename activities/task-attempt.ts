@@ -9,6 +9,7 @@ import type { Deployment } from '../infra/deployment';
 import { hostId, recordGroup } from '../infra/host-groups';
 import { tail } from '../infra/process-group';
 import { resolvedRegistryFile } from '../infra/task-source';
+import { harborJobConfigFile } from '../infra/harbor-job-config';
 import type { EvalSettings, RunTaskInput } from '../model/eval-types';
 import { harborArgv, jobNameFor } from '../model/harbor-argv';
 import { runPaths } from '../model/paths';
@@ -63,6 +64,7 @@ export class TaskAttempt {
     const source = s.source.registry_path
       ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, this.input.runDir) }
       : s.source;
+    const jobConfigFile = harborJobConfigFile(s.harbor, this.input.runDir);
     return harborArgv({
       harbor: s.harbor,
       source,
@@ -70,6 +72,7 @@ export class TaskAttempt {
       jobsDir: this.paths.jobsDir,
       jobName: this.jobName,
       worktree: this.input.worktree,
+      ...(jobConfigFile ? { jobConfigFile } : {}),
     });
   }
 

@@ -16,6 +16,17 @@ export interface HarborTaskRun {
   jobsDir: string;
   jobName: string;
   worktree: string;
+  /** A Harbor job config file (`-c`) holding what Harbor has no flags for (retryBackoffConfig). */
+  jobConfigFile?: string;
+}
+
+/** The job config (`-c`) for the retry backoff, or null when none is set: `{retry: {…}}` only. */
+export function retryBackoffConfig(h: HarborSection): { retry: Record<string, number> } | null {
+  const retry: Record<string, number> = {};
+  if (h.retry_wait_multiplier !== undefined) retry.wait_multiplier = h.retry_wait_multiplier;
+  if (h.retry_min_wait_sec !== undefined) retry.min_wait_sec = h.retry_min_wait_sec;
+  if (h.retry_max_wait_sec !== undefined) retry.max_wait_sec = h.retry_max_wait_sec;
+  return Object.keys(retry).length ? { retry } : null;
 }
 
 export function launcher(harbor: HarborSection, worktree: string): string[] {
@@ -62,6 +73,8 @@ export function harborArgv(run: HarborTaskRun): string[] {
   argv.push('-n', String(Math.min(h.n_concurrent_trials ?? h.n_attempts, h.n_attempts)));
   for (const e of h.retry_include) argv.push('--retry-include', e);
   for (const e of h.retry_exclude) argv.push('--retry-exclude', e);
+  // The flags override the file field by field (Harbor merges `retry.max_retries` etc. into it).
+  if (run.jobConfigFile) argv.push('-c', run.jobConfigFile);
   const multipliers = [
     ['--timeout-multiplier', h.timeout_multiplier],
     ['--agent-timeout-multiplier', h.agent_timeout_multiplier],

@@ -38,6 +38,14 @@ export const HarborSection = z
     retry_include: z.array(z.string().min(1)).default([]),
     /** Replaces Harbor's default exclude list when non-empty. */
     retry_exclude: z.array(z.string().min(1)).default([]),
+    /**
+     * Harbor's backoff before a retry, min(retry_min_wait_sec × retry_wait_multiplier^attempt, retry_max_wait_sec)
+     * (Harbor's defaults 1, 1, 60: a constant second, too short for a rate-limit storm). Harbor has no flags for
+     * them: vero passes them in a job config file (`-c`) holding only `retry`.
+     */
+    retry_wait_multiplier: z.number().positive().optional(),
+    retry_min_wait_sec: z.number().min(0).optional(),
+    retry_max_wait_sec: z.number().positive().optional(),
     timeout_multiplier: z.number().positive().optional(),
     agent_timeout_multiplier: z.number().positive().optional(),
     verifier_timeout_multiplier: z.number().positive().optional(),

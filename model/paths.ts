@@ -42,6 +42,8 @@ export function runPaths(runDir: string) {
   const jobsDir = join(runDir, 'jobs');
   return {
     preflightLog: join(runDir, 'preflight.harbor.log'),
+    /** The Harbor job config (`-c`) with what Harbor has no flags for: the retry backoff. */
+    harborJobConfig: join(runDir, 'harbor-job-config.json'),
     harborCwd: join(runDir, 'harbor-cwd'),
     chunkFile: (chunkIndex: number) => join(runDir, 'chunks', `${index5(chunkIndex)}.json`),
     staleJob: (jobName: string, attempt: number, launch: number) => join(runDir, 'stale-jobs', `${jobName}-${attempt}-${launch}`),

@@ -153,6 +153,8 @@ export interface JobSpec {
   maxRetries: number;
   retryInclude: string[] | null;
   retryExclude: string[];
+  /** Harbor's backoff before a retry: min(min_wait_sec × wait_multiplier^attempt, max_wait_sec). */
+  retryBackoff: { waitMultiplier: number; minWaitSec: number; maxWaitSec: number };
   environment: { type: string; import_path: string | null; kwargs: Record<string, unknown>; delete: boolean; force_build: boolean };
   disableVerification: boolean;
   agents: AgentSpec[];
@@ -181,6 +183,9 @@ export function jobConfigFull(spec: JobSpec): Record<string, unknown> {
       max_retries: spec.maxRetries,
       include_exceptions: spec.retryInclude,
       exclude_exceptions: spec.retryExclude,
+      wait_multiplier: f(spec.retryBackoff.waitMultiplier),
+      min_wait_sec: f(spec.retryBackoff.minWaitSec),
+      max_wait_sec: f(spec.retryBackoff.maxWaitSec),
     },
     environment: { ...environmentDefaults(), ...spec.environment },
     verifier: { ...verifierDefaults(), disable: spec.disableVerification },

@@ -277,9 +277,11 @@ export class Job {
       const exc = record.exceptionType;
       if (exc && attempt < this.spec.maxRetries && this.retryable(exc)) {
         this.retries += 1;
-        this.ctx.log(`Trial ${trialName} failed with ${exc}; retrying (${attempt + 1}/${this.spec.maxRetries})`);
+        const b = this.spec.retryBackoff;
+        const waitSec = Math.min(b.minWaitSec * b.waitMultiplier ** attempt, b.maxWaitSec);
+        this.ctx.log(`Trial ${trialName} failed with ${exc}; retrying in ${waitSec} s (${attempt + 1}/${this.spec.maxRetries})`);
         fs.rmSync(path.join(this.jobDir, trialName), { recursive: true, force: true });
-        await sleep(Math.min(1.0 * 1.0 ** attempt, 60) * 1000 * this.ctx.timeScale);
+        await sleep(waitSec * 1000 * this.ctx.timeScale);
         continue;
       }
       this.records.push(record);

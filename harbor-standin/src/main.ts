@@ -143,8 +143,41 @@ async function confirmHostEnv(tasks: LocalTask[], oracle: boolean, yes: boolean)
   }
 }
 
+/**
+ * The one part of a `-c/--config` job file the stand-in reads: the retry backoff (Harbor has no flags for it).
+ * Anything else is refused: pass flags instead.
+ */
+function retryBackoffFrom(o: ParsedOptions, cwd: string): JobSpec['retryBackoff'] {
+  const backoff = { waitMultiplier: 1, minWaitSec: 1, maxWaitSec: 60 };
+  if (!o.config) return backoff;
+  const file = path.resolve(cwd, o.config as string);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`cannot read the job config ${o.config}: ${(e as Error).message}`);
+  }
+  const retry = (doc as { retry?: Record<string, unknown> } | null)?.retry;
+  const keys = Object.keys(doc ?? {});
+  const retryKeys = Object.keys(retry ?? {});
+  const allowed = ['wait_multiplier', 'min_wait_sec', 'max_wait_sec'];
+  if (
+    keys.some((k) => k !== 'retry') ||
+    retryKeys.some((k) => !allowed.includes(k)) ||
+    retryKeys.some((k) => typeof retry![k] !== 'number')
+  )
+    throw new ConfigError(
+      'the stand-in reads only retry.{wait_multiplier, min_wait_sec, max_wait_sec} (numbers) from -c/--config; pass flags instead',
+    );
+  return {
+    waitMultiplier: (retry?.wait_multiplier as number | undefined) ?? backoff.waitMultiplier,
+    minWaitSec: (retry?.min_wait_sec as number | undefined) ?? backoff.minWaitSec,
+    maxWaitSec: (retry?.max_wait_sec as number | undefined) ?? backoff.maxWaitSec,
+  };
+}
+
 function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalTask[] } {
-  if (o.config) throw new ConfigError('the stand-in does not read -c/--config job files; pass flags instead');
+  const retryBackoff = retryBackoffFrom(o, cwd);
   if (o.env_file) {
     const f = path.resolve(cwd, o.env_file as string);
     if (!fs.existsSync(f)) throw new ConfigError(`Env file not found: ${o.env_file}`, 'FileNotFoundError');
@@ -204,6 +237,7 @@ function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalT
     maxRetries: (o.max_retries as number | undefined) ?? 0,
     retryInclude: (o.retry_include as string[] | undefined) ?? null,
     retryExclude: (o.retry_exclude as string[] | undefined) ?? [...DEFAULT_RETRY_EXCLUDE],
+    retryBackoff,
     environment: {
       type: envType,
       import_path: envImport,

@@ -111,6 +111,39 @@ describe('candidate evaluation', () => {
     expect(starts[0]!.cwd).not.toBe(worktree);
   });
 
+  test('the retry backoff reaches Harbor in a job config file (Harbor has no flags for it), merged with -r', async () => {
+    const q = uniqueQueue('backoff');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: {
+        max_retries: 2,
+        retry_min_wait_sec: 0.3,
+        retry_wait_multiplier: 2,
+        retry_max_wait_sec: 30,
+        env: { HARBOR_STANDIN_TIME_SCALE: '1' },
+      },
+      scenario: { tasks: { 'hello-world': [{ exception: 'RuntimeError' }, { exception: 'RuntimeError' }, { reward: 1 }] } },
+      tasks: { names: ['hello-world'] },
+    });
+    await withWorker(q, async () => {
+      const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
+      expect(r.nScored).toBe(1);
+      const jobDir = byTask(r)['hello-world']!.jobDir;
+      // Harbor's backoff: min(0.3 × 2^attempt, 30) s before each retry, in the same harbor run.
+      const log = fs.readFileSync(path.join(jobDir, 'job.log'), 'utf8');
+      expect(log).toContain('retrying in 0.3 s (1/2)');
+      expect(log).toContain('retrying in 0.6 s (2/2)');
+      const config = JSON.parse(fs.readFileSync(path.join(jobDir, 'config.json'), 'utf8')) as { retry: Record<string, unknown> };
+      expect(config.retry).toMatchObject({ max_retries: 2, wait_multiplier: 2, min_wait_sec: 0.3, max_wait_sec: 30 });
+    });
+    const starts = invocations(f.invocationLog).filter((i) => i.event === 'start');
+    expect(starts).toHaveLength(1);
+    const argv = starts[0]!.argv;
+    const file = argv[argv.indexOf('-c') + 1]!;
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ retry: { wait_multiplier: 2, min_wait_sec: 0.3, max_wait_sec: 30 } });
+  });
+
   test('a passing trial beats a later failing one; the latest clean attempt wins; mean aggregation counts scored attempts', async () => {
     const q = uniqueQueue('rank');
     const scenario = {

@@ -59,7 +59,10 @@ function shape(jobDir: string) {
   }
   const lock = readJson(path.join(jobDir, 'lock.json'));
   const job = readJson(path.join(jobDir, 'result.json'));
+  // The retry policy, from `-r` merged with a `-c` job config holding the backoff (exclusions are a set).
+  const retry = readJson(path.join(jobDir, 'config.json')).retry as Json;
   return {
+    retry: { ...retry, exclude_exceptions: [...((retry.exclude_exceptions as string[] | null) ?? [])].sort() },
     jobFiles: ['config.json', 'lock.json', 'job.log', 'result.json'].filter((f) => fs.existsSync(path.join(jobDir, f))),
     lock: { schema_version: lock.schema_version, version: (lock.harbor as Json).version },
     jobTimestampsNaive: !String(job.started_at).endsWith('Z') && !String(job.finished_at).endsWith('Z'),
@@ -96,7 +99,9 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
     ] as const) {
       const cwd = tempDir('vero-conf-cwd-');
       const jobs = path.join(cwd, 'jobs');
-      const args = ['run', '-p', ds, '-a', 'oracle', '-o', jobs, '--job-name', 'j', '-y', '-q', '-n', '4'];
+      const jobConfig = path.join(cwd, 'job-config.json');
+      fs.writeFileSync(jobConfig, JSON.stringify({ retry: { wait_multiplier: 2, min_wait_sec: 0.5, max_wait_sec: 30 } }));
+      const args = ['run', '-p', ds, '-a', 'oracle', '-o', jobs, '--job-name', 'j', '-y', '-q', '-n', '4', '-r', '2', '-c', jobConfig];
       const dry = run(bin, [...args, '--dry-run'], cwd, env);
       expect({ bin, code: dry.code, ok: /Dry run OK — 5 trial\(s\); nothing was run\./.test(dry.out) }).toEqual({ bin, code: 0, ok: true });
       expect(fs.existsSync(jobs)).toBe(false);
@@ -120,6 +125,7 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
     }
     expect(shapes[1]).toEqual(shapes[0]);
     expect(Object.keys(shapes[0]!.byTask as Json)).toContain('linked');
+    expect(shapes[0]!.retry).toMatchObject({ max_retries: 2, wait_multiplier: 2, min_wait_sec: 0.5, max_wait_sec: 30 });
     // And the shape is what vero reads: rewards per key, Harbor's exception for a missing reward.
     expect((shapes[0]!.byTask as Json)['no-reward']).toMatchObject({ exception: 'RewardFileNotFoundError', exceptionMessage: 'string' });
     expect((shapes[0]!.byTask as Json)['multi-reward']).toMatchObject({
