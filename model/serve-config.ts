@@ -69,9 +69,20 @@ export const ScoringSpec = z.strictObject({
     .default(null),
   agent_task_attempts: z.number().int().min(1).max(10).default(1),
   trusted_task_attempts: z.number().int().min(1).max(10).default(3),
+  /**
+   * Mode B: an agent evaluation with at least this share of its tasks in error (no rewarded trial) is not a
+   * score: recorded invalid (never shortlisted), answered `status: failed`. 1 = never.
+   */
+  error_rate_threshold: z.number().min(0).max(1).default(1),
 });
 export type ScoringSpec = z.infer<typeof ScoringSpec>;
-export const DEFAULT_SCORING: ScoringSpec = { aggregate: 'best', reward_key: null, agent_task_attempts: 1, trusted_task_attempts: 3 };
+export const DEFAULT_SCORING: ScoringSpec = {
+  aggregate: 'best',
+  reward_key: null,
+  agent_task_attempts: 1,
+  trusted_task_attempts: 3,
+  error_rate_threshold: 1,
+};
 
 /** Fixed container paths of a compiled task. */
 export const CONTAINER = {

@@ -142,7 +142,7 @@ export class Engine {
     const tokenId = kind === 'trusted' ? FINALIZATION_TOKEN_ID : `eval-${this.evaluationKey(commit, split, ids)}`;
     const envFile = this.gateway?.envFileFor(tokenId, kind === 'trusted' ? 'finalization' : 'evaluation');
     const refusedBefore = this.gateway?.usageOf(tokenId).refused_budget ?? 0;
-    const samples =
+    const { samples, failed } =
       this.cfg.mode === 'B'
         ? await this.evaluateModeB(
             commit,
@@ -189,7 +189,9 @@ export class Engine {
         ? {
             invalid: `the gateway refused ${refused} model call(s) of this evaluation: its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`,
           }
-        : {}),
+        : failed
+          ? { invalid: failed }
+          : {}),
     };
   }
 
@@ -210,7 +212,8 @@ export class Engine {
       source: { path: b.task_source.path },
       rewardKey: scoring.reward_key,
       aggregate: nAttempts !== undefined ? 'mean' : scoring.aggregate,
-      errorRateThreshold: 1,
+      // The verifier's evaluations fail on any infrastructure error anyway (finalize.ts).
+      errorRateThreshold: kind === 'agent' ? scoring.error_rate_threshold : 1,
       concurrency: this.cfg.max_concurrency,
       taskTimeoutSec: this.cfg.timeout_sec,
       taskAttempts: kind === 'trusted' ? scoring.trusted_task_attempts : scoring.agent_task_attempts,
@@ -227,7 +230,7 @@ export class Engine {
     envFile: string | undefined,
     kind: EvaluationKind,
     nAttempts?: number,
-  ): Promise<SampleScore[]> {
+  ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new Error('mode B needs a Temporal connection');
     const settings = this.settings(envFile, kind, nAttempts);
     const shared = evalInputFor({
@@ -242,13 +245,19 @@ export class Engine {
     // run the agent requested, which had fewer attempts and was metered on the agent's budget.
     const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
-    const rows = withTasks((await this.tracked(kind, handle, () => handle.result())) as CandidateResult).tasks ?? [];
+    const result = withTasks((await this.tracked(kind, handle, () => handle.result())) as CandidateResult);
+    const failed =
+      result.status === 'failed'
+        ? `${result.nErrors} of ${result.nTasks} task(s) have no rewarded trial, at or above scoring.error_rate_threshold ${result.errorRateThreshold}: not a score`
+        : undefined;
+    const rows = result.tasks ?? [];
     const byTask = new Map(rows.map((t) => [t.task, t]));
-    return tasks.map((name, i) => {
+    const samples = tasks.map((name, i): SampleScore => {
       const t = byTask.get(name);
       const trials = t ? { n_trials: t.nTrials, n_dead_trials: t.nTrials - (t.trialRewards?.length ?? t.nTrials) } : {};
       return { id: ids[i]!, name, score: t?.score ?? null, error: t ? t.error : 'no result', ...trials };
     });
+    return { samples, ...(failed ? { failed } : {}) };
   }
 
   /**
@@ -261,7 +270,7 @@ export class Engine {
     ids: number[],
     envFile: string | undefined,
     kind: EvaluationKind,
-  ): Promise<SampleScore[]> {
+  ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new Error('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
     const key = createHash('sha256')
@@ -296,6 +305,6 @@ export class Engine {
       });
     }
     const { resultFile } = await this.tracked(kind, handle, () => handle.result());
-    return JSON.parse(fs.readFileSync(resultFile, 'utf8')) as SampleScore[];
+    return { samples: JSON.parse(fs.readFileSync(resultFile, 'utf8')) as SampleScore[] };
   }
 }

@@ -795,6 +795,34 @@ test('mode A is durable and a re-sent request is charged once: the sidecar kille
   }
 });
 
+test('scoring.error_rate_threshold: an agent evaluation with that share of its tasks dead is not a score (invalid, never shortlisted)', async () => {
+  const s = await setup({
+    scenario: {
+      tasks: { 'sum-numbers': { reward_file: 'missing' }, 'reverse-string': { reward_file: 'missing' } },
+      default: { reward: 1 },
+    },
+    build: { scoring: { error_rate_threshold: 0.5 } },
+  });
+  const side = await startSidecar(s);
+  try {
+    commitImprovement(s.work);
+    // train: 1 of 3 tasks dead, under the threshold: a score, the dead task counted as 0.
+    expect((await post(side.url, '/eval', { split: 'train' })).json).toMatchObject({ status: 'completed_with_errors', n_errors: 1 });
+    // validation: 1 of 2 dead, at the threshold: no score.
+    const v = await post(side.url, '/eval', { split: 'validation' });
+    expect(v.json).toMatchObject({
+      status: 'invalid',
+      invalid_reason: '1 of 2 task(s) have no rewarded trial, at or above scoring.error_rate_threshold 0.5: not a score',
+    });
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).not.toHaveProperty('shortlist');
+    expect(String(fin.json.reason)).toMatch(/^no candidate was evaluated on "validation"/);
+  } finally {
+    await side.stop();
+  }
+});
+
 test('scoring: an agent evaluation does not retry a dead task (it is the candidate’s failure, counted); the verifier retries it', async () => {
   const s = await setup({
     scenario: {
@@ -807,7 +835,13 @@ test('scoring: an agent evaluation does not retry a dead task (it is the candida
   });
   s.cfg.mode_b!.harbor.env.HARBOR_STANDIN_STATE_DIR = path.join(s.dir, 'standin-state');
   fs.writeFileSync(s.serveFile, JSON.stringify(s.cfg));
-  expect(s.cfg.scoring).toEqual({ aggregate: 'best', reward_key: null, agent_task_attempts: 1, trusted_task_attempts: 3 });
+  expect(s.cfg.scoring).toEqual({
+    aggregate: 'best',
+    reward_key: null,
+    agent_task_attempts: 1,
+    trusted_task_attempts: 3,
+    error_rate_threshold: 1,
+  });
   const side = await startSidecar(s);
   try {
     const candidate = commitImprovement(s.work);
