@@ -12,7 +12,7 @@ import { DurationSeconds } from '../model/durations';
 import { ConfigError, formatZodIssues } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { HarborSection } from '../model/harbor-config';
-import { BudgetSpec, DEFAULT_SCORING, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
+import { BudgetSpec, DEFAULT_SCORING, ObjectiveSpec, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
 import { usesNestedDocker } from './nested-docker';
 
@@ -48,6 +48,8 @@ export const BuildConfigFile = z.strictObject({
   partition: z.record(SplitName, z.array(z.string().min(1)).min(1)).optional(),
   /** Mode B: how tasks are scored, and how often the agent's and the verifier's evaluations retry a dead task. */
   scoring: ScoringSpec.default(DEFAULT_SCORING),
+  /** Maximise (default) or minimise the score; minimised scores are negated into the reward. */
+  objective: ObjectiveSpec.default({ direction: 'maximize' }),
   // Mode A: a trusted scorer scores the candidate's inference.
   /** A dir with `<split>.jsonl` files; rows `{"id"?, "inputs": {...}, "labels": {...}}`. */
   dataset: z.string().min(1).optional(),
@@ -144,6 +146,8 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
       );
   if (c.gateway && c.gateway.port === 8000) errs.push('gateway.port: 8000 is the eval sidecar API; choose another port');
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
+  if (c.objective.direction === 'minimize' && c.objective.failure_value === undefined)
+    errs.push('objective.failure_value: required to minimise (what a failed case and "no candidate" count as: the worst score, never 0)');
   if (c.baseline_selection_score !== undefined && !c.baseline_floor)
     errs.push('baseline_selection_score: only used by the baseline floor (set baseline_floor: true, or remove it)');
   if (c.mode === 'B') {

@@ -52,6 +52,12 @@ export function renderInstruction(c: BuildConfig): string {
     c.reward_mode === 'submit'
       ? `Your reward is the score of the commit you submit with \`vero submit\`, evaluated on ${targets}. If you submit nothing, your best candidate by its \`${c.selection_split}\` score is graded instead (re-scored by the trusted service), else your last evaluated candidate; with no candidate at all, the reward is 0.`
       : `Your reward is the score of your best candidate on ${targets}. The candidates with the top ${c.auto_best_k} \`${c.selection_split}\` scores (from evaluations covering at least ${Math.round(c.min_selection_coverage * 100)}% of it) are re-scored by the trusted service and the best of those wins; with none, your last evaluated candidate is graded. Evaluations of the unmodified baseline commit do not create a candidate: commit a change first. With no candidate, the reward is 0.`,
+    ...(c.objective.direction === 'minimize'
+      ? [
+          '',
+          `Lower scores are better here (the score is minimised): the best candidate is the one with the lowest score, and your reward is the negated score. A case that fails counts as ${c.objective.failure_value}, and so does having no candidate.`,
+        ]
+      : []),
     ...(c.baseline_floor ? ['', 'The reward is never below the baseline score: a candidate must beat the baseline to count.'] : []),
     '',
     `An evaluation still running when your time ends is waited for (up to ${Math.round(c.drain_timeout / 60)} min) and its candidate can still be graded; after that it is cancelled. No new evaluation starts once grading has begun.`,

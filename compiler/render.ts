@@ -50,6 +50,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     timeout_sec: c.timeout,
     drain_timeout_sec: c.drain_timeout,
     scoring: c.scoring,
+    objective: c.objective,
     max_concurrency: c.max_concurrency,
     paths: {
       home: CONTAINER.home,

@@ -39,7 +39,20 @@ export const TargetSpec = z.strictObject({
    * noisy to compare with a baseline). Default: `harbor.n_attempts` and `scoring.aggregate`.
    */
   n_attempts: z.number().int().min(1).max(20).optional(),
+  /** The score a case that failed counts as on this target, and the target's score with no candidate (default: objective's). */
+  failure_value: z.number().finite().optional(),
 });
+
+/**
+ * What is optimised: `maximize` (default) or `minimize` a score. Minimised scores are negated into the reward
+ * (model/objective.ts); `failure_value` is what a failed case and "no candidate" count as (required to minimise,
+ * default 0 to maximise).
+ */
+export const ObjectiveSpec = z.strictObject({
+  direction: z.enum(['maximize', 'minimize']).default('maximize'),
+  failure_value: z.number().finite().optional(),
+});
+export type ObjectiveSpec = z.infer<typeof ObjectiveSpec>;
 
 /**
  * A split and what the agent may see of it. `min_aggregate_cases` (non_viewable only, default 5): an
@@ -138,6 +151,7 @@ export const ServeConfig = z.strictObject({
   max_concurrency: z.number().int().min(1),
   paths: z.strictObject({ home: z.string(), agent_volume: z.string(), admin_volume: z.string(), token_path: z.string() }),
   scoring: ScoringSpec.default(DEFAULT_SCORING),
+  objective: ObjectiveSpec.default({ direction: 'maximize' }),
   mode_b: z
     .strictObject({
       harbor: HarborSection,

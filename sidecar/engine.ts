@@ -128,14 +128,14 @@ export class Engine {
 
   /**
    * `nAttempts` (Mode B, a target's `n_attempts`): that many trials per task, averaged, instead of the
-   * configured attempts and aggregate.
+   * configured attempts and aggregate. `failureValue`: what a case without a score counts as (a target's).
    */
   async evaluate(
     commit: string,
     split: string,
     ids: number[],
     kind: EvaluationKind = 'agent',
-    opts: { nAttempts?: number } = {},
+    opts: { nAttempts?: number; failureValue?: number } = {},
   ): Promise<EvalOutcome> {
     const names = this.splitSamples(split);
     // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
@@ -167,7 +167,9 @@ export class Engine {
     const errors = samples.filter((s) => s.score === null);
     const nInfraErrors =
       this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;
-    const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? 0), 0) / samples.length : 0;
+    // A case without a score counts as the failure value: 0 when maximising, the worst score when minimising.
+    const failureValue = opts.failureValue ?? this.cfg.objective.failure_value ?? 0;
+    const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? failureValue), 0) / samples.length : failureValue;
     return {
       commit,
       split,

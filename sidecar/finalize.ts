@@ -1,6 +1,8 @@
 /**
  * Choosing the graded candidate and scoring it on the target splits, on the trusted side. "No candidate" is
- * the optimizer's failure: the rewards are the floor (0.0 per target) with the reason stated. A trusted
+ * the optimizer's failure: the rewards are the floor (each target's failure value as a reward: 0.0 by default
+ * when maximising) with the reason stated. A minimised objective ranks the lowest score first and negates
+ * scores into rewards (model/objective.ts). A trusted
  * evaluation that fails for infrastructure reasons is not: finalize then fails (503, nothing recorded, so it
  * can be re-run), and the task's verifier writes no reward file, so the broken run never looks like a bad
  * candidate.
@@ -8,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServeConfig } from '../model/serve-config';
+import { bestFirst, better, rewardOf } from '../model/objective';
 import type { Engine } from './engine';
 import { unscorable } from './errors';
 import { protectedChanges } from './protected-paths';
@@ -42,11 +45,19 @@ export interface BaselineReward {
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
 /** A trusted evaluation's mean, or a FinalizeUnscorable when it could not score for infrastructure reasons. */
-async function trustedScore(engine: Engine, commit: string, split: string, sampleIds?: number[], nAttempts?: number): Promise<number> {
-  const { ids } = engine.select(split, sampleIds ? { sample_ids: sampleIds } : {});
+async function trustedScore(
+  engine: Engine,
+  commit: string,
+  split: string,
+  t: { sample_ids?: number[]; n_attempts?: number; failure_value?: number } = {},
+): Promise<number> {
+  const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
   try {
-    out = await engine.evaluate(commit, split, ids, 'trusted', nAttempts !== undefined ? { nAttempts } : {});
+    out = await engine.evaluate(commit, split, ids, 'trusted', {
+      ...(t.n_attempts !== undefined ? { nAttempts: t.n_attempts } : {}),
+      ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
+    });
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
   }
@@ -61,6 +72,14 @@ async function trustedScore(engine: Engine, commit: string, split: string, sampl
 }
 
 const fullScore = (engine: Engine, commit: string, split: string) => trustedScore(engine, commit, split);
+
+/** A target's reward for a commit: its trusted score, negated when the objective is minimised. */
+const targetReward = async (cfg: ServeConfig, engine: Engine, commit: string, t: ServeConfig['targets'][number]) =>
+  rewardOf(await trustedScore(engine, commit, t.split, t), cfg.objective.direction);
+
+/** A target's reward with no candidate: its failure value as a reward (0 when maximising by default). */
+const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
+  rewardOf(t.failure_value ?? cfg.objective.failure_value ?? 0, cfg.objective.direction);
 
 type Choice = { commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist']; refused?: FinalizeResult['refused'] };
 
@@ -86,6 +105,7 @@ async function submittedChoice(cfg: ServeConfig): Promise<Choice | null> {
  * all, none.
  */
 async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<Choice> {
+  const dir = cfg.objective.direction;
   const selectionSize = engine.splitSamples(cfg.selection_split).length;
   const best = new Map<string, { score: number; seq: number }>();
   const refused: NonNullable<FinalizeResult['refused']> = [];
@@ -109,10 +129,11 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
       continue;
     }
     const prev = best.get(r.commit);
-    if (!prev || r.mean_score > prev.score) best.set(r.commit, { score: r.mean_score, seq: prev?.seq ?? r.seq });
+    if (!prev || better(r.mean_score, prev.score, dir)) best.set(r.commit, { score: r.mean_score, seq: prev?.seq ?? r.seq });
   }
   const withRefused = refused.length ? { refused } : {};
-  const shortlist = [...best.entries()].sort((a, b) => b[1].score - a[1].score || a[1].seq - b[1].seq).slice(0, cfg.auto_best_k);
+  const order = bestFirst(dir);
+  const shortlist = [...best.entries()].sort((a, b) => order(a[1].score, b[1].score) || a[1].seq - b[1].seq).slice(0, cfg.auto_best_k);
   if (shortlist.length === 0) {
     const notes = [
       ...(undercovered ? [`${undercovered} evaluation(s) covered less than ${Math.round(cfg.min_selection_coverage * 100)}% of it`] : []),
@@ -127,11 +148,11 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
   for (const [commit, rec] of shortlist)
     rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
   let winner = rescored[0]!;
-  for (const r of rescored) if (r.rescored > winner.rescored) winner = r; // ties: the earlier shortlist position
+  for (const r of rescored) if (better(r.rescored, winner.rescored, dir)) winner = r; // ties: the earlier shortlist position
   if (cfg.baseline_floor) {
     const pinned = cfg.baseline_selection_score;
     const base = pinned ?? (await fullScore(engine, cfg.base_commit, cfg.selection_split));
-    if (winner.rescored <= base)
+    if (!better(winner.rescored, base, dir))
       return {
         commit: cfg.base_commit,
         reason: `no candidate beat the baseline (${base.toFixed(3)}${pinned !== undefined ? ', pinned' : ''}) on "${cfg.selection_split}"`,
@@ -174,7 +195,7 @@ async function baselineRewards(
     else if (chosen === cfg.base_commit) out[t.reward_key] = { reward: rewards[t.reward_key]!, source: 'scored' };
     else if (cfg.score_baseline) {
       try {
-        out[t.reward_key] = { reward: await trustedScore(engine, cfg.base_commit, t.split, t.sample_ids, t.n_attempts), source: 'scored' };
+        out[t.reward_key] = { reward: await targetReward(cfg, engine, cfg.base_commit, t), source: 'scored' };
       } catch (e) {
         out[t.reward_key] = { reward: null, source: 'scored', error: (e as Error).message };
       }
@@ -191,7 +212,7 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
     return Object.keys(baselines).length ? { ...r, baselines } : r;
   };
   if (!choice.commit) {
-    for (const t of cfg.targets) rewards[t.reward_key] = 0.0;
+    for (const t of cfg.targets) rewards[t.reward_key] = floorReward(cfg, t);
     return withBaselines({
       rewards,
       commit: null,
@@ -204,9 +225,7 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
   const pinned = choice.commit === cfg.base_commit;
   for (const t of cfg.targets)
     rewards[t.reward_key] =
-      pinned && t.baseline_reward !== undefined
-        ? t.baseline_reward
-        : await trustedScore(engine, choice.commit, t.split, t.sample_ids, t.n_attempts);
+      pinned && t.baseline_reward !== undefined ? t.baseline_reward : await targetReward(cfg, engine, choice.commit, t);
   return withBaselines({
     rewards,
     commit: choice.commit,

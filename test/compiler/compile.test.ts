@@ -312,6 +312,7 @@ describe('rules that vero review taught', () => {
     [{ harbor: { n_atempts: 2 } }, 'harbor.n_atempts: unknown key'],
     [{ reward_mode: 'submit' }, 'reward_mode: submit needs submit_enabled: true'],
     [{ baseline_selection_score: 0.5 }, 'baseline_selection_score: only used by the baseline floor'],
+    [{ objective: { direction: 'minimize' } }, 'objective.failure_value: required to minimise'],
     [{ targets: [{ split: 'test', n_attempts: 0 }] }, 'targets.0.n_attempts: Too small: expected number to be >=1'],
     [{ targets: [{ split: 'test', baseline_reward: 'high' }] }, 'targets.0.baseline_reward: Invalid input: expected number'],
   ])('%j is refused', async (over, message) => {

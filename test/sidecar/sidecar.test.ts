@@ -380,6 +380,46 @@ test('a held-out target with n_attempts is scored that many trials per task and 
   }
 });
 
+test('objective minimize: the lowest score wins, the reward is its negation, and no candidate gets the failure value, never a perfect 0', async () => {
+  const objective = { direction: 'minimize', failure_value: 10 };
+  const s = await setup({ build: { objective } });
+  const side = await startSidecar(s);
+  const commitProfile = (profile: object, message: string) => {
+    fs.writeFileSync(path.join(s.work, 'harbor-standin-agent.json'), JSON.stringify(profile));
+    git(s.work, 'add', '-A');
+    git(s.work, 'commit', '-q', '-m', message);
+    return git(s.work, 'rev-parse', 'HEAD');
+  };
+  try {
+    // Scores as a latency would be: lower is better.
+    const low = commitProfile({ solves: [], partial: { '*': 0.25 } }, 'fast');
+    expect((await post(side.url, '/eval', { split: 'validation' })).json).toMatchObject({ mean_score: 0.25 });
+    const high = commitProfile({ solves: ['*'] }, 'slow');
+    expect((await post(side.url, '/eval', { split: 'validation' })).json).toMatchObject({ mean_score: 1 });
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({
+      commit: low,
+      rewards: { reward: -0.25 },
+      shortlist: [
+        { commit: low, recorded: 0.25, rescored: 0.25 },
+        { commit: high, recorded: 1, rescored: 1 },
+      ],
+    });
+  } finally {
+    await side.stop();
+  }
+  const none = await setup({ build: { objective } });
+  const side2 = await startSidecar(none);
+  try {
+    const token = fs.readFileSync(none.cfg.paths.token_path, 'utf8');
+    const fin = await post(side2.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: null, rewards: { reward: -10 } });
+  } finally {
+    await side2.stop();
+  }
+});
+
 test('an aggregate-only split cannot be narrowed to single cases: below its minimum a request is refused at no cost', async () => {
   const s = await setup();
   const side = await startSidecar(s);
