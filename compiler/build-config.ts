@@ -131,7 +131,8 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   });
   c.targets.forEach((t, i) => mustBeDeclared(`targets.${i}.split`, t.split));
   c.targets.forEach((t, i) => {
-    if (t.n_attempts !== undefined && c.mode === 'A') errs.push(`targets.${i}.n_attempts: only in mode B (mode A scores each row once)`);
+    for (const k of ['n_attempts', 'metric', 'aggregate'] as const)
+      if (t[k] !== undefined && c.mode === 'A') errs.push(`targets.${i}.${k}: only in mode B (mode A's scorer scores each row once)`);
   });
   const keys = c.targets.map((t) => t.reward_key);
   if (new Set(keys).size !== keys.length) errs.push('targets: reward_key values must be unique (one reward per target)');

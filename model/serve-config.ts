@@ -41,6 +41,13 @@ export const TargetSpec = z.strictObject({
   n_attempts: z.number().int().min(1).max(20).optional(),
   /** The score a case that failed counts as on this target, and the target's score with no candidate (default: objective's). */
   failure_value: z.number().finite().optional(),
+  /** Mode B: the Harbor reward key this target is scored by (default: `scoring.reward_key`). */
+  metric: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
+    .optional(),
+  /** Mode B: how a task's trials combine on this target (default: `mean` with n_attempts, else `scoring.aggregate`). */
+  aggregate: z.enum(['best', 'mean']).optional(),
 });
 
 /**
@@ -73,6 +80,13 @@ export type SplitSpec = z.infer<typeof SplitSpec>;
  * hard tasks crash gains nothing from retries, a dead task is its failure), the verifier's
  * `trusted_task_attempts` (default 3: an infrastructure failure must not cost the reward).
  */
+const RetryOverride = z.strictObject({
+  max_retries: z.number().int().min(0).optional(),
+  retry_wait_multiplier: z.number().positive().optional(),
+  retry_min_wait_sec: z.number().min(0).optional(),
+  retry_max_wait_sec: z.number().positive().optional(),
+});
+
 export const ScoringSpec = z.strictObject({
   aggregate: z.enum(['best', 'mean']).default('best'),
   reward_key: z
@@ -87,6 +101,12 @@ export const ScoringSpec = z.strictObject({
    * score: recorded invalid (never shortlisted), answered `status: failed`. 1 = never.
    */
   error_rate_threshold: z.number().min(0).max(1).default(1),
+  /**
+   * Harbor's retries for each kind of evaluation, over the `harbor` section: e.g. patient backoff for the
+   * verifier's, whose reward must survive a rate-limit storm, and none for the agent's.
+   */
+  agent_retry: RetryOverride.optional(),
+  trusted_retry: RetryOverride.optional(),
 });
 export type ScoringSpec = z.infer<typeof ScoringSpec>;
 export const DEFAULT_SCORING: ScoringSpec = {

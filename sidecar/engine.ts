@@ -49,6 +49,13 @@ export interface EvalOutcome {
 /** Agent-requested evaluations are metered on the evaluation scope; the verifier's on its own. */
 export type EvaluationKind = 'agent' | 'trusted';
 
+/** How a target's trusted evaluation scores (Mode B), where it differs from `scoring`: from targets[]. */
+export interface TargetScoring {
+  nAttempts?: number;
+  metric?: string;
+  aggregate?: 'best' | 'mean';
+}
+
 export class Engine {
   /** The workflows of agent evaluations now running, so that finalize can cancel what its drain left. */
   private readonly agentRuns = new Set<{ cancel(): Promise<unknown> }>();
@@ -135,7 +142,7 @@ export class Engine {
     split: string,
     ids: number[],
     kind: EvaluationKind = 'agent',
-    opts: { nAttempts?: number; failureValue?: number } = {},
+    opts: TargetScoring & { failureValue?: number } = {},
   ): Promise<EvalOutcome> {
     const names = this.splitSamples(split);
     // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
@@ -150,7 +157,7 @@ export class Engine {
             ids,
             envFile,
             kind,
-            opts.nAttempts,
+            opts,
           )
         : await this.evaluateModeA(commit, split, ids, envFile, kind);
     const modelUsage = this.gateway
@@ -205,15 +212,15 @@ export class Engine {
       .slice(0, 16);
   }
 
-  private settings(envFile: string | undefined, kind: EvaluationKind, nAttempts?: number): EvalSettings {
+  private settings(envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {
     const b = this.cfg.mode_b!;
     const scoring = this.cfg.scoring;
-    const harbor = HarborSection.parse(b.harbor);
+    const harbor = { ...HarborSection.parse(b.harbor), ...(kind === 'trusted' ? scoring.trusted_retry : scoring.agent_retry) };
     return {
-      harbor: nAttempts !== undefined ? { ...harbor, n_attempts: nAttempts } : harbor,
+      harbor: t.nAttempts !== undefined ? { ...harbor, n_attempts: t.nAttempts } : harbor,
       source: { path: b.task_source.path },
-      rewardKey: scoring.reward_key,
-      aggregate: nAttempts !== undefined ? 'mean' : scoring.aggregate,
+      rewardKey: t.metric ?? scoring.reward_key,
+      aggregate: t.aggregate ?? (t.nAttempts !== undefined ? 'mean' : scoring.aggregate),
       // The verifier's evaluations fail on any infrastructure error anyway (finalize.ts).
       errorRateThreshold: kind === 'agent' ? scoring.error_rate_threshold : 1,
       concurrency: this.cfg.max_concurrency,
@@ -231,10 +238,10 @@ export class Engine {
     ids: number[],
     envFile: string | undefined,
     kind: EvaluationKind,
-    nAttempts?: number,
+    target: TargetScoring,
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new Error('mode B needs a Temporal connection');
-    const settings = this.settings(envFile, kind, nAttempts);
+    const settings = this.settings(envFile, kind, target);
     const shared = evalInputFor({
       commit,
       candidateRef: commit,

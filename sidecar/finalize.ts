@@ -49,7 +49,7 @@ async function trustedScore(
   engine: Engine,
   commit: string,
   split: string,
-  t: { sample_ids?: number[]; n_attempts?: number; failure_value?: number } = {},
+  t: { sample_ids?: number[]; n_attempts?: number; failure_value?: number; metric?: string; aggregate?: 'best' | 'mean' } = {},
 ): Promise<number> {
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
@@ -57,6 +57,8 @@ async function trustedScore(
     out = await engine.evaluate(commit, split, ids, 'trusted', {
       ...(t.n_attempts !== undefined ? { nAttempts: t.n_attempts } : {}),
       ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
+      ...(t.metric !== undefined ? { metric: t.metric } : {}),
+      ...(t.aggregate !== undefined ? { aggregate: t.aggregate } : {}),
     });
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);

@@ -420,6 +420,38 @@ test('objective minimize: the lowest score wins, the reward is its negation, and
   }
 });
 
+test('per target and per kind: a target reads its own Harbor metric; the verifier gets its own retries', async () => {
+  const s = await setup({
+    scenario: { tasks: { 'add-cli-flag': { rewards: { pass: 0.5, tests_passed: 7 } } }, default: { reward: 1 } },
+    build: {
+      targets: [{ split: 'test', reward_key: 'pass_rate', metric: 'pass' }],
+      scoring: { trusted_retry: { max_retries: 2, retry_min_wait_sec: 5 } },
+    },
+  });
+  const side = await startSidecar(s);
+  try {
+    const candidate = commitImprovement(s.work, ['*']);
+    expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
+    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    expect(fin.json).toMatchObject({ commit: candidate, rewards: { pass_rate: 0.5 } });
+    const runs = fs
+      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
+      .filter((i) => i.event === 'start' && !i.argv.includes('--dry-run'));
+    const retriesOf = (task: string) => runs.filter((i) => i.argv.includes(task)).map((i) => i.argv[i.argv.indexOf('-r') + 1]);
+    // sum-numbers: the agent's evaluation (no retries), then the verifier's re-score (its own).
+    expect(retriesOf('sum-numbers')).toEqual(['0', '2']);
+    expect(retriesOf('add-cli-flag')).toEqual(['2']);
+    const trusted = runs.find((i) => i.argv.includes('add-cli-flag'))!;
+    expect(JSON.parse(fs.readFileSync(trusted.argv[trusted.argv.indexOf('-c') + 1]!, 'utf8'))).toEqual({ retry: { min_wait_sec: 5 } });
+  } finally {
+    await side.stop();
+  }
+});
+
 test('an aggregate-only split cannot be narrowed to single cases: below its minimum a request is refused at no cost', async () => {
   const s = await setup();
   const side = await startSidecar(s);
