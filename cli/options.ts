@@ -1,5 +1,5 @@
 /** Options shared by several commands, and how they overlay vero.yaml. */
-import { DurationSeconds } from '../model/durations';
+import { DURATION_FORMS, DurationSeconds } from '../model/durations';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
@@ -75,11 +75,11 @@ export function parseIntFlag(name: string) {
   };
 }
 
-/** A duration flag (`90s`, `30m`, `2h`, or seconds), as seconds. */
+/** A duration flag (`90s`, `30m`, `2h`, `1d`, or seconds), as seconds. */
 export function parseDurationFlag(name: string) {
   return (v: string): number => {
     const r = DurationSeconds.safeParse(/^\d+(\.\d+)?$/.test(v) ? Number(v) : v);
-    if (!r.success) throw new ConfigError(`${name}: expected a duration such as 90s, 30m or 2h, got "${v}"`);
+    if (!r.success) throw new ConfigError(`${name}: expected a duration: ${DURATION_FORMS}; got "${v}"`);
     return r.data;
   };
 }

@@ -180,7 +180,7 @@ export function loadBuildConfig(file: string): BuildConfig {
     );
   }
   const parsed = BuildConfigFile.safeParse(raw ?? {});
-  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file));
+  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file, BuildConfigFile));
   const errs = crossFieldErrors(parsed.data);
   if (errs.length) throw new ConfigError(errs.map((e) => `${file}: ${e}`).join('\n'));
   const baseDir = path.dirname(path.resolve(file));

@@ -45,7 +45,7 @@ export function loadEvalConfig(file: string | null, overrides: Record<string, un
   const obj = structuredClone(raw) as Record<string, unknown>;
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) setPath(obj, k, v);
   const parsed = EvalConfigFile.safeParse(obj);
-  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, where));
+  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, where, EvalConfigFile));
   const cfg = parsed.data;
   const base = file ? path.dirname(path.resolve(file)) : process.cwd();
   const src = cfg.tasks.source;

@@ -24,7 +24,7 @@ export function loadServeConfig(file: string): ServeConfig {
     throw new ConfigError(`${file}: cannot read the serve config (${(e as Error).message.split('\n')[0]})`);
   }
   const parsed = ServeConfig.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file));
+  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file, ServeConfig));
   return parsed.data;
 }
 

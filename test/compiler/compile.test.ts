@@ -280,7 +280,7 @@ test('quotes, newlines, $() and backticks round-trip through TOML, YAML and shel
 describe('rules that vero review taught', () => {
   test('unknown keys name their path', async () => {
     expect(await buildError(modeB({ targets: [{ split: 'test', rewardkey: 'x' }] }))).toMatch(
-      /build\.yaml: targets\.0\.rewardkey: unknown key$/,
+      /build\.yaml: targets\.0\.rewardkey: unknown key \(did you mean reward_key\?\)$/,
     );
     expect(await buildError(modeB({ rescore_attempts: 2 }))).toMatch(/build\.yaml: rescore_attempts: unknown key$/);
   });
@@ -309,7 +309,7 @@ describe('rules that vero review taught', () => {
     [{ read_only_paths: ['tests/**', '!tests/x'] }, 'read_only_paths.1: negated globs are not supported'],
     [{ budgets: [{ split: 'train' }] }, 'budgets.0: expected total_run_budget and/or total_sample_budget'],
     [{ harbor: { extra_args: ['--n-attempts', '5'] } }, 'harbor.extra_args: --n-attempts is set by vero-harbor from typed fields'],
-    [{ harbor: { n_atempts: 2 } }, 'harbor.n_atempts: unknown key'],
+    [{ harbor: { n_atempts: 2 } }, 'harbor.n_atempts: unknown key (did you mean n_attempts?)'],
     [{ reward_mode: 'submit' }, 'reward_mode: submit needs submit_enabled: true'],
     [{ baseline_selection_score: 0.5 }, 'baseline_selection_score: only used by the baseline floor'],
     [{ objective: { direction: 'minimize' } }, 'objective.failure_value: required to minimise'],

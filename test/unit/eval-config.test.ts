@@ -39,7 +39,7 @@ test('defaults, and relative paths resolve against the file', () => {
 
 test('unknown keys, wrong types and bad values name the file and the field', () => {
   const f = write(`${minimal}harbor:\n  n_atempts: 3\n`);
-  expect(errorOf(() => loadEvalConfig(f))).toBe(`${f}: harbor.n_atempts: unknown key`);
+  expect(errorOf(() => loadEvalConfig(f))).toBe(`${f}: harbor.n_atempts: unknown key (did you mean n_attempts?)`);
   const g = write(`${minimal}execution:\n  concurrency: many\n  task_timeout: soon\n`);
   const msg = errorOf(() => loadEvalConfig(g));
   expect(msg).toContain(`${g}: execution.concurrency: Invalid input: expected number, received string`);
@@ -94,4 +94,16 @@ test('the evaluation id changes with what changes the score, not with operationa
   expect(id({ 'scoring.aggregate': 'mean' })).not.toBe(base);
   expect(id({ 'tasks.names': ['hello-world'] })).not.toBe(base);
   expect(id({ 'harbor.model': 'x/y' })).not.toBe(base);
+});
+
+test('an unknown key close to a known one says which was meant; durations take the forms people write', () => {
+  const f = write(
+    `${minimal}harbor:\n  agent: a:B\n  n_atempts: 2\nexecution:\n  task_timeout: 10 minutes\n  heartbeat_timeout: 1d\n  stop_grace: soon\n`,
+  );
+  expect(errorOf(() => loadEvalConfig(f)).split('\n')).toEqual([
+    `${f}: harbor.n_atempts: unknown key (did you mean n_attempts?)`,
+    `${f}: execution.stop_grace: expected a duration: a number of seconds, or a number with a unit: ms, s, m (min), h (hours) or d (days), e.g. 90s, 30m, 2h, 1d; got "soon"`,
+  ]);
+  const ok = write(`${minimal}execution:\n  task_timeout: 10 minutes\n  heartbeat_timeout: 1d\n`);
+  expect(loadEvalConfig(ok).execution).toMatchObject({ task_timeout: 600, heartbeat_timeout: 86400 });
 });
