@@ -1,13 +1,13 @@
 /** `vero compare A B`: is candidate B better than A, on the tasks both evaluated (model/paired-comparison.ts). */
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
-import { connect, prepareEvalInput, withTasks } from '../client/eval-client';
+import { prepareEvalInput, withTasks } from '../client/eval-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
 import type { CandidateResult } from '../model/eval-types';
 import { comparePaired } from '../model/paired-comparison';
 import { table } from './format';
-import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
+import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -67,7 +67,7 @@ evaluation); 3 no server.`,
     const threshold = Number(o.passThreshold);
     if (!Number.isFinite(threshold)) throw new ConfigError(`--pass-threshold: expected a number, got "${o.passThreshold}"`);
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn, o.json);
     try {
       const config = configPath(o);
       const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];

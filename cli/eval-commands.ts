@@ -12,7 +12,6 @@ import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
 import {
   awaitResult,
-  connect,
   getProgress,
   listEvaluations,
   pickBest,
@@ -27,7 +26,7 @@ import {
 } from '../client/eval-client';
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
-import { configPath, ConnectionFlags, connectionSettings, parseIntFlag, withConnection } from './options';
+import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
@@ -147,7 +146,7 @@ export function registerEvalCommands(program: Command): void {
         namespace: cfg.temporal.namespace,
         taskQueue: cfg.temporal.task_queue,
       });
-      const client = await connect(conn.address, conn.namespace);
+      const client = await connectTo(conn, o.json);
       const { mode, otherHome } = await startOrAttach(client, input, conn.taskQueue, o.force);
       if (otherHome && !o.json)
         process.stderr.write(
@@ -206,7 +205,7 @@ export function registerEvalCommands(program: Command): void {
     program.command('status <evalId>').description('progress and state of an evaluation').option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn, o.json);
     const d = await client.workflow.getHandle(id).describe();
     let progress: ReturnType<typeof settledProgress> | null = null;
     try {
@@ -240,7 +239,7 @@ export function registerEvalCommands(program: Command): void {
       .option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn, o.json);
     // Not completed (running, cancelled, failed): the rows so far, marked partial, instead of waiting.
     const status = (await client.workflow.getHandle(id).describe()).status.name;
     if (status !== 'COMPLETED') {
@@ -266,7 +265,7 @@ export function registerEvalCommands(program: Command): void {
   withConnection(program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped)')).action(
     async (id: string, o: ConnectionFlags) => {
       const conn = connectionSettings(o);
-      const client = await connect(conn.address, conn.namespace);
+      const client = await connectTo(conn);
       const handle = client.workflow.getHandle(id);
       const d = await handle.describe();
       if (d.status.name !== 'RUNNING') {
@@ -289,7 +288,7 @@ export function registerEvalCommands(program: Command): void {
     const concurrency = parseIntFlag('N')(n);
     if (concurrency < 1 || concurrency > MAX_CONCURRENCY) throw new ConfigError(`N: expected 1 to ${MAX_CONCURRENCY}, got ${concurrency}`);
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn, o.json);
     const change = await setConcurrency(client, id, concurrency);
     if (o.json) return printJson({ evalId: id, ...change });
     const how =
@@ -310,7 +309,7 @@ export function registerEvalCommands(program: Command): void {
       .option('--json', 'machine-readable output'),
   ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean; limit?: number }) => {
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn, o.json);
     const rows = await listEvaluations(client, { configDigest: digestScope(o), ...(o.limit ? { limit: o.limit + 1 } : {}) });
     const more = o.limit !== undefined && rows.length > o.limit;
     if (more) rows.length = o.limit!;
@@ -339,7 +338,7 @@ export function registerEvalCommands(program: Command): void {
       .option('--json', 'machine-readable output'),
   ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean }) => {
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn, o.json);
     const done = (await listEvaluations(client, { configDigest: digestScope(o) })).filter((r) => r.workflowStatus === 'COMPLETED');
     const results = await Promise.all(done.map(async (r) => (await client.workflow.getHandle(r.evalId).result()) as CandidateResult));
     const best = pickBest(results);
@@ -372,7 +371,7 @@ export function registerEvalCommands(program: Command): void {
       .option('--title <title>', 'page title'),
   ).action(async (o: ConnectionFlags & { output: string; all?: boolean; title?: string }) => {
     const conn = connectionSettings(o);
-    const client = await connect(conn.address, conn.namespace);
+    const client = await connectTo(conn);
     const results = await completedResults(client, digestScope(o));
     if (results.length === 0) throw new ConfigError('no completed evaluation to report (check -c / --all and the Temporal address)');
     const { renderReport } = require('./report') as typeof import('./report');

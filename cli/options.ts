@@ -6,6 +6,8 @@ import { Command, Option } from 'commander';
 import { EvalConfig } from '../model/eval-config';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError } from '../model/errors';
+import type { Client } from '@temporalio/client';
+import { connect } from '../client/eval-client';
 
 export interface ConnectionFlags {
   config?: string;
@@ -82,4 +84,13 @@ export function parseDurationFlag(name: string) {
     if (!r.success) throw new ConfigError(`${name}: expected a duration: ${DURATION_FORMS}; got "${v}"`);
     return r.data;
   };
+}
+
+/**
+ * Connects to the server these settings name, and says which on stderr (human output only): state is never
+ * read from another server without the user seeing it.
+ */
+export async function connectTo(conn: { address: string; namespace: string }, json?: boolean): Promise<Client> {
+  if (!json) process.stderr.write(`server ${conn.address} · namespace ${conn.namespace}\n`);
+  return connect(conn.address, conn.namespace);
 }
