@@ -1,13 +1,13 @@
 /** start-eval, status, results, cancel, list, best. */
 import * as fs from 'node:fs';
-import { Client, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, Client, WorkflowFailedError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
 import { CandidateResult, countedTaskScores, settledProgress, type TaskResult } from '../model/eval-types';
 import { scoreUncertainty, separable } from '../model/uncertainty';
-import { causeChain, ConfigError, ExitCode } from '../model/errors';
+import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
 import {
@@ -88,10 +88,11 @@ function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined
   return configDigest(resolveTasks(cfg), settingsFrom(cfg));
 }
 
+/** A failed evaluation: its reason on one line, and the exit code of its failure type (2 for a config error). */
 function reportFailure(e: unknown): number {
   if (e instanceof WorkflowFailedError) {
     process.stderr.write(`evaluation failed: ${causeChain(e.cause) || e.message}\n`);
-    return ExitCode.evaluationFailed;
+    return exitCodeForFailure(e.cause instanceof ApplicationFailure ? e.cause.type : null);
   }
   throw e;
 }

@@ -395,3 +395,25 @@ test('start-eval says when concurrency is more than the workers polling the queu
     w.kill('SIGTERM');
   }
 });
+
+test('start-eval --wait exits 2 when the evaluation fails for a config reason (the failure table), 1 otherwise', async () => {
+  const q = uniqueQueue('exit2');
+  const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] } });
+  const w = spawnWorker(address(), q, {});
+  try {
+    const r = await runVero([
+      'start-eval',
+      '-c',
+      f.configFile,
+      '--candidate',
+      'improved',
+      '--wait',
+      '--harbor-command',
+      '/nonexistent/harbor',
+    ]);
+    expect(r.stderr).toMatch(/evaluation failed: harbor launcher not found: "\/nonexistent\/harbor"/);
+    expect(r.code).toBe(2);
+  } finally {
+    w.kill('SIGTERM');
+  }
+});
