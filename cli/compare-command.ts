@@ -5,7 +5,7 @@ import { prepareEvalInput, withTasks } from '../client/eval-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
 import type { CandidateResult } from '../model/eval-types';
-import { comparePaired } from '../model/paired-comparison';
+import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 
@@ -45,7 +45,6 @@ async function resultOf(client: Client, ref: string, which: 'A' | 'B', config: s
 }
 
 /** Per-task scores as the evaluation's score counts them (an error is 0). */
-const scoresOf = (r: CandidateResult) => new Map((r.tasks ?? []).map((t) => [t.task, t.status === 'scored' ? (t.score ?? 0) : 0]));
 
 export function registerCompareCommand(program: Command): void {
   withConnection(
@@ -71,7 +70,7 @@ evaluation); 3 no server.`,
     try {
       const config = configPath(o);
       const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];
-      const c = comparePaired(scoresOf(a), scoresOf(b), {
+      const c = comparePaired(taskScoresOf(a), taskScoresOf(b), {
         seed: o.seed,
         passThreshold: threshold,
         ...(o.resamples ? { resamples: o.resamples } : {}),

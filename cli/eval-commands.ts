@@ -366,7 +366,9 @@ export function registerEvalCommands(program: Command): void {
   withConnection(
     program
       .command('report')
-      .description('a self-contained HTML page comparing candidates (score chart, per-task matrix, errors, Web UI links)')
+      .description(
+        'a self-contained HTML page comparing candidates: score chart, the best against the runner-up (paired per-task deltas and interval, as vero compare), per-task matrix, errors, Web UI links',
+      )
       .option('-o, --output <file>', 'where to write the page', 'report.html')
       .option('--all', 'every completed evaluation, whatever its config (default with -c: that config only)')
       .option('--title <title>', 'page title'),

@@ -116,3 +116,8 @@ export function comparePaired(a: Map<string, number>, b: Map<string, number>, op
     summary,
   };
 }
+
+/** An evaluation's per-task scores for a paired comparison: an error row counts as 0, as in its mean. */
+export function taskScoresOf(r: { tasks: readonly { task: string; status: string; score: number | null }[] | null }): Map<string, number> {
+  return new Map((r.tasks ?? []).map((t) => [t.task, t.status === 'scored' ? (t.score ?? 0) : 0]));
+}

@@ -59,6 +59,18 @@ test('renders ranked candidates, a task matrix with error cells, links, and esca
   expect(html).toContain('<td class="part" title="trial t2__AAAAAAA">0.50</td>');
   expect(html).toContain('href="http://ui/eval-bbb?a=1&amp;b=2"');
   expect(html.match(/<tr><th scope="row">/g)).toHaveLength(2);
+  // The best against the runner-up, as vero compare would say it: both tasks moved up (the error row counts as 0).
+  expect(html).toContain('<h2>Best vs runner-up</h2>');
+  expect(html).toContain('mean delta +0.750');
+  expect(html.match(/<g class="delta up">/g)).toHaveLength(2);
+  expect(html).toContain('<title>t2: 0.000 → 0.500</title>');
+  expect(html).toContain('<p class="verdict resolved">improved (bbb00000) better: mean delta +0.750 over 2 shared task(s)');
+  expect(html).toContain('aria-label="per-task deltas, improved (bbb00000) minus &lt;script&gt;');
+});
+
+test('one candidate: no comparison section', () => {
+  const html = renderReport([result('only', 'ccc', [task('t1', 1)], 1)], { generatedAt: 'now' });
+  expect(html).not.toContain('Best vs runner-up');
 });
 
 test('vero report on two evaluations, opened in headless Chromium', async () => {
@@ -89,6 +101,10 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
   const dom = chromium(['--dump-dom', `file://${out}`]);
   expect(dom).toContain('Tasks × candidates');
   expect(dom).toMatch(/<rect x="200" y="4" width="\d+" height="18" class="bar"/);
+  // improved against baseline: the tasks that changed are drawn as deltas, with the mean's interval.
+  expect(dom).toContain('Best vs runner-up');
+  expect(dom).toMatch(/<g class="delta (up|down)">/);
+  expect(dom).toContain('<circle class="mean"');
   const png = path.join(tempDir(), 'report.png');
   chromium([`--screenshot=${png}`, '--window-size=1100,800', `file://${out}`]);
   const bytes = fs.readFileSync(png);
