@@ -1,5 +1,5 @@
 /** What the benchmark scripts share: flags, a generated dataset of N tasks, the example agent repo. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -60,4 +60,35 @@ export function benchWorkspace(
   const tasks = makeDataset(dataset, nTasks, links);
   const repo = makeAgentRepo(path.join(tmp, 'agent-repo'));
   return { tmp, dataset, tasks, repo };
+}
+
+/** `vero dev` as the README starts it, on a free port with a temp SQLite file; stopped with Ctrl-C's signal. */
+export async function startVeroDev(tmp: string): Promise<{ address: string; pid: number; stop: () => Promise<void> }> {
+  const port = 17_000 + Math.floor(Math.random() * 2_000);
+  const proc: ChildProcess = spawn(
+    path.join(PROJECT_ROOT, 'bin', 'vero'),
+    ['dev', '--port', String(port), '--db', path.join(tmp, 'dev.db')],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home') },
+    },
+  );
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => proc.on('exit', () => r()));
+  const address = `127.0.0.1:${port}`;
+  for (let i = 0; i < 600 && !/worker .*polling|worker ready|polling/i.test(out); i++) {
+    if (proc.exitCode !== null) throw new Error(`vero dev exited: ${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stdout.write(`vero dev: ${out.split('\n').filter(Boolean).slice(-3).join(' | ')}\n`);
+  return {
+    address,
+    pid: proc.pid!,
+    stop: async () => {
+      proc.kill('SIGINT');
+      await exited;
+    },
+  };
 }

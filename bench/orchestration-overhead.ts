@@ -10,7 +10,7 @@
  * --worker dev runs the evaluations on `vero dev` exactly as the README starts it (its default worker slots,
  * its own dev server on a free port and a temp SQLite file), not on an in-process worker sized for the bench.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,7 +21,7 @@ import type { CandidateResult } from '../model/eval-types';
 import { harborArgv } from '../model/harbor-argv';
 import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { benchWorkspace, numberArg, stringArg } from './fixtures';
+import { benchWorkspace, numberArg, startVeroDev, stringArg } from './fixtures';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
@@ -132,36 +132,6 @@ async function main(): Promise<void> {
       `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.10, issue #22)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
   );
-}
-
-/** `vero dev` as the README starts it, on a free port with a temp SQLite file; stopped with Ctrl-C's signal. */
-async function startVeroDev(tmp: string): Promise<{ address: string; stop: () => Promise<void> }> {
-  const port = 17_000 + Math.floor(Math.random() * 2_000);
-  const proc: ChildProcess = spawn(
-    path.join(PROJECT_ROOT, 'bin', 'vero'),
-    ['dev', '--port', String(port), '--db', path.join(tmp, 'dev.db')],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home') },
-    },
-  );
-  let out = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => proc.on('exit', () => r()));
-  const address = `127.0.0.1:${port}`;
-  for (let i = 0; i < 600 && !/worker .*polling|worker ready|polling/i.test(out); i++) {
-    if (proc.exitCode !== null) throw new Error(`vero dev exited: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  process.stdout.write(`vero dev: ${out.split('\n').filter(Boolean).slice(-3).join(' | ')}\n`);
-  return {
-    address,
-    stop: async () => {
-      proc.kill('SIGINT');
-      await exited;
-    },
-  };
 }
 
 /** Per-task durations (ms) for a duration profile; deterministic. */

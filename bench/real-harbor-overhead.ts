@@ -1,0 +1,148 @@
+/**
+ * Real Harbor (issue #22, goal 3): the same dataset through one plain `harbor run -n C` and through
+ * `vero start-eval` at concurrency C on `vero dev` as the README starts it, alternating, side by side. Prints
+ * the wall-time ratio and the CPU-seconds each side used, harbor processes included (Docker's own daemons,
+ * which both sides drive the same way, are not counted), and the difference per task.
+ *
+ *   npm run build && node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2]
+ *
+ * Tasks: the offline base image (no build), the oracle agent, a solve.sh that sleeps a heavy-tailed 1–25 s
+ * (seeded), a verifier that writes reward 1. Needs scripts/ensure-docker and scripts/ensure-harbor.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import { PROJECT_ROOT } from '../infra/temporal-cli';
+import type { CandidateResult } from '../model/eval-types';
+import { installCliRuntimeLogger } from '../worker/create-worker';
+import { makeAgentRepo, numberArg, startVeroDev } from './fixtures';
+
+const IMAGE = 'vero-base:bookworm';
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** N tasks whose oracle sleeps a heavy-tailed duration; returns the durations (s). */
+function writeDataset(dir: string, n: number): number[] {
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const durations: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const sec = Math.round(Math.min(25, 1 / (1 - random()) ** (1 / 1.1)));
+    durations.push(sec);
+    const task = path.join(dir, `sleep-${String(i).padStart(2, '0')}`);
+    fs.mkdirSync(path.join(task, 'solution'), { recursive: true });
+    fs.mkdirSync(path.join(task, 'tests'), { recursive: true });
+    fs.writeFileSync(
+      path.join(task, 'task.toml'),
+      `[agent]\ntimeout_sec = 120.0\n\n[verifier]\ntimeout_sec = 60.0\n\n[environment]\ndocker_image = "${IMAGE}"\n`,
+    );
+    fs.writeFileSync(path.join(task, 'instruction.md'), `Sleep ${sec} seconds.\n`);
+    fs.writeFileSync(path.join(task, 'solution', 'solve.sh'), `#!/bin/bash\nsleep ${sec}\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(task, 'tests', 'test.sh'), '#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n', { mode: 0o755 });
+  }
+  return durations;
+}
+
+/** CPU-seconds of a process tree: every live process's own and reaped children's time. */
+function treeCpuSec(root: number): number {
+  const stats = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((pid) => {
+      try {
+        const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        return { pid: Number(pid), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+      } catch {
+        return null;
+      }
+    })
+    .filter((s): s is { pid: number; ppid: number; ticks: number } => s !== null);
+  const inTree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const s of stats) {
+      if (inTree.has(s.pid) || !inTree.has(s.ppid)) continue;
+      inTree.add(s.pid);
+      grew = true;
+    }
+  }
+  return stats.filter((s) => inTree.has(s.pid)).reduce((a, s) => a + s.ticks, 0) / CLOCK_TICKS;
+}
+
+/** One plain `harbor run -p DS -n C`: wall and CPU seconds (bash's `times` for its children). */
+function plainHarbor(harbor: string, dataset: string, jobs: string, concurrency: number): { wallSec: number; cpuSec: number } {
+  const t0 = performance.now();
+  const cmd = `'${harbor}' run -p '${dataset}' -a oracle -n ${concurrency} -o '${jobs}' --job-name plain -y -q > /dev/null 2>&1; s=$?; times; exit $s`;
+  const r = spawnSync('bash', ['-c', cmd], { encoding: 'utf8' });
+  const wallSec = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`harbor run failed (${r.status}): ${r.stderr}`);
+  const children = r.stdout.trim().split('\n')[1]!.split(/\s+/);
+  const sec = (t: string) => {
+    const m = /^(\d+)m([\d.]+)s$/.exec(t)!;
+    return Number(m[1]) * 60 + Number(m[2]);
+  };
+  return { wallSec, cpuSec: sec(children[0]!) + sec(children[1]!) };
+}
+
+async function main(): Promise<void> {
+  installCliRuntimeLogger();
+  const nTasks = numberArg('--tasks', 16);
+  const concurrency = numberArg('--concurrency', 4);
+  const rounds = numberArg('--rounds', 2);
+  const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-real-bench-'));
+  const dataset = path.join(tmp, 'dataset');
+  const durations = writeDataset(dataset, nTasks);
+  const repo = makeAgentRepo(path.join(tmp, 'agent-repo'));
+  const dev = await startVeroDev(tmp);
+  const rows: { round: number; plain: { wallSec: number; cpuSec: number }; vero: { wallSec: number; cpuSec: number } }[] = [];
+  try {
+    const client = await connect(dev.address, 'default');
+    for (let round = 1; round <= rounds; round++) {
+      const plain = plainHarbor(harbor, dataset, path.join(tmp, `plain-jobs-${round}`), concurrency);
+      const cfg = loadEvalConfig(null, {
+        agent_repo: repo,
+        home: path.join(tmp, `home-${round}`),
+        'tasks.source.path': dataset,
+        'harbor.command': [harbor],
+        'harbor.agent': 'oracle',
+        'execution.concurrency': concurrency,
+        'temporal.address': dev.address,
+      });
+      const input = await prepareEvalInput(cfg, 'improved');
+      const cpu0 = treeCpuSec(dev.pid);
+      const t0 = performance.now();
+      const { handle } = await startOrAttach(client, input, 'vero-harbor', true);
+      const result = (await handle.result()) as CandidateResult;
+      const vero = { wallSec: (performance.now() - t0) / 1000, cpuSec: treeCpuSec(dev.pid) - cpu0 };
+      if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored} (${result.nErrors} errors)`);
+      rows.push({ round, plain, vero });
+      process.stdout.write(
+        `round ${round}: plain harbor ${plain.wallSec.toFixed(1)} s wall, ${plain.cpuSec.toFixed(1)} CPU-s; vero ${vero.wallSec.toFixed(1)} s wall, ${vero.cpuSec.toFixed(1)} CPU-s; ratio ${(vero.wallSec / plain.wallSec).toFixed(2)}\n`,
+      );
+    }
+    await client.connection.close();
+  } finally {
+    await dev.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const ratio = median(rows.map((r) => r.vero.wallSec / r.plain.wallSec));
+  const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
+  process.stdout.write(
+    `\nreal Harbor, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults\n` +
+      `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)} (goal ≤ 1.10, issue #22)\n` +
+      `CPU overhead per task (vero tree − plain harbor, harbor processes included): ${cpuPerTask.toFixed(2)} CPU-s\n`,
+  );
+}
+
+void main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
