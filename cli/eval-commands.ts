@@ -110,7 +110,11 @@ export function registerEvalCommands(program: Command): void {
       .option('--n-attempts <k>', 'trials per task (harbor.n_attempts, -k)', parseIntFlag('--n-attempts'))
       .option('--max-retries <r>', 'Harbor retries per trial (harbor.max_retries, -r)', parseIntFlag('--max-retries'))
       .option('--tasks <names>', 'comma-separated task names (tasks.names)')
-      .option('--harbor-command <cmd>', 'the harbor launcher, e.g. "uv run --project {worktree} harbor"'),
+      .option('--harbor-command <cmd>', 'the harbor launcher, e.g. "uv run --project {worktree} harbor"')
+      .option(
+        '--print-config',
+        'print the resolved config, the settings the evaluation runs with, its digest and its id as JSON, and start nothing',
+      ),
   ).action(
     async (
       o: ConnectionFlags & {
@@ -123,6 +127,7 @@ export function registerEvalCommands(program: Command): void {
         maxRetries?: number;
         tasks?: string;
         harborCommand?: string;
+        printConfig?: boolean;
       },
     ) => {
       const file = configPath(o);
@@ -141,6 +146,20 @@ export function registerEvalCommands(program: Command): void {
         'temporal.task_queue': o.taskQueue,
       });
       const input = await prepareEvalInput(cfg, o.candidate);
+      if (o.printConfig) {
+        // Harbor's --print-config habit: what would run, resolved, without running it (no server needed).
+        const { evalId, configDigest: digest, candidate, candidateRef, tasks, settings, skippedDirs } = input;
+        return printJson({
+          evalId,
+          configDigest: digest,
+          candidate,
+          candidateRef,
+          tasks,
+          skippedDirs: skippedDirs ?? [],
+          settings,
+          config: cfg,
+        });
+      }
       const conn = connectionSettings({
         ...o,
         address: cfg.temporal.address,

@@ -115,6 +115,34 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
     expect(help.stdout).toContain('Exit codes');
     expect(vero(['start-eval', '--help']).stdout).toContain('--candidate <ref>');
   });
+
+  test('start-eval --print-config prints what would run (id, digest, settings, the resolved config) and starts nothing', () => {
+    // No server is needed (and none is at this address): nothing is started.
+    const r = vero([
+      'start-eval',
+      '-c',
+      f.configFile,
+      '--candidate',
+      'improved',
+      '--concurrency',
+      '7',
+      '--print-config',
+      '--address',
+      '127.0.0.1:1',
+    ]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      evalId: string;
+      configDigest: string;
+      tasks: string[];
+      settings: { concurrency: number };
+      config: { execution: { concurrency: number } };
+    };
+    expect(out.evalId).toMatch(new RegExp(`^eval-[0-9a-f]{40}-${out.configDigest.slice(0, 16)}`));
+    expect(out.tasks).toHaveLength(6);
+    expect(out.settings.concurrency).toBe(7);
+    expect(out.config.execution.concurrency).toBe(7);
+  });
 });
 
 test('start-eval --wait --json prints the result; trials --json collates its jobs dir offline', async () => {
