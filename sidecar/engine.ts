@@ -255,8 +255,9 @@ export class Engine {
     const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
     const result = withTasks((await this.tracked(kind, handle, () => handle.result())) as CandidateResult);
+    // 1 means never (the workflow would call an evaluation whose every task errored "failed" even then).
     const failed =
-      result.status === 'failed'
+      kind === 'agent' && this.cfg.scoring.error_rate_threshold < 1 && result.status === 'failed'
         ? `${result.nErrors} of ${result.nTasks} task(s) have no rewarded trial, at or above scoring.error_rate_threshold ${result.errorRateThreshold}: not a score`
         : undefined;
     const rows = result.tasks ?? [];
