@@ -281,7 +281,7 @@ test('retries delete the failed trial dir and reuse its name; excluded exception
   expect(hello).toMatchObject({ verifier_result: { rewards: { reward: 1 } }, exception_info: null });
   const stats = readJson(path.join(jobs, 'j', 'result.json')).stats as { n_retries: number };
   expect(stats.n_retries).toBe(2); // AgentTimeoutError is in the default exclude list
-  expect(fs.readFileSync(path.join(jobs, 'j', 'job.log'), 'utf8')).toMatch(/failed with RuntimeError; retrying \(1\/3\)/);
+  expect(fs.readFileSync(path.join(jobs, 'j', 'job.log'), 'utf8')).toMatch(/failed with RuntimeError; retrying in 1 s \(1\/3\)/);
 });
 
 test('re-running a job name resumes it: results kept, unfinished trials deleted and re-run under new names; a changed config is refused', () => {
