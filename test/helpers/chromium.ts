@@ -5,8 +5,12 @@ import { tempDir } from './fixtures';
 
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
 
-/** Runs headless Chromium with extra args and a fresh profile; stdout is the dumped DOM when asked for. */
+/**
+ * Runs headless Chromium with extra args and a fresh profile; stdout is the dumped DOM when asked for. Without
+ * Chromium the test fails, never passes quietly: what a person looks at is checked in a browser or not at all.
+ */
 export function chromium(args: string[]): string {
+  if (!CHROMIUM) throw new Error("no chromium at /usr/bin/chromium: install Debian's (apt-get install chromium; .ci/run does)");
   const flags = [
     '--headless',
     '--no-sandbox',

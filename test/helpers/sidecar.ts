@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { buildTaskDir } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
-import { agentRepo, DATASET, ROOT, STANDIN, tempDir } from './fixtures';
+import { agentRepo, DATASET, invocations, ROOT, STANDIN, tempDir, type Invocation } from './fixtures';
 import { address, uniqueQueue } from './temporal';
 
 export const VERO = path.join(ROOT, 'bin', 'vero');
@@ -212,4 +212,17 @@ export async function modeASetup(): Promise<{ dir: string; serveFile: string; ho
   };
   fs.writeFileSync(serveFile, JSON.stringify(hostCfg));
   return { dir, serveFile, hostCfg, work };
+}
+
+/** The harbor runs (preflights left out) the stand-in logged for a sidecar set-up, in start order. */
+export const harborStarts = (s: { dir: string }): Invocation[] =>
+  invocations(path.join(s.dir, 'harbor.jsonl')).filter((i) => i.event === 'start');
+
+/** POST /finalize as the verifier does, with the set-up's admin token. */
+export async function finalizeAsVerifier(
+  side: { url: string },
+  s: { cfg: ServeConfig },
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
+  return post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
 }

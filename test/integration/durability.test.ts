@@ -23,6 +23,28 @@ function startWorkerProcess(taskQueue: string): ChildProcess {
   });
 }
 
+/**
+ * Runs the evaluation on a worker process that is SIGKILLed once `crashNow` says so, then on a fresh one;
+ * returns the result and when the kill happened.
+ */
+async function resultAcrossWorkerCrash(
+  q: string,
+  handle: { result(): Promise<unknown> },
+  crashNow: () => Promise<boolean>,
+): Promise<{ result: CandidateResult; killedAt: number }> {
+  const first = startWorkerProcess(q);
+  await until('the moment to crash the worker', async () => (await crashNow()) || undefined);
+  const killedAt = Date.now();
+  process.kill(-first.pid!, 'SIGKILL');
+  await sleep(300);
+  const second = startWorkerProcess(q);
+  try {
+    return { result: (await handle.result()) as CandidateResult, killedAt };
+  } finally {
+    process.kill(-second.pid!, 'SIGTERM');
+  }
+}
+
 test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks are not run again, same result', async () => {
   const q = uniqueQueue('crash');
   const f = evalFixture({
@@ -44,18 +66,8 @@ test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks a
   const c = await client();
   const { handle } = await startOrAttach(c, input, q);
 
-  const first = startWorkerProcess(q);
-  await until('two tasks done', async () => (await getProgress(c, input.evalId)).done >= 2);
-  const killedAt = Date.now();
-  process.kill(-first.pid!, 'SIGKILL');
-  await sleep(300);
-  const second = startWorkerProcess(q);
-  let result: CandidateResult;
-  try {
-    result = (await handle.result()) as CandidateResult;
-  } finally {
-    process.kill(-second.pid!, 'SIGTERM');
-  }
+  // Killed once two tasks are done.
+  const { result, killedAt } = await resultAcrossWorkerCrash(q, handle, async () => (await getProgress(c, input.evalId)).done >= 2);
 
   // Same result as an uninterrupted run: the scenario's rewards, every task scored, one trial each.
   expect(result.nScored).toBe(6);
@@ -93,21 +105,11 @@ test('a large evaluation continues as new every chunks_per_run chunks: bounded r
   const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
   const c = await client();
   const { handle } = await startOrAttach(c, input, q);
-  const first = startWorkerProcess(q);
   // Killed while the second run of the parent has chunks in flight.
-  await until('the second run has started a chunk', async () => {
+  const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
     const d = await c.workflow.getHandle(input.evalId).describe();
     return d.runId !== d.raw.workflowExecutionInfo?.firstRunId && (await getProgress(c, input.evalId)).running > 0;
   });
-  process.kill(-first.pid!, 'SIGKILL');
-  await sleep(300);
-  const second = startWorkerProcess(q);
-  let result: CandidateResult;
-  try {
-    result = (await handle.result()) as CandidateResult;
-  } finally {
-    process.kill(-second.pid!, 'SIGTERM');
-  }
   expect(result.nScored).toBe(6);
   expect(result.score).toBeCloseTo((1 + 5 * 0.5) / 6);
   expect((result.tasks ?? []).map((t) => t.task)).toEqual(TASKS);

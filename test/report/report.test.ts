@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { renderReport } from '../../cli/report';
 import type { CandidateResult, TaskResult } from '../../model/eval-types';
 import { evalFixture, tempDir } from '../helpers/fixtures';
-import { chromium, CHROMIUM } from '../helpers/chromium';
+import { chromium } from '../helpers/chromium';
 import { runVero } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
@@ -94,10 +94,6 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
   expect(html).toContain('improved (a05ba230)');
   expect(html).toContain('baseline (');
   expect(html.match(/<tr><th scope="row">/g)).toHaveLength(6);
-  if (!CHROMIUM) {
-    console.info("skipped the Chromium part: no chromium on this machine (.ci/run installs Debian's)");
-    return;
-  }
   const dom = chromium(['--dump-dom', `file://${out}`]);
   expect(dom).toContain('Tasks × candidates');
   expect(dom).toMatch(/<rect x="200" y="4" width="\d+" height="18" class="bar"/);

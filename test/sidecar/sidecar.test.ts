@@ -4,10 +4,22 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { STANDIN } from '../helpers/fixtures';
+import { STANDIN, taskOf } from '../helpers/fixtures';
 import { address, uniqueQueue } from '../helpers/temporal';
 import { pidAlive, until } from '../helpers/process';
-import { cli, commitImprovement, git, listFiles, modeASetup, post, setup, startSidecar, VERO } from '../helpers/sidecar';
+import {
+  cli,
+  commitImprovement,
+  finalizeAsVerifier,
+  git,
+  harborStarts,
+  listFiles,
+  modeASetup,
+  post,
+  setup,
+  startSidecar,
+  VERO,
+} from '../helpers/sidecar';
 
 jest.setTimeout(180_000);
 
@@ -247,14 +259,7 @@ test('submit mode without a submission falls back to auto_best, and says so', as
 });
 
 test('pinned baselines: the floor compares with the pinned selection score and grades the seed at its pinned reward, unscored; score_baseline reports the seed next to the reward', async () => {
-  const harborTasks = (s: { dir: string }) =>
-    fs
-      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
-      .filter((i) => i.event === 'start' && !i.argv.includes('--dry-run'))
-      .map((i) => i.argv[i.argv.indexOf('-i') + 1]);
+  const harborTasks = (s: { dir: string }) => harborStarts(s).map(taskOf);
   const pinned = await setup({
     build: {
       baseline_floor: true,
@@ -266,8 +271,7 @@ test('pinned baselines: the floor compares with the pinned selection score and g
   try {
     commitImprovement(pinned.work, ['sum-numbers']); // 0.5 on validation: below the pinned 0.99
     expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
-    const token = fs.readFileSync(pinned.cfg.paths.token_path, 'utf8');
-    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side, pinned);
     expect(fin.json).toMatchObject({
       commit: pinned.cfg.base_commit,
       rewards: { reward: 0.42 },
@@ -306,15 +310,7 @@ test('pinned baselines: the floor compares with the pinned selection score and g
 });
 
 test('finalize drains: it waits for an agent evaluation still running and may grade its candidate, refuses new ones, and cancels what outlasts drain_timeout', async () => {
-  const starts = (s: { dir: string }) =>
-    fs.existsSync(path.join(s.dir, 'harbor.jsonl'))
-      ? fs
-          .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { event: string; argv: string[]; pid: number })
-          .filter((i) => i.event === 'start' && !i.argv.includes('--dry-run'))
-      : [];
+  const starts = harborStarts;
   // The candidate's validation tasks take 3 s: finalize is called while they run.
   const s = await setup({ timeScale: '1', scenario: { default: { reward: 1, duration_ms: 3000 } } });
   const side = await startSidecar(s);
@@ -344,8 +340,7 @@ test('finalize drains: it waits for an agent evaluation still running and may gr
     const candidate = commitImprovement(slow.work, ['*']);
     const pending = post(side2.url, '/eval', { split: 'validation', commit: candidate });
     await until('the evaluation runs', async () => starts(slow).length >= 2, 30_000);
-    const token = fs.readFileSync(slow.cfg.paths.token_path, 'utf8');
-    const fin = await post(side2.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side2, slow);
     expect(fin.json).toMatchObject({ commit: null, rewards: { reward: 0 }, drain: { in_flight: 1, finished: 0, cancelled: 1 } });
     expect((fin.json as { drain: { waited_sec: number } }).drain.waited_sec).toBeLessThan(60);
     expect((await pending).status).toBeGreaterThanOrEqual(400);
@@ -365,15 +360,9 @@ test('a held-out target with n_attempts is scored that many trials per task and 
   try {
     const candidate = commitImprovement(s.work, ['*']);
     expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
-    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
-    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side, s);
     expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 0.5 } });
-    const targetRun = fs
-      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
-      .find((i) => i.event === 'start' && !i.argv.includes('--dry-run') && i.argv.includes('add-cli-flag'))!;
+    const targetRun = harborStarts(s).find((i) => taskOf(i) === 'add-cli-flag')!;
     expect(targetRun.argv[targetRun.argv.indexOf('-k') + 1]).toBe('3');
   } finally {
     await side.stop();
@@ -396,8 +385,7 @@ test('objective minimize: the lowest score wins, the reward is its negation, and
     expect((await post(side.url, '/eval', { split: 'validation' })).json).toMatchObject({ mean_score: 0.25 });
     const high = commitProfile({ solves: ['*'] }, 'slow');
     expect((await post(side.url, '/eval', { split: 'validation' })).json).toMatchObject({ mean_score: 1 });
-    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
-    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side, s);
     expect(fin.json).toMatchObject({
       commit: low,
       rewards: { reward: -0.25 },
@@ -412,8 +400,7 @@ test('objective minimize: the lowest score wins, the reward is its negation, and
   const none = await setup({ build: { objective } });
   const side2 = await startSidecar(none);
   try {
-    const token = fs.readFileSync(none.cfg.paths.token_path, 'utf8');
-    const fin = await post(side2.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side2, none);
     expect(fin.json).toMatchObject({ commit: null, rewards: { reward: -10 } });
   } finally {
     await side2.stop();
@@ -432,15 +419,9 @@ test('per target and per kind: a target reads its own Harbor metric; the verifie
   try {
     const candidate = commitImprovement(s.work, ['*']);
     expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
-    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
-    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side, s);
     expect(fin.json).toMatchObject({ commit: candidate, rewards: { pass_rate: 0.5 } });
-    const runs = fs
-      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
-      .filter((i) => i.event === 'start' && !i.argv.includes('--dry-run'));
+    const runs = harborStarts(s);
     const retriesOf = (task: string) => runs.filter((i) => i.argv.includes(task)).map((i) => i.argv[i.argv.indexOf('-r') + 1]);
     // sum-numbers: the agent's evaluation (no retries), then the verifier's re-score (its own).
     expect(retriesOf('sum-numbers')).toEqual(['0', '2']);
@@ -886,8 +867,7 @@ test('scoring.error_rate_threshold: an agent evaluation with that share of its t
       status: 'invalid',
       invalid_reason: '1 of 2 task(s) have no rewarded trial, at or above scoring.error_rate_threshold 0.5: not a score',
     });
-    const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
-    const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
+    const fin = await finalizeAsVerifier(side, s);
     expect(fin.json).not.toHaveProperty('shortlist');
     expect(String(fin.json.reason)).toMatch(/^no candidate was evaluated on "validation"/);
   } finally {
@@ -928,13 +908,7 @@ test('scoring: an agent evaluation does not retry a dead task (it is the candida
     const fin = await post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
     expect(fin.status).toBe(200);
     expect(fin.json).toMatchObject({ commit: candidate, rewards: { reward: 1 } });
-    const starts = fs
-      .readFileSync(path.join(s.dir, 'harbor.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { event: string; argv: string[] })
-      .filter((l) => l.event === 'start' && !l.argv.includes('--dry-run'))
-      .map((l) => l.argv[l.argv.indexOf('-i') + 1]);
+    const starts = harborStarts(s).map(taskOf);
     expect(starts.filter((t) => t === 'reverse-string')).toHaveLength(1);
     expect(starts.filter((t) => t === 'add-cli-flag')).toHaveLength(2);
     // The verifier re-scored validation in a run of its own (not the agent's).
