@@ -3,11 +3,21 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
-import { CandidateResult, ChunkSummary, countedTaskScores, EvalSettings, INLINE_TASK_LIMIT, TaskResult } from '../model/eval-types';
+import {
+  CandidateResult,
+  ChunkSummary,
+  countedTaskScores,
+  EvalSettings,
+  EvalStatus,
+  INLINE_TASK_LIMIT,
+  notRunRow,
+  TaskResult,
+} from '../model/eval-types';
 import { attemptStats, scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
+import type { Spend, SpendReport } from '../model/spend-cap';
 
 export interface SaveChunkInput {
   runDir: string;
@@ -22,12 +32,14 @@ export async function saveChunkResults(input: SaveChunkInput): Promise<ChunkSumm
 
 export function summarize(chunkIndex: number, results: TaskResult[]): ChunkSummary {
   const scored = results.filter((r) => r.status === 'scored');
+  const nNotRun = results.filter((r) => r.status === 'not_run').length;
   return {
     chunkIndex,
     nTasks: results.length,
     nScored: scored.length,
-    nErrors: results.length - scored.length,
+    nErrors: results.length - scored.length - nNotRun,
     scoreSum: scored.reduce((a, r) => a + (r.score ?? 0), 0),
+    ...(nNotRun ? { nNotRun } : {}),
   };
 }
 
@@ -46,6 +58,11 @@ export interface FinalizeInput {
   skippedDirs?: { dir: string; reason: string }[];
   /** The rows, when they came through Temporal; else read from the chunk files (a shared home). */
   tasks?: TaskResult[];
+  /**
+   * A spend-capped evaluation's meter: what was spent, the cap reached (or null), and the tasks of the chunks
+   * that never started (their rows are `not_run`). `nChunks` counts only the chunks that started.
+   */
+  spend?: { spent: Spend; reached: string | null; notStarted: string[] };
 }
 
 export function resultFileFor(home: string, evalId: string): string {
@@ -66,6 +83,18 @@ function sampleResult(r: TaskResult, index: number, input: FinalizeInput): Recor
   };
 }
 
+function spendReport(input: FinalizeInput, nNotRun: number): SpendReport {
+  const cap = input.settings.spendCap!;
+  return {
+    maxCostUsd: cap.maxCostUsd ?? null,
+    maxTokens: cap.maxTokens ?? null,
+    pool: cap.pool ?? null,
+    spent: input.spend?.spent ?? { costUsd: 0, tokens: 0, unmetered: 0 },
+    reached: input.spend?.reached ?? null,
+    nNotRun,
+  };
+}
+
 /** Merges the chunk files into the evaluation's result file and returns the (small) CandidateResult. */
 export async function finalizeEvaluation(input: FinalizeInput): Promise<CandidateResult> {
   return withHeartbeat(async () => {
@@ -80,19 +109,26 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     const file = runPaths(input.runDir).chunkFile(i);
     tasks.push(...(JSON.parse(fs.readFileSync(file, 'utf8')) as TaskResult[]));
   }
+  const notRunWhy = `not started: ${input.spend?.reached ?? ''}`;
+  for (const task of input.spend?.notStarted ?? []) tasks.push(notRunRow(task, notRunWhy, runPaths(input.runDir).jobsDir));
   tasks.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
   const s = summarize(0, tasks);
-  const errorRate = tasks.length ? s.nErrors / tasks.length : 0;
+  // The denominators are the tasks that ran: a spend cap's `not_run` rows are neither scores nor errors.
+  const ran = tasks.filter((t) => t.status !== 'not_run');
+  const nNotRun = tasks.length - ran.length;
+  const errorRate = ran.length ? s.nErrors / ran.length : 0;
+  const failed = errorRate >= input.settings.errorRateThreshold && s.nErrors > 0;
+  const status: EvalStatus = nNotRun > 0 ? 'budget_exhausted' : failed ? 'failed' : 'completed';
   const resultFile = resultFileFor(input.home, input.evalId);
   const result: CandidateResult = {
     evalId: input.evalId,
     candidate: input.candidate,
     candidateRef: input.candidateRef,
-    status: errorRate >= input.settings.errorRateThreshold && s.nErrors > 0 ? 'failed' : 'completed',
-    score: tasks.length ? s.scoreSum / tasks.length : 0,
+    status,
+    score: ran.length ? s.scoreSum / ran.length : 0,
     scoreOfScored: s.nScored ? s.scoreSum / s.nScored : null,
-    uncertainty: scoreUncertainty(countedTaskScores(tasks)),
-    attempts: attemptStats(tasks.map((t) => (t.status === 'scored' ? (t.trialRewards ?? null) : []))),
+    uncertainty: scoreUncertainty(countedTaskScores(ran)),
+    attempts: attemptStats(ran.map((t) => (t.status === 'scored' ? (t.trialRewards ?? null) : []))),
     errorsCountedAsZero: true,
     nTasks: tasks.length,
     nScored: s.nScored,
@@ -107,6 +143,7 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     usage: tasks.map((t) => t.usage ?? NO_USAGE).reduce(addUsage, NO_USAGE),
     harborVersions: [...new Set(tasks.map((t) => t.harborVersion).filter((v): v is string => !!v))].sort(),
     skippedDirs: input.skippedDirs ?? [],
+    ...(input.settings.spendCap ? { spend: spendReport(input, nNotRun), nRun: ran.length } : {}),
   };
   const samplesDir = homePaths(input.home).samplesDir(input.evalId);
   fs.rmSync(samplesDir, { recursive: true, force: true });

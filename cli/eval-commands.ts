@@ -1,6 +1,6 @@
-/** start-eval, status, results, cancel, list, best. */
+/** start-eval, status, results, cancel, set-concurrency, spend-pool, list, best, report. */
 import * as fs from 'node:fs';
-import { ApplicationFailure, Client, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
@@ -18,6 +18,7 @@ import {
   prepareEvalInput,
   setConcurrency,
   settingsFrom,
+  spendPoolState,
   startOrAttach,
   queueCapacity,
   capacityNote,
@@ -56,13 +57,15 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
   while (!settled) {
     try {
       const p = await getProgress(client, evalId);
-      const mean = p.done ? (p.scoreSum / p.done).toFixed(3) : '-';
+      const ran = p.done - (p.notRun ?? 0);
+      const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
         if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean });
         started = true;
         bar.update(p.done, { running: p.running, errors: p.errors, mean });
       } else if (!quiet) {
-        const line = `[${p.phase}] ${p.done}/${p.total} done, ${p.running} running, ${p.errors} errors, mean ${mean}`;
+        const capped = p.spendCapReached ? `, ${p.notRun ?? 0} not run (${p.spendCapReached})` : '';
+        const line = `[${p.phase}] ${p.done}/${p.total} done, ${p.running} running, ${p.errors} errors, mean ${mean}${capped}`;
         if (line !== lastLine) process.stderr.write(`${line}\n`);
         lastLine = line;
       }
@@ -218,6 +221,7 @@ export function registerEvalCommands(program: Command): void {
       if (o.json) printJson({ ...result, ui: link });
       else print(`\n${taskTable(result.tasks ?? [])}\n\n${resultSummary(result)}${link ? `\nWeb UI    ${link}` : ''}`);
       if (result.status === 'failed') process.exitCode = ExitCode.evaluationFailed;
+      if (result.status === 'budget_exhausted') process.exitCode = ExitCode.budgetExhausted;
     },
   );
 
@@ -249,6 +253,7 @@ export function registerEvalCommands(program: Command): void {
           ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors${progress.concurrency ? `, concurrency ${progress.concurrency}` : ''}`
           : `${d.status.name.toLowerCase()}: ${progress.done}/${progress.total} done, ${progress.errors} errors${progress.stopped ? `, ${progress.stopped} stopped while running` : ''}`,
       );
+    if (progress?.spendCapReached) print(`spend cap reached: ${progress.spendCapReached}; ${progress.notRun ?? 0} task(s) not run so far, none starts`);
     if (state.ui) print(`Web UI: ${state.ui}`);
   });
 
@@ -318,6 +323,48 @@ export function registerEvalCommands(program: Command): void {
           ? '; more tasks start now'
           : '';
     print(`concurrency of ${id}: ${change.previous} → ${change.concurrency}${how}`);
+  });
+
+  withConnection(
+    program
+      .command('spend-pool <name>')
+      .description(
+        "a spend pool's caps, what the evaluations that name it (execution.spend_pool) spent, each and together, and whether its cap was reached (it has ended once reached and none of them runs)",
+      )
+      .option(
+        '--json',
+        "machine-readable output: the pool workflow's state (name, maxCostUsd, maxTokens, spent, reached, members, spentBy)",
+      ),
+  ).action(async (name: string, o: ConnectionFlags & { json?: boolean }) => {
+    const conn = connectionSettings(o);
+    const client = await connectTo(conn, o.json);
+    let state;
+    try {
+      state = await spendPoolState(client, name);
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError)
+        throw new ConfigError(
+          `spend pool "${name}": none on this server and namespace (an evaluation with execution.spend_pool starts it)`,
+        );
+      throw e;
+    }
+    if (o.json) return printJson(state);
+    const caps = [
+      ...(state.maxCostUsd !== null ? [`max_cost_usd $${state.maxCostUsd.toFixed(2)}`] : []),
+      ...(state.maxTokens !== null ? [`max_tokens ${state.maxTokens}`] : []),
+    ].join(', ');
+    print(`spend pool ${state.name}: ${caps}`);
+    print(
+      `spent     $${state.spent.costUsd.toFixed(4)}, ${state.spent.tokens} tokens${state.spent.unmetered ? ` (${state.spent.unmetered} task(s) reported no cost or tokens)` : ''}`,
+    );
+    print(`status    ${state.reached ? `cap reached: ${state.reached}` : 'open'}; ${state.members.length} evaluation(s) running on it`);
+    const rows = Object.entries(state.spentBy).map(([id, sp]) => [
+      id,
+      fmtCost(sp.costUsd),
+      sp.tokens,
+      state.members.includes(id) ? 'running' : 'ended',
+    ]);
+    if (rows.length) print(`\n${table(['evaluation', 'cost', 'tokens', 'state'], rows)}`);
   });
 
   withConnection(

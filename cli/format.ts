@@ -52,17 +52,40 @@ export function taskTable(tasks: TaskResult[]): string {
   );
 }
 
+function statusLine(r: CandidateResult): string {
+  if (r.status === 'failed')
+    return `failed (error rate ${(r.errorRate * 100).toFixed(1)}% ≥ threshold ${(r.errorRateThreshold * 100).toFixed(1)}%)`;
+  if (r.status === 'budget_exhausted')
+    return `budget_exhausted (${r.spend?.reached ?? 'a spend cap was reached'}; partial: not ranked by vero best)`;
+  return r.status;
+}
+
+/** `max_cost_usd $5.00: $5.1234 spent, 1200 tokens (2 task(s) reported no usage)`. */
+export function spendLine(r: CandidateResult): string | null {
+  const sp = r.spend;
+  if (!sp) return null;
+  const caps = [
+    ...(sp.maxCostUsd !== null ? [`max_cost_usd $${sp.maxCostUsd.toFixed(2)}`] : []),
+    ...(sp.maxTokens !== null ? [`max_tokens ${sp.maxTokens}`] : []),
+  ].join(', ');
+  const unmetered = sp.spent.unmetered ? ` (${sp.spent.unmetered} task(s) reported no cost or tokens: the cap cannot see them)` : '';
+  return `${caps}${sp.pool ? ` of spend pool ${sp.pool}` : ''}: this evaluation spent $${sp.spent.costUsd.toFixed(4)}, ${sp.spent.tokens} tokens${unmetered}`;
+}
+
 export function resultSummary(r: CandidateResult): string {
+  const nRun = r.nRun ?? r.nTasks;
+  const notRun = r.nTasks - nRun;
   return [
     `candidate ${r.candidateRef} (${r.candidate})`,
-    `status    ${r.status}${r.status === 'failed' ? ` (error rate ${(r.errorRate * 100).toFixed(1)}% ≥ threshold ${(r.errorRateThreshold * 100).toFixed(1)}%)` : ''}`,
-    `score     ${fmtScore(r.score)} over ${r.nTasks} task(s)${r.nErrors ? `, ${r.nErrors} error(s) counted as 0 (mean of scored tasks: ${fmtScore(r.scoreOfScored)})` : ''}`,
+    `status    ${statusLine(r)}`,
+    `score     ${fmtScore(r.score)} over ${notRun ? `the ${nRun} of ${r.nTasks} task(s) that ran (${notRun} not run)` : `${r.nTasks} task(s)`}${r.nErrors ? `, ${r.nErrors} error(s) counted as 0 (mean of scored tasks: ${fmtScore(r.scoreOfScored)})` : ''}`,
     ...(r.uncertainty?.ci95
       ? [
           `          95% interval ${fmtScore(r.uncertainty.ci95[0])}–${fmtScore(r.uncertainty.ci95[1])} (standard error ${fmtScore(r.uncertainty.stdErr)}, over tasks)`,
         ]
       : []),
-    `scored    ${r.nScored}/${r.nTasks}`,
+    `scored    ${r.nScored}/${nRun}${notRun ? ` (${notRun} not run)` : ''}`,
+    ...(spendLine(r) ? [`spend     ${spendLine(r)}`] : []),
     ...(r.attempts
       ? [
           `attempts  pass@${r.attempts.k} ${fmtScore(r.attempts.passAtK)}, pass^${r.attempts.k} ${fmtScore(r.attempts.passHatK)} (a trial passes at reward ≥ 1), within-task sd ${fmtScore(r.attempts.withinTaskSd)}`,

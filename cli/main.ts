@@ -9,7 +9,7 @@ import { ExitCode, VeroError } from '../model/errors';
  */
 const GROUPS: [string[], () => (program: Command) => void][] = [
   [
-    ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'list', 'best', 'report'],
+    ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'spend-pool', 'list', 'best', 'report'],
     () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
   ],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
@@ -33,7 +33,8 @@ export function buildProgram(argv: string[] = []): Command {
       'after',
       `
 Exit codes: 0 ok; 1 the evaluation failed (error rate over the threshold, or the workflow failed);
-2 bad input (config, flags, candidate); 3 the Temporal server cannot be reached.
+2 bad input (config, flags, candidate); 3 the Temporal server cannot be reached; 4 the evaluation ended
+budget_exhausted (a spend cap kept tasks from running: its results are partial).
 
 Quick start: vero dev (in one terminal), then vero start-eval -c examples/vero.yaml --candidate improved --wait`,
     );

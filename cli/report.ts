@@ -13,7 +13,7 @@ const esc = (s: unknown): string =>
 
 function cellClass(score: number | null, status: string): string {
   if (status === 'error') return 'err';
-  if (score === null) return 'none';
+  if (status === 'not_run' || score === null) return 'none';
   return score >= 1 ? 'pass' : score > 0 ? 'part' : 'fail';
 }
 
@@ -92,7 +92,7 @@ export function renderReport(
           const t = (r.tasks ?? []).find((x) => x.task === task);
           if (!t) return '<td class="none">–</td>';
           const title = t.error ?? (t.exceptions.length ? t.exceptions.join(', ') : `trial ${t.trial ?? ''}`);
-          return `<td class="${cellClass(t.score, t.status)}" title="${esc(title)}">${t.status === 'error' ? 'error' : (t.score ?? 0).toFixed(2)}</td>`;
+          return `<td class="${cellClass(t.score, t.status)}" title="${esc(title)}">${t.status === 'error' ? 'error' : t.status === 'not_run' ? 'not run' : (t.score ?? 0).toFixed(2)}</td>`;
         })
         .join('');
       return `<tr><th scope="row">${esc(task)}</th>${cells}</tr>`;

@@ -14,6 +14,8 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { parseWorkerIdentity } from '../model/worker-identity';
@@ -35,7 +37,15 @@ import {
   VeroTaskSource,
 } from '../model/search-attributes';
 import { resolveTaskSelection } from '../infra/task-source';
-import { evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
+import {
+  evaluateCandidate,
+  progressQuery,
+  setConcurrencyUpdate,
+  spendPool,
+  spendPoolQuery,
+  type ConcurrencyChange,
+  type SpendPoolState,
+} from '../workflows';
 
 export { TemporalUnreachableError };
 
@@ -67,6 +77,19 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
     ...(cfg.execution.chunks_per_run !== undefined ? { chunksPerRun: cfg.execution.chunks_per_run } : {}),
     stopGraceSec: cfg.execution.stop_grace,
     preflight: cfg.execution.preflight,
+    ...spendCapFrom(cfg.execution),
+  };
+}
+
+function spendCapFrom(e: EvalConfig['execution']): Pick<EvalSettings, 'spendCap'> {
+  if (e.max_cost_usd === undefined && e.max_tokens === undefined) return {};
+  return {
+    spendCap: {
+      ...(e.max_cost_usd !== undefined ? { maxCostUsd: e.max_cost_usd } : {}),
+      ...(e.max_tokens !== undefined ? { maxTokens: e.max_tokens } : {}),
+      ...(e.budget_grace !== undefined ? { graceSec: e.budget_grace } : {}),
+      ...(e.spend_pool !== undefined ? { pool: e.spend_pool } : {}),
+    },
   };
 }
 
@@ -87,7 +110,9 @@ export function evalInputFor(parts: {
   if (problem) throw new ConfigError(`tasks: ${problem}`);
   // Chunks per run are fixed when the evaluation starts, so a later change of the default cannot change how a
   // running evaluation replays.
-  const settings = { ...parts.settings, chunksPerRun: parts.settings.chunksPerRun ?? chunksPerRun(parts.settings.concurrency) };
+  const s = parts.settings;
+  const metered = s.spendCap ? { chunkSize: s.chunkSize, pooled: s.spendCap.pool !== undefined } : undefined;
+  const settings = { ...s, chunksPerRun: s.chunksPerRun ?? chunksPerRun(s.concurrency, undefined, metered) };
   const digest = configDigest(parts.tasks, settings);
   return EvalInput.parse({
     evalId: evalWorkflowId(parts.commit, digest),
@@ -148,6 +173,7 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
   if (prev?.status.name === 'RUNNING') return { handle: client.workflow.getHandle(input.evalId), mode: 'attached', ...otherHome };
   if (prev?.status.name === 'COMPLETED' && !force)
     return { handle: client.workflow.getHandle(input.evalId), mode: 'existing', ...otherHome };
+  if (input.settings.spendCap?.pool) await ensureSpendPool(client, input.settings.spendCap, taskQueue);
   const source = input.settings.source.path ?? input.settings.source.dataset ?? '';
   const handle = await client.workflow.start(evaluateCandidate, {
     workflowId: input.evalId,
@@ -170,6 +196,61 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     ].join('\n\n'),
   });
   return { handle, mode: 'started' };
+}
+
+const capWords = (c: { maxCostUsd?: number | null; maxTokens?: number | null }) =>
+  [...(c.maxCostUsd != null ? [`max_cost_usd ${c.maxCostUsd}`] : []), ...(c.maxTokens != null ? [`max_tokens ${c.maxTokens}`] : [])].join(
+    ', ',
+  );
+
+/**
+ * Starts the spend pool an evaluation names, or checks that the running one has the same caps (its memo), so a
+ * batch cannot draw on one pool with two different caps. A pool that has ended (its cap reached, no member
+ * left) is closed: starting an evaluation on it is refused, with what it spent.
+ */
+export async function ensureSpendPool(client: Client, cap: SpendCap, taskQueue: string): Promise<void> {
+  const name = cap.pool!;
+  const workflowId = spendPoolWorkflowId(name);
+  const caps = { maxCostUsd: cap.maxCostUsd ?? null, maxTokens: cap.maxTokens ?? null };
+  try {
+    await client.workflow.start(spendPool, {
+      workflowId,
+      taskQueue,
+      args: [
+        {
+          name,
+          ...(cap.maxCostUsd !== undefined ? { maxCostUsd: cap.maxCostUsd } : {}),
+          ...(cap.maxTokens !== undefined ? { maxTokens: cap.maxTokens } : {}),
+        },
+      ],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      memo: caps,
+      staticSummary: `spend pool ${name}: ${capWords(caps)}`,
+    });
+  } catch (e) {
+    if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
+    const ended = (await client.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch(() => null)) as SpendPoolState | null;
+    throw new ConfigError(
+      `execution.spend_pool: spend pool "${name}" has ended${ended?.reached ? ` (${ended.reached})` : ''}; name a new pool to spend more`,
+    );
+  }
+  const memo = (await client.workflow.getHandle(workflowId).describe()).memo ?? {};
+  if ((memo.maxCostUsd ?? null) !== caps.maxCostUsd || (memo.maxTokens ?? null) !== caps.maxTokens) {
+    throw new ConfigError(
+      `execution.spend_pool: spend pool "${name}" has ${capWords(memo as typeof caps) || 'no caps'}; this config says ${capWords(caps)} (one pool, one cap: use the same caps or another pool)`,
+    );
+  }
+}
+
+/** The state of a spend pool (its totals, members and caps), from its workflow: a query while it runs, else its result. */
+export async function spendPoolState(client: Client, name: string): Promise<SpendPoolState> {
+  const handle = client.workflow.getHandle(spendPoolWorkflowId(name));
+  const d = await handle.describe();
+  return d.status.name === 'RUNNING' ? handle.query(spendPoolQuery) : ((await handle.result()) as SpendPoolState);
 }
 
 /** A failure that means the server could not be asked (down, restarting, unreachable), not that it said no. */
@@ -226,6 +307,7 @@ export async function getProgress(client: Client, evalId: string): Promise<Progr
       total.scored += c.scored;
       total.errors += c.errors;
       total.scoreSum += c.scoreSum;
+      if (c.notRun) total.notRun = (total.notRun ?? 0) + c.notRun;
     } catch {
       /* the chunk is starting or just finished */
     }
@@ -276,11 +358,14 @@ export function withTasks(r: CandidateResult): CandidateResult {
   return { ...r, tasks: (JSON.parse(fs.readFileSync(r.resultFile, 'utf8')) as CandidateResult).tasks };
 }
 
-/** The best completed evaluation: highest score, then fewer errors, then earlier start, then id. */
+/** The best completed evaluation (not a spend cap's partial one): highest score, then fewer errors, then earlier start, then id. */
 export function pickBest(results: CandidateResult[]): CandidateResult | null {
-  const ranked = [...results].sort(
-    (a, b) => b.score - a.score || a.nErrors - b.nErrors || a.startedAt.localeCompare(b.startedAt) || a.evalId.localeCompare(b.evalId),
-  );
+  // A spend cap's partial evaluation scores only the tasks it ran: not comparable, not ranked.
+  const ranked = results
+    .filter((r) => r.status !== 'budget_exhausted')
+    .sort(
+      (a, b) => b.score - a.score || a.nErrors - b.nErrors || a.startedAt.localeCompare(b.startedAt) || a.evalId.localeCompare(b.evalId),
+    );
   return ranked[0] ?? null;
 }
 

@@ -16,6 +16,8 @@ export const ExitCode = {
   badInput: 2,
   /** The Temporal server cannot be reached. */
   temporalUnreachable: 3,
+  /** The evaluation ended `budget_exhausted`: a spend cap kept tasks from running (its results are partial). */
+  budgetExhausted: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DurationSeconds } from './durations';
 import { HarborSection } from './harbor-config';
+import { SPEND_POOL_NAME } from './spend-cap';
 
 export const TaskSource = z
   .strictObject({
@@ -47,29 +48,47 @@ const MAX_TIMER_SEC = 1_800_000;
 /** The most tasks one evaluation may run at once (`execution.concurrency`, `vero set-concurrency`). */
 export const MAX_CONCURRENCY = 1000;
 
-export const Execution = z.strictObject({
-  /** Tasks (harbor processes) in flight per evaluation; `vero set-concurrency` changes it while it runs. */
-  concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).default(4),
-  /** Wall-clock limit of one task's harbor run; finished trials are salvaged when it expires. At most 500h. */
-  task_timeout: DurationSeconds.pipe(z.number().max(MAX_TIMER_SEC, 'expected at most 500h (1800000 s)')).default(7200),
-  /** Runs of a task whose trials all failed for infrastructure reasons (Temporal activity attempts). */
-  task_attempts: z.number().int().min(1).max(20).default(3),
-  heartbeat_timeout: DurationSeconds.default(60),
-  /** Tasks per child workflow; keeps each history far below Temporal's limits. */
-  chunk_size: z.number().int().min(1).max(1000).default(500),
-  /**
-   * Chunks one run of the evaluation workflow starts before it continues as new, so its history stays bounded
-   * at any task count. Default: what fits 8,000 events at this concurrency (model/history-bounds.ts).
-   */
-  chunks_per_run: z.number().int().min(1).optional(),
-  /**
-   * How long a stopped harbor (cancel, task timeout, orphan) gets to tear its trials down before it is
-   * killed and vero removes what the trials left in Docker. Harbor needs about 21 s per Docker trial.
-   */
-  stop_grace: DurationSeconds.pipe(z.number().max(3600, 'expected at most 1h')).default(60),
-  /** Run `harbor run --dry-run` once before the tasks, so config errors fail in seconds (Harbor ≥ 0.25). */
-  preflight: z.boolean().default(true),
-});
+export const Execution = z
+  .strictObject({
+    /** Tasks (harbor processes) in flight per evaluation; `vero set-concurrency` changes it while it runs. */
+    concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).default(4),
+    /** Wall-clock limit of one task's harbor run; finished trials are salvaged when it expires. At most 500h. */
+    task_timeout: DurationSeconds.pipe(z.number().max(MAX_TIMER_SEC, 'expected at most 500h (1800000 s)')).default(7200),
+    /** Runs of a task whose trials all failed for infrastructure reasons (Temporal activity attempts). */
+    task_attempts: z.number().int().min(1).max(20).default(3),
+    heartbeat_timeout: DurationSeconds.default(60),
+    /** Tasks per child workflow; keeps each history far below Temporal's limits. */
+    chunk_size: z.number().int().min(1).max(1000).default(500),
+    /**
+     * Chunks one run of the evaluation workflow starts before it continues as new, so its history stays bounded
+     * at any task count. Default: what fits 8,000 events at this concurrency (model/history-bounds.ts).
+     */
+    chunks_per_run: z.number().int().min(1).optional(),
+    /**
+     * How long a stopped harbor (cancel, task timeout, orphan) gets to tear its trials down before it is
+     * killed and vero removes what the trials left in Docker. Harbor needs about 21 s per Docker trial.
+     */
+    stop_grace: DurationSeconds.pipe(z.number().max(3600, 'expected at most 1h')).default(60),
+    /** Run `harbor run --dry-run` once before the tasks, so config errors fail in seconds (Harbor ≥ 0.25). */
+    preflight: z.boolean().default(true),
+    /**
+     * Spend caps: once the finished tasks' trials report this many dollars (Harbor's `cost_usd`) or tokens (input
+     * + output), no new task starts, running ones finish (or stop after `budget_grace`), and the evaluation ends
+     * `budget_exhausted` with the rest as `not_run` rows. With `spend_pool`, the caps are the pool's: one total
+     * over every evaluation that names it (a candidate batch), kept by a Temporal workflow.
+     */
+    max_cost_usd: z.number().positive().optional(),
+    max_tokens: z.number().int().positive().optional(),
+    budget_grace: DurationSeconds.pipe(z.number().max(MAX_TIMER_SEC, 'expected at most 500h (1800000 s)')).optional(),
+    spend_pool: z.string().regex(SPEND_POOL_NAME, 'expected a name of letters, digits, ".", "_" or "-" (at most 100)').optional(),
+  })
+  .superRefine((e, ctx) => {
+    const capped = e.max_cost_usd !== undefined || e.max_tokens !== undefined;
+    if (!capped && e.budget_grace !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['budget_grace'], message: 'only valid with max_cost_usd or max_tokens' });
+    if (!capped && e.spend_pool !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['spend_pool'], message: "only valid with max_cost_usd or max_tokens (the pool's caps)" });
+  });
 /** The execution defaults, as every caller that does not read a vero.yaml (the sidecar) uses them. */
 export const DEFAULT_EXECUTION = Execution.parse({});
 

@@ -14,7 +14,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * Digest of everything that changes the score: the task list, the task source, the harbor config (launcher,
  * agent, model, attempts, retries, multipliers, extra args) and the scoring rules. Concurrency, timeouts and
- * Temporal settings are operational and left out.
+ * Temporal settings are operational and left out. Spend caps count when set (a capped evaluation may end with
+ * tasks not run), except the grace period.
  */
 export function configDigest(tasks: string[], s: EvalSettings): string {
   const scoreRelevant = {
@@ -24,6 +25,7 @@ export function configDigest(tasks: string[], s: EvalSettings): string {
     rewardKey: s.rewardKey,
     aggregate: s.aggregate,
     errorRateThreshold: s.errorRateThreshold,
+    ...(s.spendCap ? { spendCap: { maxCostUsd: s.spendCap.maxCostUsd, maxTokens: s.spendCap.maxTokens, pool: s.spendCap.pool } } : {}),
   };
   return createHash('sha256').update(canonicalJson(scoreRelevant)).digest('hex');
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { AttemptStats, ScoreUncertainty } from './uncertainty';
 import { HarborSection } from './harbor-config';
+import { SpendCap, type SpendReport } from './spend-cap';
 import type { TaskStatus, Usage } from './trial-ranking';
 
 export type { TaskStatus };
@@ -41,6 +42,8 @@ export const EvalSettings = z.strictObject({
    * `envFile` (a trusted-side JSON file, e.g. the gateway's scoped token: values that must not enter history).
    */
   isolation: z.strictObject({ runAs: z.string().nullable(), passEnv: z.array(z.string()), envFile: z.string().optional() }).optional(),
+  /** Spend caps (model/spend-cap.ts); absent: none (and in histories recorded before they existed). */
+  spendCap: SpendCap.optional(),
 });
 export type EvalSettings = z.infer<typeof EvalSettings>;
 
@@ -72,7 +75,9 @@ export const Continuation = z.strictObject({
   startedAt: z.string(),
   /** The first chunk this run starts; the ones before it are done. */
   nextChunk: z.number().int().min(1),
-  done: z.strictObject({ done: z.number(), scored: z.number(), errors: z.number(), scoreSum: z.number() }),
+  done: z.strictObject({ done: z.number(), scored: z.number(), errors: z.number(), scoreSum: z.number(), notRun: z.number().optional() }),
+  /** What the evaluation's finished tasks spent so far (a spend-capped evaluation). */
+  spent: z.strictObject({ costUsd: z.number(), tokens: z.number(), unmetered: z.number() }).optional(),
   /** The concurrency in force (it may have been changed by `vero set-concurrency`). */
   concurrency: z.number().int().min(1).optional(),
 });
@@ -148,18 +153,21 @@ export interface ChunkSummary {
   nScored: number;
   nErrors: number;
   scoreSum: number;
+  /** Rows `not_run` (a spend cap); absent when none. */
+  nNotRun?: number;
   /** The chunk's rows, carried through Temporal to finalize (so it reads no file another worker wrote). */
   results?: TaskResult[];
 }
 
-export type EvalStatus = 'completed' | 'failed';
+/** completed; failed (error rate ≥ threshold); budget_exhausted (a spend cap kept tasks from running). */
+export type EvalStatus = 'completed' | 'failed' | 'budget_exhausted';
 
 export interface CandidateResult {
   evalId: string;
   candidate: string;
   candidateRef: string;
   status: EvalStatus;
-  /** Mean over all tasks, errors counted as 0 (see errorsCountedAsZero). */
+  /** Mean over the tasks that ran (all of them unless a spend cap stopped it: see nRun), errors counted as 0. */
   score: number;
   /** Mean over scored tasks only; null when none scored. */
   scoreOfScored: number | null;
@@ -185,6 +193,10 @@ export interface CandidateResult {
   harborVersions?: string[];
   /** Dataset dirs that are not tasks, with the reason. */
   skippedDirs?: { dir: string; reason: string }[];
+  /** The spend caps and what was spent, when a cap was set (model/spend-cap.ts). */
+  spend?: SpendReport;
+  /** Tasks that ran (nTasks − nNotRun): the score's, errorRate's and uncertainty's denominator. */
+  nRun?: number;
 }
 
 export const INLINE_TASK_LIMIT = 1000;
@@ -196,6 +208,10 @@ export interface Progress {
   scored: number;
   errors: number;
   scoreSum: number;
+  /** Tasks a spend cap kept from running (counted in `done`, not in `scored` or `errors`). */
+  notRun?: number;
+  /** The spend cap reached, in words (model/spend-cap.ts), once it is. */
+  spendCapReached?: string;
   phase: 'preparing' | 'running' | 'finalizing' | 'done';
   /** The chunk workflow running now (query it for in-chunk progress). */
   currentChunk: string | null;
@@ -221,6 +237,24 @@ export function newProgress(total: number, phase: Progress['phase']): Progress {
 
 /** The start of a Mode A row's error when the candidate's inference gave no output for it (its own failure). */
 export const NO_INFERENCE_OUTPUT = 'no output from inference';
+
+/** The row of a task a spend cap kept from running (or stopped after the grace period): not scored, not an error. */
+export function notRunRow(task: string, why: string, jobDir: string): TaskResult {
+  return {
+    task,
+    status: 'not_run',
+    score: null,
+    metrics: {},
+    trial: null,
+    taskName: null,
+    nTrials: 0,
+    runs: 0,
+    exceptions: [],
+    timedOut: false,
+    jobDir,
+    error: why,
+  };
+}
 
 /** The score of each task as the evaluation's score counts it (an error is 0). */
 export const countedTaskScores = (tasks: TaskResult[]): number[] => tasks.map((t) => (t.status === 'scored' ? (t.score ?? 0) : 0));

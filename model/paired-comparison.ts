@@ -117,7 +117,10 @@ export function comparePaired(a: Map<string, number>, b: Map<string, number>, op
   };
 }
 
-/** An evaluation's per-task scores for a paired comparison: an error row counts as 0, as in its mean. */
+/**
+ * An evaluation's per-task scores for a paired comparison: an error row counts as 0, as in its mean; a task a
+ * spend cap kept from running (`not_run`) was not evaluated, so it is not among the tasks both evaluated.
+ */
 export function taskScoresOf(r: { tasks: readonly { task: string; status: string; score: number | null }[] | null }): Map<string, number> {
-  return new Map((r.tasks ?? []).map((t) => [t.task, t.status === 'scored' ? (t.score ?? 0) : 0]));
+  return new Map((r.tasks ?? []).filter((t) => t.status !== 'not_run').map((t) => [t.task, t.status === 'scored' ? (t.score ?? 0) : 0]));
 }

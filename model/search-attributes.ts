@@ -10,7 +10,7 @@ export const VeroConfigDigest = defineSearchAttributeKey('VeroConfigDigest', Sea
 export const VeroCostUsd = defineSearchAttributeKey('VeroCostUsd', SearchAttributeType.DOUBLE);
 
 /** The values of VeroStatus: queued (started), running, then the evaluation's status, or error / cancelled. */
-export type VeroStatusValue = 'queued' | 'running' | 'completed' | 'failed' | 'error' | 'cancelled';
+export type VeroStatusValue = 'queued' | 'running' | 'completed' | 'failed' | 'budget_exhausted' | 'error' | 'cancelled';
 /** A VeroStatus update (typed: a misspelt status does not compile). */
 export const veroStatus = (value: VeroStatusValue) => ({ key: VeroStatus, value }) as const;
 

@@ -64,7 +64,8 @@ export function extractReward(rewards: Record<string, number>, rewardKey?: strin
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
 }
 
-export type TaskStatus = 'scored' | 'error';
+/** A task's row: scored, an error (counted as 0), or not run (a spend cap stopped the evaluation first; not counted). */
+export type TaskStatus = 'scored' | 'error' | 'not_run';
 
 export interface TaskScore {
   status: TaskStatus;

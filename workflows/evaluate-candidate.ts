@@ -27,6 +27,7 @@ import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/sear
 import { evaluateChunk } from './evaluate-chunk';
 import { progressQuery, setConcurrencyUpdate } from './queries';
 import { newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
+import { meterSpend, type SpendMeter } from './spend-meter';
 import { chunkWorkflowId, homePaths } from '../model/paths';
 import { MAX_CONCURRENCY } from '../model/eval-config';
 
@@ -82,6 +83,7 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
   const showConcurrency = (n: number, note = '') => setCurrentDetails(`concurrency ${n}${note}`);
   showConcurrency(lanes.concurrency);
   let lanesGranted: boolean | null = null; // decided where the chunks start, by patched('lane-grants')
+  let meter: SpendMeter | null = null; // a spend-capped evaluation's
   setHandler(
     setConcurrencyUpdate,
     async (concurrency) => {
@@ -146,9 +148,14 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
       progress.scored += summary.nScored;
       progress.errors += summary.nErrors;
       progress.scoreSum += summary.scoreSum;
+      if (summary.nNotRun) progress.notRun = (progress.notRun ?? 0) + summary.nNotRun;
     };
     let nextChunk = nChunks; // the first chunk the next run starts (none: this run finishes the evaluation)
     lanesGranted = patched('lane-grants');
+    const cap = input.settings.spendCap;
+    if (lanesGranted && cap && patched('spend-cap')) {
+      meter = meterSpend(cap, info.workflowId, lanes, progress, continuation?.spent);
+    }
     if (lanesGranted) {
       // A run whose history is already at its budget (concurrency raised since it began) starts no more chunks.
       const runFull = () => continues && workflowInfo().historyLength > PARENT_EVENT_BUDGET;
@@ -161,7 +168,9 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
         addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [chunkInput(i)] }));
       }
     }
-    if (nextChunk < nChunks) {
+    // A spend cap reached: the chunks not started are not run (finalize writes their rows).
+    const notStarted = meter?.reached ? nextChunk : nChunks;
+    if (nextChunk < nChunks && notStarted === nChunks) {
       const { done, scored, errors, scoreSum } = progress;
       const next: Continuation = {
         commit: prepared.commit,
@@ -169,8 +178,9 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
         runDir,
         startedAt,
         nextChunk,
-        done: { done, scored, errors, scoreSum },
+        done: { done, scored, errors, scoreSum, ...(progress.notRun ? { notRun: progress.notRun } : {}) },
         concurrency: lanes.concurrency,
+        ...(meter ? { spent: meter.spent } : {}),
       };
       await condition(allHandlersFinished);
       await makeContinueAsNewFunc<typeof evaluateCandidate>({
@@ -187,16 +197,26 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
       candidateRef: input.candidateRef,
       home: input.home,
       runDir,
-      nChunks,
+      nChunks: notStarted,
       configDigest: input.configDigest,
       settings: input.settings,
       split: null,
       startedAt,
       skippedDirs: input.skippedDirs,
+      ...(meter
+        ? {
+            spend: {
+              spent: meter.spent,
+              reached: meter.reached,
+              notStarted: meter.reached ? input.tasks.slice(notStarted * size) : [],
+            },
+          }
+        : {}),
       // The rows travel through Temporal when they fit, so finalize reads no file another worker wrote.
       ...(inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
     });
     progress.phase = 'done';
+    await meter?.leavePool();
     upsertSearchAttributes([
       veroStatus(result.status),
       { key: VeroScore, value: result.score },
@@ -206,6 +226,7 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
     return result;
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
+    await meter?.leavePool();
     upsertSearchAttributes([veroStatus(isCancellation(err) ? 'cancelled' : 'error')]);
     // Surface a chunk's or an activity's failure as this workflow's own, so the UI and CLI show the reason,
     // not "child failed" or "Activity task failed".

@@ -4,7 +4,10 @@
  */
 import {
   ActivityCancellationType,
+  CancellationScope,
   condition,
+  patched,
+  sleep,
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
@@ -15,9 +18,10 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChunkInput, ChunkSummary, TaskResult } from '../model/eval-types';
-import { newProgress } from '../model/eval-types';
+import { newProgress, notRunRow } from '../model/eval-types';
+import { spendOfTask } from '../model/spend-cap';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { grantLanesSignal, lanesFreedSignal, progressQuery, revokeLanesSignal } from './queries';
+import { grantLanesSignal, lanesFreedSignal, progressQuery, revokeLanesSignal, spendCapReachedSignal, taskSpentSignal } from './queries';
 import { runPaths } from '../model/paths';
 import { causeChain } from '../model/errors';
 
@@ -64,6 +68,41 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   // Lanes are numbered as they start; revokeLanes retires every lane numbered below `revokedBelow`.
   let lanesStarted = 0;
   let revokedBelow = 0;
+  // Spend caps (model/spend-cap.ts): each finished task's spend goes to the parent, which says when to stop.
+  const metered = s.spendCap !== undefined && parentId !== undefined && patched('spend-cap');
+  const graceSec = metered ? s.spendCap?.graceSec : undefined;
+  let capStop: string | null = null;
+  let graceExpired = false;
+  const runningScopes = new Set<CancellationScope>();
+  const stoppable = async <T>(run: () => Promise<T>): Promise<T> => {
+    const scope = new CancellationScope();
+    runningScopes.add(scope);
+    try {
+      return await scope.run(run);
+    } finally {
+      runningScopes.delete(scope);
+    }
+  };
+  const reportSpend = (r: TaskResult) => {
+    if (r.status === 'not_run') return;
+    void getExternalWorkflowHandle(parentId!)
+      .signal(taskSpentSignal, { chunkIndex: input.chunkIndex, ...spendOfTask(r.usage) })
+      .catch(() => undefined); // the parent is gone: nobody meters any more
+  };
+  const errorRow = (task: string, err: unknown): TaskResult => ({
+    task,
+    status: 'error',
+    score: null,
+    metrics: {},
+    trial: null,
+    taskName: null,
+    nTrials: 0,
+    runs: s.taskAttempts,
+    exceptions: [],
+    timedOut: false,
+    jobDir: runPaths(input.runDir).jobsDir,
+    error: causeChain(err),
+  });
   const lane = async (): Promise<void> => {
     const laneNo = lanesStarted++;
     await runLane(laneNo);
@@ -71,12 +110,12 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     await freeLanes(1, next >= input.tasks.length);
   };
   const runLane = async (laneNo: number): Promise<void> => {
-    while (next < input.tasks.length && laneNo >= revokedBelow) {
+    while (next < input.tasks.length && laneNo >= revokedBelow && capStop === null) {
       const i = next++;
       const task = input.tasks[i]!;
       progress.running++;
-      try {
-        results[i] = await runTask.executeWithOptions({ summary: `task ${task}` }, [
+      const run = () =>
+        runTask.executeWithOptions({ summary: `task ${task}` }, [
           {
             runDir: input.runDir,
             task,
@@ -87,36 +126,47 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
               : {}),
           },
         ]);
+      try {
+        results[i] = graceSec !== undefined ? await stoppable(run) : await run();
       } catch (err) {
-        if (isCancellation(err)) throw err;
-        const fatal = configFailure(err);
-        if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
-        // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
-        results[i] = {
-          task,
-          status: 'error',
-          score: null,
-          metrics: {},
-          trial: null,
-          taskName: null,
-          nTrials: 0,
-          runs: s.taskAttempts,
-          exceptions: [],
-          timedOut: false,
-          jobDir: runPaths(input.runDir).jobsDir,
-          error: causeChain(err),
-        };
+        if (isCancellation(err) && graceExpired && capStop !== null) {
+          // Stopped by the spend cap's grace period: what its trials spent is not known.
+          results[i] = notRunRow(task, `stopped after the ${graceSec}s grace period: ${capStop}`, runPaths(input.runDir).jobsDir);
+        } else {
+          if (isCancellation(err)) throw err;
+          const fatal = configFailure(err);
+          if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
+          // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
+          results[i] = errorRow(task, err);
+        }
       } finally {
         progress.running--;
       }
       const r = results[i]!;
+      if (metered) reportSpend(r);
       progress.done++;
       if (r.status === 'scored') {
         progress.scored++;
         progress.scoreSum += r.score ?? 0;
-      } else progress.errors++;
+      } else if (r.status === 'not_run') progress.notRun = (progress.notRun ?? 0) + 1;
+      else progress.errors++;
     }
   };
+  if (metered) {
+    setHandler(spendCapReachedSignal, (reason) => {
+      if (capStop !== null) return;
+      capStop = reason;
+      progress.spendCapReached = reason;
+      if (graceSec === undefined) return;
+      void sleep(graceSec * 1000).then(
+        () => {
+          graceExpired = true;
+          for (const scope of runningScopes) scope.cancel();
+        },
+        () => undefined, // this chunk was cancelled meanwhile
+      );
+    });
+  }
   if (granted) {
     setHandler(revokeLanesSignal, () => {
       revokedBelow = lanesStarted;
@@ -137,8 +187,16 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     await Promise.all(lanesRunning.slice(settled, n));
     settled = n;
     if (lanesRunning.length > settled) continue;
-    if (next >= input.tasks.length) break;
-    await condition(() => lanesRunning.length > settled);
+    if (next >= input.tasks.length || capStop !== null) break;
+    await condition(() => lanesRunning.length > settled || capStop !== null);
+  }
+  if (capStop !== null) {
+    for (let i = 0; i < input.tasks.length; i++) {
+      if (results[i]) continue;
+      results[i] = notRunRow(input.tasks[i]!, `not started: ${capStop}`, runPaths(input.runDir).jobsDir);
+      progress.done++;
+      progress.notRun = (progress.notRun ?? 0) + 1;
+    }
   }
   progress.phase = 'done';
   const summary = await saveChunkResults({ runDir: input.runDir, chunkIndex: input.chunkIndex, results });

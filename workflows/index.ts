@@ -2,5 +2,6 @@
 export { evaluateCandidate } from './evaluate-candidate';
 export { evaluateChunk } from './evaluate-chunk';
 export { evaluateSamples } from './evaluate-samples';
-export { progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from './queries';
+export { spendPool, type SpendPoolInput } from './spend-pool';
+export { progressQuery, setConcurrencyUpdate, spendPoolQuery, type ConcurrencyChange, type SpendPoolState } from './queries';
 export { buildTask } from './build-task';

@@ -10,6 +10,8 @@
  * before it can be granted again, and the newest chunk is told to hand back every lane it holds after its
  * current task (revokeLanes), so the only lanes that start tasks afterwards are granted ones, granted only once
  * nothing is owed. Invariant: lanes held by chunks + freed − owed = concurrency.
+ *
+ * Once a spend cap is reached (`stopped`), no lane is granted and no chunk started: the running chunks end.
  */
 import { condition, executeChild, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ChunkInput, ChunkSummary, Progress } from '../model/eval-types';
@@ -25,9 +27,17 @@ export interface LanePool {
   owed: number;
   /** Asks the chunk that is starting tasks now to hand back every lane it holds (set while chunks run). */
   revokeNewest: (() => Promise<void>) | null;
+  /** Why no lane is granted and no chunk started any more (a spend cap reached: workflows/spend-meter.ts). */
+  stopped: string | null;
 }
 
-export const newLanePool = (concurrency: number): LanePool => ({ concurrency, freed: concurrency, owed: 0, revokeNewest: null });
+export const newLanePool = (concurrency: number): LanePool => ({
+  concurrency,
+  freed: concurrency,
+  owed: 0,
+  revokeNewest: null,
+  stopped: null,
+});
 
 /** Lanes coming back to the parent pay what is owed first; the rest can be granted again. */
 function takeBack(pool: LanePool, lanes: number): void {
@@ -102,7 +112,8 @@ export async function runChunksWithLaneGrants(
     progress.runningChunks = [...running.keys()].map(id);
     progress.currentChunk = id(i);
   };
-  const moreToStart = () => newest < endChunk - 1 && !runFull();
+  const moreToStart = () => newest < endChunk - 1 && !runFull() && pool.stopped === null;
+  if (pool.stopped !== null) return firstChunk;
   const lanes = pool.freed;
   pool.freed = 0;
   start(lanes);
@@ -122,10 +133,14 @@ export async function runChunksWithLaneGrants(
   async function grantLanesUntilDone(): Promise<void> {
     while (running.size > 0 && failure === null) {
       await condition(
-        () => failure !== null || running.size === 0 || (pool.freed > 0 && moreToStart()) || (pool.freed > 0 && !newestDrained),
+        () =>
+          failure !== null ||
+          running.size === 0 ||
+          (pool.freed > 0 && moreToStart()) ||
+          (pool.freed > 0 && !newestDrained && pool.stopped === null),
       );
       progress.runningChunks = [...running.keys()].map(id);
-      if (failure !== null || pool.freed === 0) continue;
+      if (failure !== null || pool.freed === 0 || pool.stopped !== null) continue;
       const lanes = pool.freed;
       pool.freed = 0;
       if (!newestDrained && running.has(newest)) {

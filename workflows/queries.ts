@@ -26,3 +26,41 @@ export interface ConcurrencyChange {
  * at once; lowering lets running tasks finish and starts none until fewer than the new value run.
  */
 export const setConcurrencyUpdate = defineUpdate<ConcurrencyChange, [number]>('setConcurrency');
+
+/**
+ * Spend caps (model/spend-cap.ts). A chunk of a capped evaluation reports each finished task's spend to its
+ * parent (`taskSpent`); once a cap is reached the parent starts nothing more and tells every running chunk
+ * (`spendCapReached`, with the reason in words): a chunk then starts no task, lets the running ones finish
+ * (or stops them after the grace period) and writes the rest as `not_run` rows. A spend pool tells each of
+ * its evaluations the same way.
+ */
+export interface SpendSignal {
+  chunkIndex: number;
+  costUsd: number;
+  tokens: number;
+  unmetered: number;
+}
+export const taskSpentSignal = defineSignal<[SpendSignal]>('taskSpent');
+export const spendCapReachedSignal = defineSignal<[string]>('spendCapReached');
+
+/**
+ * A spend pool (workflows/spend-pool.ts): evaluations that name it join, forward each task's spend, and leave
+ * when they end; once its caps are reached it sends `spendCapReached` to every member (and to any that joins).
+ */
+export const poolJoinSignal = defineSignal<[{ evalId: string }]>('poolJoin');
+export const poolSpentSignal = defineSignal<[{ evalId: string; costUsd: number; tokens: number; unmetered: number }]>('poolSpent');
+export const poolLeaveSignal = defineSignal<[{ evalId: string }]>('poolLeave');
+
+/** A spend pool's state, for `vero spend-pool` and for start-eval's check of its caps. */
+export interface SpendPoolState {
+  name: string;
+  maxCostUsd: number | null;
+  maxTokens: number | null;
+  spent: { costUsd: number; tokens: number; unmetered: number };
+  reached: string | null;
+  /** Evaluations running now that draw on it. */
+  members: string[];
+  /** Every evaluation that ever joined, with what it spent. */
+  spentBy: Record<string, { costUsd: number; tokens: number }>;
+}
+export const spendPoolQuery = defineQuery<SpendPoolState>('spendPool');

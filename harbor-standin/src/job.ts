@@ -408,9 +408,9 @@ export class Job {
       agent_info: agentInfo(p.agent),
       agent_result: agentRan
         ? {
-            n_input_tokens: null,
+            n_input_tokens: outcome.n_input_tokens ?? null,
             n_cache_tokens: null,
-            n_output_tokens: null,
+            n_output_tokens: outcome.n_output_tokens ?? null,
             cost_usd: f(outcome.cost_usd),
             rollout_details: null,
             metadata: null,

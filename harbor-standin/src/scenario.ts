@@ -29,6 +29,8 @@ export const Outcome = z
     exit_code: z.number().int().optional(),
     /** Token/cost accounting for the trial. */
     cost_usd: z.number().optional(),
+    n_input_tokens: z.number().int().nonnegative().optional(),
+    n_output_tokens: z.number().int().nonnegative().optional(),
     /**
      * The agent calls this model once, as a model-using agent would: a chat completion at $OPENAI_BASE_URL with
      * $OPENAI_API_KEY (the HTTP status, or the error, goes to agent/model-call.txt).

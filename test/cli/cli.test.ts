@@ -443,3 +443,49 @@ test('start-eval --wait exits 2 when the evaluation fails for a config reason (t
     w.kill('SIGTERM');
   }
 });
+
+test('a spend cap through the CLI: start-eval --wait exits 4 with budget_exhausted and not_run rows; spend-pool shows the batch', async () => {
+  const q = uniqueQueue('capcli');
+  const pool = `cli-${q}`;
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      tasks: { 'add-cli-flag': { reward: 1, cost_usd: 2, duration_ms: 200 } },
+      default: { reward: 1, cost_usd: 0.5, duration_ms: 1500 },
+    },
+    execution: { concurrency: 1, max_cost_usd: 1, spend_pool: pool },
+  });
+  const w = spawnWorker(address(), q, {});
+  try {
+    const human = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait']);
+    expect(human.code).toBe(4);
+    expect(human.stdout).toMatch(
+      new RegExp(`status +budget_exhausted \\(max_cost_usd \\$1\\.00 reached \\(\\$2\\.0000 spent in spend pool ${pool}\\); partial`),
+    );
+    expect(human.stdout).toMatch(/score +1\.000 over the 2 of 6 task\(s\) that ran \(4 not run\)/);
+    expect(human.stdout).toMatch(/not_run .*not started: max_cost_usd/);
+    const json = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
+    expect(json.code).toBe(4);
+    const r = JSON.parse(json.stdout) as {
+      status: string;
+      nRun: number;
+      nTasks: number;
+      tasks: { status: string }[];
+      spend: { nNotRun: number };
+    };
+    expect(r).toMatchObject({ status: 'budget_exhausted', nRun: 2, nTasks: 6, spend: { nNotRun: 4 } });
+    expect(r.tasks.filter((t) => t.status === 'not_run')).toHaveLength(4);
+    const shown = await runVero(['spend-pool', pool, '--address', address()]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`spend pool ${pool}: max_cost_usd \\$1\\.00`));
+    expect(shown.stdout).toMatch(/spent +\$2\.5000, 0 tokens/);
+    expect(shown.stdout).toMatch(/cap reached: max_cost_usd \$1\.00 reached/);
+    const missing = await runVero(['spend-pool', 'no-such-pool', '--address', address()]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/spend pool "no-such-pool": none on this server/);
+  } finally {
+    w.kill('SIGTERM');
+  }
+});

@@ -146,6 +146,35 @@ test('a large evaluation continues as new every chunks_per_run chunks: bounded r
   for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
 });
 
+test('a worker SIGKILLed after a spend cap was reached: the new worker starts nothing more, the result is the same budget_exhausted', async () => {
+  const q = uniqueQueue('capcrash');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      tasks: { 'add-cli-flag': { reward: 1, cost_usd: 5, duration_ms: 200 } },
+      default: { reward: 1, cost_usd: 0.5, duration_ms: 4000 },
+    },
+    execution: { concurrency: 1, chunk_size: 3, max_cost_usd: 1, heartbeat_timeout: '3s' },
+  });
+  const cfg = loadEvalConfig(f.configFile);
+  const input = await prepareEvalInput(cfg, 'improved');
+  const c = await client();
+  const { handle } = await startOrAttach(c, input, q);
+  // Killed while the task started before the cap was heard still runs, after the parent has stopped.
+  const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
+    const p = await getProgress(c, input.evalId).catch(() => null);
+    return !!p?.spendCapReached && p.running === 1;
+  });
+  expect(result.status).toBe('budget_exhausted');
+  expect((result.tasks ?? []).filter((t) => t.status === 'scored').map((t) => t.task)).toEqual(['add-cli-flag', 'count-words']);
+  expect(result.spend).toMatchObject({ nNotRun: 4, reached: 'max_cost_usd $1.00 reached ($5.0000 spent)' });
+  // The history keeps the cap: the new worker started no task the cap had kept from running.
+  expect(Object.keys(runsPerTask(f.invocationLog)).sort()).toEqual(['add-cli-flag', 'count-words']);
+  expect(runsPerTask(f.invocationLog)['add-cli-flag']).toBe(1);
+});
+
 test('cancelling an evaluation stops the running harbor process group and records the cancellation', async () => {
   const q = uniqueQueue('cancel');
   const f = evalFixture({

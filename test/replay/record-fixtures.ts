@@ -2,7 +2,8 @@
  * Records workflow history fixtures for the replay test on a throwaway dev server: a small evaluation (one task
  * retried after an infrastructure error: the parent's and the chunk's histories), an evaluation that continues
  * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
- * chunk), a Mode A evaluation (evaluateSamples) and a build (buildTask).
+ * chunk), one a spend pool's cap stops (parent, chunk and the pool), a Mode A evaluation (evaluateSamples) and a
+ * build (buildTask).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -14,6 +15,7 @@ import * as path from 'node:path';
 import { runBuild } from '../../client/build-client';
 import { connect, getProgress, prepareEvalInput, setConcurrency, startOrAttach } from '../../client/eval-client';
 import { evaluateSamples } from '../../workflows';
+import { spendPoolWorkflowId } from '../../model/spend-cap';
 import { startDevServer } from '../../infra/dev-server';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { findTemporalCli, PROJECT_ROOT } from '../../infra/temporal-cli';
@@ -112,6 +114,41 @@ async function main(): Promise<void> {
         await handle.result();
         save('evaluate-candidate.set-concurrency', input.evalId);
         save('evaluate-chunk.set-concurrency', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-candidate.spend-cap') || want('spend-pool')) {
+        // A spend pool's cap reached by the first task of four (chunks of 2, concurrency 1): the task started
+        // meanwhile is stopped after the 1 s grace period, the second chunk never starts, the pool closes.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-spend'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({
+              tasks: { 'count-words': { reward: 1, cost_usd: 2, duration_ms: 200 } },
+              default: { reward: 1, cost_usd: 0.5, duration_ms: 20_000 },
+            }),
+          },
+          'execution.concurrency': 1,
+          'execution.chunk_size': 2,
+          'execution.max_cost_usd': 1,
+          'execution.budget_grace': '1s',
+          'execution.spend_pool': 'record',
+          'execution.heartbeat_timeout': '2s', // a cancel reaches the activity with its next heartbeat
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        const pool = client.workflow.getHandle(spendPoolWorkflowId('record'));
+        await pool.result();
+        if (want('evaluate-candidate.spend-cap')) {
+          save('evaluate-candidate.spend-cap', input.evalId);
+          save('evaluate-chunk.spend-cap', `${input.evalId}/chunk-0`);
+        }
+        if (want('spend-pool')) save('spend-pool', pool.workflowId);
       }
       if (want('evaluate-samples')) {
         const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'improved^{commit}'], { encoding: 'utf8' }).trim();

@@ -17,20 +17,24 @@ const fixtures = fs
 test("history fixtures exist for every workflow type, today's and those recorded before each patched() change", () => {
   // Evaluations started before the `harbor-preflight` (v1) and `lane-grants` (v2) patches must still replay; an
   // evaluation that continues as new (`continue-as-new`, `rows-out-of-parent`) replays its first and last run;
-  // one whose concurrency changed (setConcurrency updates, revokeLanes) replays with its chunk.
+  // one whose concurrency changed (setConcurrency updates, revokeLanes) replays with its chunk; one a spend
+  // pool's cap stopped (`spend-cap`: taskSpent, spendCapReached, the grace timer's cancel) with its chunk and pool.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.continued-first-run.json',
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
     'evaluate-candidate.set-concurrency.json',
+    'evaluate-candidate.spend-cap.json',
     'evaluate-candidate.v1-before-preflight.json',
     'evaluate-candidate.v2-before-lane-grants.json',
     'evaluate-chunk.json',
     'evaluate-chunk.set-concurrency.json',
+    'evaluate-chunk.spend-cap.json',
     'evaluate-chunk.v1-before-preflight.json',
     'evaluate-chunk.v2-before-lane-grants.json',
     'evaluate-samples.json',
+    'spend-pool.json',
   ]);
 });
 

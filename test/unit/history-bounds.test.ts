@@ -11,6 +11,10 @@ test('a run of the parent holds as many chunks as fit its event budget at the co
   expect(chunksPerRun(1000)).toBe(2);
   for (const c of [1, 4, 8, 32, 100, 1000]) expect(chunksPerRun(c) * parentEventsPerChunk(c)).toBeLessThanOrEqual(PARENT_EVENT_BUDGET);
   expect(chunksPerRun(8, 3)).toBe(3); // execution.chunks_per_run wins
+  // A spend-capped evaluation records each task's spend report too: chunks of 500 at concurrency 4.
+  expect(chunksPerRun(4, undefined, { chunkSize: 500, pooled: false })).toBe(3);
+  expect(chunksPerRun(4, undefined, { chunkSize: 500, pooled: true })).toBe(2);
+  expect(chunksPerRun(4, undefined, { chunkSize: 1000, pooled: true })).toBe(1);
 });
 
 test('an input whose task names do not fit one payload is refused with its size and how to split it', () => {

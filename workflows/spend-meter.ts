@@ -1,0 +1,66 @@
+/**
+ * The spend meter of one run of a capped evaluation (model/spend-cap.ts; signals in queries.ts). Chunks report
+ * each finished task's spend (`taskSpent`); the meter adds it up and, once a cap is reached (its own, or its
+ * spend pool's: the pool decides and says `spendCapReached`), stops the lane pool (no chunk starts, no lane is
+ * granted) and tells every running chunk once. A chunk that reports spend after the cap was reached and was
+ * not told yet (it started as the cap was reached) is told then.
+ */
+import { CancellationScope, getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import type { Progress } from '../model/eval-types';
+import { chunkWorkflowId } from '../model/paths';
+import { addSpend, capReached, NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
+import type { LanePool } from './lane-grants';
+import { poolJoinSignal, poolLeaveSignal, poolSpentSignal, spendCapReachedSignal, taskSpentSignal } from './queries';
+
+export interface SpendMeter {
+  /** What this evaluation's finished tasks spent (over every run). */
+  spent: Spend;
+  /** The cap reached, in words, or null. */
+  reached: string | null;
+  /** Tells the spend pool (if any) that this evaluation draws on it no more. */
+  leavePool: () => Promise<void>;
+}
+
+export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progress: Progress, carried?: Spend): SpendMeter {
+  const meter: SpendMeter = { spent: carried ?? NO_SPEND, reached: null, leavePool };
+  const told = new Set<string>();
+  const pool = cap.pool ? getExternalWorkflowHandle(spendPoolWorkflowId(cap.pool)) : null;
+
+  function tell(chunkId: string, reason: string): void {
+    if (told.has(chunkId)) return;
+    told.add(chunkId);
+    void getExternalWorkflowHandle(chunkId)
+      .signal(spendCapReachedSignal, reason)
+      .catch(() => told.delete(chunkId)); // not started yet, or done: told again when it reports
+  }
+  function stop(reason: string): void {
+    if (meter.reached !== null) return;
+    meter.reached = reason;
+    lanes.stopped = reason;
+    progress.spendCapReached = reason;
+    for (const chunkId of progress.runningChunks ?? []) tell(chunkId, reason);
+  }
+  setHandler(taskSpentSignal, ({ chunkIndex, costUsd, tokens, unmetered }) => {
+    meter.spent = addSpend(meter.spent, { costUsd, tokens, unmetered });
+    if (pool) void pool.signal(poolSpentSignal, { evalId, costUsd, tokens, unmetered }).catch(() => undefined);
+    else {
+      const reason = capReached(cap, meter.spent);
+      if (reason) stop(reason);
+    }
+    if (meter.reached !== null) tell(chunkWorkflowId(evalId, chunkIndex), meter.reached);
+  });
+  // The pool's verdict (its caps are over every evaluation that names it).
+  setHandler(spendCapReachedSignal, stop);
+  if (pool) void pool.signal(poolJoinSignal, { evalId }).catch(() => undefined);
+  // A continued run starts already stopped when the cap was reached in an earlier one.
+  if (!pool) {
+    const reason = capReached(cap, meter.spent);
+    if (reason) stop(reason);
+  }
+
+  async function leavePool(): Promise<void> {
+    // Also when this evaluation is being cancelled.
+    if (pool) await CancellationScope.nonCancellable(() => pool.signal(poolLeaveSignal, { evalId }).catch(() => undefined));
+  }
+  return meter;
+}

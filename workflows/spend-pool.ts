@@ -1,0 +1,78 @@
+/**
+ * A spend pool: one durable total over several evaluations (a candidate batch) that name it in
+ * `execution.spend_pool`. Its caps are fixed when it starts (the first evaluation's `max_cost_usd` /
+ * `max_tokens`; start-eval refuses an evaluation whose caps differ). Members join, forward each finished
+ * task's spend, and leave when they end; once a cap is reached every member, and every later joiner, is told
+ * `spendCapReached`. The pool ends when its cap is reached and no member runs (it is then closed: a new
+ * evaluation naming it is refused); its history stays bounded by continuing as new.
+ */
+import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { addSpend, capReached, NO_SPEND, type Spend } from '../model/spend-cap';
+import { poolJoinSignal, poolLeaveSignal, poolSpentSignal, spendCapReachedSignal, spendPoolQuery, type SpendPoolState } from './queries';
+
+export interface SpendPoolInput {
+  name: string;
+  maxCostUsd?: number;
+  maxTokens?: number;
+}
+
+/** What a run hands to the next when the pool continues as new. */
+export interface SpendPoolCarried {
+  spent: Spend;
+  reached: string | null;
+  members: string[];
+  spentBy: Record<string, { costUsd: number; tokens: number }>;
+}
+
+/** Events one run holds before it continues as new (each spend is one event, each notice about three). */
+const POOL_EVENT_BUDGET = 4000;
+
+export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarried): Promise<SpendPoolState> {
+  const cap = { maxCostUsd: input.maxCostUsd, maxTokens: input.maxTokens, pool: input.name };
+  let spent = carried?.spent ?? NO_SPEND;
+  let reached = carried?.reached ?? null;
+  const members = new Set(carried?.members ?? []);
+  const spentBy = { ...(carried?.spentBy ?? {}) };
+  let sending = 0;
+  const state = (): SpendPoolState => ({
+    name: input.name,
+    maxCostUsd: input.maxCostUsd ?? null,
+    maxTokens: input.maxTokens ?? null,
+    spent,
+    reached,
+    members: [...members].sort(),
+    spentBy,
+  });
+  const tell = (evalId: string) => {
+    if (reached === null) return;
+    sending++;
+    void getExternalWorkflowHandle(evalId)
+      .signal(spendCapReachedSignal, reached)
+      .catch(() => members.delete(evalId)) // it has ended
+      .finally(() => sending--);
+  };
+  setHandler(spendPoolQuery, state);
+  setHandler(poolJoinSignal, ({ evalId }) => {
+    members.add(evalId);
+    spentBy[evalId] ??= { costUsd: 0, tokens: 0 };
+    tell(evalId);
+  });
+  setHandler(poolLeaveSignal, ({ evalId }) => {
+    members.delete(evalId);
+  });
+  setHandler(poolSpentSignal, ({ evalId, costUsd, tokens, unmetered }) => {
+    spent = addSpend(spent, { costUsd, tokens, unmetered });
+    const mine = spentBy[evalId] ?? { costUsd: 0, tokens: 0 };
+    spentBy[evalId] = { costUsd: mine.costUsd + costUsd, tokens: mine.tokens + tokens };
+    if (reached !== null) return;
+    reached = capReached(cap, spent);
+    if (reached !== null) for (const m of members) tell(m);
+  });
+  const full = () => workflowInfo().historyLength > POOL_EVENT_BUDGET;
+  await condition(() => (reached !== null && members.size === 0 && sending === 0) || full());
+  await condition(() => sending === 0 && allHandlersFinished());
+  if (!(reached !== null && members.size === 0)) {
+    await continueAsNew<typeof spendPool>(input, { spent, reached, members: [...members], spentBy });
+  }
+  return state();
+}
