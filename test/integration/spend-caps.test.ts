@@ -144,3 +144,24 @@ test('a spend pool is one total over a batch: the second evaluation stops when t
     await expect(third).rejects.toThrow(/spend pool "batch-.*" has ended \(max_cost_usd \$4\.00 reached/);
   });
 });
+
+test('the spend so far crosses continue-as-new: a cap reached in the second run counts what the first spent', async () => {
+  const q = uniqueQueue('capcan');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    scenario: { default: { reward: 1, cost_usd: 1 } },
+    // One task per chunk, two chunks per run: the first run spends $2 and continues as new.
+    execution: { concurrency: 1, chunk_size: 1, chunks_per_run: 2, max_cost_usd: 3 },
+  });
+  await withWorker(q, async () => {
+    const { handle, client: c, input } = await evaluate(f, 'improved');
+    const r = (await handle.result()) as CandidateResult;
+    const d = await c.workflow.getHandle(input.evalId).describe();
+    expect(d.raw.workflowExecutionInfo?.firstRunId).not.toBe(d.runId); // it did continue as new
+    expect(r.status).toBe('budget_exhausted');
+    expect(rows(r).map((t) => t.status)).toEqual(['scored', 'scored', 'scored', 'not_run', 'not_run', 'not_run']);
+    expect(r.spend).toMatchObject({ spent: { costUsd: 3 }, reached: 'max_cost_usd $3.00 reached ($3.0000 spent)', nNotRun: 3 });
+    expect(Object.keys(runsPerTask(f.invocationLog))).toHaveLength(3);
+  });
+});
