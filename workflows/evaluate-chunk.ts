@@ -19,7 +19,7 @@ import {
 import type { Activities } from '../activities';
 import type { ChunkInput, ChunkSummary, TaskResult } from '../model/eval-types';
 import { newProgress, notRunRow } from '../model/eval-types';
-import { spendOfTask } from '../model/spend-cap';
+import { type Spend, spendOfTask } from '../model/spend-cap';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { grantLanesSignal, lanesFreedSignal, progressQuery, revokeLanesSignal, spendCapReachedSignal, taskSpentSignal } from './queries';
 import { runPaths } from '../model/paths';
@@ -58,10 +58,15 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   let next = 0;
   const granted = input.lanes !== undefined; // the lane-grant protocol (see queries.ts)
   const parentId = workflowInfo().parent?.workflowId;
-  const freeLanes = async (lanes: number, drained = true): Promise<void> => {
+  const freeLanes = async (lanes: number, drained = true, spent?: Spend): Promise<void> => {
     if (!granted || !parentId || lanes < 1) return;
     await getExternalWorkflowHandle(parentId)
-      .signal(lanesFreedSignal, { chunkIndex: input.chunkIndex, lanes, ...(drained ? {} : { drained: false }) })
+      .signal(lanesFreedSignal, {
+        chunkIndex: input.chunkIndex,
+        lanes,
+        ...(drained ? {} : { drained: false }),
+        ...(spent ? { spent } : {}),
+      })
       .catch(() => undefined); // the parent is gone: nobody needs the lane
   };
   const lanesRunning: Promise<void>[] = [];
@@ -84,7 +89,6 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     }
   };
   const reportSpend = (r: TaskResult) => {
-    if (r.status === 'not_run') return;
     void getExternalWorkflowHandle(parentId!)
       .signal(taskSpentSignal, { chunkIndex: input.chunkIndex, ...spendOfTask(r.usage) })
       .catch(() => undefined); // the parent is gone: nobody meters any more
@@ -105,12 +109,16 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   });
   const lane = async (): Promise<void> => {
     const laneNo = lanesStarted++;
-    await runLane(laneNo);
-    // This chunk has no task left to start (or the parent took the lane back): the lane goes back to the parent.
-    await freeLanes(1, next >= input.tasks.length);
+    const lastSpend = await runLane(laneNo);
+    // This chunk has no task left to start (or the parent took the lane back): the lane goes back to the parent,
+    // with what its last task spent (so the parent meters it before it can start anything with the lane).
+    await freeLanes(1, next >= input.tasks.length, lastSpend ?? undefined);
   };
-  const runLane = async (laneNo: number): Promise<void> => {
-    while (next < input.tasks.length && laneNo >= revokedBelow && capStop === null) {
+  const laneGoesOn = (laneNo: number) => next < input.tasks.length && laneNo >= revokedBelow && capStop === null;
+  /** Runs tasks while there are any for this lane; a metered lane returns its last task's spend, not yet reported. */
+  const runLane = async (laneNo: number): Promise<Spend | null> => {
+    let lastSpend: Spend | null = null;
+    while (laneGoesOn(laneNo)) {
       const i = next++;
       const task = input.tasks[i]!;
       progress.running++;
@@ -143,7 +151,11 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
         progress.running--;
       }
       const r = results[i]!;
-      if (metered) reportSpend(r);
+      if (metered && r.status !== 'not_run') {
+        // A lane that goes on reports now; one that is freed reports with the lane (lanesFreed).
+        if (laneGoesOn(laneNo) || !granted) reportSpend(r);
+        else lastSpend = spendOfTask(r.usage);
+      }
       progress.done++;
       if (r.status === 'scored') {
         progress.scored++;
@@ -151,6 +163,7 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
       } else if (r.status === 'not_run') progress.notRun = (progress.notRun ?? 0) + 1;
       else progress.errors++;
     }
+    return lastSpend;
   };
   if (metered) {
     setHandler(spendCapReachedSignal, (reason) => {

@@ -15,6 +15,7 @@
  */
 import { condition, executeChild, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ChunkInput, ChunkSummary, Progress } from '../model/eval-types';
+import type { Spend } from '../model/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
 import { evaluateChunk } from './evaluate-chunk';
 import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './queries';
@@ -29,6 +30,8 @@ export interface LanePool {
   revokeNewest: (() => Promise<void>) | null;
   /** Why no lane is granted and no chunk started any more (a spend cap reached: workflows/spend-meter.ts). */
   stopped: string | null;
+  /** Meters the spend a freed lane carries, before the lane can be used again (set by the spend meter). */
+  meter?: (chunkIndex: number, spent: Spend) => void;
 }
 
 export const newLanePool = (concurrency: number): LanePool => ({
@@ -81,7 +84,8 @@ export async function runChunksWithLaneGrants(
   let failure: unknown = null;
   let newest = firstChunk - 1;
   let newestDrained = false;
-  setHandler(lanesFreedSignal, ({ chunkIndex, lanes, drained }) => {
+  setHandler(lanesFreedSignal, ({ chunkIndex, lanes, drained, spent }) => {
+    if (spent) pool.meter?.(chunkIndex, spent);
     takeBack(pool, lanes);
     // Lanes handed back on request (revokeLanes) come from a chunk that still has tasks to start.
     if (chunkIndex === newest && drained !== false) newestDrained = true;

@@ -10,8 +10,13 @@ export const progressQuery = defineQuery<Progress>('progress');
  * parent hands freed lanes to the newest chunk that still has tasks (`grantLanes` to it), or starts the next
  * chunk with them. At most `concurrency` tasks are ever in flight, and no lane waits for a chunk's slowest task.
  * `revokeLanes` asks a chunk to hand back every lane it holds after its current task (`drained: false`).
+ * A spend-capped chunk's lane that frees after a task carries that task's spend (`spent`), so the parent meters
+ * it before it can start anything with the lane (two signals may arrive in either order).
  */
-export const lanesFreedSignal = defineSignal<[{ chunkIndex: number; lanes: number; drained?: boolean }]>('lanesFreed');
+export const lanesFreedSignal =
+  defineSignal<[{ chunkIndex: number; lanes: number; drained?: boolean; spent?: { costUsd: number; tokens: number; unmetered: number } }]>(
+    'lanesFreed',
+  );
 export const grantLanesSignal = defineSignal<[number]>('grantLanes');
 export const revokeLanesSignal = defineSignal('revokeLanes');
 

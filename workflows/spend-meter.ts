@@ -1,6 +1,6 @@
 /**
  * The spend meter of one run of a capped evaluation (model/spend-cap.ts; signals in queries.ts). Chunks report
- * each finished task's spend (`taskSpent`); the meter adds it up and, once a cap is reached (its own, or its
+ * each finished task's spend (`taskSpent`, or with the lane it frees: `lanesFreed`); the meter adds it up and, once a cap is reached (its own, or its
  * spend pool's: the pool decides and says `spendCapReached`), stops the lane pool (no chunk starts, no lane is
  * granted) and tells every running chunk once. A chunk that reports spend after the cap was reached and was
  * not told yet (it started as the cap was reached) is told then.
@@ -40,7 +40,7 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
     progress.spendCapReached = reason;
     for (const chunkId of progress.runningChunks ?? []) tell(chunkId, reason);
   }
-  setHandler(taskSpentSignal, ({ chunkIndex, costUsd, tokens, unmetered }) => {
+  function record(chunkIndex: number, { costUsd, tokens, unmetered }: Spend): void {
     meter.spent = addSpend(meter.spent, { costUsd, tokens, unmetered });
     if (pool) void pool.signal(poolSpentSignal, { evalId, costUsd, tokens, unmetered }).catch(() => undefined);
     else {
@@ -48,7 +48,9 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
       if (reason) stop(reason);
     }
     if (meter.reached !== null) tell(chunkWorkflowId(evalId, chunkIndex), meter.reached);
-  });
+  }
+  setHandler(taskSpentSignal, ({ chunkIndex, ...spent }) => record(chunkIndex, spent));
+  lanes.meter = record; // a freed lane's last task (lanesFreed)
   // The pool's verdict (its caps are over every evaluation that names it).
   setHandler(spendCapReachedSignal, stop);
   if (pool) void pool.signal(poolJoinSignal, { evalId }).catch(() => undefined);

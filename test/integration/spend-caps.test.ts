@@ -111,7 +111,8 @@ test('a spend pool is one total over a batch: the second evaluation stops when t
     taskQueue: q,
     address: address(),
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: { default: { reward: 1, cost_usd: 1, duration_ms: 1200 } },
+    // Long enough for the pool's verdict to come back while the second task runs.
+    scenario: { default: { reward: 1, cost_usd: 1, duration_ms: 2500 } },
     tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
     execution: { concurrency: 1, max_cost_usd: 4, spend_pool: pool },
   });
