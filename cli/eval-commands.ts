@@ -253,7 +253,8 @@ export function registerEvalCommands(program: Command): void {
           ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors${progress.concurrency ? `, concurrency ${progress.concurrency}` : ''}`
           : `${d.status.name.toLowerCase()}: ${progress.done}/${progress.total} done, ${progress.errors} errors${progress.stopped ? `, ${progress.stopped} stopped while running` : ''}`,
       );
-    if (progress?.spendCapReached) print(`spend cap reached: ${progress.spendCapReached}; ${progress.notRun ?? 0} task(s) not run so far, none starts`);
+    if (progress?.spendCapReached)
+      print(`spend cap reached: ${progress.spendCapReached}; ${progress.notRun ?? 0} task(s) not run so far, none starts`);
     if (state.ui) print(`Web UI: ${state.ui}`);
   });
 

@@ -18,7 +18,8 @@ export interface PartialResults {
   nTasks: number;
   /** Tasks with a row (scored or error) so far. */
   nWithResults: number;
-  tasks: (TaskScore & { task: string; taskName: string | null })[];
+  /** Each with its job dir on this host (its trials and harbor log are there). */
+  tasks: (TaskScore & { task: string; taskName: string | null; jobDir: string })[];
   pending: string[];
 }
 
@@ -44,7 +45,8 @@ export async function partialResults(client: Client, evalId: string): Promise<Pa
     };
     let row: PartialResults['tasks'][number] | undefined;
     try {
-      row = loaded && (loaded.trials.length || loaded.invalid.length) ? collate(loaded.trials, opts)[0] : undefined;
+      const collated = loaded && (loaded.trials.length || loaded.invalid.length) ? collate(loaded.trials, opts)[0] : undefined;
+      row = collated && { ...collated, jobDir };
     } catch {
       row = undefined; // trials for another task name: the run's own row will say so
     }

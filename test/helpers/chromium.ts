@@ -24,3 +24,16 @@ export function chromium(args: string[]): string {
   return spawnSync(CHROMIUM!, [...flags, `--user-data-dir=${tempDir('vero-chromium-')}`, ...args], { encoding: 'utf8', timeout: 90_000 })
     .stdout;
 }
+
+/**
+ * Debian's Chromium driven by Playwright (playwright-core: no browser download; it is pointed at this binary),
+ * for pages that are used, not just rendered: clicks, typing, what the page's scripts computed.
+ */
+export async function launchChromium(): Promise<import('playwright-core').Browser> {
+  if (!CHROMIUM) throw new Error("no chromium at /usr/bin/chromium: install Debian's (apt-get install chromium; .ci/run does)");
+  const { chromium: playwright } = require('playwright-core') as typeof import('playwright-core');
+  return playwright.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update'],
+  });
+}

@@ -24,6 +24,13 @@ const task = (name: string, score: number | null, status: 'scored' | 'error' = '
   jobDir: '/j',
   error: status === 'error' ? 'no trial has verifier rewards' : null,
 });
+/** A chart's Chart.js config, as the page carries it. */
+function chartConfig(html: string, id: string): { data: { labels: string[]; datasets: { data: unknown[] }[] } } {
+  const m = new RegExp(`<script type="application/json" data-chart="${id}">(.*?)</script>`, 's').exec(html);
+  if (!m) throw new Error(`no chart ${id}`);
+  return JSON.parse(m[1]!) as { data: { labels: string[]; datasets: { data: unknown[] }[] } };
+}
+
 const result = (ref: string, sha: string, tasks: TaskResult[], score: number): CandidateResult => ({
   evalId: `eval-${sha}`,
   candidate: sha.padEnd(40, '0'),
@@ -62,8 +69,14 @@ test('renders ranked candidates, a task matrix with error cells, links, and esca
   // The best against the runner-up, as vero compare would say it: both tasks moved up (the error row counts as 0).
   expect(html).toContain('<h2>Best vs runner-up</h2>');
   expect(html).toContain('mean delta +0.750');
-  expect(html.match(/<g class="delta up">/g)).toHaveLength(2);
-  expect(html).toContain('<title>t2: 0.000 → 0.500</title>');
+  // The per-task deltas are a Chart.js bar chart: t1 0 → 1 and t2 0 (error) → 0.5, then the mean's interval.
+  const deltas = chartConfig(html, 'deltas');
+  expect(deltas.data.labels).toEqual(['t1', 't2', 'mean (95% CI)']);
+  expect(deltas.data.datasets[0]!.data).toEqual([1, 0.5, null]);
+  expect(deltas.data.datasets[1]!.data.at(-1)).toEqual([0.5, 1]);
+  expect(chartConfig(html, 'scores').data.datasets[0]!.data).toEqual([0.75, 0]);
+  // The escaped label stays escaped inside the chart's JSON, too.
+  expect(html).toContain('\\u003cscript>alert(1)\\u003c/script>');
   expect(html).toContain('<p class="verdict resolved">improved (bbb00000) better: mean delta +0.750 over 2 shared task(s)');
   expect(html).toContain('aria-label="per-task deltas, improved (bbb00000) minus &lt;script&gt;');
 });
@@ -96,11 +109,10 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
   expect(html.match(/<tr><th scope="row">/g)).toHaveLength(6);
   const dom = chromium(['--dump-dom', `file://${out}`]);
   expect(dom).toContain('Tasks × candidates');
-  expect(dom).toMatch(/<rect x="200" y="4" width="\d+" height="18" class="bar"/);
-  // improved against baseline: the tasks that changed are drawn as deltas, with the mean's interval.
+  // Chart.js (inlined: the page is self-contained) drew every chart: scores, progress, the best's deltas.
+  for (const id of ['scores', 'progress', 'deltas']) expect(dom).toMatch(new RegExp(`<canvas id="${id}"[^>]*data-rendered="true"`));
   expect(dom).toContain('Best vs runner-up');
-  expect(dom).toMatch(/<g class="delta (up|down)">/);
-  expect(dom).toContain('<circle class="mean"');
+  expect(html).not.toMatch(/<script src=/);
   const png = path.join(tempDir(), 'report.png');
   chromium([`--screenshot=${png}`, '--window-size=1100,800', `file://${out}`]);
   const bytes = fs.readFileSync(png);

@@ -1,0 +1,89 @@
+/**
+ * `vero view`'s HTTP server (fastify): the pages of cli/view-pages.ts over Temporal and the home's files.
+ * Read-only; files only from under the home (client-chosen paths are resolved and refused when they leave it:
+ * infra/home-file.ts), at most MAX_FILE_BYTES each, served as text with `nosniff`; every page has a CSP that
+ * allows no script from elsewhere.
+ */
+import * as fs from 'node:fs';
+import type { Client } from '@temporalio/client';
+import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
+import { compareDetail, evaluationDetail, evaluationRows } from '../client/view-data';
+import { readHomeFile } from '../infra/home-file';
+import type { TaskResult } from '../model/eval-types';
+import { taskNote } from './format';
+import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage } from './view-pages';
+import { CHART_JS_FILE } from './views';
+
+/** The most of one file the viewer sends (the rest is cut, and the cut is said). */
+export const MAX_FILE_BYTES = 2 * 1024 * 1024;
+
+export interface ViewServerOptions {
+  client: Client;
+  home: string;
+  agentRepo?: string;
+  configDigest?: string;
+  /** What the evaluations are (for the page): "of vero.yaml", "on this server". */
+  scope: string;
+  uiLink: (evalId: string) => string | null;
+  host: string;
+  port: number;
+}
+
+const CSP =
+  "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'";
+
+function html(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP).send(body);
+}
+
+/** The failure of a page in words: an unknown evaluation is a 404, anything else a 500 with its message. */
+function failure(reply: FastifyReply, e: unknown): FastifyReply {
+  const message = (e as Error).message.split('\n')[0] ?? String(e);
+  const notFound = (e as Error).name === 'WorkflowNotFoundError' || /not found/i.test(message);
+  return html(reply, notFound ? 404 : 500, errorPage(notFound ? 404 : 500, message));
+}
+
+export async function startViewServer(o: ViewServerOptions): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify({ logger: false });
+  const note = (t: TaskResult) => taskNote(t);
+  app.get('/', async (_req, reply) => {
+    try {
+      return html(reply, 200, indexPage(await evaluationRows(o.client, { configDigest: o.configDigest, agentRepo: o.agentRepo }), o.scope));
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+  app.get<{ Params: { id: string } }>('/eval/:id', async (req, reply) => {
+    try {
+      return html(reply, 200, evaluationPage(await evaluationDetail(o.client, req.params.id, o.home, note), o.uiLink(req.params.id)));
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+  app.get<{ Querystring: { a?: string; b?: string } }>('/compare', async (req, reply) => {
+    const { a, b } = req.query;
+    if (!a || !b) return html(reply, 400, errorPage(400, 'compare needs ?a=EVAL_ID&b=EVAL_ID'));
+    try {
+      return html(reply, 200, comparePage(await compareDetail(o.client, a, b)));
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+  app.get<{ Params: { '*': string } }>('/file/*', async (req, reply) => {
+    const f = readHomeFile(o.home, req.params['*'], MAX_FILE_BYTES); // fastify has decoded it
+    if (!f.ok) return reply.code(f.status).header('content-type', 'text/plain; charset=utf-8').send(`refused: ${f.reason}\n`);
+    const cut = f.truncated ? `\n\n[vero view: the first ${MAX_FILE_BYTES} of ${f.size} bytes]\n` : '';
+    return reply
+      .header('content-type', 'text/plain; charset=utf-8')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'")
+      .send(Buffer.concat([f.content, Buffer.from(cut)]));
+  });
+  const chartJs = fs.readFileSync(CHART_JS_FILE);
+  app.get(CHART_JS_URL, async (_req, reply) =>
+    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'max-age=3600').send(chartJs),
+  );
+  app.setNotFoundHandler((req, reply) => html(reply, 404, errorPage(404, `no page at ${req.url}`)));
+  const address = await app.listen({ host: o.host, port: o.port });
+  return { app, url: address.replace('[::1]', 'localhost') };
+}

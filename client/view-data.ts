@@ -1,0 +1,253 @@
+/**
+ * What `vero view` and `vero report` show, read from Temporal visibility, workflow results and the files under
+ * the home: the evaluations (with their candidates in commit order), one evaluation's tasks and trials, and two
+ * candidates side by side. Finished results never change, so they are read once per process.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { loadTrials } from '../infra/collate';
+import { git } from '../infra/git';
+import { homeRelative } from '../infra/home-file';
+import { CandidateResult, countedTaskScores, TaskResult } from '../model/eval-types';
+import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
+import { scoreUncertainty } from '../model/uncertainty';
+import { listEvaluations, withTasks } from './eval-client';
+import { partialResults } from './partial-results';
+
+export interface EvaluationRow {
+  evalId: string;
+  candidate: string | null;
+  candidateRef: string | null;
+  /** The evaluation's status (VeroStatus): queued, running, completed, failed, budget_exhausted, error, cancelled. */
+  status: string;
+  workflowStatus: string;
+  score: number | null;
+  ci95: [number, number] | null;
+  nTasks: number | null;
+  nScored: number | null;
+  nErrors: number | null;
+  costUsd: number | null;
+  startTime: string;
+  /** The candidate commit's committer time (seconds), when the agent repo is known and has it. */
+  commitTime: number | null;
+}
+
+const results = new Map<string, CandidateResult>();
+
+/** A completed evaluation's result (with its rows), read once. */
+export async function completedResult(client: Client, evalId: string): Promise<CandidateResult> {
+  let r = results.get(evalId);
+  if (!r) {
+    r = withTasks((await client.workflow.getHandle(evalId).result()) as CandidateResult);
+    results.set(evalId, r);
+  }
+  return r;
+}
+
+async function commitTimes(agentRepo: string | undefined, shas: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!agentRepo || !shas.length || !fs.existsSync(agentRepo)) return out;
+  for (const sha of shas) {
+    // One at a time: a candidate missing from this clone must not hide the others.
+    const line = await git(['show', '-s', '--format=%H %ct', sha], { cwd: agentRepo }).catch(() => '');
+    const [h, t] = line.split(' ');
+    if (h && t) out.set(h, Number(t));
+  }
+  return out;
+}
+
+/** The evaluations (those of one config digest, or all), newest first, with scores, intervals and commit times. */
+export async function evaluationRows(client: Client, opts: { configDigest?: string; agentRepo?: string } = {}): Promise<EvaluationRow[]> {
+  const listed = await listEvaluations(client, { configDigest: opts.configDigest });
+  const rows = await Promise.all(
+    listed.map(async (l): Promise<EvaluationRow> => {
+      const r = l.workflowStatus === 'COMPLETED' ? await completedResult(client, l.evalId).catch(() => null) : null;
+      const u = r ? (r.uncertainty ?? scoreUncertainty(countedTaskScores(r.tasks ?? []))) : null;
+      return {
+        evalId: l.evalId,
+        candidate: r?.candidate ?? l.candidate,
+        candidateRef: r?.candidateRef ?? null,
+        status: l.status,
+        workflowStatus: l.workflowStatus,
+        score: r?.score ?? l.score,
+        ci95: u?.ci95 ?? null,
+        nTasks: r?.nTasks ?? null,
+        nScored: r?.nScored ?? null,
+        nErrors: r?.nErrors ?? null,
+        costUsd: r?.usage?.costUsd ?? l.costUsd,
+        startTime: l.startTime.toISOString(),
+        commitTime: null,
+      };
+    }),
+  );
+  const times = await commitTimes(opts.agentRepo, [...new Set(rows.map((r) => r.candidate).filter((c): c is string => !!c))]);
+  for (const r of rows) r.commitTime = r.candidate ? (times.get(r.candidate) ?? null) : null;
+  return rows;
+}
+
+export interface ProgressPoint {
+  label: string;
+  evalId: string;
+  score: number;
+  ci95: [number, number] | null;
+  bestSoFar: number;
+}
+
+/**
+ * The optimization's progress: one point per candidate with a completed score, in commit order (commit time,
+ * else evaluation start), its latest evaluation, the best so far, and the baseline (the first candidate).
+ */
+export function progressSeries(rows: EvaluationRow[]): { points: ProgressPoint[]; baseline: number | null; byCommitTime: boolean } {
+  const scored = rows.filter((r) => r.score !== null && r.candidate && r.workflowStatus === 'COMPLETED' && r.status !== 'budget_exhausted');
+  const latest = new Map<string, EvaluationRow>();
+  for (const r of [...scored].sort((a, b) => a.startTime.localeCompare(b.startTime))) latest.set(r.candidate!, r);
+  const byCommitTime = [...latest.values()].every((r) => r.commitTime !== null);
+  const order = [...latest.values()].sort((a, b) =>
+    byCommitTime ? a.commitTime! - b.commitTime! || a.startTime.localeCompare(b.startTime) : a.startTime.localeCompare(b.startTime),
+  );
+  let best = -Infinity;
+  const points = order.map((r) => {
+    best = Math.max(best, r.score!);
+    return { label: labelOf(r), evalId: r.evalId, score: r.score!, ci95: r.ci95, bestSoFar: best };
+  });
+  return { points, baseline: points[0]?.score ?? null, byCommitTime };
+}
+
+/** `ref (sha8)`, or the short sha. */
+export function labelOf(r: { candidate: string | null; candidateRef: string | null }): string {
+  const sha = r.candidate ?? '';
+  return r.candidateRef && r.candidateRef !== sha ? `${r.candidateRef} (${sha.slice(0, 8)})` : sha.slice(0, 12);
+}
+
+export interface FileLink {
+  label: string;
+  /** Path relative to the home (for /file/…), or null when the file is outside it. */
+  rel: string | null;
+}
+
+export interface TrialView {
+  name: string;
+  rewards: Record<string, number> | null;
+  exception: string | null;
+  startedAt: string | null;
+  durationSec: number | null;
+  costUsd: number | null;
+  files: FileLink[];
+}
+
+export interface TaskView {
+  task: string;
+  status: string;
+  score: number | null;
+  nTrials: number;
+  runs: number | null;
+  chosenTrial: string | null;
+  note: string;
+  harborLog: FileLink | null;
+  trials: TrialView[];
+}
+
+export interface EvaluationDetail {
+  evalId: string;
+  workflowStatus: string;
+  result: CandidateResult | null;
+  /** Rows so far of an evaluation not completed. */
+  partial: boolean;
+  tasks: TaskView[];
+}
+
+const MAX_TRIAL_FILES = 12;
+
+function trialFiles(home: string, trialDir: string): FileLink[] {
+  const link = (label: string, file: string): FileLink[] => (fs.existsSync(file) ? [{ label, rel: homeRelative(home, file) }] : []);
+  const listed = (sub: string) =>
+    fs.existsSync(path.join(trialDir, sub))
+      ? fs
+          .readdirSync(path.join(trialDir, sub), { withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => e.name)
+          .sort()
+      : [];
+  return [
+    ...link('result.json', path.join(trialDir, 'result.json')),
+    ...link('trial.log', path.join(trialDir, 'trial.log')),
+    ...link('exception', path.join(trialDir, 'exception.txt')),
+    ...listed('agent')
+      .filter((n) => /trajectory|\.txt$|\.log$/.test(n))
+      .flatMap((n) => link(`agent/${n}`, path.join(trialDir, 'agent', n))),
+    ...listed('verifier').flatMap((n) => link(`verifier/${n}`, path.join(trialDir, 'verifier', n))),
+  ].slice(0, MAX_TRIAL_FILES);
+}
+
+function trialsOf(home: string, jobDir: string): TrialView[] {
+  if (!jobDir || !fs.existsSync(jobDir) || !fs.statSync(jobDir).isDirectory()) return [];
+  return loadTrials(jobDir)
+    .trials.map((t) => {
+      const r = t.result;
+      const start = r.started_at ? Date.parse(r.started_at) : NaN;
+      const end = r.finished_at ? Date.parse(r.finished_at) : NaN;
+      return {
+        name: r.trial_name,
+        rewards: r.verifier_result?.rewards ?? null,
+        exception: r.exception_info
+          ? `${r.exception_info.exception_type}: ${(r.exception_info.exception_message ?? '').split('\n')[0]}`
+          : null,
+        startedAt: r.started_at ?? null,
+        durationSec: Number.isFinite(start) && Number.isFinite(end) ? (end - start) / 1000 : null,
+        costUsd: r.agent_result?.cost_usd ?? null,
+        files: trialFiles(home, path.dirname(t.file)),
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function taskView(home: string, t: TaskResult, note: string): TaskView {
+  const log = t.jobDir ? `${t.jobDir}.harbor.log` : '';
+  return {
+    task: t.task,
+    status: t.status,
+    score: t.score,
+    nTrials: t.nTrials,
+    runs: t.runs,
+    chosenTrial: t.trial,
+    note,
+    harborLog: log && fs.existsSync(log) ? { label: 'harbor log', rel: homeRelative(home, log) } : null,
+    trials: t.status === 'not_run' ? [] : trialsOf(home, t.jobDir),
+  };
+}
+
+/** One evaluation: its result (or the rows so far, marked partial), each task with its trials and files. */
+export async function evaluationDetail(
+  client: Client,
+  evalId: string,
+  home: string,
+  noteOf: (t: TaskResult) => string,
+): Promise<EvaluationDetail> {
+  const d = await client.workflow.getHandle(evalId).describe();
+  if (d.status.name === 'COMPLETED') {
+    const result = await completedResult(client, evalId);
+    return {
+      evalId,
+      workflowStatus: d.status.name,
+      result,
+      partial: false,
+      tasks: (result.tasks ?? []).map((t) => taskView(home, t, noteOf(t))),
+    };
+  }
+  const p = await partialResults(client, evalId);
+  const rows = p.tasks.map((t) => taskView(home, { ...t, runs: 0, timedOut: false, notes: [] } as TaskResult, t.error ?? ''));
+  return { evalId, workflowStatus: d.status.name, result: null, partial: true, tasks: rows };
+}
+
+export interface CompareDetail {
+  a: CandidateResult;
+  b: CandidateResult;
+  comparison: PairedComparison;
+}
+
+/** Two completed evaluations side by side: B against A on the tasks both ran. */
+export async function compareDetail(client: Client, a: string, b: string): Promise<CompareDetail> {
+  const [ra, rb] = await Promise.all([completedResult(client, a), completedResult(client, b)]);
+  return { a: ra, b: rb, comparison: comparePaired(taskScoresOf(ra), taskScoresOf(rb)) };
+}

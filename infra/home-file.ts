@@ -1,0 +1,54 @@
+/**
+ * A file under a vero home, for `vero view` to show (a harbor log, a trial's result, trajectory or verifier
+ * output): read-only, only a regular file whose real path (every symlink resolved, also of the directories on the
+ * way) stays inside the home, and at most `maxBytes` of it. Anything else is refused with the reason.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isInside } from './bounded-read';
+
+export type HomeFile =
+  | { ok: true; path: string; size: number; content: Buffer; truncated: boolean }
+  | { ok: false; status: 403 | 404; reason: string };
+
+export function readHomeFile(home: string, relative: string, maxBytes: number): HomeFile {
+  const root = fs.realpathSync(home);
+  if (relative.includes('\0')) return { ok: false, status: 403, reason: 'a NUL in the path' };
+  const wanted = path.resolve(root, relative);
+  if (!isInside(wanted, root)) return { ok: false, status: 403, reason: `${relative}: outside the home ${home}` };
+  let real: string;
+  try {
+    real = fs.realpathSync(wanted);
+  } catch {
+    return { ok: false, status: 404, reason: `${relative}: no such file` };
+  }
+  if (!isInside(real, root)) return { ok: false, status: 403, reason: `${relative}: resolves to ${real}, outside the home ${home}` };
+  // The real path has no symlink left: O_NOFOLLOW refuses one swapped in since; O_NONBLOCK never waits on a FIFO.
+  const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return { ok: false, status: 403, reason: `${relative}: not a regular file` };
+    const content = Buffer.alloc(Math.min(st.size, maxBytes));
+    let n = 0;
+    while (n < content.length) {
+      const r = fs.readSync(fd, content, n, content.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return { ok: true, path: real, size: st.size, content: content.subarray(0, n), truncated: st.size > maxBytes };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The path of `file` relative to the home, for a link (null when it is not inside it). */
+export function homeRelative(home: string, file: string): string | null {
+  const root = fs.realpathSync(home);
+  let real: string;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    return null;
+  }
+  return isInside(real, root) ? path.relative(root, real) : null;
+}
