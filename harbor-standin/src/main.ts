@@ -10,7 +10,7 @@ import { AgentSpec, DEFAULT_RETRY_EXCLUDE, ENVIRONMENT_TYPES, JobSpec } from './
 import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
 import { defaultJobName, dumps } from './pyjson';
-import { AttemptCounter, loadScenario } from './scenario';
+import { agentImportProblem, AttemptCounter, loadScenario } from './scenario';
 import { HARBOR_VERSION } from '../../model/harbor-version';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
@@ -251,7 +251,26 @@ function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalT
     tasks: taskConfigs,
     artifacts: (o.artifact as string[] | undefined) ?? [],
   };
+  checkAgentImports(spec.agents);
   return { spec, tasks };
+}
+
+/** An agent (`-a module.path:Class`) Harbor could not import: it refuses the job before it starts, as Harbor 0.25. */
+class AgentImportError extends ConfigError {
+  constructor(
+    message: string,
+    readonly index: number,
+  ) {
+    super(message, 'ImportError');
+  }
+}
+
+function checkAgentImports(agents: AgentSpec[]): void {
+  const pythonPath = (process.env.PYTHONPATH ?? '').split(path.delimiter).filter(Boolean);
+  agents.forEach((a, i) => {
+    const problem = a.import_path ? agentImportProblem(a.import_path, pythonPath) : null;
+    if (problem) throw new AgentImportError(problem, i);
+  });
 }
 
 function stripNulls(o: Record<string, unknown>): Record<string, unknown> {
@@ -268,7 +287,7 @@ function dryRun(o: ParsedOptions, cwd: string): number {
     return 0;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
-    process.stdout.write(`Dry run failed: ${e.message}\n`);
+    process.stdout.write(`Dry run failed: ${e instanceof AgentImportError ? `agents[${e.index}]: ` : ''}${e.message}\n`);
     return 1;
   }
 }

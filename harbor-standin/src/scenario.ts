@@ -126,6 +126,26 @@ export function importRoot(importPath: string, pythonPath: string[]): string | n
   return null;
 }
 
+/**
+ * Why `module.path:Class` could not be imported from these PYTHONPATH entries, in Harbor 0.25's words, or null:
+ * the first missing (sub)module (`No module named 'a.b'`), or a module without the class (its source is searched
+ * for the name: the stand-in does not run Python).
+ */
+export function agentImportProblem(importPath: string, pythonPath: string[]): string | null {
+  const [mod = '', cls = ''] = importPath.split(':');
+  const parts = mod.split('.');
+  for (let k = 1; k <= parts.length; k++) {
+    const prefix = parts.slice(0, k).join('.');
+    if (!importRoot(prefix, pythonPath)) return `Failed to import module '${mod}': No module named '${prefix}'`;
+  }
+  const root = importRoot(mod, pythonPath)!;
+  const rel = path.join(root, ...parts);
+  const file = fs.existsSync(`${rel}.py`) ? `${rel}.py` : path.join(rel, '__init__.py');
+  const escaped = cls.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (!cls || !new RegExp(`\\b${escaped}\\b`).test(fs.readFileSync(file, 'utf8'))) return `Module '${mod}' has no class '${cls}'`;
+  return null;
+}
+
 function pick(list: Outcome | Outcome[], attempt: number): Outcome {
   if (!Array.isArray(list)) return list;
   return list[Math.min(attempt, list.length) - 1]!;

@@ -288,6 +288,19 @@ describe('candidate evaluation', () => {
     expect(preflights(f.invocationLog)).toHaveLength(1);
   });
 
+  test('a typo in the agent class fails in the preflight as Harbor refuses it, instead of scoring like an agent', async () => {
+    const q = uniqueQueue('agenttypo');
+    const f = evalFixture({ taskQueue: q, address: address(), harbor: { agent: 'agent:SkilAgent' } });
+    await withWorker(q, async () => {
+      const err = (await (await evaluate(f, 'improved')).handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(String(err.cause?.message)).toMatch(
+        /harbor preflight \(--dry-run\) failed: Dry run failed: agents\[0\]: Module 'agent' has no class 'SkilAgent'/,
+      );
+    });
+    expect(runsPerTask(f.invocationLog)).toEqual({});
+  });
+
   test('a missing harbor binary is a non-retryable error that names the launcher', async () => {
     const q = uniqueQueue('nobin');
     const f = evalFixture({

@@ -133,4 +133,34 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
       verifierFiles: ['reward.json'],
     });
   });
+  test('an agent Harbor cannot import is refused before the job starts, in the dry run and in the run, with the same words', () => {
+    const agentDir = tempDir('vero-conf-agent-');
+    fs.writeFileSync(path.join(agentDir, 'agent.py'), 'x = 1\n');
+    const oneLine = (s: string) => s.replace(/\s+/g, ' ');
+    for (const bin of [harborBin(), STANDIN]) {
+      const cwd = tempDir('vero-conf-cwd-');
+      const jobs = path.join(cwd, 'jobs');
+      const env = { PYTHONPATH: agentDir };
+      const base = ['run', '-p', DATASET, '-i', 'hello-world', '-o', jobs, '--job-name', 'j', '-y', '-q'];
+      const noModule = run(bin, [...base, '-a', 'nosuch.module:Agent', '--dry-run'], cwd, env);
+      expect({ bin, code: noModule.code, out: oneLine(noModule.out) }).toEqual({
+        bin,
+        code: 1,
+        out: expect.stringContaining("Dry run failed: agents[0]: Failed to import module 'nosuch.module': No module named 'nosuch'"),
+      });
+      const noClass = run(bin, [...base, '-a', 'agent:SkilAgent', '--dry-run'], cwd, env);
+      expect({ bin, code: noClass.code, out: oneLine(noClass.out) }).toEqual({
+        bin,
+        code: 1,
+        out: expect.stringContaining("Dry run failed: agents[0]: Module 'agent' has no class 'SkilAgent'"),
+      });
+      const runIt = run(bin, [...base, '-a', 'nosuch.module:Agent'], cwd, env);
+      expect({ bin, code: runIt.code, out: oneLine(runIt.out), jobDir: fs.existsSync(path.join(jobs, 'j')) }).toEqual({
+        bin,
+        code: 1,
+        out: expect.stringContaining("Failed to import module 'nosuch.module': No module named 'nosuch'"),
+        jobDir: false,
+      });
+    }
+  });
 });
