@@ -161,11 +161,12 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
   };
   if (row.status === 'scored') return result;
   t.countHarborFailure();
-  if (t.harborFailures < t.s.taskAttempts)
-    throw typedFailure(
-      FailureType.HarborTaskError,
-      `task "${t.task}": ${result.error} (attempt ${t.harborFailures} of ${t.s.taskAttempts})`,
-    );
+  if (t.harborFailures < t.s.taskAttempts) {
+    const message = `task "${t.task}": ${result.error} (attempt ${t.harborFailures} of ${t.s.taskAttempts})`;
+    // One line: retrying is the plan, not an incident (the SDK logs this BENIGN failure only at DEBUG).
+    t.ctx.log.warn(`${message}; retrying`);
+    throw typedFailure(FailureType.HarborTaskError, message);
+  }
   return result;
 }
 

@@ -3,7 +3,7 @@
  * throws it, the failure type (and retryability) the workflow sees. SDK errors are recognised with `instanceof`
  * (cli/main.ts); cause chains are printed by `causeChain` everywhere.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { z } from 'zod';
 import { FAILURES, FailureType } from './failures';
 
@@ -193,7 +193,13 @@ export function asActivityFailure(e: unknown): unknown {
  * (model/failures.ts), so a type is never retryable at one site and not at another.
  */
 export function typedFailure(type: FailureType, message: string, cause?: Error): ApplicationFailure {
-  return ApplicationFailure.create({ message, type, nonRetryable: !FAILURES[type].retryable, ...(cause ? { cause } : {}) });
+  return ApplicationFailure.create({
+    message,
+    type,
+    nonRetryable: !FAILURES[type].retryable,
+    ...(FAILURES[type].expected ? { category: ApplicationFailureCategory.BENIGN } : {}),
+    ...(cause ? { cause } : {}),
+  });
 }
 
 /** The CLI's exit code for a failure type (unknown types: the evaluation failed). */

@@ -39,6 +39,11 @@ export interface FailureRule {
   config: boolean;
   /** 1 the evaluation failed, 2 bad input, 3 no Temporal server (model/errors.ts ExitCode). */
   exitCode: 1 | 2 | 3;
+  /**
+   * An expected outcome of one attempt, retried by design (a task's trials all failed): the worker logs it as
+   * one line of its own, and the SDK only at DEBUG (Temporal's BENIGN category), not as a warning with a stack.
+   */
+  expected?: true;
 }
 
 /** The one failure table: every failure type's retryability, whether it is the config's fault, and its exit code. */
@@ -51,7 +56,7 @@ export const FAILURES: Record<FailureType, FailureRule> = {
   HarborConfigError: { retryable: false, config: true, exitCode: 2 },
   TaskNameMismatch: { retryable: false, config: true, exitCode: 1 },
   HarborUnavailable: { retryable: true, config: false, exitCode: 1 },
-  HarborTaskError: { retryable: true, config: false, exitCode: 1 },
+  HarborTaskError: { retryable: true, config: false, exitCode: 1, expected: true },
   InvalidInput: { retryable: false, config: true, exitCode: 2 },
   ConfigError: { retryable: false, config: true, exitCode: 2 },
   TemporalUnreachable: { retryable: true, config: false, exitCode: 3 },

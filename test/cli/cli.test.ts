@@ -489,3 +489,28 @@ test('a spend cap through the CLI: start-eval --wait exits 4 with budget_exhaust
     w.kill('SIGTERM');
   }
 });
+
+test("quiet consoles: a task attempt that failed and is retried is one line in the worker's log, not the SDK's warning with a stack", async () => {
+  const q = uniqueQueue('quiet');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['hello-world'] },
+    scenario: { tasks: { 'hello-world': [{ exception: 'RuntimeError', message: 'sandbox died' }, { reward: 1 }] } },
+  });
+  const w = spawnWorker(address(), q, {});
+  try {
+    const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { tasks: { runs: number }[] }).tasks[0]!.runs).toBe(2);
+  } finally {
+    w.kill('SIGTERM');
+  }
+  await until('the worker stopped', async () => w.proc.exitCode !== null || w.proc.signalCode !== null);
+  const log = fs.readFileSync(w.log, 'utf8');
+  const about = log.split('\n').filter((l) => l.includes('hello-world') && /RuntimeError|sandbox died/.test(l));
+  expect(about).toHaveLength(1);
+  expect(about[0]).toMatch(/task "hello-world": .*\(attempt 1 of 3\); retrying/);
+  expect(log).not.toContain('Activity failed');
+  expect(log).not.toMatch(/^\s+at /m);
+});

@@ -1,5 +1,6 @@
 /** The one failure table: the workflows' non-retryable list and every typed failure derive from it. */
 import { exitCodeForFailure, typedFailure } from '../../model/errors';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import { CONFIG_FAILURES, FAILURES, FailureType } from '../../model/failures';
 
 test('the non-retryable list of the workflows is the config failures of the table, in the order histories recorded', () => {
@@ -31,4 +32,10 @@ test('every failure type has a rule; typedFailure takes its retryability from it
   expect(exitCodeForFailure('TemporalUnreachable')).toBe(3);
   expect(exitCodeForFailure('SomethingElse')).toBe(1);
   expect(exitCodeForFailure(null)).toBe(1);
+});
+
+test('an expected failure (a task attempt whose trials all failed) is BENIGN for the SDK; an incident or a config error is not', () => {
+  expect(typedFailure(FailureType.HarborTaskError, 'm').category).toBe(ApplicationFailureCategory.BENIGN);
+  expect(typedFailure(FailureType.HarborUnavailable, 'm').category).toBeUndefined();
+  expect(typedFailure(FailureType.HarborConfigError, 'm').category).toBeUndefined();
 });
