@@ -22,6 +22,11 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
     () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,
   ],
   [['worker', 'dev', 'demo'], () => (require('./dev-commands') as typeof import('./dev-commands')).registerDevCommands],
+  [
+    ['completion'],
+    () => (program: Command) =>
+      (require('./completion-command') as typeof import('./completion-command')).registerCompletionCommand(program, () => buildProgram()),
+  ],
 ];
 
 export function buildProgram(argv: string[] = []): Command {

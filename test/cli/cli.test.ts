@@ -514,3 +514,31 @@ test("quiet consoles: a task attempt that failed and is retried is one line in t
   expect(log).not.toContain('Activity failed');
   expect(log).not.toMatch(/^\s+at /m);
 });
+
+test('vero completion bash completes commands and each command’s own options, generated from the commands themselves', () => {
+  const script = vero(['completion', 'bash']);
+  expect(script.code).toBe(0);
+  const complete = (words: string[]) =>
+    spawnSync(
+      'bash',
+      [
+        '-c',
+        `eval "$1"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _vero; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        '_',
+        script.stdout,
+      ],
+      { encoding: 'utf8' },
+    )
+      .stdout.trim()
+      .split('\n')
+      .sort();
+  expect(complete(['vero', 'st'])).toEqual(['start-eval', 'status']);
+  expect(complete(['vero', 'start-eval', '--c'])).toEqual(['--candidate', '--concurrency', '--config']);
+  expect(complete(['vero', 'set-concurrency', 'eval-x', '--j'])).toEqual(['--json']);
+  expect(complete(['vero', 'view', '--p'])).toEqual(['--port']);
+  expect(vero(['completion', 'fish']).stdout).toContain("complete -c vero -n '__fish_seen_subcommand_from start-eval' -l candidate -r");
+  expect(vero(['completion', 'zsh']).stdout).toContain('bashcompinit');
+  const bad = vero(['completion', 'tcsh']);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('<shell>: expected bash, zsh or fish, got "tcsh"');
+});
