@@ -542,3 +542,75 @@ test('vero completion bash completes commands and each command’s own options, 
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('<shell>: expected bash, zsh or fish, got "tcsh"');
 });
+
+test('vero clean lists by a retention rule and removes with --yes: old run dirs, results Temporal forgot, unused worktrees; never a running evaluation’s', async () => {
+  const q = uniqueQueue('clean');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['hello-world'] },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { tasks: { 'hello-world': { reward: 1 } }, default: { reward: 1, duration_ms: 120_000 } },
+  });
+  const w = spawnWorker(address(), q, {});
+  let running: string | null = null;
+  try {
+    const done = JSON.parse((await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json'])).stdout) as {
+      evalId: string;
+      candidate: string;
+      resultFile: string;
+    };
+    // Another evaluation, still running (its one task takes two minutes).
+    const started = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'baseline', '--tasks', 'count-words', '--json']);
+    running = (JSON.parse(started.stdout) as { evalId: string }).evalId;
+    await until('the running evaluation has a run dir', async () => fs.existsSync(path.join(f.home, 'runs', running!)));
+    // What an evaluation Temporal no longer has left behind, two months ago, and an old worktree.
+    const old = (Date.now() - 60 * 86_400_000) / 1000;
+    const plant = (rel: string) => {
+      const p = path.join(f.home, rel);
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, 'x'.repeat(1000));
+      for (let d = p; d !== f.home; d = path.dirname(d)) fs.utimesSync(d, old, old);
+    };
+    plant('runs/eval-gone/run1/jobs/a.harbor.log');
+    plant('results/eval-gone.json');
+    plant('results/eval-gone/samples/0.json');
+    plant(`worktrees/${'f'.repeat(40)}/agent.py`);
+    const listed = await runVero(['clean', '-c', f.configFile, '--older-than', '30d']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/would remove 4 item\(s\), .* MiB; add --yes to remove them/);
+    expect(fs.existsSync(path.join(f.home, 'results', 'eval-gone.json'))).toBe(true); // only listed
+    const removed = JSON.parse((await runVero(['clean', '-c', f.configFile, '--older-than', '30d', '--yes', '--json'])).stdout) as {
+      removed: boolean;
+      items: { kind: string; path: string; reason: string }[];
+    };
+    expect(removed.removed).toBe(true);
+    expect(removed.items.map((i) => [i.kind, path.relative(f.home, i.path)]).sort()).toEqual([
+      ['result', 'results/eval-gone'],
+      ['result', 'results/eval-gone.json'],
+      ['run dir', 'runs/eval-gone'],
+      ['worktree', `worktrees/${'f'.repeat(40)}`],
+    ]);
+    for (const i of removed.items) expect(fs.existsSync(i.path)).toBe(false);
+    // Retention 0: the finished evaluation's run dir and worktree go, its result stays; the running one is untouched.
+    const all = JSON.parse((await runVero(['clean', '-c', f.configFile, '--older-than', '0s', '--yes', '--json'])).stdout) as {
+      items: { path: string }[];
+    };
+    expect(all.items.map((i) => path.relative(f.home, i.path)).sort()).toEqual([`runs/${done.evalId}`, `worktrees/${done.candidate}`]);
+    expect(fs.existsSync(done.resultFile)).toBe(true);
+    expect(fs.existsSync(path.join(f.home, 'runs', running))).toBe(true);
+    expect((await runVero(['results', done.evalId, '--json', '--address', address()])).code).toBe(0);
+  } finally {
+    if (running) {
+      await runVero(['cancel', running, '--address', address()]);
+      // Closed once its harbor is stopped: only then may the worker go (it would leave the harbor for adoption).
+      await (
+        await client()
+      ).workflow
+        .getHandle(running)
+        .result()
+        .catch(() => undefined);
+    }
+    w.kill('SIGTERM');
+  }
+});

@@ -1,0 +1,56 @@
+/** `vero clean`: remove what a home holds that nobody needs any more, by a retention rule (client/home-retention.ts). */
+import { Command } from 'commander';
+import { applyClean, planClean } from '../client/home-retention';
+import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
+import { configPath, ConnectionFlags, connectionSettings, connectTo, parseDurationFlag, withConnection } from './options';
+import { table } from './format';
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+export function registerCleanCommand(program: Command): void {
+  withConnection(
+    program
+      .command('clean')
+      .description(
+        'remove from the home what nobody needs any more: run dirs (Harbor jobs, logs) of evaluations not running and unchanged for --older-than, result files of evaluations Temporal no longer has, worktrees no running evaluation uses; lists them, removes them with --yes',
+      )
+      .option(
+        '--older-than <duration>',
+        'retention: keep what changed more recently than this (e.g. 7d, 12h; 0: keep nothing that may go)',
+        (v: string) => (/^0+s?$/.test(v) ? 0 : parseDurationFlag('--older-than')(v)),
+        7 * 86_400,
+      )
+      .option('--home <dir>', "the home to clean (default: vero.yaml's, else $VERO_HOME or ~/.vero)")
+      .option('--yes', 'remove them (without it, only list what would go)')
+      .option(
+        '--json',
+        'machine-readable output: {"home", "olderThanSec", "removed", "bytes", "items": [{"path", "kind", "reason", "bytes"}]}',
+      ),
+  ).action(async (o: ConnectionFlags & { olderThan: number; home?: string; yes?: boolean; json?: boolean }) => {
+    const file = configPath(o);
+    const home = o.home ?? (file ? loadEvalConfig(file).home : defaultHome());
+    const client = await connectTo(connectionSettings(o), o.json);
+    const items = await planClean(client, home, o.olderThan);
+    if (o.yes) await applyClean(home, items);
+    const bytes = items.reduce((n, i) => n + i.bytes, 0);
+    if (o.json) {
+      process.stdout.write(`${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items }, null, 2)}\n`);
+      return;
+    }
+    if (items.length === 0) {
+      process.stdout.write(`nothing to clean in ${home} (retention ${o.olderThan} s)\n`);
+      return;
+    }
+    process.stdout.write(
+      `${table(
+        ['kind', 'size', 'why', 'path'],
+        items.map((i) => [i.kind, mib(i.bytes), i.reason, i.path]),
+      )}\n\n`,
+    );
+    process.stdout.write(
+      o.yes
+        ? `removed ${items.length} item(s), ${mib(bytes)} from ${home}\n`
+        : `would remove ${items.length} item(s), ${mib(bytes)}; add --yes to remove them\n`,
+    );
+  });
+}
