@@ -49,6 +49,9 @@ async function hostReaper(address: string, deployment: Deployment): Promise<{ st
   };
 }
 
+const LINKS_DIE =
+  "\n(the Web UI links work only while the demo's server runs, and it stops now: `vero demo --keep` keeps it up until Ctrl-C)";
+
 export function registerDevCommands(program: Command): void {
   withConnection(
     program
@@ -155,7 +158,7 @@ export function registerDevCommands(program: Command): void {
   program
     .command('demo')
     .description('end to end on the example: dev server, worker, two candidates evaluated with the Harbor stand-in (or --real Harbor)')
-    .option('--home <dir>', 'where the demo keeps its state (default .vero-demo, .vero-demo-real with --real)')
+    .option('--home <dir>', 'where the demo keeps its state (default ~/.vero/demo, demo-real with --real, demo-optimize; $VERO_HOME)')
     .option('--real', 'real Harbor 0.25 on Docker (examples/vero.real.yaml; run scripts/ensure-docker first)')
     .option(
       '--optimize',
@@ -170,9 +173,10 @@ export function registerDevCommands(program: Command): void {
         const { demoOptimize, DEMO_MODES } = require('./demo-optimize') as typeof import('./demo-optimize');
         if (o.mode !== undefined && !(o.mode in DEMO_MODES)) throw new ConfigError(`--mode: expected a or b, got "${o.mode}"`);
         const modes = o.mode ? [o.mode as keyof typeof DEMO_MODES] : (['a', 'b'] as const).slice();
-        return demoOptimize({ home: path.resolve(o.home ?? path.join(PROJECT_ROOT, '.vero-demo-optimize')), modes, json: o.json });
+        return demoOptimize({ home: path.resolve(o.home ?? path.join(defaultHome(), 'demo-optimize')), modes, json: o.json });
       }
-      const home = path.resolve(o.home ?? path.join(PROJECT_ROOT, o.real ? '.vero-demo-real' : '.vero-demo'));
+      // The demo's state goes to the user's home dir, never into the package (a global install is read-only).
+      const home = path.resolve(o.home ?? path.join(defaultHome(), o.real ? 'demo-real' : 'demo'));
       const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
       const harborCommand = o.real
         ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
@@ -222,7 +226,10 @@ export function registerDevCommands(program: Command): void {
         }
         const best = pickBest(results)!;
         if (o.json) print(JSON.stringify({ results, best: best.evalId, ui: server.uiUrl }, null, 2));
-        else print(`\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${server.uiUrl}`);
+        else
+          print(
+            `\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${server.uiUrl}${o.keep ? '' : LINKS_DIE}`,
+          );
         if (o.keep) {
           process.stderr.write('server and worker keep running; Ctrl-C stops them\n');
           onInterrupt(stop);
