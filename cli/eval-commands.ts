@@ -192,7 +192,7 @@ export function registerEvalCommands(program: Command): void {
             evalId: input.evalId,
             mode,
             candidate: input.candidate,
-            tasks: input.tasks.length,
+            nTasks: input.tasks.length,
             skippedDirs: skipped,
             ...(otherHome ? { home: otherHome } : {}),
             ...(capacity ? { workers: capacity.workers, workerSlots: capacity.slots } : {}),
@@ -240,8 +240,8 @@ export function registerEvalCommands(program: Command): void {
     const state = {
       evalId: id,
       workflowStatus: d.status.name,
-      startTime: d.startTime,
-      closeTime: d.closeTime ?? null,
+      startedAt: d.startTime,
+      finishedAt: d.closeTime ?? null,
       progress,
       ui: uiLink(conn.uiUrl, conn.namespace, id),
     };
@@ -392,7 +392,7 @@ export function registerEvalCommands(program: Command): void {
           r.status,
           fmtScore(r.score),
           fmtCost(r.costUsd),
-          r.startTime.toISOString(),
+          r.startedAt.toISOString(),
         ]),
       ),
     );

@@ -22,7 +22,7 @@ const rowOf = (r: CandidateResult): EvaluationRow => ({
   nScored: r.nScored,
   nErrors: r.nErrors,
   costUsd: r.usage?.costUsd ?? null,
-  startTime: r.startedAt,
+  startedAt: r.startedAt,
   commitTime: null,
 });
 

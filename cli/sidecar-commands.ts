@@ -1,4 +1,5 @@
 /** The eval sidecar (`vero serve`) and its agent-side client: eval, budget, submit, finalize. */
+import { camelCaseKeys } from '../model/json-case';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -89,8 +90,9 @@ export async function callRetrying(
   }
 }
 
+/** The answer as text, or as JSON: the API's fields camelCased, like every `vero … --json` (model/json-case.ts). */
 const out = (v: unknown, json?: boolean, text?: () => string) =>
-  process.stdout.write(`${json || !text ? JSON.stringify(v, null, 2) : text()}\n`);
+  process.stdout.write(`${json || !text ? JSON.stringify(camelCaseKeys(v), null, 2) : text()}\n`);
 
 export function registerSidecarCommands(program: Command): void {
   program

@@ -1,7 +1,8 @@
 /** `vero trials`: collate any Harbor jobs dir offline. */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { collate, loadTrials } from '../infra/collate';
+import { collate, collatedRow, loadTrials } from '../infra/collate';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 
@@ -21,17 +22,9 @@ export function registerTrialsCommand(program: Command): void {
       const rows = collate(loaded.trials, { rewardKey: o.rewardKey, aggregate: o.aggregate, invalid: loaded.invalid });
       for (const bad of loaded.invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
       if (o.json) {
-        const tasks = rows.map((r) => ({
-          task: r.task,
-          taskName: r.taskName,
-          status: r.status,
-          score: r.score,
-          trial: r.trial,
-          metrics: r.metrics,
-          nTrials: r.nTrials,
-          exceptions: r.exceptions,
-          error: r.error,
-        }));
+        // The rows of `vero results --json`, less what only a run knows (runs, timedOut, notes, harborVersion).
+        const jobOf = new Map(loaded.trials.map((t) => [t.result.trial_name, path.dirname(path.dirname(t.file))]));
+        const tasks = rows.map((r) => collatedRow(r, (r.trial && jobOf.get(r.trial)) ?? path.resolve(dir)));
         process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
         return;
       }

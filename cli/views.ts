@@ -142,7 +142,7 @@ export function evaluationsTable(rows: EvaluationRow[], hrefOf: (r: EvaluationRo
   const body = rows
     .map(
       (r) =>
-        `<tr data-status="${esc(r.status)}"><td><a href="${esc(hrefOf(r))}">${esc(label(r))}</a></td><td class="num">${fmt3(r.score)}</td><td class="num">${fmtCi(r.ci95)}</td><td>${esc(r.status)}</td><td class="num">${r.nScored ?? '–'}/${r.nTasks ?? '–'}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors ?? '–'}</td><td class="num">${fmtUsd(r.costUsd)}</td><td>${esc(r.startTime.replace('T', ' ').slice(0, 19))}</td><td class="note">${esc(r.evalId)}</td></tr>`,
+        `<tr data-status="${esc(r.status)}"><td><a href="${esc(hrefOf(r))}">${esc(label(r))}</a></td><td class="num">${fmt3(r.score)}</td><td class="num">${fmtCi(r.ci95)}</td><td>${esc(r.status)}</td><td class="num">${r.nScored ?? '–'}/${r.nTasks ?? '–'}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors ?? '–'}</td><td class="num">${fmtUsd(r.costUsd)}</td><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td class="note">${esc(r.evalId)}</td></tr>`,
     )
     .join('\n');
   return `<p><label>filter <input id="filter" type="search" placeholder="candidate, id…"></label>

@@ -323,8 +323,9 @@ export interface EvalListing {
   /** Harbor's cost_usd summed over the evaluation's trials, when any trial reported it. */
   costUsd: number | null;
   workflowStatus: string;
-  startTime: Date;
-  closeTime: Date | null;
+  startedAt: Date;
+  /** When the workflow closed (null while it runs). */
+  finishedAt: Date | null;
 }
 
 /** Evaluations from visibility; `configDigest` keeps only those evaluated the same way (comparable scores). */
@@ -344,8 +345,8 @@ export async function listEvaluations(client: Client, opts: { limit?: number; co
       score: sa.get(VeroScore) ?? null,
       costUsd: sa.get(VeroCostUsd) ?? null,
       workflowStatus: w.status.name,
-      startTime: w.startTime,
-      closeTime: w.closeTime ?? null,
+      startedAt: w.startTime,
+      finishedAt: w.closeTime ?? null,
     });
     if (out.length >= limit) break;
   }

@@ -6,11 +6,10 @@
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { collate, loadTrials } from '../infra/collate';
+import { collate, collatedRow, type CollatedRow, loadTrials } from '../infra/collate';
 import { EvalInput } from '../model/eval-types';
 import { jobNameFor } from '../model/harbor-argv';
 import { homePaths, runPaths } from '../model/paths';
-import type { TaskScore } from '../model/trial-ranking';
 
 export interface PartialResults {
   workflowStatus: string;
@@ -19,7 +18,7 @@ export interface PartialResults {
   /** Tasks with a row (scored or error) so far. */
   nWithResults: number;
   /** Each with its job dir on this host (its trials and harbor log are there). */
-  tasks: (TaskScore & { task: string; taskName: string | null; jobDir: string })[];
+  tasks: CollatedRow[];
   pending: string[];
 }
 
@@ -46,7 +45,7 @@ export async function partialResults(client: Client, evalId: string): Promise<Pa
     let row: PartialResults['tasks'][number] | undefined;
     try {
       const collated = loaded && (loaded.trials.length || loaded.invalid.length) ? collate(loaded.trials, opts)[0] : undefined;
-      row = collated && { ...collated, jobDir };
+      row = collated && collatedRow(collated, jobDir);
     } catch {
       row = undefined; // trials for another task name: the run's own row will say so
     }

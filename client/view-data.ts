@@ -28,7 +28,7 @@ export interface EvaluationRow {
   nScored: number | null;
   nErrors: number | null;
   costUsd: number | null;
-  startTime: string;
+  startedAt: string;
   /** The candidate commit's committer time (seconds), when the agent repo is known and has it. */
   commitTime: number | null;
 }
@@ -76,7 +76,7 @@ export async function evaluationRows(client: Client, opts: { configDigest?: stri
         nScored: r?.nScored ?? null,
         nErrors: r?.nErrors ?? null,
         costUsd: r?.usage?.costUsd ?? l.costUsd,
-        startTime: l.startTime.toISOString(),
+        startedAt: l.startedAt.toISOString(),
         commitTime: null,
       };
     }),
@@ -101,10 +101,10 @@ export interface ProgressPoint {
 export function progressSeries(rows: EvaluationRow[]): { points: ProgressPoint[]; baseline: number | null; byCommitTime: boolean } {
   const scored = rows.filter((r) => r.score !== null && r.candidate && r.workflowStatus === 'COMPLETED' && r.status !== 'budget_exhausted');
   const latest = new Map<string, EvaluationRow>();
-  for (const r of [...scored].sort((a, b) => a.startTime.localeCompare(b.startTime))) latest.set(r.candidate!, r);
+  for (const r of [...scored].sort((a, b) => a.startedAt.localeCompare(b.startedAt))) latest.set(r.candidate!, r);
   const byCommitTime = [...latest.values()].every((r) => r.commitTime !== null);
   const order = [...latest.values()].sort((a, b) =>
-    byCommitTime ? a.commitTime! - b.commitTime! || a.startTime.localeCompare(b.startTime) : a.startTime.localeCompare(b.startTime),
+    byCommitTime ? a.commitTime! - b.commitTime! || a.startedAt.localeCompare(b.startedAt) : a.startedAt.localeCompare(b.startedAt),
   );
   let best = -Infinity;
   const points = order.map((r) => {

@@ -142,3 +142,24 @@ export function collate(
     return { task, taskName: chosen?.result.task_name ?? null, ...score };
   });
 }
+
+/** A collated task as the `--json` rows print it: the fields of a `vero results` row that collation knows. */
+export interface CollatedRow {
+  task: string;
+  taskName: string | null;
+  status: CollatedTask['status'];
+  score: number | null;
+  metrics: Record<string, number>;
+  trial: string | null;
+  nTrials: number;
+  exceptions: string[];
+  error: string | null;
+  usage: CollatedTask['usage'];
+  trialRewards: number[];
+  jobDir: string;
+}
+
+export function collatedRow(c: CollatedTask, jobDir: string): CollatedRow {
+  const { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards } = c;
+  return { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards, jobDir };
+}

@@ -1,4 +1,5 @@
 /** The compiler: structure, every file parsed back, escaping, determinism, and each review rule as a failure test. */
+import { conforming } from '../helpers/json-schema';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -543,7 +544,7 @@ test('vero build --address: the compiler runs as the buildTask workflow on a wor
       const first = await runVero(args);
       expect(first.stderr).toMatch(/build workflow build-[0-9a-f]{20} on task queue/);
       expect(first.code).toBe(0);
-      const r = JSON.parse(first.stdout) as { workflowId: string; outDir: string; mode: string };
+      const r = conforming<{ workflowId: string; outDir: string; mode: string }>('build', first.stdout);
       expect(r).toMatchObject({ outDir: out, mode: 'B' });
       expect(fs.existsSync(path.join(out, MANIFEST))).toBe(true);
       // The workflow's history holds the compiler activity, and no secret value.

@@ -3,6 +3,7 @@
  * from a directory that is not the clone. The tarball carries what the demo needs (examples, the stand-in)
  * and no tests or benches; the demo writes nothing into the installed package.
  */
+import { conforming } from '../helpers/json-schema';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -61,7 +62,7 @@ test('npm pack + a global install: vero demo works outside the clone and writes 
     timeout: 300_000,
   });
   expect({ code: demo.status, err: demo.status === 0 ? '' : demo.stderr.slice(-3000) }).toEqual({ code: 0, err: '' });
-  const r = JSON.parse(demo.stdout) as { results: { candidateRef: string; score: number }[]; best: string };
+  const r = conforming<{ results: { candidateRef: string; score: number }[]; best: string }>('demo', demo.stdout);
   expect(r.results.map((x) => [x.candidateRef, Number(x.score.toFixed(3))])).toEqual([
     ['baseline', 0.333],
     ['improved', 0.75],

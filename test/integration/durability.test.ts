@@ -142,7 +142,7 @@ test('a large evaluation continues as new every chunks_per_run chunks: bounded r
   expect((await handle.describe()).memo?.home).toBe(f.home);
   const firstRunId = (await c.workflow.getHandle(input.evalId).describe()).raw.workflowExecutionInfo?.firstRunId;
   expect(runs.find((r) => r.runId === firstRunId)?.status).toBe('CONTINUED_AS_NEW');
-  expect(Date.parse(result.startedAt)).toBeLessThan(listed[0]!.startTime.getTime());
+  expect(Date.parse(result.startedAt)).toBeLessThan(listed[0]!.startedAt.getTime());
   for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
 });
 

@@ -1,6 +1,7 @@
 /**
  * The eval sidecar as a real process: real HTTP, the test Temporal server, the Harbor stand-in, real git repos.
  */
+import { conforming } from '../helpers/json-schema';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -36,9 +37,13 @@ test('the optimizer loop: commit → eval → budget → finalize → reward.jso
     // Baseline evaluation (creates no candidate for auto_best).
     const base = await cli(['eval', '--split', 'validation', '--json'], side.url);
     expect(base.code).toBe(0);
-    const baseReply = JSON.parse(base.stdout) as { commit: string; mean_score: number; budget_remaining: { remaining_run_budget: number } };
+    // camelCase like every `vero … --json`, and as its shipped schema says.
+    const baseReply = conforming<{ commit: string; meanScore: number; budgetRemaining: { remainingRunBudget: number } }>(
+      'eval',
+      base.stdout,
+    );
     expect(baseReply.commit).toBe(s.cfg.base_commit);
-    expect(baseReply.budget_remaining.remaining_run_budget).toBe(2);
+    expect(baseReply.budgetRemaining.remainingRunBudget).toBe(2);
 
     const candidate = commitImprovement(s.work);
     const ev = await cli(['eval', '--split', 'validation'], side.url);
@@ -56,14 +61,12 @@ test('the optimizer loop: commit → eval → budget → finalize → reward.jso
     ]);
 
     const budget = await cli(['budget', '--json'], side.url);
-    const splits = (
-      JSON.parse(budget.stdout) as {
-        splits: { split: string; access: string; agent_evaluable: boolean; budget: { remaining_run_budget: number } | null }[];
-      }
-    ).splits;
-    expect(splits.find((x) => x.split === 'validation')).toMatchObject({ agent_evaluable: true, budget: { remaining_run_budget: 1 } });
-    expect(splits.find((x) => x.split === 'train')).toMatchObject({ budget: { remaining_run_budget: 4 } });
-    expect(splits.find((x) => x.split === 'test')).toEqual({ split: 'test', access: 'no_access', agent_evaluable: false, budget: null });
+    const splits = conforming<{
+      splits: { split: string; access: string; agentEvaluable: boolean; budget: { remainingRunBudget: number } | null }[];
+    }>('budget', budget.stdout).splits;
+    expect(splits.find((x) => x.split === 'validation')).toMatchObject({ agentEvaluable: true, budget: { remainingRunBudget: 1 } });
+    expect(splits.find((x) => x.split === 'train')).toMatchObject({ budget: { remainingRunBudget: 4 } });
+    expect(splits.find((x) => x.split === 'test')).toEqual({ split: 'test', access: 'no_access', agentEvaluable: false, budget: null });
 
     // The hidden split is not evaluable, and neither is a split nobody listed (fail closed).
     for (const split of ['test', 'dev']) {

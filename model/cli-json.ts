@@ -1,0 +1,273 @@
+/**
+ * The shape of every `vero … --json` output, one schema per command: camelCase throughout, one name per field
+ * across commands (`startedAt`/`finishedAt`, `nTasks` for a count, `tasks` for rows). The JSON Schema files
+ * shipped in `schemas/` are generated from these (cli/json-schemas.ts, `vero schema COMMAND`), and a test
+ * validates each command's real output against its file. Fields a later version adds are optional here.
+ */
+import { z } from 'zod';
+import { EvalSettings } from './eval-types';
+
+const num = z.number();
+const nullableNum = num.nullable();
+const isoTime = z.string().describe('ISO 8601 UTC time');
+
+export const UsageJson = z.strictObject({
+  costUsd: nullableNum,
+  inputTokens: nullableNum,
+  outputTokens: nullableNum,
+  cacheTokens: nullableNum,
+});
+
+export const TaskStatusJson = z.enum(['scored', 'error', 'not_run']);
+
+/**
+ * One task's row, as `vero results`, `start-eval --wait`, `vero trials` and `vero demo` print it. The fields only
+ * an evaluation run knows (`runs`, `timedOut`, `notes`, `harborVersion`) are absent from `vero trials` rows.
+ */
+export const TaskRowJson = z.strictObject({
+  task: z.string(),
+  status: TaskStatusJson,
+  score: nullableNum.describe('null unless scored: an error is never a silent 0'),
+  metrics: z.record(z.string(), num),
+  trial: z.string().nullable().describe('the chosen trial'),
+  taskName: z.string().nullable(),
+  nTrials: z.number().int(),
+  runs: z.number().int().optional().describe('harbor runs (Temporal activity attempts) the task took'),
+  exceptions: z.array(z.string()),
+  timedOut: z.boolean().optional(),
+  jobDir: z.string(),
+  error: z.string().nullable(),
+  usage: UsageJson.optional(),
+  trialRewards: z.array(num).optional(),
+  harborVersion: z.string().nullable().optional(),
+  notes: z.array(z.string()).optional(),
+});
+
+const Interval = z.tuple([num, num]);
+
+export const UncertaintyJson = z.strictObject({ n: z.number().int(), mean: num, stdErr: nullableNum, ci95: Interval.nullable() });
+export const AttemptsJson = z.strictObject({
+  k: z.number().int(),
+  passAtK: num,
+  passHatK: num,
+  withinTaskSd: num,
+  nTasks: z.number().int(),
+});
+const SpendJson = z.strictObject({ costUsd: num, tokens: num, unmetered: z.number().int() });
+export const SpendReportJson = z.strictObject({
+  maxCostUsd: nullableNum,
+  maxTokens: nullableNum,
+  pool: z.string().nullable(),
+  spent: SpendJson,
+  reached: z.string().nullable(),
+  nNotRun: z.number().int(),
+});
+const SkippedDir = z.strictObject({ dir: z.string(), reason: z.string() });
+
+/** An evaluation's result (`vero results ID`, `start-eval --wait`). */
+export const CandidateResultJson = z.strictObject({
+  evalId: z.string(),
+  candidate: z.string().describe('the full commit sha'),
+  candidateRef: z.string().describe('what the user asked for'),
+  status: z.enum(['completed', 'failed', 'budget_exhausted']),
+  score: num.describe('mean over the tasks that ran, errors counted as 0'),
+  scoreOfScored: nullableNum,
+  uncertainty: UncertaintyJson.optional(),
+  attempts: AttemptsJson.nullable().optional(),
+  errorsCountedAsZero: z.literal(true),
+  nTasks: z.number().int(),
+  nScored: z.number().int(),
+  nErrors: z.number().int(),
+  errorRate: num,
+  errorRateThreshold: num,
+  configDigest: z.string(),
+  resultFile: z.string(),
+  tasks: z.array(TaskRowJson).nullable().describe('null beyond 1,000 tasks: read resultFile'),
+  startedAt: isoTime,
+  finishedAt: isoTime,
+  usage: UsageJson.optional(),
+  harborVersions: z.array(z.string()).optional(),
+  skippedDirs: z.array(SkippedDir).optional(),
+  spend: SpendReportJson.optional(),
+  nRun: z.number().int().optional(),
+});
+
+/** `start-eval` without `--wait`: what was started or attached to. */
+export const StartedJson = z.strictObject({
+  evalId: z.string(),
+  mode: z.enum(['started', 'attached', 'existing']),
+  candidate: z.string(),
+  nTasks: z.number().int(),
+  skippedDirs: z.array(SkippedDir),
+  home: z.string().optional().describe("the evaluation's home, when it is not this config's"),
+  workers: z.number().int().optional(),
+  workerSlots: z.number().int().optional(),
+  ui: z.string().nullable(),
+});
+
+export const StartEvalJson = z.union([StartedJson, CandidateResultJson.extend({ ui: z.string().nullable() })]);
+
+export const PrintConfigJson = z.strictObject({
+  evalId: z.string(),
+  configDigest: z.string(),
+  candidate: z.string(),
+  candidateRef: z.string(),
+  tasks: z.array(z.string()),
+  skippedDirs: z.array(SkippedDir),
+  settings: EvalSettings,
+  config: z.looseObject({}).describe('the resolved vero.yaml (docs/configuration.md)'),
+});
+
+export const ProgressJson = z.strictObject({
+  total: z.number().int(),
+  done: z.number().int(),
+  running: z.number().int(),
+  scored: z.number().int(),
+  errors: z.number().int(),
+  scoreSum: num,
+  notRun: z.number().int().optional(),
+  spendCapReached: z.string().optional(),
+  phase: z.enum(['preparing', 'running', 'finalizing', 'done']),
+  currentChunk: z.string().nullable(),
+  runningChunks: z.array(z.string()).optional(),
+  concurrency: z.number().int().optional(),
+  stopped: z.number().int().optional().describe('tasks that were running when a closed evaluation stopped'),
+});
+
+export const StatusJson = z.strictObject({
+  evalId: z.string(),
+  workflowStatus: z.string(),
+  startedAt: isoTime,
+  finishedAt: isoTime.nullable(),
+  progress: ProgressJson.nullable(),
+  ui: z.string().nullable(),
+});
+
+export const PartialResultsJson = z.strictObject({
+  workflowStatus: z.string(),
+  partial: z.literal(true),
+  nTasks: z.number().int(),
+  nWithResults: z.number().int(),
+  tasks: z.array(TaskRowJson),
+  pending: z.array(z.string()),
+});
+
+export const ResultsJson = z.union([CandidateResultJson, PartialResultsJson]);
+
+export const ListRowJson = z.strictObject({
+  evalId: z.string(),
+  candidate: z.string().nullable(),
+  status: z.string(),
+  score: nullableNum,
+  costUsd: nullableNum,
+  workflowStatus: z.string(),
+  startedAt: isoTime,
+  finishedAt: isoTime.nullable(),
+});
+export const ListJson = z.array(ListRowJson);
+
+export const BestJson = CandidateResultJson.omit({ tasks: true }).extend({
+  runnerUp: z.strictObject({ evalId: z.string(), candidateRef: z.string(), score: num, separable: z.boolean() }).nullable(),
+});
+
+const EvalRef = z.strictObject({ evalId: z.string(), candidate: z.string(), candidateRef: z.string() });
+export const CompareJson = z.strictObject({
+  a: EvalRef,
+  b: EvalRef,
+  n: z.number().int(),
+  deltas: z.array(z.strictObject({ task: z.string(), a: num, b: num, delta: num })),
+  onlyInA: z.array(z.string()),
+  onlyInB: z.array(z.string()),
+  meanA: num,
+  meanB: num,
+  meanDelta: num,
+  ci95: Interval.nullable(),
+  bootstrap: z.strictObject({ resamples: z.number().int(), seed: z.string() }),
+  mcnemar: z.strictObject({ passThreshold: num, aOnly: z.number().int(), bOnly: z.number().int(), pValue: num }),
+  flippedToPass: z.array(z.string()),
+  flippedToFail: z.array(z.string()),
+  verdict: z.enum(['B better', 'A better', 'not resolved']),
+  tasksToResolve: z.number().int().nullable(),
+  summary: z.string(),
+});
+
+export const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
+
+export const SpendPoolJson = z.strictObject({
+  name: z.string(),
+  maxCostUsd: nullableNum,
+  maxTokens: nullableNum,
+  spent: SpendJson,
+  reached: z.string().nullable(),
+  members: z.array(z.string()),
+  spentBy: z.record(z.string(), z.strictObject({ costUsd: num, tokens: num })),
+});
+
+export const CleanJson = z.strictObject({
+  home: z.string(),
+  olderThanSec: num,
+  removed: z.boolean(),
+  bytes: z.number().int(),
+  items: z.array(
+    z.strictObject({ path: z.string(), kind: z.enum(['run dir', 'result', 'worktree']), reason: z.string(), bytes: z.number().int() }),
+  ),
+});
+
+export const TrialsJson = z.strictObject({ tasks: z.array(TaskRowJson) });
+
+export const DemoJson = z.strictObject({ results: z.array(CandidateResultJson), best: z.string(), ui: z.string().nullable() });
+
+export const BuildJson = z.strictObject({
+  outDir: z.string(),
+  taskName: z.string(),
+  mode: z.enum(['A', 'B']),
+  baseCommit: z.string(),
+  sourceCommit: z.string(),
+  files: z.number().int(),
+  warnings: z.array(z.string()),
+  gateway: z.boolean(),
+  workflowId: z.string().nullable().optional().describe('the buildTask workflow, when built on a worker'),
+});
+
+/** The sidecar's answers as `vero eval` / `vero budget` print them: its API's fields, camelCased. */
+export const SidecarEvalJson = z.looseObject({
+  commit: z.string(),
+  split: z.string(),
+  nSamples: z.number().int(),
+  nErrors: z.number().int(),
+  meanScore: num,
+  resultPath: z.string().nullable(),
+  budgetRemaining: z.unknown(),
+  invalidReason: z.string().optional(),
+});
+export const SidecarBudgetJson = z.looseObject({
+  splits: z.array(
+    z.looseObject({
+      split: z.string(),
+      access: z.string(),
+      agentEvaluable: z.boolean(),
+      budget: z.record(z.string(), nullableNum).nullable(),
+    }),
+  ),
+  gateway: z.unknown().optional(),
+});
+
+/** Every command with `--json`, and the schema of what it prints. */
+export const CLI_JSON_SCHEMAS = {
+  'start-eval': StartEvalJson,
+  'start-eval--print-config': PrintConfigJson,
+  status: StatusJson,
+  results: ResultsJson,
+  list: ListJson,
+  best: BestJson,
+  compare: CompareJson,
+  'set-concurrency': SetConcurrencyJson,
+  'spend-pool': SpendPoolJson,
+  clean: CleanJson,
+  trials: TrialsJson,
+  demo: DemoJson,
+  build: BuildJson,
+  eval: SidecarEvalJson,
+  budget: SidecarBudgetJson,
+} as const;
+export type CliJsonCommand = keyof typeof CLI_JSON_SCHEMAS;

@@ -1,0 +1,106 @@
+/**
+ * `--json` that scripts can rely on: every command's real output conforms to the JSON Schema file the package
+ * ships for it (schemas/, generated from model/cli-json.ts), and the files are what the code generates.
+ * (`eval`/`budget`: test/sidecar; `build`: test/compiler; `demo`: test/deploy/package.)
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { jsonSchemaOf, SCHEMA_COMMANDS } from '../../cli/json-schemas';
+import { conforming } from '../helpers/json-schema';
+import { evalFixture, ROOT } from '../helpers/fixtures';
+import { runVero, spawnWorker, until } from '../helpers/process';
+import { address, client, uniqueQueue } from '../helpers/temporal';
+
+jest.setTimeout(180_000);
+
+test('the shipped schema files are the ones the code generates (npm run schemas)', () => {
+  const dir = path.join(ROOT, 'schemas');
+  expect(fs.readdirSync(dir).sort()).toEqual(SCHEMA_COMMANDS.map((c) => `${c}.schema.json`).sort());
+  for (const c of SCHEMA_COMMANDS)
+    expect([c, JSON.parse(fs.readFileSync(path.join(dir, `${c}.schema.json`), 'utf8'))]).toEqual([c, jsonSchemaOf(c)]);
+});
+
+test("every evaluation command's --json conforms to its schema, camelCase, one name per field", async () => {
+  const q = uniqueQueue('json');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { tasks: { 'add-cli-flag': { reward: 1, duration_ms: 60_000 } }, default: { reward: 0.5, cost_usd: 0.01 } },
+    execution: { max_cost_usd: 100, spend_pool: `json-${q}` },
+  });
+  const cfg = ['-c', f.configFile];
+  const conn = ['--address', address()];
+  const w = spawnWorker(address(), q, {});
+  let running: string | null = null;
+  try {
+    const printed = conforming<{ tasks: string[] }>(
+      'start-eval--print-config',
+      (await runVero(['start-eval', ...cfg, '--candidate', 'improved', '--print-config'])).stdout,
+    );
+    expect(printed.tasks).toHaveLength(6);
+    const tasks = 'count-words,hello-world';
+    const a = conforming<{ evalId: string; startedAt: string }>(
+      'start-eval',
+      (await runVero(['start-eval', ...cfg, '--candidate', 'baseline', '--tasks', tasks, '--wait', '--json'])).stdout,
+    );
+    const b = conforming<{ evalId: string }>(
+      'start-eval',
+      (await runVero(['start-eval', ...cfg, '--candidate', 'improved', '--tasks', tasks, '--wait', '--json'])).stdout,
+    );
+    const started = conforming<{ evalId: string; nTasks: number; mode: string }>(
+      'start-eval',
+      (await runVero(['start-eval', ...cfg, '--candidate', 'improved', '--json'])).stdout,
+    );
+    expect(started).toMatchObject({ nTasks: 6, mode: 'started' });
+    running = started.evalId;
+    await until('a task of the running one has started', async () => fs.existsSync(path.join(f.home, 'runs', running!)));
+
+    const status = conforming<{ startedAt: string; finishedAt: string | null }>(
+      'status',
+      (await runVero(['status', a.evalId, '--json', ...conn])).stdout,
+    );
+    expect(status.startedAt).toBe(new Date(status.startedAt).toISOString());
+    conforming('status', (await runVero(['status', running, '--json', ...conn])).stdout);
+    conforming('results', (await runVero(['results', a.evalId, '--json', ...conn])).stdout);
+    await until(
+      'the running one has a row',
+      async () => JSON.parse((await runVero(['results', running!, '--json', ...conn])).stdout).nWithResults >= 1,
+    );
+    const partial = conforming<{ partial: true }>('results', (await runVero(['results', running, '--json', ...conn])).stdout);
+    expect(partial.partial).toBe(true);
+    await until(
+      'both listed',
+      async () => (JSON.parse((await runVero(['list', ...cfg, '--all', '--json'])).stdout) as unknown[]).length >= 3,
+    );
+    const rows = conforming<{ startedAt: string }[]>('list', (await runVero(['list', ...cfg, '--all', '--json'])).stdout);
+    expect(rows.every((r) => typeof r.startedAt === 'string')).toBe(true);
+    conforming('best', (await runVero(['best', ...cfg, '--all', '--json'])).stdout);
+    conforming('compare', (await runVero(['compare', a.evalId, b.evalId, '--json', ...conn])).stdout);
+    conforming('set-concurrency', (await runVero(['set-concurrency', running, '2', '--json', ...conn])).stdout);
+    conforming('spend-pool', (await runVero(['spend-pool', `json-${q}`, '--json', ...conn])).stdout);
+    conforming('clean', (await runVero(['clean', ...cfg, '--json'])).stdout);
+    const jobs = path.join(f.home, 'runs', a.evalId);
+    const runDir = path.join(jobs, fs.readdirSync(jobs)[0]!, 'jobs');
+    const trials = conforming<{ tasks: { jobDir: string }[] }>('trials', (await runVero(['trials', runDir, '--json'])).stdout);
+    // The rows of `vero results`, less what only a run knows.
+    const resultRows = (
+      JSON.parse((await runVero(['results', a.evalId, '--json', ...conn])).stdout) as { tasks: Record<string, unknown>[] }
+    ).tasks;
+    for (const [i, row] of trials.tasks.entries()) {
+      const { runs: _runs, timedOut: _timedOut, notes: _notes, harborVersion: _version, ...known } = resultRows[i]!;
+      expect(row).toEqual(known);
+    }
+  } finally {
+    if (running) {
+      await runVero(['cancel', running, ...conn]);
+      await (
+        await client()
+      ).workflow
+        .getHandle(running)
+        .result()
+        .catch(() => undefined);
+    }
+    w.kill('SIGTERM');
+  }
+});
