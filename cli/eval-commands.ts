@@ -27,6 +27,7 @@ import {
 } from '../client/eval-client';
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
+import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
@@ -102,22 +103,20 @@ function reportFailure(e: unknown): number {
 
 export function registerEvalCommands(program: Command): void {
   withConnection(
-    program
-      .command('start-eval')
-      .description('start (or attach to) the durable evaluation of one candidate commit')
-      .requiredOption('--candidate <ref>', 'commit sha, tag or branch of the agent repo')
-      .option('--wait', 'follow progress, then print the per-task table')
-      .option('--json', 'machine-readable output')
-      .option('--force', 're-run even when this exact evaluation already completed')
-      .option('--concurrency <n>', 'tasks in flight (execution.concurrency)', parseIntFlag('--concurrency'))
-      .option('--n-attempts <k>', 'trials per task (harbor.n_attempts, -k)', parseIntFlag('--n-attempts'))
-      .option('--max-retries <r>', 'Harbor retries per trial (harbor.max_retries, -r)', parseIntFlag('--max-retries'))
-      .option('--tasks <names>', 'comma-separated task names (tasks.names)')
-      .option('--harbor-command <cmd>', 'the harbor launcher, e.g. "uv run --project {worktree} harbor"')
-      .option(
-        '--print-config',
-        'print the resolved config, the settings the evaluation runs with, its digest and its id as JSON, and start nothing',
-      ),
+    addOverrideOptions(
+      program
+        .command('start-eval')
+        .description('start (or attach to) the durable evaluation of one candidate commit')
+        .requiredOption('--candidate <ref>', 'commit sha, tag or branch of the agent repo')
+        .option('--wait', 'follow progress, then print the per-task table')
+        .option('--json', 'machine-readable output')
+        .option('--force', 're-run even when this exact evaluation already completed')
+        .option(
+          '--print-config',
+          'print the resolved config, the settings the evaluation runs with, its digest and its id as JSON, and start nothing',
+        ),
+      START_EVAL_OVERRIDES,
+    ),
   ).action(
     async (
       o: ConnectionFlags & {
@@ -125,29 +124,13 @@ export function registerEvalCommands(program: Command): void {
         wait?: boolean;
         json?: boolean;
         force?: boolean;
-        concurrency?: number;
-        nAttempts?: number;
-        maxRetries?: number;
-        tasks?: string;
-        harborCommand?: string;
         printConfig?: boolean;
       },
     ) => {
       const file = configPath(o);
       if (!file) throw new ConfigError('no vero.yaml in this directory or a parent: pass -c FILE');
-      const cfg = loadEvalConfig(file, {
-        'execution.concurrency': o.concurrency,
-        'harbor.n_attempts': o.nAttempts,
-        'harbor.max_retries': o.maxRetries,
-        'tasks.names': o.tasks
-          ?.split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-        'harbor.command': o.harborCommand,
-        'temporal.address': o.address,
-        'temporal.namespace': o.namespace,
-        'temporal.task_queue': o.taskQueue,
-      });
+      const { overrides, flags } = overridesFrom(o, START_EVAL_OVERRIDES);
+      const cfg = loadEvalConfig(file, overrides, flags);
       const input = await prepareEvalInput(cfg, o.candidate);
       if (o.printConfig) {
         // Harbor's --print-config habit: what would run, resolved, without running it (no server needed).

@@ -74,7 +74,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
     if (e instanceof VeroError) {
-      process.stderr.write(`error: ${e.message.split('\n')[0]}\n`);
+      // Bad input: every problem, one line each (`file: path: problem`); anything else: its one-line reason.
+      const lines = e.exitCode === ExitCode.badInput ? e.message.split('\n').filter(Boolean) : [e.message.split('\n')[0]];
+      process.stderr.write(lines.map((l) => `error: ${l}\n`).join(''));
       return e.exitCode;
     }
     const sdk = sdkError(e);

@@ -23,9 +23,10 @@ function resolveFrom(base: string, p: string): string {
 
 /**
  * Loads and validates a vero.yaml. `overrides` maps dotted paths to values (from CLI flags) and is applied
- * before validation, so an override is checked exactly like the file.
+ * before validation, so an override is checked exactly like the file; `flags` names the flag of each path, so
+ * its problems are blamed on the flag.
  */
-export function loadEvalConfig(file: string | null, overrides: Record<string, unknown> = {}): EvalConfig {
+export function loadEvalConfig(file: string | null, overrides: Record<string, unknown> = {}, flags: Record<string, string> = {}): EvalConfig {
   let raw: unknown = {};
   const where = file ?? 'command line';
   if (file) {
@@ -45,7 +46,9 @@ export function loadEvalConfig(file: string | null, overrides: Record<string, un
   const obj = structuredClone(raw) as Record<string, unknown>;
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) setPath(obj, k, v);
   const parsed = EvalConfigFile.safeParse(obj);
-  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, where, EvalConfigFile));
+  // An override's problem is the flag's that set it (`flags`: dotted path → flag name), not the file's.
+  const setBy = Object.fromEntries(Object.entries(flags).filter(([p]) => overrides[p] !== undefined));
+  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, where, EvalConfigFile, setBy));
   const cfg = parsed.data;
   const base = file ? path.dirname(path.resolve(file)) : process.cwd();
   const src = cfg.tasks.source;

@@ -120,10 +120,16 @@ export function failureTypes(err: unknown): string[] {
 }
 
 /** Formats zod issues as `file: path.to.field: problem` lines. */
-export function formatZodIssues(issues: z.core.$ZodIssue[], where: string, schema?: z.ZodType): string {
+/**
+ * `flags` maps dotted paths set from the command line to the flag that set them (`execution.concurrency` →
+ * `--concurrency`): a bad value there is blamed on the flag, not on the file.
+ */
+export function formatZodIssues(issues: z.core.$ZodIssue[], where: string, schema?: z.ZodType, flags: Record<string, string> = {}): string {
   return issues
     .flatMap((i) => {
       const at = i.path.length ? i.path.join('.') : '(top level)';
+      const flag = Object.entries(flags).find(([p]) => at === p || at.startsWith(`${p}.`))?.[1];
+      if (flag) return [`${flag}: ${i.message}${at.includes('.') ? ` (${at})` : ''}`];
       if (i.code === 'unrecognized_keys') {
         // One line per key, with the nearest key the schema knows there when it is a likely typo.
         const known = schema ? knownKeysAt(schema, i.path) : [];

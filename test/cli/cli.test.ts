@@ -66,6 +66,28 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
     expect(r.stdout).toBe('');
   });
 
+  test('every problem of a config at once, one line each; a bad flag is blamed on the flag, not on the file', () => {
+    const file = variant(
+      (y) => y.replace(/concurrency: 3/, 'concurrency: 0').replace(/task_timeout: .*/, 'task_timeout: soon') + '\nscoring2: {}\n',
+    );
+    const r = vero(['start-eval', '-c', file, '--candidate', 'improved']);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `error: ${file}: scoring2: unknown key (did you mean scoring?)`,
+        expect.stringMatching(new RegExp(`^error: ${file}: execution\\.concurrency: Too small`)),
+        expect.stringMatching(new RegExp(`^error: ${file}: execution\\.task_timeout: .*expected a duration`)),
+      ]),
+    );
+    expect(lines.filter((l) => l.startsWith('error: '))).toHaveLength(3);
+    const flagged = vero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--concurrency', '0', '--n-attempts', '0']);
+    expect(flagged.code).toBe(2);
+    expect(flagged.stderr).toContain('error: --concurrency: Too small: expected number to be >=1 (execution.concurrency)');
+    expect(flagged.stderr).toContain('error: --n-attempts: Too small: expected number to be >=1 (harbor.n_attempts)');
+    expect(flagged.stderr).not.toContain(f.configFile);
+  });
+
   test('a bad candidate → exit 2 naming the ref and repo', () => {
     const r = vero(['start-eval', '-c', f.configFile, '--candidate', 'deadbeef']);
     expect(r.code).toBe(2);
