@@ -26,7 +26,11 @@ function resolveFrom(base: string, p: string): string {
  * before validation, so an override is checked exactly like the file; `flags` names the flag of each path, so
  * its problems are blamed on the flag.
  */
-export function loadEvalConfig(file: string | null, overrides: Record<string, unknown> = {}, flags: Record<string, string> = {}): EvalConfig {
+export function loadEvalConfig(
+  file: string | null,
+  overrides: Record<string, unknown> = {},
+  flags: Record<string, string> = {},
+): EvalConfig {
   let raw: unknown = {};
   const where = file ?? 'command line';
   if (file) {
