@@ -5,7 +5,7 @@ import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
-import { CandidateResult, countedTaskScores, settledProgress, type TaskResult } from '../model/eval-types';
+import { CandidateResult, countedTaskScores, settledProgress, type Progress, type TaskResult } from '../model/eval-types';
 import { scoreUncertainty, separable } from '../model/uncertainty';
 import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
@@ -33,6 +33,14 @@ import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFla
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
 
+/** `42s`, `3m05s`, `2h10m`. */
+function fmtDuration(sec: number): string {
+  const s = Math.round(sec);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
 async function waitWithProgress(client: Client, evalId: string, quiet: boolean): Promise<CandidateResult> {
   let lastOutage = 0;
   const resultP = awaitResult(client, evalId, (message) => {
@@ -48,26 +56,38 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
   const tty = process.stderr.isTTY && !quiet;
   const bar = tty
     ? new SingleBar({
-        format: 'tasks {bar} {value}/{total} | running {running} | errors {errors} | mean {mean}',
+        // `running` counts harbor processes (tasks in flight); eta is cli-progress's, from the rate so far.
+        format: 'tasks {bar} {value}/{total} | running {running} | errors {errors} | mean {mean} | {elapsed} elapsed, eta {left}',
         stream: process.stderr,
         hideCursor: true,
       })
     : null;
   let started = false;
   let lastLine = '';
+  const began = Date.now();
+  // The ETA from this process's own observation: tasks finished since it began watching, at that rate.
+  let firstDone: number | null = null;
+  const etaOf = (p: Progress): string => {
+    const from = (firstDone ??= p.done);
+    const finished = p.done - from;
+    if (finished <= 0) return '-';
+    return fmtDuration((((Date.now() - began) / 1000) * (p.total - p.done)) / finished);
+  };
   while (!settled) {
     try {
       const p = await getProgress(client, evalId);
       const ran = p.done - (p.notRun ?? 0);
       const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
-        if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean });
+        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p) };
+        if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean, ...times });
         started = true;
-        bar.update(p.done, { running: p.running, errors: p.errors, mean });
+        bar.update(p.done, { running: p.running, errors: p.errors, mean, ...times });
       } else if (!quiet) {
         const capped = p.spendCapReached ? `, ${p.notRun ?? 0} not run (${p.spendCapReached})` : '';
+        const elapsed = `${Math.round((Date.now() - began) / 1000)}s elapsed`;
         const line = `[${p.phase}] ${p.done}/${p.total} done, ${p.running} running, ${p.errors} errors, mean ${mean}${capped}`;
-        if (line !== lastLine) process.stderr.write(`${line}\n`);
+        if (line !== lastLine) process.stderr.write(`${line}, ${elapsed}\n`);
         lastLine = line;
       }
     } catch {
@@ -75,7 +95,13 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
     }
     await Promise.race([resultP.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
   }
-  if (bar && started) bar.stop();
+  if (bar && started) {
+    // The last frame is the final state, not the last poll's.
+    const final = await resultP.catch(() => null);
+    const elapsed = fmtDuration((Date.now() - began) / 1000);
+    if (final) bar.update(final.nTasks, { running: 0, errors: final.nErrors, mean: final.score.toFixed(3), elapsed, left: '0s' });
+    bar.stop();
+  }
   return resultP;
 }
 

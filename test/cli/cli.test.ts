@@ -636,3 +636,32 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
     w.kill('SIGTERM');
   }
 });
+
+test('the progress bar on a terminal: elapsed time and an ETA, and its last frame is the final state', async () => {
+  const q = uniqueQueue('bar');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, duration_ms: 1500 } },
+    execution: { concurrency: 2 },
+  });
+  const w = spawnWorker(address(), q, {});
+  try {
+    // util-linux's `script` gives the command a pseudo-terminal, as a person's shell would.
+    const cmd = [VERO, 'start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, COLUMNS: '200' },
+    });
+    expect(r.status).toBe(0);
+    // Frames are redrawn from column 1 (ESC [1G).
+    const frames = r.stdout.split(/\x1b\[1G|\r|\n/).filter((l) => l.includes('tasks ') && l.includes('| running'));
+    expect(frames.length).toBeGreaterThan(1);
+    expect(frames.some((l) => /\| \d+s elapsed, eta \d+s/.test(l) && !/ 6\/6 /.test(l))).toBe(true);
+    expect(frames.at(-1)).toMatch(/ 6\/6 \| running 0 \| errors 0 \| mean 1\.000 \| \d+s elapsed, eta 0s/);
+  } finally {
+    w.kill('SIGTERM');
+  }
+});
