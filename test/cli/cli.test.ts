@@ -657,7 +657,9 @@ test('the progress bar on a terminal: elapsed time and an ETA, and its last fram
     });
     expect(r.status).toBe(0);
     // Frames are redrawn from column 1 (ESC [1G).
-    const frames = r.stdout.split(/\x1b\[1G|\r|\n/).filter((l) => l.includes('tasks ') && l.includes('| running'));
+    const frames = r.stdout
+      .split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r|\\n`))
+      .filter((l) => l.includes('tasks ') && l.includes('| running'));
     expect(frames.length).toBeGreaterThan(1);
     expect(frames.some((l) => /\| \d+s elapsed, eta \d+s/.test(l) && !/ 6\/6 /.test(l))).toBe(true);
     expect(frames.at(-1)).toMatch(/ 6\/6 \| running 0 \| errors 0 \| mean 1\.000 \| \d+s elapsed, eta 0s/);
