@@ -16,6 +16,7 @@ import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from './docker-leftovers';
 import { countTrialResults, previousHarborFailures, type AttemptProgress } from './harbor-orphans';
 import { DEFAULT_STOP_GRACE_SEC, harborCwd, harborEnv, usesLocalDocker } from './harbor-process';
+import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export class TaskAttempt {
   readonly ctx = Context.current();
@@ -120,7 +121,7 @@ export class TaskAttempt {
       pid,
       host: hostId(),
       ownerPid,
-      namespace: this.ctx.info.workflowNamespace ?? 'default',
+      namespace: this.ctx.info.workflowNamespace ?? TEMPORAL_DEFAULTS.namespace,
       ...(this.deployment ? { deployment: this.deployment } : {}),
       workflowId: this.ctx.info.workflowExecution?.workflowId ?? '',
       activityId: this.ctx.info.activityId,

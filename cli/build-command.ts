@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { connect } from '../client/eval-client';
 import { runBuild } from '../client/build-client';
 import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
+import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 interface BuildFlags {
   config: string;
@@ -28,8 +29,8 @@ export function registerBuildCommand(program: Command): void {
         'build as a durable workflow on this Temporal server (a `vero worker` that sees the same paths runs it); default: in this process',
       ).env('VERO_BUILD_TEMPORAL_ADDRESS'),
     )
-    .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('VERO_TEMPORAL_NAMESPACE').default('default'))
-    .addOption(new Option('--task-queue <queue>', 'Temporal task queue').env('VERO_TASK_QUEUE').default('vero-harbor'))
+    .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('VERO_TEMPORAL_NAMESPACE').default(TEMPORAL_DEFAULTS.namespace))
+    .addOption(new Option('--task-queue <queue>', 'Temporal task queue').env('VERO_TASK_QUEUE').default(TEMPORAL_DEFAULTS.task_queue))
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',

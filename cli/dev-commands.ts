@@ -14,6 +14,7 @@ import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseDurationFlag, parseIntFlag, withConnection } from './options';
 import { startOrphanReaper } from '../worker/orphan-reaper';
 import type { Deployment } from '../infra/deployment';
+import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -94,7 +95,7 @@ export function registerDevCommands(program: Command): void {
     .option('--db <file>', 'SQLite file: the durability (default <VERO_HOME>/temporal.db)')
     .option('--port <port>', 'frontend gRPC port', parseIntFlag('--port'), 7233)
     .option('--ui-port <port>', 'Web UI port (default port + 1000)', parseIntFlag('--ui-port'))
-    .option('--task-queue <queue>', 'task queue of the in-process worker', 'vero-harbor')
+    .option('--task-queue <queue>', 'task queue of the in-process worker', TEMPORAL_DEFAULTS.task_queue)
     .option('--no-worker', 'start only the server')
     .option(
       '--max-concurrent-tasks <n>',
@@ -132,7 +133,7 @@ export function registerDevCommands(program: Command): void {
         if (o.worker) {
           const { worker, connection, deployment } = await createVeroWorker({
             address: server.address,
-            namespace: 'default',
+            namespace: TEMPORAL_DEFAULTS.namespace,
             taskQueue: o.taskQueue,
             maxConcurrentTasks: o.maxConcurrentTasks,
             shutdownGraceTime: `${o.shutdownGrace}s`,
@@ -194,7 +195,7 @@ export function registerDevCommands(program: Command): void {
         logFile: path.join(home, 'temporal.log'),
       });
       const taskQueue = 'vero-demo';
-      const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
+      const { worker, connection } = await createVeroWorker({ address: server.address, namespace: TEMPORAL_DEFAULTS.namespace, taskQueue });
       const running = worker.run();
       const stop = async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -204,7 +205,7 @@ export function registerDevCommands(program: Command): void {
       };
       try {
         process.stderr.write(`Temporal dev server ${server.address}, Web UI ${server.uiUrl}\n`);
-        const client = await connect(server.address, 'default');
+        const client = await connect(server.address, TEMPORAL_DEFAULTS.namespace);
         const results: CandidateResult[] = [];
         for (const candidate of ['baseline', 'improved']) {
           const cfg = loadEvalConfig(configFile, {
@@ -221,7 +222,7 @@ export function registerDevCommands(program: Command): void {
           results.push(r);
           if (!o.json)
             print(
-              `\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, 'default', r.evalId)}`,
+              `\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, TEMPORAL_DEFAULTS.namespace, r.evalId)}`,
             );
         }
         const best = pickBest(results)!;

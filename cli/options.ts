@@ -8,6 +8,7 @@ import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError } from '../model/errors';
 import type { Client } from '@temporalio/client';
 import { connect } from '../client/eval-client';
+import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export interface ConnectionFlags {
   config?: string;
@@ -55,11 +56,11 @@ export function connectionSettings(flags: ConnectionFlags): {
       if (flags.config) throw e;
     }
   }
-  const address = flags.address ?? fromFile?.address ?? '127.0.0.1:7233';
+  const address = flags.address ?? fromFile?.address ?? TEMPORAL_DEFAULTS.address;
   return {
     address,
-    namespace: flags.namespace ?? fromFile?.namespace ?? 'default',
-    taskQueue: flags.taskQueue ?? fromFile?.task_queue ?? 'vero-harbor',
+    namespace: flags.namespace ?? fromFile?.namespace ?? TEMPORAL_DEFAULTS.namespace,
+    taskQueue: flags.taskQueue ?? fromFile?.task_queue ?? TEMPORAL_DEFAULTS.task_queue,
     uiUrl: flags.uiUrl ?? defaultUiUrl(address),
   };
 }

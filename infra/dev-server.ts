@@ -7,6 +7,7 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeArgs } from '../model/search-attributes';
 import { ConfigError } from '../model/errors';
 import { processAlive } from './process-alive';
+import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export interface DevServerOptions {
   temporalCli: string;
@@ -105,7 +106,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   if (await canConnect(ip, port))
     throw new ConfigError(`port ${ip}:${port} is already in use (another Temporal server?); pass another --port, or stop it`);
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn', ...searchAttributeArgs()];
-  args.push('--namespace', opts.namespace ?? 'default');
+  args.push('--namespace', opts.namespace ?? TEMPORAL_DEFAULTS.namespace);
   args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
@@ -134,7 +135,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     await new Promise((r) => setTimeout(r, 100));
   }
   const address = `${ip}:${port}`;
-  await waitForNamespace(address, opts.namespace ?? 'default', deadline);
+  await waitForNamespace(address, opts.namespace ?? TEMPORAL_DEFAULTS.namespace, deadline);
   return {
     address,
     uiUrl,

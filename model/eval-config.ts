@@ -97,6 +97,8 @@ export const TemporalSection = z.strictObject({
   namespace: z.string().min(1).default('default'),
   task_queue: z.string().min(1).default('vero-harbor'),
 });
+/** The Temporal defaults, spelled once (the schema's): every command, the dev server and the sidecar use these. */
+export const TEMPORAL_DEFAULTS = TemporalSection.parse({});
 
 export const EvalConfigFile = z.strictObject({
   /** The git repo whose commits are candidates. */

@@ -15,6 +15,7 @@ import { buildServer } from './server';
 import { Gateway } from './gateway/gateway';
 import { gatewayStatus } from './gateway/server';
 import { createAdminToken } from './token';
+import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export function loadServeConfig(file: string): ServeConfig {
   let raw: unknown;
@@ -70,12 +71,12 @@ export async function serve(
   }
   const taskQueue = opts.taskQueue ?? 'vero-sidecar';
   // The same connection settings (TLS, API key from the environment) as the worker's.
-  const client = await connect(address, 'default');
+  const client = await connect(address, TEMPORAL_DEFAULTS.namespace);
   // A sidecar is stopped with its container (Docker allows 10 s before SIGKILL): a short drain, after which running
   // harbors are left for the restarted sidecar to adopt.
   const { worker, connection: workerConnection } = await createVeroWorker({
     address,
-    namespace: 'default',
+    namespace: TEMPORAL_DEFAULTS.namespace,
     taskQueue,
     shutdownGraceTime: '5s',
   });
