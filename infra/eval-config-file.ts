@@ -32,7 +32,6 @@ export function loadEvalConfig(
   flags: Record<string, string> = {},
 ): EvalConfig {
   let raw: unknown = {};
-  const where = file ?? 'command line';
   if (file) {
     let text: string;
     try {
@@ -49,6 +48,24 @@ export function loadEvalConfig(
   }
   const obj = structuredClone(raw) as Record<string, unknown>;
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) setPath(obj, k, v);
+  return configFrom(obj, file, file ?? 'command line', overrides, flags);
+}
+
+/**
+ * A config built by code (the sidecar's Mode B evaluations), validated by the same schema as a vero.yaml and
+ * resolved the same way: its settings come from the same builder (client/eval-client.ts settingsFrom).
+ */
+export function evalConfigOf(raw: Record<string, unknown>, where = 'settings'): EvalConfig {
+  return configFrom(structuredClone(raw), null, where, {}, {});
+}
+
+function configFrom(
+  obj: Record<string, unknown>,
+  file: string | null,
+  where: string,
+  overrides: Record<string, unknown>,
+  flags: Record<string, string>,
+): EvalConfig {
   const parsed = EvalConfigFile.safeParse(obj);
   // An override's problem is the flag's that set it (`flags`: dotted path → flag name), not the file's.
   const setBy = Object.fromEntries(Object.entries(flags).filter(([p]) => overrides[p] !== undefined));

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { DEFAULT_EXECUTION, evalInputFor, startOrAttach, withTasks } from '../client/eval-client';
+import { evalInputFor, settingsFrom, startOrAttach, withTasks } from '../client/eval-client';
+import { evalConfigOf } from '../infra/eval-config-file';
 import { CandidateResult, EvalSettings, NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { HarborSection } from '../model/harbor-config';
 import type { ServeConfig, SplitAccess } from '../model/serve-config';
@@ -56,6 +57,40 @@ export interface TargetScoring {
   aggregate?: 'best' | 'mean';
 }
 
+/** The settings of a Mode B evaluation: through the CLI's schema and builder, with the sidecar's isolation. */
+export function modeBSettings(cfg: ServeConfig, envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {
+  const b = cfg.mode_b!;
+  const scoring = cfg.scoring;
+  const harbor = { ...HarborSection.parse(b.harbor), ...(kind === 'trusted' ? scoring.trusted_retry : scoring.agent_retry) };
+  // Through the CLI's schema and builder (so every execution default is the CLI's: stop_grace, chunk_size…).
+  const base = settingsFrom(
+    evalConfigOf(
+      {
+        agent_repo: cfg.repo_path,
+        tasks: { source: { path: b.task_source.path } },
+        harbor: t.nAttempts !== undefined ? { ...harbor, n_attempts: t.nAttempts } : harbor,
+        scoring: {
+          ...((t.metric ?? scoring.reward_key) ? { reward_key: t.metric ?? scoring.reward_key } : {}),
+          aggregate: t.aggregate ?? (t.nAttempts !== undefined ? 'mean' : scoring.aggregate),
+          // The verifier's evaluations fail on any infrastructure error anyway (finalize.ts).
+          error_rate_threshold: kind === 'agent' ? scoring.error_rate_threshold : 1,
+        },
+        execution: {
+          concurrency: cfg.max_concurrency,
+          task_timeout: cfg.timeout_sec,
+          task_attempts: kind === 'trusted' ? scoring.trusted_task_attempts : scoring.agent_task_attempts,
+          heartbeat_timeout: cfg.heartbeat_timeout_sec,
+          // No preflight: a candidate whose agent Harbor cannot import scores as its own failure (every task an
+          // error row), never as an evaluation that failed for a config reason (which would look like a broken task).
+          preflight: false,
+        },
+        home: cfg.paths.home,
+      },
+      'serve.json mode_b',
+    ),
+  );
+  return { ...base, isolation: { runAs: cfg.harness_user, passEnv: cfg.secrets, ...(envFile ? { envFile } : {}) } };
+}
 export class Engine {
   /** The workflows of agent evaluations now running, so that finalize can cancel what its drain left. */
   private readonly agentRuns = new Set<{ cancel(): Promise<unknown> }>();
@@ -213,23 +248,7 @@ export class Engine {
   }
 
   private settings(envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {
-    const b = this.cfg.mode_b!;
-    const scoring = this.cfg.scoring;
-    const harbor = { ...HarborSection.parse(b.harbor), ...(kind === 'trusted' ? scoring.trusted_retry : scoring.agent_retry) };
-    return {
-      harbor: t.nAttempts !== undefined ? { ...harbor, n_attempts: t.nAttempts } : harbor,
-      source: { path: b.task_source.path },
-      rewardKey: t.metric ?? scoring.reward_key,
-      aggregate: t.aggregate ?? (t.nAttempts !== undefined ? 'mean' : scoring.aggregate),
-      // The verifier's evaluations fail on any infrastructure error anyway (finalize.ts).
-      errorRateThreshold: kind === 'agent' ? scoring.error_rate_threshold : 1,
-      concurrency: this.cfg.max_concurrency,
-      taskTimeoutSec: this.cfg.timeout_sec,
-      taskAttempts: kind === 'trusted' ? scoring.trusted_task_attempts : scoring.agent_task_attempts,
-      heartbeatTimeoutSec: this.cfg.heartbeat_timeout_sec,
-      chunkSize: DEFAULT_EXECUTION.chunk_size,
-      isolation: { runAs: this.cfg.harness_user, passEnv: this.cfg.secrets, ...(envFile ? { envFile } : {}) },
-    };
+    return modeBSettings(this.cfg, envFile, kind, t);
   }
 
   private async evaluateModeB(
