@@ -127,7 +127,7 @@ function reportFailure(e: unknown): number {
   throw e;
 }
 
-export function registerEvalCommands(program: Command): void {
+function registerStartEval(program: Command): void {
   withConnection(
     addOverrideOptions(
       program
@@ -233,7 +233,9 @@ export function registerEvalCommands(program: Command): void {
       if (result.status === 'budget_exhausted') process.exitCode = ExitCode.budgetExhausted;
     },
   );
+}
 
+function registerStatus(program: Command): void {
   withConnection(
     program.command('status <evalId>').description('progress and state of an evaluation').option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
@@ -266,7 +268,9 @@ export function registerEvalCommands(program: Command): void {
       print(`spend cap reached: ${progress.spendCapReached}; ${progress.notRun ?? 0} task(s) not run so far, none starts`);
     if (state.ui) print(`Web UI: ${state.ui}`);
   });
+}
 
+function registerResults(program: Command): void {
   withConnection(
     program
       .command('results <evalId>')
@@ -296,7 +300,9 @@ export function registerEvalCommands(program: Command): void {
     if (o.json) return printJson(r);
     print(`${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}`);
   });
+}
 
+function registerCancel(program: Command): void {
   withConnection(program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped)')).action(
     async (id: string, o: ConnectionFlags) => {
       const conn = connectionSettings(o);
@@ -311,7 +317,9 @@ export function registerEvalCommands(program: Command): void {
       print(`cancellation requested for ${id}`);
     },
   );
+}
 
+function registerSetConcurrency(program: Command): void {
   withConnection(
     program
       .command('set-concurrency <evalId> <n>')
@@ -334,7 +342,9 @@ export function registerEvalCommands(program: Command): void {
           : '';
     print(`concurrency of ${id}: ${change.previous} → ${change.concurrency}${how}`);
   });
+}
 
+function registerSpendPool(program: Command): void {
   withConnection(
     program
       .command('spend-pool <name>')
@@ -376,7 +386,9 @@ export function registerEvalCommands(program: Command): void {
     ]);
     if (rows.length) print(`\n${table(['evaluation', 'cost', 'tokens', 'state'], rows)}`);
   });
+}
 
+function registerList(program: Command): void {
   withConnection(
     program
       .command('list')
@@ -406,7 +418,9 @@ export function registerEvalCommands(program: Command): void {
       ),
     );
   });
+}
 
+function registerBest(program: Command): void {
   withConnection(
     program
       .command('best')
@@ -438,7 +452,9 @@ export function registerEvalCommands(program: Command): void {
         `note      not separable from the runner-up ${runnerUp.candidateRef} (${fmtScore(runnerUp.score)}) at 95%: their intervals overlap; evaluate on more tasks to tell them apart`,
       );
   });
+}
 
+function registerReport(program: Command): void {
   withConnection(
     program
       .command('report')
@@ -464,4 +480,17 @@ export function registerEvalCommands(program: Command): void {
     );
     print(`wrote ${o.output} (${results.length} candidate(s))`);
   });
+}
+
+/** Every evaluation command, one function each. */
+export function registerEvalCommands(program: Command): void {
+  registerStartEval(program);
+  registerStatus(program);
+  registerResults(program);
+  registerCancel(program);
+  registerSetConcurrency(program);
+  registerSpendPool(program);
+  registerList(program);
+  registerBest(program);
+  registerReport(program);
 }

@@ -90,5 +90,10 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // `vero … | head`: a reader that stops reading is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   void main(process.argv.slice(2)).then((code) => process.exit(code));
 }

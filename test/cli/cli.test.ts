@@ -136,6 +136,10 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
     expect(help.stdout).toContain('start-eval');
     expect(help.stdout).toContain('Exit codes');
     expect(vero(['start-eval', '--help']).stdout).toContain('--candidate <ref>');
+    // A reader that stops early (`| head`) is not an error: no EPIPE stack, exit 0.
+    const piped = spawnSync('bash', ['-c', `'${VERO}' --help | head -1; echo "exit \${PIPESTATUS[0]}"`], { encoding: 'utf8' });
+    expect(piped.stdout).toBe('Usage: vero [options] [command]\nexit 0\n');
+    expect(piped.stderr).toBe('');
   });
 
   test('start-eval --print-config prints what would run (id, digest, settings, the resolved config) and starts nothing', () => {
