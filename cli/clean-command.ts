@@ -1,8 +1,8 @@
 /** `vero clean`: remove what a home holds that nobody needs any more, by a retention rule (client/home-retention.ts). */
 import { Command } from 'commander';
 import { applyClean, planClean } from '../client/home-retention';
-import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
-import { configPath, ConnectionFlags, connectionSettings, connectTo, parseDurationFlag, withConnection } from './options';
+import { defaultHome } from '../infra/eval-config-file';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseDurationFlag, withConnection } from './options';
 import { table } from './format';
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
@@ -28,7 +28,7 @@ export function registerCleanCommand(program: Command): void {
       ),
   ).action(async (o: ConnectionFlags & { olderThan: number; home?: string; yes?: boolean; json?: boolean }) => {
     const file = configPath(o);
-    const home = o.home ?? (file ? loadEvalConfig(file).home : defaultHome());
+    const home = o.home ?? (file ? commandConfig(file).home : defaultHome());
     const client = await connectTo(connectionSettings(o), o.json);
     const items = await planClean(client, home, o.olderThan);
     if (o.yes) await applyClean(home, items);

@@ -28,7 +28,7 @@ import {
 import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
-import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
@@ -114,7 +114,7 @@ export async function completedResults(client: Client, configDigest: string | un
 function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined {
   const file = configPath(o);
   if (o.all || !file) return undefined;
-  const cfg = loadEvalConfig(file);
+  const cfg = commandConfig(file);
   return configDigest(resolveTasks(cfg), settingsFrom(cfg));
 }
 

@@ -40,6 +40,22 @@ export function configPath(flags: { config?: string }, from = process.cwd()): st
   }
 }
 
+const loaded = new Map<string, EvalConfig>();
+
+/**
+ * The vero.yaml of this command, read once per process (`vero list` needs it for its connection and for its
+ * digest scope): the same file gives the same parsed config. Overridden loads (start-eval's flags) are not cached.
+ */
+export function commandConfig(file: string): EvalConfig {
+  const key = path.resolve(file);
+  let cfg = loaded.get(key);
+  if (!cfg) {
+    cfg = loadEvalConfig(file);
+    loaded.set(key, cfg);
+  }
+  return cfg;
+}
+
 /** Connection settings: flags > vero.yaml > defaults (no config file needed). */
 export function connectionSettings(flags: ConnectionFlags): {
   address: string;
@@ -51,7 +67,7 @@ export function connectionSettings(flags: ConnectionFlags): {
   const file = configPath(flags);
   if (file) {
     try {
-      fromFile = loadEvalConfig(file).temporal;
+      fromFile = commandConfig(file).temporal;
     } catch (e) {
       if (flags.config) throw e;
     }

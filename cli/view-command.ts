@@ -1,10 +1,10 @@
 /** `vero view`: a local web app over Temporal visibility and the result files (cli/view-server.ts). */
 import { Command } from 'commander';
 import { settingsFrom, uiLink } from '../client/eval-client';
-import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
+import { defaultHome } from '../infra/eval-config-file';
 import { resolveTasks } from '../infra/task-source';
 import { configDigest } from '../model/eval-identity';
-import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 import { startViewServer } from './view-server';
 
 interface ViewFlags extends ConnectionFlags {
@@ -26,7 +26,7 @@ export function registerViewCommand(program: Command): void {
   ).action(async (o: ViewFlags) => {
     const conn = connectionSettings(o);
     const file = configPath(o);
-    const cfg = file ? loadEvalConfig(file) : null;
+    const cfg = file ? commandConfig(file) : null;
     const client = await connectTo(conn);
     const { app, url } = await startViewServer({
       client,
