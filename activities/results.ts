@@ -52,7 +52,8 @@ export interface FinalizeInput {
   nChunks: number;
   configDigest: string;
   settings: EvalSettings;
-  split: string | null;
+  /** Ignored (always the whole dataset here); optional so histories that recorded `split: null` replay. */
+  split?: string | null;
   startedAt: string;
   /** Dataset dirs that are not tasks (from the evaluation's input), recorded in the result file. */
   skippedDirs?: { dir: string; reason: string }[];
@@ -73,7 +74,7 @@ export function resultFileFor(home: string, evalId: string): string {
 function sampleResult(r: TaskResult, index: number, input: FinalizeInput): Record<string, unknown> {
   const datasetId = input.settings.source.path ? path.basename(input.settings.source.path) : input.settings.source.dataset;
   return {
-    dataset_sample: { sample_id: index, split: input.split ?? 'all', dataset_id: datasetId },
+    dataset_sample: { sample_id: index, split: 'all', dataset_id: datasetId },
     commit: input.candidate,
     result_id: input.evalId,
     score: r.score,

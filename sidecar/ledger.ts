@@ -81,9 +81,6 @@ export class Ledger {
     return this.state.budgets[split] ?? null;
   }
 
-  all(): Record<string, BudgetEntry> {
-    return structuredClone(this.state.budgets);
-  }
 
   /**
    * Reserves one run of `n` samples, or throws without spending anything. With a request id, a request that

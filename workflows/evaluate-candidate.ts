@@ -200,7 +200,6 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
       nChunks: notStarted,
       configDigest: input.configDigest,
       settings: input.settings,
-      split: null,
       startedAt,
       skippedDirs: input.skippedDirs,
       ...(meter
