@@ -81,7 +81,6 @@ export class Ledger {
     return this.state.budgets[split] ?? null;
   }
 
-
   /**
    * Reserves one run of `n` samples, or throws without spending anything. With a request id, a request that
    * was already reserved (same split, commit and samples) is not charged again (`replayed`); the same id for a
