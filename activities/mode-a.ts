@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
-import { homePaths } from '../model/paths';
+import { homePaths, modeAPaths } from '../model/paths';
 import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
@@ -56,6 +56,7 @@ function jsonLines(text: string): unknown[] {
 
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   const dir = homePaths(input.home).modeADir(input.id);
+  const files = modeAPaths(dir);
   fs.mkdirSync(dir, { recursive: true });
   const rows = fs
     .readFileSync(path.join(input.datasetDir, `${input.split}.jsonl`), 'utf8')
@@ -70,10 +71,7 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   const signal = Context.current().cancellationSignal;
 
   // Untrusted: the candidate's inference sees the inputs only, never the labels, in its own process group.
-  fs.writeFileSync(
-    path.join(dir, 'inputs.jsonl'),
-    `${chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n')}\n`,
-  );
+  fs.writeFileSync(files.inputs, `${chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n')}\n`);
   const inf = await runInGroup(input.inference, {
     cwd: worktree,
     env: {
@@ -82,36 +80,35 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
       ...(input.envFile ? readEnvFile(input.envFile, `inference-${input.split}`) : {}),
     },
     cleanEnv: true,
-    logFile: path.join(dir, 'inference.log'),
-    stdinFile: path.join(dir, 'inputs.jsonl'),
-    stdoutFile: path.join(dir, 'outputs.jsonl'),
+    logFile: files.inferenceLog,
+    stdinFile: files.inputs,
+    stdoutFile: files.outputs,
     deadline,
     signal,
   });
   if (inf.cancelled) throw signal.reason ?? new Error('cancelled');
   const outputs = new Map<number, unknown>();
-  for (const o of jsonLines(fs.readFileSync(path.join(dir, 'outputs.jsonl'), 'utf8')) as { id: number; output: unknown }[])
+  for (const o of jsonLines(fs.readFileSync(files.outputs, 'utf8')) as { id: number; output: unknown }[])
     if (o && typeof o === 'object' && 'id' in o) outputs.set(Number(o.id), o.output);
 
   const toScore = chosen.filter(({ i }) => outputs.has(i));
   const scores = new Map<number, number>();
   if (toScore.length) {
     fs.writeFileSync(
-      path.join(dir, 'to-score.jsonl'),
+      files.toScore,
       `${toScore.map(({ i, row }) => JSON.stringify({ id: i, output: outputs.get(i), labels: row.labels })).join('\n')}\n`,
     );
     const sc = await runInGroup(input.scorer.command, {
       cwd: input.scorer.cwd,
-      logFile: path.join(dir, 'scorer.log'),
-      stdinFile: path.join(dir, 'to-score.jsonl'),
-      stdoutFile: path.join(dir, 'scores.jsonl'),
+      logFile: files.scorerLog,
+      stdinFile: files.toScore,
+      stdoutFile: files.scores,
       deadline,
       signal,
     });
     if (sc.cancelled) throw signal.reason ?? new Error('cancelled');
-    if (sc.exitCode !== 0)
-      throw new Error(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${path.join(dir, 'scorer.log')}`);
-    for (const s of jsonLines(fs.readFileSync(path.join(dir, 'scores.jsonl'), 'utf8')) as { id: number; score: number }[])
+    if (sc.exitCode !== 0) throw new Error(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${files.scorerLog}`);
+    for (const s of jsonLines(fs.readFileSync(files.scores, 'utf8')) as { id: number; score: number }[])
       if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
   }
   const result: SampleScoreRow[] = chosen.map(({ i, row }) => ({
@@ -125,7 +122,7 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
         : `${NO_INFERENCE_OUTPUT} (${inf.timedOut ? 'timed out' : `exit ${inf.exitCode ?? inf.signal}`})`,
     output: outputs.get(i),
   }));
-  const resultFile = path.join(dir, 'result.json');
+  const resultFile = files.result;
   writeJsonDurable(resultFile, result, { compact: true });
   return { resultFile };
 }

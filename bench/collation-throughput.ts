@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 import { numberArg } from './fixtures';
 
 function main(): void {

@@ -3,7 +3,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 
 /** `--name N` from argv, else the fallback. */
 export function numberArg(name: string, fallback: number): number {

@@ -19,7 +19,8 @@ import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import type { CandidateResult } from '../model/eval-types';
 import { harborArgv } from '../model/harbor-argv';
-import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
+import { findTemporalCli } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { benchWorkspace, numberArg, startVeroDev, stringArg } from './fixtures';
 

@@ -15,7 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 import type { CandidateResult } from '../model/eval-types';
 import { installCliRuntimeLogger } from '../worker/create-worker';
 import { makeAgentRepo, numberArg, startVeroDev } from './fixtures';

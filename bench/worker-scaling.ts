@@ -11,7 +11,8 @@ import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client'
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import type { CandidateResult } from '../model/eval-types';
-import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
+import { findTemporalCli } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 import { benchWorkspace, numberArg } from './fixtures';
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../compiler/compile';
 import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../infra/compiled-task-run';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 import { DemoFailedError } from '../model/errors';
 import { table } from './format';
 

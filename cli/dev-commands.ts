@@ -1,4 +1,5 @@
 /** `vero worker`, `vero dev` (dev server + Web UI + worker) and `vero demo` (the README's main job). */
+import { homePaths } from '../model/paths';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -7,7 +8,8 @@ import { startDevServer } from '../infra/dev-server';
 import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/eval-types';
 import { ConfigError } from '../model/errors';
-import { findTemporalCli, PROJECT_ROOT } from '../infra/temporal-cli';
+import { findTemporalCli } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks } from '../client/eval-client';
 import { resultSummary, taskTable } from './format';
@@ -119,7 +121,7 @@ export function registerDevCommands(program: Command): void {
         shutdownGrace: number;
       }) => {
         installCliRuntimeLogger();
-        const db = o.db ?? path.join(defaultHome(), 'temporal.db');
+        const db = o.db ?? homePaths(defaultHome()).temporalDb;
         const server = await startDevServer({
           temporalCli: findTemporalCli(),
           port: o.port,
@@ -191,7 +193,7 @@ export function registerDevCommands(program: Command): void {
       const server = await startDevServer({
         temporalCli: findTemporalCli(),
         ui: true,
-        dbFile: path.join(home, 'temporal.db'),
+        dbFile: homePaths(home).temporalDb,
         logFile: path.join(home, 'temporal.log'),
       });
       const taskQueue = 'vero-demo';

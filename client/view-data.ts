@@ -3,6 +3,7 @@
  * the home: the evaluations (with their candidates in commit order), one evaluation's tasks and trials, and two
  * candidates side by side. Finished results never change, so they are read once per process.
  */
+import { harborLogOf } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -203,7 +204,7 @@ function trialsOf(home: string, jobDir: string): TrialView[] {
 }
 
 function taskView(home: string, t: TaskResult, note: string): TaskView {
-  const log = t.jobDir ? `${t.jobDir}.harbor.log` : '';
+  const log = t.jobDir ? harborLogOf(t.jobDir) : '';
   return {
     task: t.task,
     status: t.status,

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../model/errors';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { PROJECT_ROOT } from '../infra/package-root';
 
 interface LockEntry {
   dev?: boolean;

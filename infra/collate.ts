@@ -5,6 +5,7 @@
  * Layout: `<jobs>/<job>/<trial>/result.json`. The job-level `<job>/result.json` is not a trial (it has no
  * task_name) and is skipped; unreadable or invalid trial files are counted, never guessed at.
  */
+import { harborJobFiles } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularFile } from './bounded-read';
@@ -73,7 +74,7 @@ export function loadTrials(dir: string): LoadedJobs {
   const out: LoadedJobs = { trials: [], invalid: [] };
   for (const job of jobDirs) {
     for (const trialDir of subdirs(job)) {
-      const file = path.join(trialDir, 'result.json');
+      const file = harborJobFiles.resultIn(trialDir);
       const r = readTrialFile(file, dir);
       if ('trial' in r) out.trials.push(r.trial);
       else if ('invalid' in r) out.invalid.push({ file, reason: r.invalid });

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gatewayLaunch } from './gateway-launch';
-import { PROJECT_ROOT } from './temporal-cli';
+import { PROJECT_ROOT } from './package-root';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
 export const EXAMPLE_OPTIMIZER = {

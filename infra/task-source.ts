@@ -1,4 +1,5 @@
 /** Resolves which tasks an evaluation runs, in a deterministic (sorted) order. */
+import { runPaths } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
@@ -127,14 +128,14 @@ export function resolveTaskSelection(cfg: EvalConfig): { tasks: string[]; skippe
  * harbor gets this copy: the same config then means the same tasks wherever harbor runs. Written to
  * `outDir/registry.json` (atomically, only when it changes); returns its path.
  */
-export function resolvedRegistryFile(registryPath: string, outDir: string): string {
+export function resolvedRegistryFile(registryPath: string, runDir: string): string {
   const reg = JSON.parse(fs.readFileSync(registryPath, 'utf8')) as { tasks?: { path?: unknown }[] }[];
   const base = path.dirname(path.resolve(registryPath));
   for (const ds of Array.isArray(reg) ? reg : []) {
     for (const t of ds.tasks ?? []) if (typeof t.path === 'string' && !path.isAbsolute(t.path)) t.path = path.resolve(base, t.path);
   }
   const text = `${JSON.stringify(reg, null, 2)}\n`;
-  const out = path.join(outDir, 'registry.json');
+  const out = runPaths(runDir).resolvedRegistry;
   if (fs.existsSync(out) && fs.readFileSync(out, 'utf8') === text) return out;
   writeFileDurable(out, text);
   return out;

@@ -1,8 +1,7 @@
 /** Locates the Temporal CLI through scripts/ensure-temporal (TEMPORAL_CLI_PATH, PATH, or a pinned install). */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-
-export const PROJECT_ROOT = path.resolve(__dirname, '..', __dirname.includes(`${path.sep}dist${path.sep}`) ? '..' : '.');
+import { PROJECT_ROOT } from './package-root';
 
 export function findTemporalCli(): string {
   const script = path.join(PROJECT_ROOT, 'scripts', 'ensure-temporal');

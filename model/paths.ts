@@ -4,13 +4,15 @@
  *
  * ```
  * <home>/
+ *   temporal.db                      `vero dev`'s and the sidecar's dev server SQLite file (the durability)
  *   repos/<digest>.git               this host's bare copy of an agent repo (a path or a git URL)
  *   worktrees/<commit>/              a candidate's checkout (this host's)
  *   results/<evalId>.json            an evaluation's final result (CandidateResult + rows)
  *   results/<evalId>/samples/<i>.json  Mode B rows as sidecar samples
- *   mode-a/<id>/                     a Mode A evaluation: inputs, outputs, scores, logs, result.json
+ *   mode-a/<id>/                     a Mode A evaluation (ModeAPaths): inputs, outputs, scores, logs, result.json
  *   runs/<evalId>/<runId>/           one run of an evaluation workflow (RunPaths)
  *     preflight.harbor.log           `harbor run --dry-run` output
+ *     registry.json                  the dataset's registry.json with its task paths made absolute
  *     harbor-cwd/                    harbor's working directory (nothing of the candidate's in it)
  *     chunks/<00000>.json            a chunk's rows, for finalize
  *     stale-jobs/<job>-<a>-<l>/      job dirs Harbor refused to resume (set aside, never deleted)
@@ -34,6 +36,7 @@ export function homePaths(home: string) {
     resultFile: (evalId: string) => join(home, 'results', `${evalId}.json`),
     samplesDir: (evalId: string) => join(home, 'results', evalId, 'samples'),
     modeADir: (id: string) => join(home, 'mode-a', id),
+    temporalDb: join(home, 'temporal.db'),
     runDir: (evalId: string, runId: string) => join(home, 'runs', evalId, runId),
   };
 }
@@ -42,6 +45,7 @@ export function runPaths(runDir: string) {
   const jobsDir = join(runDir, 'jobs');
   return {
     preflightLog: join(runDir, 'preflight.harbor.log'),
+    resolvedRegistry: join(runDir, 'registry.json'),
     /** The Harbor job config (`-c`) with what Harbor has no flags for: the retry backoff. */
     harborJobConfig: join(runDir, 'harbor-job-config.json'),
     harborCwd: join(runDir, 'harbor-cwd'),
@@ -57,13 +61,31 @@ export function runPaths(runDir: string) {
   };
 }
 
+/** A Mode A evaluation's files (activities/mode-a.ts), in its dir. */
+export function modeAPaths(dir: string) {
+  return {
+    inputs: join(dir, 'inputs.jsonl'),
+    outputs: join(dir, 'outputs.jsonl'),
+    inferenceLog: join(dir, 'inference.log'),
+    toScore: join(dir, 'to-score.jsonl'),
+    scores: join(dir, 'scores.jsonl'),
+    scorerLog: join(dir, 'scorer.log'),
+    result: join(dir, 'result.json'),
+  };
+}
+
 /** Harbor's own layout inside a job dir (reference/harbor.md §1.5). */
 export const harborJobFiles = {
   config: (jobDir: string) => join(jobDir, 'config.json'),
   lock: (jobDir: string) => join(jobDir, 'lock.json'),
   result: (jobDir: string) => join(jobDir, 'result.json'),
   trialResult: (jobDir: string, trial: string) => join(jobDir, trial, 'result.json'),
+  /** A trial dir's result.json. */
+  resultIn: (trialDir: string) => join(trialDir, 'result.json'),
 };
+
+/** `<jobsDir>/<job>.harbor.log`: harbor's output for a job (next to its dir), as `runPaths(…).job(…).harborLog`. */
+export const harborLogOf = (jobDir: string): string => `${jobDir}.harbor.log`;
 
 /** The child workflow that runs chunk `i` of an evaluation. */
 export const chunkWorkflowId = (evalId: string, i: number): string => `${evalId}/chunk-${i}`;

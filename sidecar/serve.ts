@@ -1,4 +1,5 @@
 /** `vero serve`: starts the eval sidecar (ledger, registry, token, Temporal worker, HTTP API). */
+import { homePaths } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { connect } from '../client/eval-client';
@@ -64,7 +65,7 @@ export async function serve(
   if (!address) {
     devServer = await startDevServer({
       temporalCli: findTemporalCli(),
-      dbFile: path.join(cfg.paths.home, 'temporal.db'),
+      dbFile: homePaths(cfg.paths.home).temporalDb,
       logFile: path.join(cfg.paths.home, 'temporal.log'),
     });
     address = devServer.address;

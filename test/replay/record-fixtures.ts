@@ -18,7 +18,8 @@ import { evaluateSamples } from '../../workflows';
 import { spendPoolWorkflowId } from '../../model/spend-cap';
 import { startDevServer } from '../../infra/dev-server';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import { findTemporalCli, PROJECT_ROOT } from '../../infra/temporal-cli';
+import { findTemporalCli } from '../../infra/temporal-cli';
+import { PROJECT_ROOT } from '../../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../../worker/create-worker';
 
 async function main(): Promise<void> {
