@@ -13,7 +13,9 @@ import { decideLaunch, type LaunchDecision } from '../model/launch-decision';
 import { harborJobFiles } from '../model/paths';
 import { isolationFor } from './harbor-isolation';
 import { writePidFile } from './harbor-orphans';
-import { dockerAnswers, fileSize, freeBytes, readSince, usesLocalDocker } from './harbor-process';
+import { freeBytes, usesLocalDocker } from './harbor-process';
+import { dockerAnswers } from '../infra/docker';
+import { fileSize, readSince } from '../infra/file-tail';
 import type { TaskAttempt } from './task-attempt';
 
 /** Free space that counts as "the disk has room again" after harbor failed on a full disk. */

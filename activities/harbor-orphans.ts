@@ -3,6 +3,7 @@
  * (an orphan to adopt), a job that harbor finished without its worker, the trials to re-run on resume, and the
  * failures earlier attempts counted.
  */
+import { procHasEnv } from '../infra/proc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readTrialFile } from '../infra/collate';
@@ -30,14 +31,6 @@ export interface AttemptProgress {
   harborFailures: number;
 }
 
-function processHasEnv(pid: number, key: string, value: string): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${key}=${value}`);
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A previous attempt's harbor that still runs on this host (its worker was SIGKILLed; detached groups
  * survive), identified by its pid file and the job-dir marker in its environment. Adopting it, instead of
@@ -50,7 +43,7 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   } catch {
     return null;
   }
-  if (prev.host !== hostId() || !groupAlive(prev.pid) || !processHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
+  if (prev.host !== hostId() || !groupAlive(prev.pid) || !procHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
   return prev;
 }
 

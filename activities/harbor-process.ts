@@ -6,7 +6,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execa } from 'execa';
 import type { EvalSettings } from '../model/eval-types';
 import { runPaths } from '../model/paths';
 
@@ -38,42 +37,6 @@ export function harborEnv(s: EvalSettings, worktree: string, jobDir: string): Re
 export function usesLocalDocker(s: EvalSettings): boolean {
   return s.harbor.environment === undefined || s.harbor.environment === 'docker';
 }
-
-/** Whether the Docker engine harbor would use answers (same DOCKER_HOST etc. as the harbor process). */
-export async function dockerAnswers(env: Record<string, string>): Promise<boolean> {
-  try {
-    const r = await execa('docker', ['info', '--format', '{{.ServerVersion}}'], {
-      env: { ...process.env, ...env } as Record<string, string>,
-      extendEnv: false,
-      reject: false,
-      timeout: 20_000,
-    });
-    return r.exitCode === 0;
-  } catch {
-    return false;
-  }
-}
-
-/** The bytes appended to a file since `offset` (at most the last `maxBytes`). */
-export function readSince(file: string, offset: number, maxBytes = 64 * 1024): string {
-  try {
-    const size = fs.statSync(file).size;
-    const from = Math.max(offset, size - maxBytes);
-    if (size <= from) return '';
-    const fd = fs.openSync(file, 'r');
-    try {
-      const buf = Buffer.alloc(size - from);
-      fs.readSync(fd, buf, 0, buf.length, from);
-      return buf.toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return '';
-  }
-}
-
-export const fileSize = (file: string): number => fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 
 /** Free bytes for an unprivileged writer on the filesystem of `dir` (null when it cannot be read). */
 export function freeBytes(dir: string): number | null {

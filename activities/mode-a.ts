@@ -3,6 +3,7 @@
  * worktree, inputs only, in its own process group) and then the trusted scorer (labels). The scores go to a
  * file under the home; the activity returns its path (payloads stay small).
  */
+import type { SampleScore } from '../model/sample-score';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -28,14 +29,6 @@ export interface ModeAInput {
   timeoutSec: number;
   /** Variables for the inference (the gateway's evaluation token and base URL), read here, never in history. */
   envFile?: string;
-}
-
-export interface SampleScoreRow {
-  id: number;
-  name: string;
-  score: number | null;
-  error: string | null;
-  output?: unknown;
 }
 
 export async function runModeA(input: ModeAInput): Promise<{ resultFile: string }> {
@@ -111,7 +104,7 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
     for (const s of jsonLines(fs.readFileSync(files.scores, 'utf8')) as { id: number; score: number }[])
       if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
   }
-  const result: SampleScoreRow[] = chosen.map(({ i, row }) => ({
+  const result: SampleScore[] = chosen.map(({ i, row }) => ({
     id: i,
     name: String(row.id ?? i),
     score: scores.get(i) ?? null,

@@ -1,4 +1,5 @@
 /** Starts `temporal server start-dev` (SQLite, optional Web UI) with the project's search attributes. */
+import { procCmdline } from './proc';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -55,14 +56,6 @@ function canConnect(host: string, port: number): Promise<boolean> {
 /** `<db>.pid`: the dev server that owns a SQLite file, so a later start can find one left behind. */
 const pidFileFor = (dbFile: string) => `${dbFile}.pid`;
 
-function cmdline(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-  } catch {
-    return '';
-  }
-}
-
 /**
  * A dev server left running on this SQLite file (its owner was SIGKILLed; the server is a detached group)
  * would share the file with a new one and corrupt its state: stop it first. Returns its pid, if there was one.
@@ -77,12 +70,12 @@ export async function stopStaleServer(dbFile: string): Promise<number | null> {
   } catch {
     return null;
   }
-  const alive = () => cmdline(pid).includes('start-dev') && cmdline(pid).includes(dbFile);
+  const alive = () => procCmdline(pid).includes('start-dev') && procCmdline(pid).includes(dbFile);
   if (!alive()) return null;
   const owner = record.ownerPid;
   if (owner && owner !== process.pid && processAlive(owner))
     throw new ConfigError(
-      `${dbFile}: in use by a running dev server (pid ${pid}, port ${record.port ?? '?'}) of vero process ${owner} (${cmdline(owner).slice(0, 120) || 'unknown command'}); stop that one first, or use another --db`,
+      `${dbFile}: in use by a running dev server (pid ${pid}, port ${record.port ?? '?'}) of vero process ${owner} (${procCmdline(owner).slice(0, 120) || 'unknown command'}); stop that one first, or use another --db`,
     );
   const signal = (sig: NodeJS.Signals) => {
     try {

@@ -228,21 +228,3 @@ export async function watchGroup(
   const result = withoutExit({ timedOut, cancelled, started, pid: pgid, forced });
   return detached ? { ...result, detached } : result;
 }
-
-/** The last `maxBytes` of a file, for error messages. */
-export function tail(file: string, maxBytes = 2000): string {
-  try {
-    const stat = fs.statSync(file);
-    const fd = fs.openSync(file, 'r');
-    try {
-      const len = Math.min(stat.size, maxBytes);
-      const buf = Buffer.alloc(len);
-      fs.readSync(fd, buf, 0, len, stat.size - len);
-      return buf.toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return '';
-  }
-}

@@ -1,22 +1,11 @@
 /** What the agent may see of an evaluation, by tier: written to the agent-visible volume (main mounts it read-only). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ScopeUsage } from '../model/gateway-policy';
+import type { SampleScore } from '../model/sample-score';
 import type { SplitAccess } from '../model/serve-config';
 import { writeJsonDurable } from '../infra/atomic-file';
 
-export interface SampleScore {
-  id: number;
-  name: string;
-  score: number | null;
-  error: string | null;
-  output?: unknown;
-  /** Mode B: the task's trials, and those that ended without rewards (dead: infrastructure or a crash). */
-  n_trials?: number;
-  n_dead_trials?: number;
-  /** What the task's model calls cost through the gateway (agent evaluations of a task with a gateway). */
-  model_usage?: ScopeUsage;
-}
+export type { SampleScore };
 
 export interface EvalSummary {
   commit: string;

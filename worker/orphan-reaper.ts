@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { removeJobLeftovers } from '../activities/docker-leftovers';
+import { removeJobLeftovers } from '../infra/docker';
 import { sameDeployment, type Deployment } from '../infra/deployment';
 import { forgetGroup, HostGroup, hostGroups, hostId } from '../infra/host-groups';
 import { processAlive, stopGroup } from '../infra/process-group';

@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { composeProjectPrefix } from '../../activities/docker-leftovers';
+import { composeProjectPrefix } from '../../infra/docker';
 import { harborEnv } from '../../activities/harbor-process';
 import { classifyStartFailure } from '../../model/launch-decision';
 import { collate, loadTrials } from '../../infra/collate';

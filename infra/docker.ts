@@ -1,4 +1,6 @@
 /**
+ * Every Docker command vero runs: whether the engine answers, and the removal of what a killed trial left.
+ *
  * What a Docker trial of Harbor leaves behind when its harbor process is killed before its teardown: the
  * compose project `sanitize(<trial>__env)` with its container (`…-main-1`), network (`…_default`), image
  * (`…-main`) and volumes. Removed by name prefix, per trial, with the harbor process's own Docker settings.
@@ -58,4 +60,19 @@ export async function removeTrialLeftovers(trialNames: string[], env: Record<str
   if (volumes.length) await docker(['volume', 'rm', '-f', ...volumes], env);
   Object.assign(removed, { containers, networks, images, volumes });
   return removed;
+}
+
+/** Whether the Docker engine harbor would use answers (same DOCKER_HOST etc. as the harbor process). */
+export async function dockerAnswers(env: Record<string, string>): Promise<boolean> {
+  try {
+    const r = await execa('docker', ['info', '--format', '{{.ServerVersion}}'], {
+      env: { ...process.env, ...env } as Record<string, string>,
+      extendEnv: false,
+      reject: false,
+      timeout: 20_000,
+    });
+    return r.exitCode === 0;
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,15 @@
+/** One sample's score, as Mode A's activity writes it and the sidecar routes it to the agent (by tier). */
+import type { ScopeUsage } from './gateway-policy';
+
+export interface SampleScore {
+  id: number;
+  name: string;
+  score: number | null;
+  error: string | null;
+  output?: unknown;
+  /** Mode B: the task's trials, and those that ended without rewards (dead: infrastructure or a crash). */
+  n_trials?: number;
+  n_dead_trials?: number;
+  /** What the task's model calls cost through the gateway (agent evaluations of a task with a gateway). */
+  model_usage?: ScopeUsage;
+}
