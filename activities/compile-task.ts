@@ -1,11 +1,8 @@
+import type { CompileTaskInput } from '../model/activity-payloads';
 import { buildTaskDir, CompileResult } from '../compiler/compile';
 import { asActivityFailure } from '../model/errors';
 
-export interface CompileTaskInput {
-  configFile: string;
-  outDir: string;
-  skipSecretCheck?: boolean;
-}
+export type { CompileTaskInput };
 
 /** The compiler as an activity. Payloads carry paths and names only: secret values never enter Temporal. */
 export async function compileTaskDir(input: CompileTaskInput): Promise<CompileResult> {

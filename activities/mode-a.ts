@@ -3,6 +3,7 @@
  * worktree, inputs only, in its own process group) and then the trusted scorer (labels). The scores go to a
  * file under the home; the activity returns its path (payloads stay small).
  */
+import type { ModeAInput } from '../model/activity-payloads';
 import type { SampleScore } from '../model/sample-score';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,21 +16,7 @@ import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
 
-export interface ModeAInput {
-  /** The workflow id: names the files of this evaluation. */
-  id: string;
-  repo: string;
-  commit: string;
-  home: string;
-  datasetDir: string;
-  split: string;
-  ids: number[];
-  inference: string[];
-  scorer: { command: string[]; cwd: string };
-  timeoutSec: number;
-  /** Variables for the inference (the gateway's evaluation token and base URL), read here, never in history. */
-  envFile?: string;
-}
+export type { ModeAInput };
 
 export async function runModeA(input: ModeAInput): Promise<{ resultFile: string }> {
   return withHeartbeat(() => evaluate(input));

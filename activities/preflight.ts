@@ -4,8 +4,8 @@
  * seconds, with Harbor's own message, instead of as one error row per task.
  */
 import * as path from 'node:path';
+import type { PreflightInput } from '../model/activity-payloads';
 import { Context } from '@temporalio/activity';
-import type { EvalSettings } from '../model/eval-types';
 import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
 import { jobNameFor, preflightArgv } from '../model/harbor-argv';
@@ -16,19 +16,11 @@ import { harborJobConfigFile } from '../infra/harbor-job-config';
 import { harborCwd, harborEnv } from './harbor-process';
 import { classifyStartFailure } from '../model/launch-decision';
 import { withHeartbeat } from './heartbeat';
-import type { CandidateSource } from '../model/eval-types';
 import { isolationFor } from './harbor-isolation';
 import { onThisHost } from './run-task';
 import { runPaths } from '../model/paths';
 
-export interface PreflightInput {
-  runDir: string;
-  /** The task whose argv is checked (the first of the evaluation). */
-  task: string;
-  worktree: string;
-  settings: EvalSettings;
-  candidate?: CandidateSource;
-}
+export type { PreflightInput };
 
 export interface PreflightResult {
   /** Harbor's verdict line, e.g. `Dry run OK — 1 trial(s); nothing was run.` */

@@ -1,3 +1,4 @@
+import type { PrepareCandidateInput } from '../model/activity-payloads';
 import { FailureType } from '../model/failures';
 import { ensureWorktree, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
@@ -5,11 +6,7 @@ import { withHeartbeat } from './heartbeat';
 import { homePaths } from '../model/paths';
 import { asActivityFailure, typedFailure } from '../model/errors';
 
-export interface PrepareCandidateInput {
-  agentRepo: string;
-  candidate: string;
-  home: string;
-}
+export type { PrepareCandidateInput };
 
 export interface PreparedCandidate {
   commit: string;

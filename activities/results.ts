@@ -1,4 +1,5 @@
 /** Evaluation results on disk: chunk files during the run, one result file (+ per-sample files) at the end. */
+import type { FinalizeInput, SaveChunkInput } from '../model/activity-payloads';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
@@ -7,7 +8,6 @@ import {
   CandidateResult,
   ChunkSummary,
   countedTaskScores,
-  EvalSettings,
   EvalStatus,
   INLINE_TASK_LIMIT,
   notRunRow,
@@ -17,13 +17,9 @@ import { attemptStats, scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
-import type { Spend, SpendReport } from '../model/spend-cap';
+import type { SpendReport } from '../model/spend-cap';
 
-export interface SaveChunkInput {
-  runDir: string;
-  chunkIndex: number;
-  results: TaskResult[];
-}
+export type { FinalizeInput, SaveChunkInput };
 
 export async function saveChunkResults(input: SaveChunkInput): Promise<ChunkSummary> {
   writeJsonDurable(runPaths(input.runDir).chunkFile(input.chunkIndex), input.results);
@@ -41,29 +37,6 @@ export function summarize(chunkIndex: number, results: TaskResult[]): ChunkSumma
     scoreSum: scored.reduce((a, r) => a + (r.score ?? 0), 0),
     ...(nNotRun ? { nNotRun } : {}),
   };
-}
-
-export interface FinalizeInput {
-  evalId: string;
-  candidate: string;
-  candidateRef: string;
-  home: string;
-  runDir: string;
-  nChunks: number;
-  configDigest: string;
-  settings: EvalSettings;
-  /** Ignored (always the whole dataset here); optional so histories that recorded `split: null` replay. */
-  split?: string | null;
-  startedAt: string;
-  /** Dataset dirs that are not tasks (from the evaluation's input), recorded in the result file. */
-  skippedDirs?: { dir: string; reason: string }[];
-  /** The rows, when they came through Temporal; else read from the chunk files (a shared home). */
-  tasks?: TaskResult[];
-  /**
-   * A spend-capped evaluation's meter: what was spent, the cap reached (or null), and the tasks of the chunks
-   * that never started (their rows are `not_run`). `nChunks` counts only the chunks that started.
-   */
-  spend?: { spent: Spend; reached: string | null; notStarted: string[] };
 }
 
 export function resultFileFor(home: string, evalId: string): string {

@@ -1,0 +1,72 @@
+/**
+ * The inputs of the activities other than runTask (model/eval-types.ts has it and the workflows' payloads):
+ * what crosses the workflow/activity boundary, small by design, pointers to files. Pure types.
+ */
+import type { CandidateSource, EvalSettings, TaskResult } from './eval-types';
+import type { Spend } from './spend-cap';
+
+export interface PrepareCandidateInput {
+  agentRepo: string;
+  candidate: string;
+  home: string;
+}
+
+export interface PreflightInput {
+  runDir: string;
+  /** The task whose argv is checked (the first of the evaluation). */
+  task: string;
+  worktree: string;
+  settings: EvalSettings;
+  candidate?: CandidateSource;
+}
+
+export interface SaveChunkInput {
+  runDir: string;
+  chunkIndex: number;
+  results: TaskResult[];
+}
+
+export interface FinalizeInput {
+  evalId: string;
+  candidate: string;
+  candidateRef: string;
+  home: string;
+  runDir: string;
+  nChunks: number;
+  configDigest: string;
+  settings: EvalSettings;
+  /** Ignored (always the whole dataset here); optional so histories that recorded `split: null` replay. */
+  split?: string | null;
+  startedAt: string;
+  /** Dataset dirs that are not tasks (from the evaluation's input), recorded in the result file. */
+  skippedDirs?: { dir: string; reason: string }[];
+  /** The rows, when they came through Temporal; else read from the chunk files (a shared home). */
+  tasks?: TaskResult[];
+  /**
+   * A spend-capped evaluation's meter: what was spent, the cap reached (or null), and the tasks of the chunks
+   * that never started (their rows are `not_run`). `nChunks` counts only the chunks that started.
+   */
+  spend?: { spent: Spend; reached: string | null; notStarted: string[] };
+}
+
+export interface ModeAInput {
+  /** The workflow id: names the files of this evaluation. */
+  id: string;
+  repo: string;
+  commit: string;
+  home: string;
+  datasetDir: string;
+  split: string;
+  ids: number[];
+  inference: string[];
+  scorer: { command: string[]; cwd: string };
+  timeoutSec: number;
+  /** Variables for the inference (the gateway's evaluation token and base URL), read here, never in history. */
+  envFile?: string;
+}
+
+export interface CompileTaskInput {
+  configFile: string;
+  outDir: string;
+  skipSecretCheck?: boolean;
+}
