@@ -1,4 +1,4 @@
-import type { PrepareCandidateInput } from '../model/activity-payloads';
+import type { PrepareCandidateInput, PreparedCandidate } from '../model/activity-payloads';
 import { FailureType } from '../model/failures';
 import { ensureWorktree, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
@@ -6,12 +6,7 @@ import { withHeartbeat } from './heartbeat';
 import { homePaths } from '../model/paths';
 import { asActivityFailure, typedFailure } from '../model/errors';
 
-export type { PrepareCandidateInput };
-
-export interface PreparedCandidate {
-  commit: string;
-  worktree: string;
-}
+export type { PrepareCandidateInput, PreparedCandidate };
 
 /** Resolves the candidate to a commit and materializes its worktree (keyed by sha; idempotent). */
 export async function prepareCandidate(input: PrepareCandidateInput): Promise<PreparedCandidate> {

@@ -11,6 +11,12 @@ export interface PrepareCandidateInput {
   home: string;
 }
 
+/** The candidate as a commit, checked out on this host. */
+export interface PreparedCandidate {
+  commit: string;
+  worktree: string;
+}
+
 export interface PreflightInput {
   runDir: string;
   /** The task whose argv is checked (the first of the evaluation). */

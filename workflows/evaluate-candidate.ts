@@ -18,15 +18,26 @@ import {
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
+  type WorkflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CandidateResult, ChunkInput, ChunkSummary, Continuation, EvalInput, INLINE_TASK_LIMIT, newProgress } from '../model/eval-types';
+import type { PreparedCandidate } from '../model/activity-payloads';
+import {
+  CandidateResult,
+  ChunkInput,
+  ChunkSummary,
+  Continuation,
+  EvalInput,
+  INLINE_TASK_LIMIT,
+  newProgress,
+  type Progress,
+} from '../model/eval-types';
 import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { progressQuery, setConcurrencyUpdate } from './queries';
-import { newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
+import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
 import { chunkWorkflowId, homePaths } from '../model/paths';
 import { MAX_CONCURRENCY } from '../model/eval-config';
@@ -58,11 +69,57 @@ function invalidInput(what: string, issues: readonly { path: readonly PropertyKe
   );
 }
 
+/** The candidate as this run uses it: prepared by the activity, or carried by the continuation. */
+type Prepared = PreparedCandidate;
+
+/** One run of the evaluation workflow: its input, what it continues, and the state its handlers share. */
+interface Run {
+  input: EvalInput;
+  continuation: Continuation | undefined;
+  info: WorkflowInfo;
+  startedAt: string;
+  runDir: string;
+  progress: Progress;
+  lanes: LanePool;
+  summaries: ChunkSummary[];
+  /** Decided where the chunks start, by patched('lane-grants'). */
+  lanesGranted: boolean | null;
+  /** A spend-capped evaluation's meter (workflows/spend-meter.ts). */
+  meter: SpendMeter | null;
+}
+
+/** How this run's chunks go: which it starts, whether it continues as new, where the rows travel. */
+interface ChunkPlan {
+  size: number;
+  nChunks: number;
+  firstChunk: number;
+  endChunk: number;
+  continues: boolean;
+  inline: boolean;
+  chunkInput: (i: number, lanes?: number) => ChunkInput;
+}
+
 /**
  * `continuation` is absent when a client starts the evaluation; a run that has started `chunksPerRun` chunks
  * continues as new with it (model/history-bounds.ts), so every run's history stays bounded.
  */
 export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: Continuation): Promise<CandidateResult> {
+  const run = startRun(rawInput, rawContinuation);
+  try {
+    const prepared = await prepareAndCheck(run);
+    const plan = planChunks(run, prepared);
+    const nextChunk = await runChunks(run, plan);
+    // A spend cap reached: the chunks not started are not run (finalize writes their rows).
+    const notStarted = run.meter?.reached ? nextChunk : plan.nChunks;
+    if (nextChunk < plan.nChunks && notStarted === plan.nChunks) await continueFrom(run, prepared, nextChunk);
+    return await finish(run, prepared, plan, notStarted);
+  } catch (err) {
+    throw await failure(run, err);
+  }
+}
+
+/** Validates the input, sets up the run's state and its query and update handlers. */
+function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined): Run {
   const parsedInput = EvalInput.safeParse(rawInput);
   if (!parsedInput.success) throw invalidInput('evaluation input', parsedInput.error.issues);
   const input = parsedInput.data;
@@ -70,168 +127,201 @@ export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: C
   if (parsedContinuation && !parsedContinuation.success) throw invalidInput('continuation', parsedContinuation.error.issues);
   const continuation = parsedContinuation?.data;
   const info = workflowInfo();
-  const startedAt = continuation?.startedAt ?? info.startTime.toISOString();
-  const runDir = continuation?.runDir ?? homePaths(input.home).runDir(input.evalId, info.runId);
-  const summaries: ChunkSummary[] = [];
   const progress = newProgress(input.tasks.length, continuation ? 'running' : 'preparing');
   if (continuation) Object.assign(progress, continuation.done);
   setHandler(progressQuery, () => progress);
   if (!continuation) upsertSearchAttributes([veroStatus('running')]);
-  const lanes = newLanePool(continuation?.concurrency ?? input.settings.concurrency);
-  progress.concurrency = lanes.concurrency;
-  // The Web UI shows a workflow's current details on its page.
-  const showConcurrency = (n: number, note = '') => setCurrentDetails(`concurrency ${n}${note}`);
-  showConcurrency(lanes.concurrency);
-  let lanesGranted: boolean | null = null; // decided where the chunks start, by patched('lane-grants')
-  let meter: SpendMeter | null = null; // a spend-capped evaluation's
+  const run: Run = {
+    input,
+    continuation,
+    info,
+    startedAt: continuation?.startedAt ?? info.startTime.toISOString(),
+    runDir: continuation?.runDir ?? homePaths(input.home).runDir(input.evalId, info.runId),
+    progress,
+    lanes: newLanePool(continuation?.concurrency ?? input.settings.concurrency),
+    summaries: [],
+    lanesGranted: null,
+    meter: null,
+  };
+  progress.concurrency = run.lanes.concurrency;
+  showConcurrency(run.lanes.concurrency);
+  handleSetConcurrency(run);
+  return run;
+}
+
+/** The Web UI shows a workflow's current details on its page. */
+const showConcurrency = (n: number, note = '') => setCurrentDetails(`concurrency ${n}${note}`);
+
+/** `vero set-concurrency`: validated, recorded in history, carried out by the lane pool. */
+function handleSetConcurrency(run: Run): void {
   setHandler(
     setConcurrencyUpdate,
     async (concurrency) => {
-      const previous = lanes.concurrency;
-      progress.concurrency = concurrency;
+      const previous = run.lanes.concurrency;
+      run.progress.concurrency = concurrency;
       showConcurrency(concurrency, ` (set from ${previous} by vero set-concurrency)`);
-      await setPoolConcurrency(lanes, concurrency);
+      await setPoolConcurrency(run.lanes, concurrency);
       return { previous, concurrency };
     },
     {
       validator: (concurrency) => {
         if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
           throw new Error(`concurrency: expected an integer from 1 to ${MAX_CONCURRENCY}, got ${String(concurrency)}`);
-        if (lanesGranted === false)
+        if (run.lanesGranted === false)
           throw new Error('this evaluation was started by a vero-harbor without lane grants; its concurrency is fixed');
-        if (progress.phase === 'finalizing' || progress.phase === 'done') throw new Error('every task of this evaluation has finished');
+        if (run.progress.phase === 'finalizing' || run.progress.phase === 'done')
+          throw new Error('every task of this evaluation has finished');
       },
     },
   );
+}
 
-  try {
-    const prepared = continuation ?? (await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home }));
-    if (!continuation) upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
-    if (!continuation && input.settings.preflight !== false && patched('harbor-preflight')) {
-      await preflightHarbor.executeWithOptions({ summary: `harbor --dry-run (task ${input.tasks[0]})` }, [
-        {
-          runDir,
-          task: input.tasks[0]!,
-          worktree: prepared.worktree,
-          settings: input.settings,
-          candidate: { agentRepo: input.agentRepo, commit: prepared.commit, home: input.home },
-        },
-      ]);
-    }
-    progress.phase = 'running';
-    const size = input.settings.chunkSize;
-    const nChunks = Math.ceil(input.tasks.length / size);
-    // A run starts at most `perRun` chunks, then continues as new (histories recorded before: one run).
-    const firstChunk = continuation?.nextChunk ?? 0;
-    const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun);
-    const continues = continuation !== undefined || (nChunks > perRun && patched('continue-as-new'));
-    const endChunk = continues ? Math.min(nChunks, firstChunk + perRun) : nChunks;
-    // The rows come back through this history only when finalize takes them inline; otherwise they stay in the
-    // chunks' histories and files, so this history holds no per-task payload (model/history-bounds.ts).
-    const inline = input.tasks.length <= INLINE_TASK_LIMIT && !continues;
-    const rowsOutOfParent = !inline && (continuation !== undefined || patched('rows-out-of-parent'));
-    const chunkInput = (i: number, lanes?: number): ChunkInput => ({
-      chunkIndex: i,
-      runDir,
-      candidate: prepared.commit,
-      worktree: prepared.worktree,
-      tasks: input.tasks.slice(i * size, (i + 1) * size),
-      settings: input.settings,
-      agentRepo: input.agentRepo,
-      home: input.home,
-      ...(lanes !== undefined ? { lanes } : {}),
-      ...(rowsOutOfParent ? { returnRows: false } : {}),
-    });
-    const addSummary = (summary: ChunkSummary) => {
-      summaries.push(summary);
-      progress.done += summary.nTasks;
-      progress.scored += summary.nScored;
-      progress.errors += summary.nErrors;
-      progress.scoreSum += summary.scoreSum;
-      if (summary.nNotRun) progress.notRun = (progress.notRun ?? 0) + summary.nNotRun;
-    };
-    let nextChunk = nChunks; // the first chunk the next run starts (none: this run finishes the evaluation)
-    lanesGranted = patched('lane-grants');
-    const cap = input.settings.spendCap;
-    if (lanesGranted && cap && patched('spend-cap')) {
-      meter = meterSpend(cap, info.workflowId, lanes, progress, continuation?.spent);
-    }
-    if (lanesGranted) {
-      // A run whose history is already at its budget (concurrency raised since it began) starts no more chunks.
-      const runFull = () => continues && workflowInfo().historyLength > PARENT_EVENT_BUDGET;
-      nextChunk = await runChunksWithLaneGrants(firstChunk, endChunk, lanes, chunkInput, addSummary, progress, runFull);
-    } else {
-      // Histories recorded before lane grants: one chunk after the other.
-      for (let i = 0; i < nChunks; i++) {
-        const childId = chunkWorkflowId(info.workflowId, i);
-        progress.currentChunk = childId;
-        addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [chunkInput(i)] }));
-      }
-    }
-    // A spend cap reached: the chunks not started are not run (finalize writes their rows).
-    const notStarted = meter?.reached ? nextChunk : nChunks;
-    if (nextChunk < nChunks && notStarted === nChunks) {
-      const { done, scored, errors, scoreSum } = progress;
-      const next: Continuation = {
-        commit: prepared.commit,
+/** The candidate checked out (or carried from the previous run) and, on the first run, Harbor's dry run. */
+async function prepareAndCheck(run: Run): Promise<Prepared> {
+  const { input, continuation } = run;
+  const prepared = continuation ?? (await prepareCandidate({ agentRepo: input.agentRepo, candidate: input.candidate, home: input.home }));
+  if (!continuation) upsertSearchAttributes([{ key: VeroCandidate, value: prepared.commit }]);
+  if (!continuation && input.settings.preflight !== false && patched('harbor-preflight')) {
+    await preflightHarbor.executeWithOptions({ summary: `harbor --dry-run (task ${input.tasks[0]})` }, [
+      {
+        runDir: run.runDir,
+        task: input.tasks[0]!,
         worktree: prepared.worktree,
-        runDir,
-        startedAt,
-        nextChunk,
-        done: { done, scored, errors, scoreSum, ...(progress.notRun ? { notRun: progress.notRun } : {}) },
-        concurrency: lanes.concurrency,
-        ...(meter ? { spent: meter.spent } : {}),
-      };
-      await condition(allHandlersFinished);
-      await makeContinueAsNewFunc<typeof evaluateCandidate>({
-        memo: info.memo,
-        typedSearchAttributes: workflowInfo().typedSearchAttributes,
-      })(input, next);
-    }
-    summaries.sort((a, b) => a.chunkIndex - b.chunkIndex);
-    progress.currentChunk = null;
-    progress.phase = 'finalizing';
-    const result = await finalizeEvaluation({
-      evalId: input.evalId,
-      candidate: prepared.commit,
-      candidateRef: input.candidateRef,
-      home: input.home,
-      runDir,
-      nChunks: notStarted,
-      configDigest: input.configDigest,
-      settings: input.settings,
-      startedAt,
-      skippedDirs: input.skippedDirs,
-      ...(meter
-        ? {
-            spend: {
-              spent: meter.spent,
-              reached: meter.reached,
-              notStarted: meter.reached ? input.tasks.slice(notStarted * size) : [],
-            },
-          }
-        : {}),
-      // The rows travel through Temporal when they fit, so finalize reads no file another worker wrote.
-      ...(inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
-    });
-    progress.phase = 'done';
-    await meter?.leavePool();
-    upsertSearchAttributes([
-      veroStatus(result.status),
-      { key: VeroScore, value: result.score },
-      ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
+        settings: input.settings,
+        candidate: { agentRepo: input.agentRepo, commit: prepared.commit, home: input.home },
+      },
     ]);
-    await condition(allHandlersFinished);
-    return result;
-  } catch (err) {
-    if (err instanceof ContinueAsNew) throw err;
-    await meter?.leavePool();
-    upsertSearchAttributes([veroStatus(isCancellation(err) ? 'cancelled' : 'error')]);
-    // Surface a chunk's or an activity's failure as this workflow's own, so the UI and CLI show the reason,
-    // not "child failed" or "Activity task failed".
-    if ((err instanceof ChildWorkflowFailure || err instanceof ActivityFailure) && err.cause instanceof ApplicationFailure) {
-      throw ApplicationFailure.create({ message: err.cause.message, type: err.cause.type ?? undefined, nonRetryable: true, cause: err });
-    }
-    throw err;
   }
+  run.progress.phase = 'running';
+  return prepared;
+}
+
+function planChunks(run: Run, prepared: Prepared): ChunkPlan {
+  const { input, continuation } = run;
+  const size = input.settings.chunkSize;
+  const nChunks = Math.ceil(input.tasks.length / size);
+  // A run starts at most `perRun` chunks, then continues as new (histories recorded before: one run).
+  const firstChunk = continuation?.nextChunk ?? 0;
+  const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun);
+  const continues = continuation !== undefined || (nChunks > perRun && patched('continue-as-new'));
+  const endChunk = continues ? Math.min(nChunks, firstChunk + perRun) : nChunks;
+  // The rows come back through this history only when finalize takes them inline; otherwise they stay in the
+  // chunks' histories and files, so this history holds no per-task payload (model/history-bounds.ts).
+  const inline = input.tasks.length <= INLINE_TASK_LIMIT && !continues;
+  const rowsOutOfParent = !inline && (continuation !== undefined || patched('rows-out-of-parent'));
+  const chunkInput = (i: number, lanes?: number): ChunkInput => ({
+    chunkIndex: i,
+    runDir: run.runDir,
+    candidate: prepared.commit,
+    worktree: prepared.worktree,
+    tasks: input.tasks.slice(i * size, (i + 1) * size),
+    settings: input.settings,
+    agentRepo: input.agentRepo,
+    home: input.home,
+    ...(lanes !== undefined ? { lanes } : {}),
+    ...(rowsOutOfParent ? { returnRows: false } : {}),
+  });
+  return { size, nChunks, firstChunk, endChunk, continues, inline, chunkInput };
+}
+
+/** Runs this run's chunks; returns the first chunk it did not start (nChunks: none is left). */
+async function runChunks(run: Run, plan: ChunkPlan): Promise<number> {
+  const { input, progress } = run;
+  const addSummary = (summary: ChunkSummary) => {
+    run.summaries.push(summary);
+    progress.done += summary.nTasks;
+    progress.scored += summary.nScored;
+    progress.errors += summary.nErrors;
+    progress.scoreSum += summary.scoreSum;
+    if (summary.nNotRun) progress.notRun = (progress.notRun ?? 0) + summary.nNotRun;
+  };
+  run.lanesGranted = patched('lane-grants');
+  const cap = input.settings.spendCap;
+  if (run.lanesGranted && cap && patched('spend-cap')) {
+    run.meter = meterSpend(cap, run.info.workflowId, run.lanes, progress, run.continuation?.spent);
+  }
+  if (run.lanesGranted) {
+    // A run whose history is already at its budget (concurrency raised since it began) starts no more chunks.
+    const runFull = () => plan.continues && workflowInfo().historyLength > PARENT_EVENT_BUDGET;
+    return runChunksWithLaneGrants(plan.firstChunk, plan.endChunk, run.lanes, plan.chunkInput, addSummary, progress, runFull);
+  }
+  // Histories recorded before lane grants: one chunk after the other.
+  for (let i = 0; i < plan.nChunks; i++) {
+    const childId = chunkWorkflowId(run.info.workflowId, i);
+    progress.currentChunk = childId;
+    addSummary(await executeChild(evaluateChunk, { workflowId: childId, args: [plan.chunkInput(i)] }));
+  }
+  return plan.nChunks;
+}
+
+/** Continues as new from `nextChunk`, carrying the prepared candidate, the counts and the spend so far. */
+async function continueFrom(run: Run, prepared: Prepared, nextChunk: number): Promise<never> {
+  const { progress } = run;
+  const { done, scored, errors, scoreSum } = progress;
+  const next: Continuation = {
+    commit: prepared.commit,
+    worktree: prepared.worktree,
+    runDir: run.runDir,
+    startedAt: run.startedAt,
+    nextChunk,
+    done: { done, scored, errors, scoreSum, ...(progress.notRun ? { notRun: progress.notRun } : {}) },
+    concurrency: run.lanes.concurrency,
+    ...(run.meter ? { spent: run.meter.spent } : {}),
+  };
+  await condition(allHandlersFinished);
+  return makeContinueAsNewFunc<typeof evaluateCandidate>({
+    memo: run.info.memo,
+    typedSearchAttributes: workflowInfo().typedSearchAttributes,
+  })(run.input, next);
+}
+
+/** Finalizes: the result file, the result, the search attributes of the evaluation's outcome. */
+async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted: number): Promise<CandidateResult> {
+  const { input, progress, meter, summaries } = run;
+  summaries.sort((a, b) => a.chunkIndex - b.chunkIndex);
+  progress.currentChunk = null;
+  progress.phase = 'finalizing';
+  const result = await finalizeEvaluation({
+    evalId: input.evalId,
+    candidate: prepared.commit,
+    candidateRef: input.candidateRef,
+    home: input.home,
+    runDir: run.runDir,
+    nChunks: notStarted,
+    configDigest: input.configDigest,
+    settings: input.settings,
+    startedAt: run.startedAt,
+    skippedDirs: input.skippedDirs,
+    ...(meter
+      ? {
+          spend: { spent: meter.spent, reached: meter.reached, notStarted: meter.reached ? input.tasks.slice(notStarted * plan.size) : [] },
+        }
+      : {}),
+    // The rows travel through Temporal when they fit, so finalize reads no file another worker wrote.
+    ...(plan.inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
+  });
+  progress.phase = 'done';
+  await meter?.leavePool();
+  upsertSearchAttributes([
+    veroStatus(result.status),
+    { key: VeroScore, value: result.score },
+    ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
+  ]);
+  await condition(allHandlersFinished);
+  return result;
+}
+
+/**
+ * What the run throws when something failed: continue-as-new as is; else the status recorded, and a chunk's
+ * or an activity's failure surfaced as this workflow's own, so the UI and CLI show the reason, not "child
+ * failed" or "Activity task failed".
+ */
+async function failure(run: Run, err: unknown): Promise<unknown> {
+  if (err instanceof ContinueAsNew) return err;
+  await run.meter?.leavePool();
+  upsertSearchAttributes([veroStatus(isCancellation(err) ? 'cancelled' : 'error')]);
+  if ((err instanceof ChildWorkflowFailure || err instanceof ActivityFailure) && err.cause instanceof ApplicationFailure) {
+    return ApplicationFailure.create({ message: err.cause.message, type: err.cause.type ?? undefined, nonRetryable: true, cause: err });
+  }
+  return err;
 }
