@@ -15,6 +15,7 @@ import { homePaths, modeAPaths } from '../model/paths';
 import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
+import { InfrastructureError } from '../model/errors';
 
 export type { ModeAInput };
 
@@ -87,7 +88,8 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
       signal,
     });
     if (sc.cancelled) throw signal.reason ?? new Error('cancelled');
-    if (sc.exitCode !== 0) throw new Error(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${files.scorerLog}`);
+    if (sc.exitCode !== 0)
+      throw new InfrastructureError(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${files.scorerLog}`);
     for (const s of jsonLines(fs.readFileSync(files.scores, 'utf8')) as { id: number; score: number }[])
       if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
   }

@@ -33,7 +33,7 @@ keys stay in this environment, for the sidecar only. Exit code: harbor's.
     .action(async (task: string, harborArgs: string[], o: RunFlags) => {
       let hasGateway = false;
       try {
-        if (!compiledServeConfig(task)) throw new Error('no environment/sidecar/serve.json');
+        if (!compiledServeConfig(task)) throw new ConfigError('no environment/sidecar/serve.json');
         hasGateway = Boolean(compiledServeConfig(task)?.gateway);
       } catch (e) {
         throw new ConfigError(`<task>: ${task} is not a vero build output (${(e as Error).message.split('\n')[0]})`);

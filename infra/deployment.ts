@@ -5,6 +5,7 @@
  * the same deployment; for any other, "not found on my server" means "not mine", never "stop it".
  */
 import type { WorkflowService } from '@temporalio/client';
+import { InfrastructureError } from '../model/errors';
 
 export interface Deployment {
   namespace: string;
@@ -16,7 +17,7 @@ export interface Deployment {
 export async function deploymentOf(service: WorkflowService, namespace: string, taskQueue: string): Promise<Deployment> {
   const r = await service.describeNamespace({ namespace });
   const namespaceId = r.namespaceInfo?.id;
-  if (!namespaceId) throw new Error(`the Temporal server did not tell the id of namespace "${namespace}"`);
+  if (!namespaceId) throw new InfrastructureError(`the Temporal server did not tell the id of namespace "${namespace}"`);
   return { namespace, namespaceId, taskQueue };
 }
 

@@ -9,6 +9,7 @@ import { searchAttributeArgs } from '../model/search-attributes';
 import { ConfigError } from '../model/errors';
 import { processAlive } from './process-alive';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { InfrastructureError } from '../model/errors';
 
 export interface DevServerOptions {
   temporalCli: string;
@@ -120,10 +121,11 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
   // The frontend listens before it serves; wait for the port, then for a real API call to succeed.
   while (!(await canConnect(ip, port))) {
-    if (exited !== null) throw new Error(`temporal server start-dev exited with ${exited}${opts.logFile ? ` (log: ${opts.logFile})` : ''}`);
+    if (exited !== null)
+      throw new InfrastructureError(`temporal server start-dev exited with ${exited}${opts.logFile ? ` (log: ${opts.logFile})` : ''}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`temporal server start-dev did not listen on ${ip}:${port} in time`);
+      throw new InfrastructureError(`temporal server start-dev did not listen on ${ip}:${port} in time`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -162,5 +164,5 @@ async function waitForNamespace(address: string, namespace: string, deadline: nu
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  throw new Error(`Temporal dev server at ${address} did not become ready: ${(lastError as Error)?.message}`);
+  throw new InfrastructureError(`Temporal dev server at ${address} did not become ready: ${(lastError as Error)?.message}`);
 }

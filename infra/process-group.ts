@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';
+import { InfrastructureError } from '../model/errors';
 
 export interface GroupRunOptions {
   cwd: string;
@@ -116,7 +117,8 @@ const fileDescriptor = (fd: number) => fd as unknown as 'inherit';
 
 export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
   // A missing working directory makes spawn fail with ENOENT, which would read as a missing executable.
-  if (!fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`the working directory ${opts.cwd} does not exist`);
+  if (!fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new InfrastructureError(`the working directory ${opts.cwd} does not exist`);
   const started = Date.now();
   let timedOut = false;
   let cancelled = false;

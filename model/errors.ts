@@ -38,6 +38,19 @@ export class ConfigError extends VeroError {
   readonly failureType: string = FailureType.ConfigError;
 }
 
+/** Something this machine runs failed: a tool missing, a server that did not start, a scorer that crashed. */
+export class InfrastructureError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.InfrastructureError;
+  override readonly retryable = true;
+}
+
+/** The sidecar's budget ledger (or the gateway's meter) cannot be read: it refuses to guess what was spent. */
+export class LedgerCorruptError extends VeroError {
+  readonly exitCode = ExitCode.evaluationFailed;
+  readonly failureType = FailureType.SidecarError;
+}
+
 /** No Temporal server answers at the configured address. */
 export class TemporalUnreachableError extends VeroError {
   readonly exitCode = ExitCode.temporalUnreachable;

@@ -29,6 +29,8 @@ export const FailureType = {
   TemporalUnreachable: 'TemporalUnreachable',
   /** Client side only: the eval sidecar refused a request. */
   SidecarError: 'SidecarError',
+  /** Something this machine runs failed (a tool missing, a dev server that did not start, a scorer that crashed). */
+  InfrastructureError: 'InfrastructureError',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
@@ -61,6 +63,7 @@ export const FAILURES: Record<FailureType, FailureRule> = {
   ConfigError: { retryable: false, config: true, exitCode: 2 },
   TemporalUnreachable: { retryable: true, config: false, exitCode: 3 },
   SidecarError: { retryable: false, config: false, exitCode: 1 },
+  InfrastructureError: { retryable: true, config: false, exitCode: 1 },
 };
 
 /**

@@ -17,6 +17,7 @@ import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
 import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
 import type { ScopeUsage } from '../model/gateway-policy';
+import { InfrastructureError } from '../model/errors';
 
 export interface SampleRequest {
   sample_ids?: number[];
@@ -259,7 +260,7 @@ export class Engine {
     kind: EvaluationKind,
     target: TargetScoring,
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
-    if (!this.temporal) throw new Error('mode B needs a Temporal connection');
+    if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
     const settings = this.settings(envFile, kind, target);
     const shared = evalInputFor({
       commit,
@@ -300,7 +301,7 @@ export class Engine {
     envFile: string | undefined,
     kind: EvaluationKind,
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
-    if (!this.temporal) throw new Error('mode A needs a Temporal connection');
+    if (!this.temporal) throw new InfrastructureError('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
     const key = createHash('sha256')
       .update(JSON.stringify([a, this.cfg.timeout_sec, ids]))

@@ -7,8 +7,7 @@ import { z } from 'zod';
 import type { ServeConfig } from '../model/serve-config';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 import { budgetExceeded, conflict, notEvaluable } from './errors';
-import { ExitCode, VeroError } from '../model/errors';
-import { FailureType } from '../model/failures';
+import { LedgerCorruptError } from '../model/errors';
 
 const Entry = z.strictObject({
   total_run_budget: z.number().int().nullable(),
@@ -37,11 +36,7 @@ const LedgerFile = z.strictObject({
 type LedgerFile = z.infer<typeof LedgerFile>;
 export type BudgetEntry = z.infer<typeof Entry>;
 
-/** The budget ledger cannot be read: the sidecar refuses to guess what was spent. */
-export class LedgerCorruptError extends VeroError {
-  readonly exitCode = ExitCode.evaluationFailed;
-  readonly failureType = FailureType.SidecarError;
-}
+export { LedgerCorruptError };
 
 export class Ledger {
   private readonly mutex = new Mutex();

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
+import { InfrastructureError } from '../model/errors';
 
 const EvalRecordSchema = z.strictObject({
   commit: z.string(),
@@ -33,7 +34,7 @@ export class CandidateRegistry {
     try {
       return new CandidateRegistry(file, RegistryFileSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).records);
     } catch (e) {
-      throw new Error(`candidate registry ${file} is unreadable (${(e as Error).message.split('\n')[0]})`);
+      throw new InfrastructureError(`candidate registry ${file} is unreadable (${(e as Error).message.split('\n')[0]})`);
     }
   }
 

@@ -1,5 +1,8 @@
 /** The one failure table: the workflows' non-retryable list and every typed failure derive from it. */
 import { exitCodeForFailure, typedFailure } from '../../model/errors';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROOT } from '../helpers/fixtures';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import { CONFIG_FAILURES, FAILURES, FailureType } from '../../model/failures';
 
@@ -38,4 +41,16 @@ test('an expected failure (a task attempt whose trials all failed) is BENIGN for
   expect(typedFailure(FailureType.HarborTaskError, 'm').category).toBe(ApplicationFailureCategory.BENIGN);
   expect(typedFailure(FailureType.HarborUnavailable, 'm').category).toBeUndefined();
   expect(typedFailure(FailureType.HarborConfigError, 'm').category).toBeUndefined();
+});
+
+test("everything vero throws is a VeroError (docs/architecture.md): no bare Error outside the workflows' update validators", () => {
+  const bare: string[] = [];
+  for (const dir of ['activities', 'infra', 'client', 'cli', 'sidecar', 'worker', 'compiler', 'model']) {
+    for (const f of fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[]) {
+      if (!f.endsWith('.ts')) continue;
+      const src = fs.readFileSync(path.join(ROOT, dir, f), 'utf8');
+      for (const [i, line] of src.split('\n').entries()) if (/throw new (Type|Range)?Error\(/.test(line)) bare.push(`${dir}/${f}:${i + 1}`);
+    }
+  }
+  expect(bare).toEqual([]);
 });
