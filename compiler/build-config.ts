@@ -82,7 +82,7 @@ export const BuildConfigFile = z.strictObject({
    */
   gateway: GatewaySpec.optional(),
   /**
-   * Base images (Debian 13 or another Debian with Node.js >= 20.3 and Python >= 3.12 in its archive): what the
+   * Base images (Debian 13 or another Debian with Node.js >= 20.19 and Python >= 3.12 in its archive): what the
    * Dockerfiles need is installed with apt when missing. scripts/ensure-docker provides offline ones here.
    */
   images: z

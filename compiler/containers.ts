@@ -52,8 +52,8 @@ function ensurePackages(packages: string[]): string[] {
   return [
     `RUN missing=""; for p in ${list}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"; done; \\`,
     '    if [ -n "$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing && rm -rf /var/lib/apt/lists/*; fi',
-    `RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=3)?0:1)' \\`,
-    `    || { echo "vero needs Node.js >= 20.3; this base image's apt gives $(node --version) (use Debian 13 or newer)" >&2; exit 1; }`,
+    `RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \\`,
+    `    || { echo "vero needs Node.js >= 20.19; this base image's apt gives $(node --version) (use Debian 13 or newer)" >&2; exit 1; }`,
   ];
 }
 
