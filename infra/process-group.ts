@@ -1,7 +1,14 @@
 /**
  * Runs a command in its own process group. Cancellation and deadlines signal the whole group (SIGTERM, then
  * SIGKILL after a grace period), so nested processes (harbor → docker → agents) never outlive the caller.
- * The single subprocess wrapper of the project.
+ * The single subprocess wrapper for everything vero supervises (harbor, preflight, Mode A's programs).
+ *
+ * Its named exceptions, each a different kind of child: git (infra/git.ts, short and foreground), docker
+ * (infra/docker.ts, short queries), the dev server (infra/dev-server.ts: a detached server with a pid file of
+ * its own, stopped by its owner or the next start), the provisioning scripts a command runs in the foreground
+ * (scripts/ensure-*, examples/make-agent-repo.sh: execFileSync, their progress on the user's terminal), and
+ * `vero run` / infra/compiled-task-run.ts (harbor in the foreground on the user's terminal: Ctrl-C reaches it
+ * as it reaches any foreground job).
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';
@@ -115,6 +122,33 @@ export async function stopGroup(pgid: number, opts: StopOptions = {}): Promise<b
 /** execa hands an integer file descriptor straight to spawn (its types only list 1–9). */
 const fileDescriptor = (fd: number) => fd as unknown as 'inherit';
 
+/**
+ * The child, leading a process group of its own, with file descriptors of its own, not pipes through this
+ * process (what execa's `{ file }` does): a group that outlives its worker (to be adopted) must not die of
+ * SIGPIPE at its next write. (stdin is only given to runs that are never adopted.)
+ */
+function spawnInOwnGroup(argv: string[], opts: GroupRunOptions) {
+  const fds = {
+    stdout: fs.openSync(opts.stdoutFile ?? opts.logFile, opts.stdoutFile ? 'w' : 'a'),
+    stderr: fs.openSync(opts.logFile, 'a'),
+  } as const;
+  try {
+    return execa(argv[0]!, argv.slice(1), {
+      cwd: opts.cwd,
+      env: opts.env,
+      extendEnv: !opts.cleanEnv,
+      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
+      detached: true,
+      stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
+      stdout: fileDescriptor(fds.stdout),
+      stderr: fileDescriptor(fds.stderr),
+      reject: false,
+    });
+  } finally {
+    for (const fd of Object.values(fds)) fs.closeSync(fd);
+  }
+}
+
 export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
   // A missing working directory makes spawn fail with ENOENT, which would read as a missing executable.
   if (!fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory())
@@ -122,80 +156,56 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
   const started = Date.now();
   let timedOut = false;
   let cancelled = false;
-  {
-    // The child gets file descriptors of its own, not pipes through this process (what execa's `{ file }` does):
-    // a group that outlives its worker (to be adopted) must not die of SIGPIPE at its next write.
-    // (stdin is only given to runs that are never adopted.)
-    const fds = {
-      stdout: fs.openSync(opts.stdoutFile ?? opts.logFile, opts.stdoutFile ? 'w' : 'a'),
-      stderr: fs.openSync(opts.logFile, 'a'),
-    } as const;
-    let child;
-    try {
-      child = execa(argv[0]!, argv.slice(1), {
-        cwd: opts.cwd,
-        env: opts.env,
-        extendEnv: !opts.cleanEnv,
-        ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
-        detached: true,
-        stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
-        stdout: fileDescriptor(fds.stdout),
-        stderr: fileDescriptor(fds.stderr),
-        reject: false,
-      });
-    } finally {
-      for (const fd of Object.values(fds)) fs.closeSync(fd);
-    }
-    const pid = child.pid ?? null;
-    if (pid !== null) opts.onStart?.(pid);
-    const stopping: Promise<boolean>[] = [];
-    const stopOpts: StopOptions = { graceMs: opts.graceMs, signal: opts.stopSignal, target: opts.stopTarget };
-    const stop = () => {
-      if (pid !== null) stopping.push(stopGroup(pid, stopOpts));
-    };
-    let detach: () => void = () => undefined;
-    const detached = new Promise<'detached'>((resolve) => (detach = () => resolve('detached')));
-    const onAbort = () => {
-      cancelled = true;
-      if (opts.detachOnAbort?.()) detach();
-      else stop();
-    };
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener('abort', onAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    if (opts.deadline !== undefined) {
-      timer = setTimeout(
-        () => {
-          timedOut = true;
-          stop();
-        },
-        Math.max(0, opts.deadline - Date.now()),
-      );
-    }
-    const raced = await Promise.race([child, detached]);
-    clearTimeout(timer);
-    if (raced === 'detached') {
-      child.unref();
-      opts.signal?.removeEventListener('abort', onAbort);
-      return { ...withoutExit({ timedOut, cancelled, started, pid, forced: false }), detached: true };
-    }
-    const result = raced;
-    opts.signal?.removeEventListener('abort', onAbort);
-    // The leader may exit before its children: make sure the whole group is gone once it was stopped.
-    if (pid !== null && (cancelled || timedOut)) stopping.push(stopGroup(pid, { ...stopOpts, graceMs: 0, signal: 'SIGKILL' }));
-    const forced = (await Promise.all(stopping)).some(Boolean);
-    const code = (result as { code?: string }).code;
-    return {
-      exitCode: result.exitCode ?? null,
-      signal: result.signal ?? null,
-      timedOut,
-      cancelled,
-      notFound: code === 'ENOENT' || (result.failed && /ENOENT/.test(String(result.message)) && result.exitCode === undefined),
-      durationMs: Date.now() - started,
-      pid,
-      forced,
-    };
+  const child = spawnInOwnGroup(argv, opts);
+  const pid = child.pid ?? null;
+  if (pid !== null) opts.onStart?.(pid);
+  const stopping: Promise<boolean>[] = [];
+  const stopOpts: StopOptions = { graceMs: opts.graceMs, signal: opts.stopSignal, target: opts.stopTarget };
+  const stop = () => {
+    if (pid !== null) stopping.push(stopGroup(pid, stopOpts));
+  };
+  let detach: () => void = () => undefined;
+  const detached = new Promise<'detached'>((resolve) => (detach = () => resolve('detached')));
+  const onAbort = () => {
+    cancelled = true;
+    if (opts.detachOnAbort?.()) detach();
+    else stop();
+  };
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  if (opts.deadline !== undefined) {
+    timer = setTimeout(
+      () => {
+        timedOut = true;
+        stop();
+      },
+      Math.max(0, opts.deadline - Date.now()),
+    );
   }
+  const raced = await Promise.race([child, detached]);
+  clearTimeout(timer);
+  if (raced === 'detached') {
+    child.unref();
+    opts.signal?.removeEventListener('abort', onAbort);
+    return { ...withoutExit({ timedOut, cancelled, started, pid, forced: false }), detached: true };
+  }
+  const result = raced;
+  opts.signal?.removeEventListener('abort', onAbort);
+  // The leader may exit before its children: make sure the whole group is gone once it was stopped.
+  if (pid !== null && (cancelled || timedOut)) stopping.push(stopGroup(pid, { ...stopOpts, graceMs: 0, signal: 'SIGKILL' }));
+  const forced = (await Promise.all(stopping)).some(Boolean);
+  const code = (result as { code?: string }).code;
+  return {
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+    timedOut,
+    cancelled,
+    notFound: code === 'ENOENT' || (result.failed && /ENOENT/.test(String(result.message)) && result.exitCode === undefined),
+    durationMs: Date.now() - started,
+    pid,
+    forced,
+  };
 }
 
 /**
