@@ -1,6 +1,15 @@
 /**
  * Payloads that cross the workflow/activity boundary. Small by design: pointers to files, never trial blobs.
  * These modules are imported by workflow code, so they must stay deterministic (zod only, no I/O).
+ *
+ * Words (field names are recorded in workflow histories, so they stay as they are):
+ * - `candidate`: the candidate's full commit sha (EvalInput, ChunkInput, CandidateResult); `candidateRef`: what
+ *   the user asked for (a tag, a branch, a short sha). PrepareCandidateInput.candidate is that ref, before it
+ *   is resolved.
+ * - `CandidateSource`: where a worker checks the candidate out from (repo, commit, home); `worktree`: the
+ *   checkout's path on a worker.
+ * - Mode A is the `evaluateSamples` workflow (inference + trusted scorer, activity `runModeA`); Mode B is an
+ *   evaluation of Harbor tasks (`evaluateCandidate`). `vero build` compiles a build.yaml (the compiler).
  */
 import { z } from 'zod';
 import type { AttemptStats, ScoreUncertainty } from './uncertainty';
