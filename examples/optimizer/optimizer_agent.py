@@ -106,7 +106,7 @@ class ExampleOptimizer(BaseAgent):
             # 3. Spend budget on the viewable split and read its per-case results.
             code, out = await self._sh(environment, "vero eval --split train --json", log)
             if code == 0:
-                result_path = json.loads(out).get("result_path")
+                result_path = json.loads(out).get("resultPath")  # vero eval --json: camelCase (schemas/eval.schema.json)
                 if result_path:
                     await self._sh(environment, f"ls {shlex.quote(result_path)} && cat {shlex.quote(result_path)}/*", log)
             if self.crash_after_train:

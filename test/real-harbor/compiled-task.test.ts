@@ -137,6 +137,9 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
       expect(evals.map((c) => c.split)).toEqual(['train', 'validation']);
       expect(new Set(evals.map((c) => c.commit))).toEqual(new Set([o.finalize!.commit]));
       expect(o.finalize!.reason).toBe('best of 1 re-scored candidate(s) on "validation"');
+      // It read the viewable split's per-case results where `vero eval --json` said they are (resultPath).
+      const steps = JSON.parse(fs.readFileSync(path.join(o.agentLogs, 'optimizer.json'), 'utf8')) as { command: string; exit: number }[];
+      expect(steps.filter((s) => s.command.startsWith('ls ') && s.command.includes('train__')).map((s) => s.exit)).toEqual([0]);
       // As the unprivileged agent user in `main`: no token, no hidden data or scorer, no secret, no engine,
       // no finalize, no hidden split.
       expect(fs.readFileSync(path.join(o.agentLogs, 'whoami.txt'), 'utf8')).toBe('agent');
