@@ -195,6 +195,7 @@ test('start-eval --wait --json prints the result; trials --json collates its job
   const jobsDir = path.dirname(result.tasks[0]!.jobDir);
   const trials = vero(['trials', jobsDir, '--json']);
   expect(trials.code).toBe(0);
+  const noUsage = { costUsd: null, inputTokens: null, outputTokens: null, cacheTokens: null };
   expect(JSON.parse(trials.stdout)).toEqual({
     tasks: [
       {
@@ -207,6 +208,9 @@ test('start-eval --wait --json prints the result; trials --json collates its job
         nTrials: 2,
         exceptions: [],
         error: null,
+        usage: noUsage,
+        trialRewards: [0.5, 0.5],
+        jobDir: path.join(jobsDir, 'fix-csv-parser'),
       },
       {
         task: 'hello-world',
@@ -218,6 +222,9 @@ test('start-eval --wait --json prints the result; trials --json collates its job
         nTrials: 2,
         exceptions: [],
         error: null,
+        usage: noUsage,
+        trialRewards: [1, 1],
+        jobDir: path.join(jobsDir, 'hello-world'),
       },
     ],
   });
