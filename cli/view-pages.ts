@@ -58,10 +58,10 @@ function trialRows(trials: TrialView[]): string {
                 .map(([k, v]) => `${k}=${v}`)
                 .join(', ')
             : '–',
-        )}</td><td>${esc(t.exception ?? '')}</td><td class="num">${t.durationSec === null ? '–' : `${t.durationSec.toFixed(1)} s`}</td><td class="num">${fmtUsd(t.costUsd)}</td><td class="files">${t.files.map(link).join('')}</td></tr>`,
+        )}</td><td>${esc(t.exception ?? '')}</td><td class="num">${t.durationSec === null ? '–' : `${t.durationSec.toFixed(1)} s`}</td><td class="phases">${esc(t.phases.map((p) => `${p.phase} ${p.sec.toFixed(1)} s`).join(' · '))}</td><td class="num">${fmtUsd(t.costUsd)}</td><td class="files">${t.files.map(link).join('')}</td></tr>`,
     )
     .join('');
-  return `<table class="trials"><thead><tr><th>trial</th><th>rewards</th><th>exception</th><th>duration</th><th>cost</th><th>files</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table class="trials"><thead><tr><th>trial</th><th>rewards</th><th>exception</th><th>duration</th><th>phases</th><th>cost</th><th>files</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function taskRow(t: TaskView): string {

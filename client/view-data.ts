@@ -133,8 +133,26 @@ export interface TrialView {
   exception: string | null;
   startedAt: string | null;
   durationSec: number | null;
+  /** Harbor's phase timings (environment setup, agent setup, agent, verifier), those the trial recorded. */
+  phases: { phase: string; sec: number }[];
   costUsd: number | null;
   files: FileLink[];
+}
+
+const PHASES = [
+  ['environment_setup', 'environment'],
+  ['agent_setup', 'agent setup'],
+  ['agent_execution', 'agent'],
+  ['verifier', 'verifier'],
+] as const;
+
+/** The phases a trial's result.json timed (`{started_at, finished_at}` each, or null). */
+function phasesOf(result: Record<string, unknown>): TrialView['phases'] {
+  return PHASES.flatMap(([key, phase]) => {
+    const span = result[key] as { started_at?: string | null; finished_at?: string | null } | null | undefined;
+    const sec = span?.started_at && span.finished_at ? (Date.parse(span.finished_at) - Date.parse(span.started_at)) / 1000 : NaN;
+    return Number.isFinite(sec) ? [{ phase, sec }] : [];
+  });
 }
 
 export interface TaskView {
@@ -196,6 +214,7 @@ function trialsOf(home: string, jobDir: string): TrialView[] {
           : null,
         startedAt: r.started_at ?? null,
         durationSec: Number.isFinite(start) && Number.isFinite(end) ? (end - start) / 1000 : null,
+        phases: phasesOf(r as Record<string, unknown>),
         costUsd: r.agent_result?.cost_usd ?? null,
         files: trialFiles(home, path.dirname(t.file)),
       };

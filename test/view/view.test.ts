@@ -101,6 +101,10 @@ test('vero view: evaluations with the progress chart, one evaluation with its lo
     if (keep) await page.screenshot({ path: path.join(keep, 'view-eval.png'), fullPage: true });
     expect(await page.locator('#web-ui').getAttribute('href')).toBe(`http://ui.example/namespaces/default/workflows/${ids.improved}`);
     await checkLinks();
+    // Harbor's phase timings of each trial.
+    expect(await page.locator('#task-hello-world .trials td.phases').first().textContent()).toMatch(
+      /^environment [\d.]+ s · agent setup [\d.]+ s · agent [\d.]+ s · verifier [\d.]+ s$/,
+    );
     const logHref = await page.locator('#task-hello-world a', { hasText: 'harbor log' }).getAttribute('href');
     await page.goto(new URL(logHref!, base).href);
     expect(await page.textContent('body')).toContain('# vero-harbor attempt 1.1');
