@@ -23,20 +23,28 @@ export function registerCleanCommand(program: Command): void {
       .option('--home <dir>', "the home to clean (default: vero.yaml's, else $VERO_HOME or ~/.vero)")
       .option('--yes', 'remove them (without it, only list what would go)')
       .option(
+        '--forgotten',
+        "also what belongs to evaluations this server does not know (their retention ended; a home shared with another server holds that server's too)",
+      )
+      .option(
         '--json',
         'machine-readable output: {"home", "olderThanSec", "removed", "bytes", "items": [{"path", "kind", "reason", "bytes"}]}',
       ),
-  ).action(async (o: ConnectionFlags & { olderThan: number; home?: string; yes?: boolean; json?: boolean }) => {
+  ).action(async (o: ConnectionFlags & { olderThan: number; home?: string; yes?: boolean; forgotten?: boolean; json?: boolean }) => {
     const file = configPath(o);
     const home = o.home ?? (file ? commandConfig(file).home : defaultHome());
     const client = await connectTo(connectionSettings(o), o.json);
-    const items = await planClean(client, home, o.olderThan);
+    const { items, unknown } = await planClean(client, home, o.olderThan, { forgotten: o.forgotten });
     if (o.yes) await applyClean(home, items);
     const bytes = items.reduce((n, i) => n + i.bytes, 0);
     if (o.json) {
-      process.stdout.write(`${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown }, null, 2)}\n`);
       return;
     }
+    if (unknown.length)
+      process.stderr.write(
+        `note: ${unknown.length} evaluation(s) in ${home} are not on this server (maybe another server's): left; --forgotten includes them\n`,
+      );
     if (items.length === 0) {
       process.stdout.write(`nothing to clean in ${home} (retention ${o.olderThan} s)\n`);
       return;

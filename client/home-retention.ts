@@ -4,16 +4,19 @@
  * - `runs/<evalId>/` (Harbor job dirs, logs, chunk files): of an evaluation that is not running and whose last
  *   change is older than the rule. Its result stays (the result file and Temporal's history).
  * - `results/<evalId>.json` and `results/<evalId>/`: only of an evaluation Temporal no longer has (its
- *   retention ended, or another server): nothing can show it any more but the file.
+ *   retention ended), and only with `--forgotten`: from here another server's evaluation looks the same.
  * - `worktrees/<commit>/`: older than the rule and not the candidate of a running evaluation (the bare mirrors
  *   in `repos/` stay: a worktree is remade from them in seconds).
  *
- * Never touched: anything of a running evaluation, and anything else under the home.
+ * Never touched: anything of a running evaluation or of one whose harbor still runs (a live pid file, or another
+ * host's), and anything else under the home.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { git } from '../infra/git';
+import { hostId } from '../infra/host-groups';
+import { processAlive } from '../infra/process-alive';
 import { homePaths } from '../model/paths';
 import { VeroCandidate } from '../model/search-attributes';
 
@@ -53,23 +56,65 @@ async function describeEval(client: Client, evalId: string): Promise<Known> {
   }
 }
 
-/** What `vero clean` would remove from `home` with this retention (seconds); nothing of a running evaluation. */
-export async function planClean(client: Client, home: string, olderThanSec: number, now = Date.now()): Promise<CleanItem[]> {
+/**
+ * Whether a harbor of this evaluation's run dirs may still be running: a pid file whose process is alive on this
+ * host, or one written by another host (a shared home: that host's processes cannot be checked from here).
+ */
+function harborRunning(evalDir: string): boolean {
+  for (const run of entries(evalDir)) {
+    const jobs = path.join(evalDir, run, 'jobs');
+    for (const f of entries(jobs).filter((n) => n.endsWith('.pid'))) {
+      try {
+        const p = JSON.parse(fs.readFileSync(path.join(jobs, f), 'utf8')) as { pid: number; host?: string };
+        if (p.host !== hostId() || processAlive(p.pid)) return true;
+      } catch {
+        /* half-written or gone: not a running harbor */
+      }
+    }
+  }
+  return false;
+}
+
+/** The candidate commit in an evaluation id (`eval-<sha>-<digest>`, model/eval-identity.ts), if it is one. */
+const commitOf = (evalId: string): string | null => /^eval-([0-9a-f]{40})-/.exec(evalId)?.[1] ?? null;
+
+export interface CleanPlan {
+  items: CleanItem[];
+  /** Evaluations in this home that this server does not know: maybe another server's; left unless `forgotten`. */
+  unknown: string[];
+}
+
+/**
+ * What `vero clean` would remove from `home` with this retention (seconds). Nothing of a running evaluation, nor
+ * of one whose harbor still runs (whatever server it belongs to); what this server does not know only with
+ * `forgotten` (a home may be shared by two servers: the other one's evaluations look forgotten from here).
+ */
+export async function planClean(
+  client: Client,
+  home: string,
+  olderThanSec: number,
+  opts: { forgotten?: boolean; now?: number } = {},
+): Promise<CleanPlan> {
+  const now = opts.now ?? Date.now();
   const cutoff = now - olderThanSec * 1000;
   const age = (ms: number) => `${Math.floor((now - ms) / 86_400_000)} d old`;
-  const ids = [
-    ...new Set([...entries(path.join(home, 'runs')), ...entries(path.join(home, 'results')).map((f) => f.replace(/\.json$/, ''))]),
-  ];
+  const runs = path.join(home, 'runs');
+  const ids = [...new Set([...entries(runs), ...entries(path.join(home, 'results')).map((f) => f.replace(/\.json$/, ''))])];
   const known = new Map<string, Known>();
   for (const id of ids) known.set(id, await describeEval(client, id));
-  const runningCommits = new Set([...known.values()].filter((k) => k?.status === 'RUNNING' && k.candidate).map((k) => k!.candidate!));
+  const busy = new Set(entries(runs).filter((id) => known.get(id)?.status === 'RUNNING' || harborRunning(path.join(runs, id))));
+  const unknown = ids.filter((id) => known.get(id) === null && !busy.has(id));
+  const mayGo = (id: string) => !busy.has(id) && (known.get(id) !== null || opts.forgotten === true);
+  const inUse = new Set([
+    ...[...known.values()].filter((k) => k?.status === 'RUNNING' && k.candidate).map((k) => k!.candidate!),
+    ...[...busy].map(commitOf).filter((c): c is string => c !== null),
+  ]);
   const items: CleanItem[] = [];
-  for (const id of entries(path.join(home, 'runs'))) {
-    const dir = path.join(home, 'runs', id);
-    const k = known.get(id);
-    if (k?.status === 'RUNNING') continue;
+  for (const id of entries(runs).filter(mayGo)) {
+    const dir = path.join(runs, id);
     const changed = lastChange(dir);
     if (changed > cutoff) continue;
+    const k = known.get(id);
     items.push({
       path: dir,
       kind: 'run dir',
@@ -77,20 +122,19 @@ export async function planClean(client: Client, home: string, olderThanSec: numb
       bytes: sizeOf(dir),
     });
   }
-  for (const id of ids) {
-    if (known.get(id) !== null) continue;
+  for (const id of ids.filter((i) => known.get(i) === null && mayGo(i))) {
     for (const p of [homePaths(home).resultFile(id), path.join(home, 'results', id)]) {
       if (fs.existsSync(p)) items.push({ path: p, kind: 'result', reason: 'its evaluation is not in Temporal any more', bytes: sizeOf(p) });
     }
   }
   for (const commit of entries(path.join(home, 'worktrees'))) {
     const dir = path.join(home, 'worktrees', commit);
-    if (runningCommits.has(commit) || !fs.statSync(dir).isDirectory()) continue;
+    if (inUse.has(commit) || !fs.statSync(dir).isDirectory()) continue;
     const changed = fs.statSync(dir).mtimeMs;
     if (changed > cutoff) continue;
     items.push({ path: dir, kind: 'worktree', reason: `no running evaluation uses it, ${age(changed)}`, bytes: sizeOf(dir) });
   }
-  return items;
+  return { items, unknown: opts.forgotten ? [] : unknown };
 }
 
 /** Removes the items, then lets every mirror forget the worktrees that are gone. */

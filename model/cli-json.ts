@@ -211,6 +211,7 @@ export const CleanJson = z.strictObject({
   items: z.array(
     z.strictObject({ path: z.string(), kind: z.enum(['run dir', 'result', 'worktree']), reason: z.string(), bytes: z.number().int() }),
   ),
+  unknown: z.array(z.string()).describe('evaluations in the home this server does not know, left (no --forgotten)'),
 });
 
 export const TrialsJson = z.strictObject({ tasks: z.array(TaskRowJson) });

@@ -609,11 +609,22 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
     plant('results/eval-gone.json');
     plant('results/eval-gone/samples/0.json');
     plant(`worktrees/${'f'.repeat(40)}/agent.py`);
-    const listed = await runVero(['clean', '-c', f.configFile, '--older-than', '30d']);
+    // Not on this server: maybe another server's evaluation sharing the home; only --forgotten touches it.
+    const cautious = JSON.parse((await runVero(['clean', '-c', f.configFile, '--older-than', '30d', '--yes', '--json'])).stdout) as {
+      items: { path: string }[];
+      unknown: string[];
+    };
+    expect(cautious.unknown).toEqual(['eval-gone']);
+    expect(cautious.items.map((i) => path.relative(f.home, i.path))).toEqual([`worktrees/${'f'.repeat(40)}`]);
+    expect(fs.existsSync(path.join(f.home, 'results', 'eval-gone.json'))).toBe(true);
+    plant(`worktrees/${'f'.repeat(40)}/agent.py`);
+    const listed = await runVero(['clean', '-c', f.configFile, '--older-than', '30d', '--forgotten']);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/would remove 4 item\(s\), .* MiB; add --yes to remove them/);
     expect(fs.existsSync(path.join(f.home, 'results', 'eval-gone.json'))).toBe(true); // only listed
-    const removed = JSON.parse((await runVero(['clean', '-c', f.configFile, '--older-than', '30d', '--yes', '--json'])).stdout) as {
+    const removed = JSON.parse(
+      (await runVero(['clean', '-c', f.configFile, '--older-than', '30d', '--forgotten', '--yes', '--json'])).stdout,
+    ) as {
       removed: boolean;
       items: { kind: string; path: string; reason: string }[];
     };
