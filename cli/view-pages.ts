@@ -1,7 +1,8 @@
 /** The pages of `vero view`: the evaluations with the optimization's progress, one evaluation, two side by side. */
 import { EvaluationDetail, EvaluationRow, labelOf, progressSeries, TaskView, TrialView, type CompareDetail } from '../client/view-data';
 import type { CandidateResult } from '../model/eval-types';
-import { cellClass, comparisonText, deltaChart, esc, evaluationsTable, fmt3, fmtCi, fmtUsd, page, progressChart } from './views';
+import { cellClass, comparisonText, deltaChart, esc, evaluationsTable, fmtCi, fmtUsd, page, progressChart } from './views';
+import { fmtScore } from './format';
 
 export const CHART_JS_URL = '/assets/chart.umd.min.js';
 const NAV = '<a href="/">evaluations</a>';
@@ -65,7 +66,7 @@ function trialRows(trials: TrialView[]): string {
 }
 
 function taskRow(t: TaskView): string {
-  return `<tr id="task-${esc(t.task)}"><td>${esc(t.task)}</td><td class="${cellClass(t.score, t.status)}">${esc(t.status === 'scored' ? fmt3(t.score) : t.status)}</td><td class="num">${t.nTrials}</td><td class="num">${t.runs ?? '–'}</td><td>${esc(t.chosenTrial ?? '')}</td><td>${t.harborLog ? link(t.harborLog) : ''}</td><td>${esc(t.note)}${trialRows(t.trials)}</td></tr>`;
+  return `<tr id="task-${esc(t.task)}"><td>${esc(t.task)}</td><td class="${cellClass(t.score, t.status)}">${esc(t.status === 'scored' ? fmtScore(t.score) : t.status)}</td><td class="num">${t.nTrials}</td><td class="num">${t.runs ?? '–'}</td><td>${esc(t.chosenTrial ?? '')}</td><td>${t.harborLog ? link(t.harborLog) : ''}</td><td>${esc(t.note)}${trialRows(t.trials)}</td></tr>`;
 }
 
 function summary(r: CandidateResult): string {
@@ -74,9 +75,9 @@ function summary(r: CandidateResult): string {
   return `<table class="summary"><tbody>
 <tr><th>candidate</th><td>${esc(labelOf(r))} <span class="note">${esc(r.candidate)}</span></td></tr>
 <tr><th>status</th><td>${esc(r.status)}${r.spend?.reached ? ` — ${esc(r.spend.reached)}` : ''}</td></tr>
-<tr><th>score</th><td>${fmt3(r.score)} over ${nRun} task(s)${nRun < r.nTasks ? ` of ${r.nTasks} (${r.nTasks - nRun} not run)` : ''}; 95% interval ${fmtCi(u?.ci95 ?? null)}, standard error ${fmt3(u?.stdErr)}</td></tr>
+<tr><th>score</th><td>${fmtScore(r.score)} over ${nRun} task(s)${nRun < r.nTasks ? ` of ${r.nTasks} (${r.nTasks - nRun} not run)` : ''}; 95% interval ${fmtCi(u?.ci95 ?? null)}, standard error ${fmtScore(u?.stdErr)}</td></tr>
 <tr><th>scored / errors</th><td>${r.nScored} / ${r.nErrors} (errors count as 0)</td></tr>
-${r.attempts ? `<tr><th>attempts</th><td>pass@${r.attempts.k} ${fmt3(r.attempts.passAtK)}, pass^${r.attempts.k} ${fmt3(r.attempts.passHatK)}</td></tr>` : ''}
+${r.attempts ? `<tr><th>attempts</th><td>pass@${r.attempts.k} ${fmtScore(r.attempts.passAtK)}, pass^${r.attempts.k} ${fmtScore(r.attempts.passHatK)}</td></tr>` : ''}
 <tr><th>cost</th><td>${fmtUsd(r.usage?.costUsd)}</td></tr>
 <tr><th>time</th><td>${esc(r.startedAt)} → ${esc(r.finishedAt)}</td></tr>
 </tbody></table>`;

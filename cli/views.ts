@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EvaluationRow, ProgressPoint } from '../client/view-data';
 import type { PairedComparison } from '../model/paired-comparison';
+import { fmtCost, fmtScore } from './format';
 
 export const esc = (s: unknown): string =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -132,9 +133,9 @@ export function comparisonText(c: PairedComparison, la: string, lb: string): str
 <p class="verdict ${c.verdict === 'not resolved' ? 'unresolved' : 'resolved'}">${esc(verdict)}</p>`;
 }
 
-export const fmt3 = (n: number | null | undefined): string => (n === null || n === undefined ? '–' : n.toFixed(3));
 export const fmtCi = (ci: [number, number] | null): string => (ci ? `${ci[0].toFixed(3)}–${ci[1].toFixed(3)}` : '–');
-export const fmtUsd = (n: number | null | undefined): string => (n === null || n === undefined ? '–' : `$${n.toFixed(4)}`);
+/** A cost for a table cell (cli/format.ts's, a dash when no trial reported one). */
+export const fmtUsd = (n: number | null | undefined): string => fmtCost(n) ?? '–';
 
 /** The evaluations table, with a text filter and a status filter (in the page). */
 export function evaluationsTable(rows: EvaluationRow[], hrefOf: (r: EvaluationRow) => string, label: (r: EvaluationRow) => string): string {
@@ -142,7 +143,7 @@ export function evaluationsTable(rows: EvaluationRow[], hrefOf: (r: EvaluationRo
   const body = rows
     .map(
       (r) =>
-        `<tr data-status="${esc(r.status)}"><td><a href="${esc(hrefOf(r))}">${esc(label(r))}</a></td><td class="num">${fmt3(r.score)}</td><td class="num">${fmtCi(r.ci95)}</td><td>${esc(r.status)}</td><td class="num">${r.nScored ?? '–'}/${r.nTasks ?? '–'}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors ?? '–'}</td><td class="num">${fmtUsd(r.costUsd)}</td><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td class="note">${esc(r.evalId)}</td></tr>`,
+        `<tr data-status="${esc(r.status)}"><td><a href="${esc(hrefOf(r))}">${esc(label(r))}</a></td><td class="num">${fmtScore(r.score)}</td><td class="num">${fmtCi(r.ci95)}</td><td>${esc(r.status)}</td><td class="num">${r.nScored ?? '–'}/${r.nTasks ?? '–'}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors ?? '–'}</td><td class="num">${fmtUsd(r.costUsd)}</td><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td class="note">${esc(r.evalId)}</td></tr>`,
     )
     .join('\n');
   return `<p><label>filter <input id="filter" type="search" placeholder="candidate, id…"></label>

@@ -7,7 +7,7 @@ import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { chromium } from '../helpers/chromium';
 import { queueCapacity } from '../../client/eval-client';
 import { runVero, spawnWorker, until } from '../helpers/process';
-import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { address, cancelAndSettle, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 const VERO = path.join(ROOT, 'bin', 'vero');
@@ -645,16 +645,7 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
     expect(fs.existsSync(path.join(f.home, 'runs', running))).toBe(true);
     expect((await runVero(['results', done.evalId, '--json', '--address', address()])).code).toBe(0);
   } finally {
-    if (running) {
-      await runVero(['cancel', running, '--address', address()]);
-      // Closed once its harbor is stopped: only then may the worker go (it would leave the harbor for adoption).
-      await (
-        await client()
-      ).workflow
-        .getHandle(running)
-        .result()
-        .catch(() => undefined);
-    }
+    if (running) await cancelAndSettle(running);
     w.kill('SIGTERM');
   }
 });

@@ -9,7 +9,7 @@ import { jsonSchemaOf, SCHEMA_COMMANDS } from '../../cli/json-schemas';
 import { conforming } from '../helpers/json-schema';
 import { evalFixture, ROOT } from '../helpers/fixtures';
 import { runVero, spawnWorker, until } from '../helpers/process';
-import { address, client, uniqueQueue } from '../helpers/temporal';
+import { address, cancelAndSettle, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
 
@@ -92,15 +92,7 @@ test("every evaluation command's --json conforms to its schema, camelCase, one n
       expect(row).toEqual(known);
     }
   } finally {
-    if (running) {
-      await runVero(['cancel', running, ...conn]);
-      await (
-        await client()
-      ).workflow
-        .getHandle(running)
-        .result()
-        .catch(() => undefined);
-    }
+    if (running) await cancelAndSettle(running);
     w.kill('SIGTERM');
   }
 });

@@ -69,3 +69,13 @@ export async function completedTasks(c: Client, evalId: string, beforeMs = Infin
     .filter((r) => typeof r.task === 'string') // runTask results (saveChunkResults returns a summary)
     .map((r) => r.task!);
 }
+
+/**
+ * Cancels an evaluation a test left running and waits until it has closed, i.e. its harbor runs are stopped:
+ * only then may the test stop its worker (a stopped worker leaves running harbors for the next one to adopt).
+ */
+export async function cancelAndSettle(evalId: string): Promise<void> {
+  const handle = (await client()).workflow.getHandle(evalId);
+  await handle.cancel().catch(() => undefined);
+  await handle.result().catch(() => undefined);
+}
