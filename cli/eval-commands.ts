@@ -25,7 +25,7 @@ import {
   uiLink,
   withTasks,
 } from '../client/eval-client';
-import { fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
+import { capsText, fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
@@ -369,11 +369,7 @@ function registerSpendPool(program: Command): void {
       throw e;
     }
     if (o.json) return printJson(state);
-    const caps = [
-      ...(state.maxCostUsd !== null ? [`max_cost_usd $${state.maxCostUsd.toFixed(2)}`] : []),
-      ...(state.maxTokens !== null ? [`max_tokens ${state.maxTokens}`] : []),
-    ].join(', ');
-    print(`spend pool ${state.name}: ${caps}`);
+    print(`spend pool ${state.name}: ${capsText(state)}`);
     print(
       `spent     $${state.spent.costUsd.toFixed(4)}, ${state.spent.tokens} tokens${state.spent.unmetered ? ` (${state.spent.unmetered} task(s) reported no cost or tokens)` : ''}`,
     );

@@ -60,14 +60,19 @@ function statusLine(r: CandidateResult): string {
   return r.status;
 }
 
+/** `max_cost_usd $5.00, max_tokens 100000`: the caps that are set. */
+export function capsText(c: { maxCostUsd: number | null; maxTokens: number | null }): string {
+  return [
+    ...(c.maxCostUsd !== null ? [`max_cost_usd $${c.maxCostUsd.toFixed(2)}`] : []),
+    ...(c.maxTokens !== null ? [`max_tokens ${c.maxTokens}`] : []),
+  ].join(', ');
+}
+
 /** `max_cost_usd $5.00: $5.1234 spent, 1200 tokens (2 task(s) reported no usage)`. */
 export function spendLine(r: CandidateResult): string | null {
   const sp = r.spend;
   if (!sp) return null;
-  const caps = [
-    ...(sp.maxCostUsd !== null ? [`max_cost_usd $${sp.maxCostUsd.toFixed(2)}`] : []),
-    ...(sp.maxTokens !== null ? [`max_tokens ${sp.maxTokens}`] : []),
-  ].join(', ');
+  const caps = capsText(sp);
   const unmetered = sp.spent.unmetered ? ` (${sp.spent.unmetered} task(s) reported no cost or tokens: the cap cannot see them)` : '';
   return `${caps}${sp.pool ? ` of spend pool ${sp.pool}` : ''}: this evaluation spent $${sp.spent.costUsd.toFixed(4)}, ${sp.spent.tokens} tokens${unmetered}`;
 }
