@@ -71,9 +71,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!zod$|picomatch$|jstat$|seedrandom$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
+              regex: '^(?!zod$|picomatch$|jstat$|seedrandom$|@noble/hashes/(sha2|utils)$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
               message:
-                'model/ is pure: it may import only zod, picomatch, jstat, seedrandom, node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
+                'model/ is pure: it may import only zod, picomatch, jstat, seedrandom, @noble/hashes (pure-JS sha256), node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
             },
           ],
         },

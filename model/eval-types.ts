@@ -105,6 +105,7 @@ export interface TaskResult {
   runs: number;
   exceptions: string[];
   timedOut: boolean;
+  /** The task's Harbor job dir (`<run>/jobs/<job>`); for a task a spend cap kept from starting, the jobs dir. */
   jobDir: string;
   error: string | null;
   /** Cost and tokens of all the task's trials (absent in results recorded before it existed). */

@@ -3,7 +3,8 @@
  * the argv is identical on every retry of the same task, so Harbor can resume the job instead of failing
  * with FileExistsError.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { commandArgv } from './command-line';
 import type { HarborSection } from './harbor-config';
 import { escapeFnmatch } from './fnmatch';
@@ -104,6 +105,7 @@ export function jobNameFor(task: string): string {
       .replace(/[^A-Za-z0-9._-]+/g, '__')
       .replace(/^\.+/, '_')
       .slice(0, 120) || 'task';
-  // Sanitizing can merge names (`org/x` and `org__x`); a digest of the original keeps them apart.
-  return safe === task ? safe : `${safe}-${createHash('sha256').update(task).digest('hex').slice(0, 8)}`;
+  // Sanitizing can merge names (`org/x` and `org__x`); a digest of the original keeps them apart. A pure-JS sha256
+  // (not node:crypto), so the workflows can name a task's job dir too.
+  return safe === task ? safe : `${safe}-${bytesToHex(sha256(utf8ToBytes(task))).slice(0, 8)}`;
 }

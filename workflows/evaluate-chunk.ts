@@ -23,6 +23,7 @@ import { type Spend, spendOfTask } from '../model/spend-cap';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { grantLanesSignal, lanesFreedSignal, progressQuery, revokeLanesSignal, spendCapReachedSignal, taskSpentSignal } from './queries';
 import { runPaths } from '../model/paths';
+import { jobNameFor } from '../model/harbor-argv';
 import { causeChain } from '../model/errors';
 
 function configFailure(err: unknown): ApplicationFailure | null {
@@ -93,6 +94,7 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
       .signal(taskSpentSignal, { chunkIndex: input.chunkIndex, ...spendOfTask(r.usage) })
       .catch(() => undefined); // the parent is gone: nobody meters any more
   };
+  const jobDirOf = (task: string) => runPaths(input.runDir).job(jobNameFor(task)).dir;
   const errorRow = (task: string, err: unknown): TaskResult => ({
     task,
     status: 'error',
@@ -104,7 +106,7 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
     runs: s.taskAttempts,
     exceptions: [],
     timedOut: false,
-    jobDir: runPaths(input.runDir).jobsDir,
+    jobDir: jobDirOf(task), // the job harbor wrote (or began) for this task: its logs say why it failed
     error: causeChain(err),
   });
   const lane = async (): Promise<void> => {
@@ -139,7 +141,7 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
       } catch (err) {
         if (isCancellation(err) && graceExpired && capStop !== null) {
           // Stopped by the spend cap's grace period: what its trials spent is not known.
-          results[i] = notRunRow(task, `stopped after the ${graceSec}s grace period: ${capStop}`, runPaths(input.runDir).jobsDir);
+          results[i] = notRunRow(task, `stopped after the ${graceSec}s grace period: ${capStop}`, jobDirOf(task));
         } else {
           if (isCancellation(err)) throw err;
           const fatal = configFailure(err);

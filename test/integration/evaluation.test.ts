@@ -230,6 +230,17 @@ describe('candidate evaluation', () => {
       expect(t['hello-world']).toMatchObject({ status: 'error', score: null, runs: 2 });
       expect(t['hello-world']!.error).toMatch(/RewardFileNotFoundError/);
       expect(t['count-words']!.error).toMatch(/unreadable result\.json/);
+      // An error row points at the job harbor wrote for that task (its trials and logs say why), not the jobs dir.
+      const jobDirsOf = (task: string) =>
+        new Set(
+          invocations(f.invocationLog)
+            .filter((i) => i.event === 'end' && taskOf(i) === task)
+            .map((i) => i.job_dir),
+        );
+      for (const task of ['hello-world', 'count-words']) {
+        expect([...jobDirsOf(task)]).toEqual([t[task]!.jobDir]);
+        expect(fs.existsSync(path.join(t[task]!.jobDir, 'config.json'))).toBe(true);
+      }
     });
   });
 
