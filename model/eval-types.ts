@@ -248,6 +248,34 @@ export function newProgress(total: number, phase: Progress['phase']): Progress {
 /** The start of a Mode A row's error when the candidate's inference gave no output for it (its own failure). */
 export const NO_INFERENCE_OUTPUT = 'no output from inference';
 
+/** The row of a task whose attempts all failed (timeouts, crashes, no trial with a reward): never a silent 0. */
+export function errorRow(task: string, error: string, runs: number, jobDir: string): TaskResult {
+  return {
+    task,
+    status: 'error',
+    score: null,
+    metrics: {},
+    trial: null,
+    taskName: null,
+    nTrials: 0,
+    runs,
+    exceptions: [],
+    timedOut: false,
+    jobDir,
+    error,
+  };
+}
+
+/** Counts a finished task's row into a chunk's progress. */
+export function countFinished(progress: Progress, row: TaskResult): void {
+  progress.done++;
+  if (row.status === 'scored') {
+    progress.scored++;
+    progress.scoreSum += row.score ?? 0;
+  } else if (row.status === 'not_run') progress.notRun = (progress.notRun ?? 0) + 1;
+  else progress.errors++;
+}
+
 /** The row of a task a spend cap kept from running (or stopped after the grace period): not scored, not an error. */
 export function notRunRow(task: string, why: string, jobDir: string): TaskResult {
   return {

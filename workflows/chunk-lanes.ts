@@ -1,0 +1,175 @@
+/**
+ * A chunk's lanes: each takes the next task and runs it as one activity, until none is left. Under the
+ * lane-grant protocol (queries.ts) the parent owns the lanes: a lane with nothing left goes back to it
+ * (`lanesFreed`), it may grant more (`grantLanes`) or take them back after their current task (`revokeLanes`).
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+  type ActivityInterfaceFor,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { causeChain } from '../model/errors';
+import { countFinished, errorRow, notRunRow, type ChunkInput, type Progress, type TaskResult } from '../model/eval-types';
+import { CONFIG_FAILURES, FailureType } from '../model/failures';
+import { jobNameFor } from '../model/harbor-argv';
+import { runPaths } from '../model/paths';
+import { type Spend, spendOfTask } from '../model/spend-cap';
+import type { ChunkSpendStop } from './chunk-spend-stop';
+import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal, taskSpentSignal } from './queries';
+
+function configFailure(err: unknown): ApplicationFailure | null {
+  const cause = err instanceof ActivityFailure ? err.cause : null;
+  return cause instanceof ApplicationFailure && cause.type && (CONFIG_FAILURES as string[]).includes(cause.type) ? cause : null;
+}
+
+export class ChunkLanes {
+  /** Each task's row, in task order, as it finishes. */
+  readonly results: TaskResult[];
+  private next = 0;
+  // Lanes are numbered as they start; revokeLanes retires every lane numbered below `revokedBelow`.
+  private lanesStarted = 0;
+  private revokedBelow = 0;
+  private readonly running: Promise<void>[] = [];
+  private readonly granted: boolean;
+  private readonly parentId = workflowInfo().parent?.workflowId;
+
+  constructor(
+    private readonly input: ChunkInput,
+    private readonly runTask: ActivityInterfaceFor<Activities>['runTask'],
+    private readonly progress: Progress,
+    /** The spend cap's stop, when this chunk is metered (its spend reported to the parent). */
+    private readonly spendStop: ChunkSpendStop | null,
+  ) {
+    this.results = new Array<TaskResult>(input.tasks.length);
+    this.granted = input.lanes !== undefined;
+    if (!this.granted) return;
+    setHandler(revokeLanesSignal, () => {
+      this.revokedBelow = this.lanesStarted;
+    });
+    setHandler(grantLanesSignal, (lanes: number) => {
+      const usable = Math.min(lanes, this.left());
+      for (let i = 0; i < usable; i++) this.running.push(this.lane());
+      if (lanes > usable) void this.freeLanes(lanes - usable);
+    });
+  }
+
+  private left = () => this.input.tasks.length - this.next;
+  private stopped = () => this.spendStop?.reason ?? null;
+
+  /** Starts the lanes this chunk was given, and waits until every lane (granted ones too) has ended. */
+  async run(): Promise<void> {
+    const { input } = this;
+    const initial = Math.min(this.granted ? input.lanes! : input.settings.concurrency, input.tasks.length);
+    for (let i = 0; i < initial; i++) this.running.push(this.lane());
+    if (this.granted && input.lanes! > initial) await this.freeLanes(input.lanes! - initial);
+    // Lanes granted while others run join `running`; wait until every one of them has ended, and while tasks
+    // are left after the parent took every lane back, for the lanes it grants again.
+    for (let settled = 0; ; ) {
+      const n = this.running.length;
+      await Promise.all(this.running.slice(settled, n));
+      settled = n;
+      if (this.running.length > settled) continue;
+      if (this.left() <= 0 || this.stopped() !== null) break;
+      await condition(() => this.running.length > settled || this.stopped() !== null);
+    }
+  }
+
+  /** After a spend cap stopped the chunk: the rows of the tasks it never started. */
+  markNotStarted(): void {
+    const why = this.stopped();
+    if (why === null) return;
+    for (let i = 0; i < this.input.tasks.length; i++) {
+      if (this.results[i]) continue;
+      this.results[i] = notRunRow(this.input.tasks[i]!, `not started: ${why}`, runPaths(this.input.runDir).jobsDir);
+      countFinished(this.progress, this.results[i]!);
+    }
+  }
+
+  private async lane(): Promise<void> {
+    const laneNo = this.lanesStarted++;
+    const lastSpend = await this.runLane(laneNo);
+    // This chunk has no task left to start (or the parent took the lane back): the lane goes back to the parent,
+    // with what its last task spent (so the parent meters it before it can start anything with the lane).
+    await this.freeLanes(1, this.left() <= 0, lastSpend ?? undefined);
+  }
+
+  private goesOn = (laneNo: number) => this.left() > 0 && laneNo >= this.revokedBelow && this.stopped() === null;
+
+  /** Runs tasks while there are any for this lane; a metered lane returns its last task's spend, not yet reported. */
+  private async runLane(laneNo: number): Promise<Spend | null> {
+    let lastSpend: Spend | null = null;
+    while (this.goesOn(laneNo)) {
+      const i = this.next++;
+      this.progress.running++;
+      try {
+        this.results[i] = await this.runOne(this.input.tasks[i]!);
+      } finally {
+        this.progress.running--;
+      }
+      const r = this.results[i]!;
+      if (this.spendStop && r.status !== 'not_run') {
+        // A lane that goes on reports now; one that is freed reports with the lane (lanesFreed).
+        if (this.goesOn(laneNo) || !this.granted) this.reportSpend(r);
+        else lastSpend = spendOfTask(r.usage);
+      }
+      countFinished(this.progress, r);
+    }
+    return lastSpend;
+  }
+
+  /** One task's activity, and its row: scored, an error after its attempts, or not run (the grace timer). */
+  private async runOne(task: string): Promise<TaskResult> {
+    const { input } = this;
+    const run = () =>
+      this.runTask.executeWithOptions({ summary: `task ${task}` }, [
+        {
+          runDir: input.runDir,
+          task,
+          worktree: input.worktree,
+          settings: input.settings,
+          ...(input.agentRepo && input.home
+            ? { candidate: { agentRepo: input.agentRepo, commit: input.candidate, home: input.home } }
+            : {}),
+        },
+      ]);
+    // The job harbor wrote (or began) for this task: its logs say why it failed.
+    const jobDir = runPaths(input.runDir).job(jobNameFor(task)).dir;
+    try {
+      return this.spendStop ? await this.spendStop.stoppable(run) : await run();
+    } catch (err) {
+      if (this.spendStop?.stoppedByGrace(err)) {
+        // Stopped by the spend cap's grace period: what its trials spent is not known.
+        return notRunRow(task, `stopped after the ${this.spendStop.graceSec}s grace period: ${this.spendStop.reason}`, jobDir);
+      }
+      if (isCancellation(err)) throw err;
+      const fatal = configFailure(err);
+      if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
+      // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
+      return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
+    }
+  }
+
+  private reportSpend(r: TaskResult): void {
+    void getExternalWorkflowHandle(this.parentId!)
+      .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...spendOfTask(r.usage) })
+      .catch(() => undefined); // the parent is gone: nobody meters any more
+  }
+
+  private async freeLanes(lanes: number, drained = true, spent?: Spend): Promise<void> {
+    if (!this.granted || !this.parentId || lanes < 1) return;
+    await getExternalWorkflowHandle(this.parentId)
+      .signal(lanesFreedSignal, {
+        chunkIndex: this.input.chunkIndex,
+        lanes,
+        ...(drained ? {} : { drained: false }),
+        ...(spent ? { spent } : {}),
+      })
+      .catch(() => undefined); // the parent is gone: nobody needs the lane
+  }
+}
