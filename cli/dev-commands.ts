@@ -16,7 +16,8 @@ import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseDurationFlag, parseIntFlag, withConnection } from './options';
 import { startOrphanReaper } from '../worker/orphan-reaper';
 import type { Deployment } from '../infra/deployment';
-import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { TEMPORAL_DEFAULTS, type EvalConfig } from '../model/eval-config';
+import type { Client } from '@temporalio/client';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -56,6 +57,12 @@ const LINKS_DIE =
   "\n(the Web UI links work only while the demo's server runs, and it stops now: `vero demo --keep` keeps it up until Ctrl-C)";
 
 export function registerDevCommands(program: Command): void {
+  registerWorker(program);
+  registerDev(program);
+  registerDemo(program);
+}
+
+function registerWorker(program: Command): void {
   withConnection(
     program
       .command('worker')
@@ -90,7 +97,9 @@ export function registerDevCommands(program: Command): void {
     await reaper.stop();
     await connection.close();
   });
+}
 
+function registerDev(program: Command): void {
   program
     .command('dev')
     .description('a local Temporal dev server (SQLite, Web UI) plus a worker; Ctrl-C stops both')
@@ -157,7 +166,18 @@ export function registerDevCommands(program: Command): void {
         await new Promise(() => undefined);
       },
     );
+}
 
+interface DemoFlags {
+  home?: string;
+  keep?: boolean;
+  json?: boolean;
+  real?: boolean;
+  optimize?: boolean;
+  mode?: string;
+}
+
+function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('end to end on the example: dev server, worker, two candidates evaluated with the Harbor stand-in (or --real Harbor)')
@@ -170,76 +190,89 @@ export function registerDevCommands(program: Command): void {
     .option('--mode <a|b>', 'with --optimize: only this example (default both)')
     .option('--keep', 'keep the server and worker running afterwards (Ctrl-C stops them)')
     .option('--json', 'print the two results as JSON')
-    .action(async (o: { home?: string; keep?: boolean; json?: boolean; real?: boolean; optimize?: boolean; mode?: string }) => {
-      installCliRuntimeLogger();
-      if (o.optimize) {
-        const { demoOptimize, DEMO_MODES } = require('./demo-optimize') as typeof import('./demo-optimize');
-        if (o.mode !== undefined && !(o.mode in DEMO_MODES)) throw new ConfigError(`--mode: expected a or b, got "${o.mode}"`);
-        const modes = o.mode ? [o.mode as keyof typeof DEMO_MODES] : (['a', 'b'] as const).slice();
-        return demoOptimize({ home: path.resolve(o.home ?? path.join(defaultHome(), 'demo-optimize')), modes, json: o.json });
-      }
-      // The demo's state goes to the user's home dir, never into the package (a global install is read-only).
-      const home = path.resolve(o.home ?? path.join(defaultHome(), o.real ? 'demo-real' : 'demo'));
-      const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
-      const harborCommand = o.real
-        ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
-            encoding: 'utf8',
-            stdio: ['ignore', 'pipe', 'inherit'],
-          }).trim()
-        : undefined;
-      fs.mkdirSync(home, { recursive: true });
-      const repo = path.join(home, 'agent-repo');
-      execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
-      const server = await startDevServer({
-        temporalCli: findTemporalCli(),
-        ui: true,
-        dbFile: homePaths(home).temporalDb,
-        logFile: path.join(home, 'temporal.log'),
+    .action(runDemo);
+}
+
+/** The README's main job: two candidates of the example agent evaluated on a dev server of the demo's own. */
+async function runDemo(o: DemoFlags): Promise<void> {
+  installCliRuntimeLogger();
+  if (o.optimize) {
+    const { demoOptimize, DEMO_MODES } = require('./demo-optimize') as typeof import('./demo-optimize');
+    if (o.mode !== undefined && !(o.mode in DEMO_MODES)) throw new ConfigError(`--mode: expected a or b, got "${o.mode}"`);
+    const modes = o.mode ? [o.mode as keyof typeof DEMO_MODES] : (['a', 'b'] as const).slice();
+    return demoOptimize({ home: path.resolve(o.home ?? path.join(defaultHome(), 'demo-optimize')), modes, json: o.json });
+  }
+  // The demo's state goes to the user's home dir, never into the package (a global install is read-only).
+  const home = path.resolve(o.home ?? path.join(defaultHome(), o.real ? 'demo-real' : 'demo'));
+  const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
+  const harborCommand = o.real
+    ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }).trim()
+    : undefined;
+  fs.mkdirSync(home, { recursive: true });
+  const repo = path.join(home, 'agent-repo');
+  execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const { server, taskQueue, stop } = await startDemoStack(home);
+  try {
+    process.stderr.write(`Temporal dev server ${server.address}, Web UI ${server.uiUrl}\n`);
+    const results: CandidateResult[] = [];
+    const client = await connect(server.address, TEMPORAL_DEFAULTS.namespace);
+    for (const candidate of ['baseline', 'improved']) {
+      const cfg = loadEvalConfig(configFile, {
+        ...(harborCommand ? { 'harbor.command': [harborCommand] } : {}),
+        agent_repo: repo,
+        home,
+        'temporal.address': server.address,
+        'temporal.task_queue': taskQueue,
       });
-      const taskQueue = 'vero-demo';
-      const { worker, connection } = await createVeroWorker({ address: server.address, namespace: TEMPORAL_DEFAULTS.namespace, taskQueue });
-      const running = worker.run();
-      const stop = async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
-        await connection.close();
-        await server.stop();
-      };
-      try {
-        process.stderr.write(`Temporal dev server ${server.address}, Web UI ${server.uiUrl}\n`);
-        const client = await connect(server.address, TEMPORAL_DEFAULTS.namespace);
-        const results: CandidateResult[] = [];
-        for (const candidate of ['baseline', 'improved']) {
-          const cfg = loadEvalConfig(configFile, {
-            ...(harborCommand ? { 'harbor.command': [harborCommand] } : {}),
-            agent_repo: repo,
-            home,
-            'temporal.address': server.address,
-            'temporal.task_queue': taskQueue,
-          });
-          const input = await prepareEvalInput(cfg, candidate);
-          const { handle, mode } = await startOrAttach(client, input, taskQueue);
-          process.stderr.write(`${mode} ${input.evalId} (candidate ${candidate})\n`);
-          const r = withTasks((await handle.result()) as CandidateResult);
-          results.push(r);
-          if (!o.json)
-            print(
-              `\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, TEMPORAL_DEFAULTS.namespace, r.evalId)}`,
-            );
-        }
-        const best = pickBest(results)!;
-        if (o.json) print(JSON.stringify({ results, best: best.evalId, ui: server.uiUrl }, null, 2));
-        else
-          print(
-            `\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${server.uiUrl}${o.keep ? '' : LINKS_DIE}`,
-          );
-        if (o.keep) {
-          process.stderr.write('server and worker keep running; Ctrl-C stops them\n');
-          onInterrupt(stop);
-          await new Promise(() => undefined);
-        }
-      } finally {
-        if (!o.keep) await stop();
-      }
-    });
+      const r = await evaluateDemoCandidate(client, cfg, candidate);
+      results.push(r);
+      if (!o.json)
+        print(
+          `\n== ${candidate} ==\n${taskTable(r.tasks ?? [])}\n\n${resultSummary(r)}\nWeb UI    ${uiLink(server.uiUrl, TEMPORAL_DEFAULTS.namespace, r.evalId)}`,
+        );
+    }
+    const best = pickBest(results)!;
+    if (o.json) print(JSON.stringify({ results, best: best.evalId, ui: server.uiUrl }, null, 2));
+    else
+      print(
+        `\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${server.uiUrl}${o.keep ? '' : LINKS_DIE}`,
+      );
+    if (o.keep) {
+      process.stderr.write('server and worker keep running; Ctrl-C stops them\n');
+      onInterrupt(stop);
+      await new Promise(() => undefined);
+    }
+  } finally {
+    if (!o.keep) await stop();
+  }
+}
+
+/** The demo's own dev server (its SQLite file in the demo's home) and an in-process worker; `stop` ends both. */
+async function startDemoStack(home: string) {
+  const server = await startDevServer({
+    temporalCli: findTemporalCli(),
+    ui: true,
+    dbFile: homePaths(home).temporalDb,
+    logFile: path.join(home, 'temporal.log'),
+  });
+  const taskQueue = 'vero-demo';
+  const { worker, connection } = await createVeroWorker({ address: server.address, namespace: TEMPORAL_DEFAULTS.namespace, taskQueue });
+  const running = worker.run();
+  const stop = async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await connection.close();
+    await server.stop();
+  };
+  return { server, taskQueue, stop };
+}
+
+async function evaluateDemoCandidate(client: Client, cfg: EvalConfig, candidate: string): Promise<CandidateResult> {
+  const input = await prepareEvalInput(cfg, candidate);
+  const { handle, mode } = await startOrAttach(client, input, cfg.temporal.task_queue);
+  process.stderr.write(`${mode} ${input.evalId} (candidate ${candidate})\n`);
+  return withTasks((await handle.result()) as CandidateResult);
 }
