@@ -1,0 +1,196 @@
+/**
+ * One model request through the gateway: admitted (token, scope policy, a reservation of its worst case on the
+ * meter), sent upstream with the gateway's key, relayed back as it arrives (streams too), and settled to the usage
+ * the upstream reports; every request, refused or not, is one line of the request log.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { request, type Dispatcher } from 'undici';
+import type { Endpoint, GatewayScope, Provider } from '../../model/gateway-policy';
+import { resolveModel } from '../../model/gateway-policy';
+import { askedOutputTokens, type MeteredUsage } from '../../model/provider-usage';
+import { meteredBody } from './metered-stream';
+import type { Settlement } from './meter';
+import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
+import type { GatewayContext, GatewayDeps } from './server';
+
+/** Response headers passed back to the client; everything else (cookies, upstream auth hints) stays upstream. */
+const PASSED_RESPONSE_HEADERS = ['content-type', 'retry-after', 'x-request-id', 'request-id', 'openai-processing-ms', 'x-should-retry'];
+/** Request headers passed upstream besides the gateway's own authentication. */
+const PASSED_REQUEST_HEADERS: Record<Provider, string[]> = {
+  openai: ['accept', 'openai-beta'],
+  anthropic: ['accept', 'anthropic-version', 'anthropic-beta'],
+};
+
+/** A task name as it may appear in a candidate's base URL (`/task/<name>/v1`). */
+const TASK_LABEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/;
+
+export function presentedToken(req: FastifyRequest): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7).trim();
+  const key = req.headers['x-api-key'];
+  return typeof key === 'string' ? key.trim() : undefined;
+}
+
+/** A refusal in the provider's own error shape (its SDK raises the matching error class). */
+export const refuse = (reply: FastifyReply, provider: Provider, r: GatewayRefusal) =>
+  reply.status(r.status).header('x-should-retry', String(r.retry)).header('content-type', 'application/json').send(errorBody(provider, r));
+
+/** The headers sent upstream: the gateway's own key, and a few of the client's (never its credentials). */
+function upstreamHeaders(provider: Provider, key: string, client: FastifyRequest['headers']): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const h of PASSED_REQUEST_HEADERS[provider]) {
+    const v = client[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  if (provider === 'openai') headers.authorization = `Bearer ${key}`;
+  else {
+    headers['x-api-key'] = key;
+    headers['anthropic-version'] ??= '2023-06-01';
+  }
+  return headers;
+}
+
+/** A request checked and reserved on the meter, or the refusal to answer it with. */
+type Admitted = {
+  who: { id: string; scope: GatewayScope };
+  entry: { scope: GatewayScope; token: string; endpoint: Endpoint; model: string };
+  sent: string;
+  reservation: string;
+};
+
+/** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
+function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, provider: Provider): Admitted | GatewayRefusal {
+  const { spec, meter } = d;
+  const who = d.tokens.lookup(presentedToken(req));
+  if (!who) return refusals.unauthenticated();
+  if (!spec.upstreams[provider] || !d.keys[provider]) return refusals.notFound(`this gateway has no ${provider} upstream`);
+  const body = req.body;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return refusals.badRequest('expected a JSON object body');
+  const payload = { ...(body as Record<string, unknown>) };
+  const policy = spec.scopes[who.scope];
+  const model = resolveModel(policy, payload.model);
+  const logRefusal = (status: number, refused: string) =>
+    d.requestLog.write({
+      at: new Date().toISOString(),
+      scope: who.scope,
+      token: who.id,
+      endpoint,
+      model: String(payload.model),
+      status,
+      ms: 0,
+      refused,
+    });
+  if (!model) {
+    logRefusal(403, 'model');
+    return refusals.modelNotAllowed(payload.model, policy.models);
+  }
+  payload.model = model;
+  // A stream reports its usage only when asked to (OpenAI chat): ask, so it can be metered.
+  if (payload.stream === true && endpoint === 'chat.completions')
+    payload.stream_options = { ...((payload.stream_options as object | undefined) ?? {}), include_usage: true };
+  const asked = askedOutputTokens(endpoint, payload);
+  const task = (req.params as { task?: string } | undefined)?.task;
+  if (task !== undefined && !TASK_LABEL.test(task)) return refusals.badRequest('the task in the path is not a task name');
+  const admission = meter.admit(who.scope, who.id, policy, Buffer.byteLength(JSON.stringify(payload)), asked.value, task);
+  if (!admission.ok) {
+    logRefusal(admission.kind === 'budget' ? 402 : 429, admission.limit);
+    return admission.kind === 'budget' ? refusals.budget(admission.limit, admission.message) : refusals.busy(admission.message);
+  }
+  if (admission.outputCap !== null && admission.outputCap !== asked.value) payload[asked.field] = admission.outputCap;
+  return {
+    who,
+    entry: { scope: who.scope, token: who.id, endpoint, model },
+    sent: JSON.stringify(payload),
+    reservation: admission.reservationId!,
+  };
+}
+
+export async function forward(
+  ctx: GatewayContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: Endpoint,
+  provider: Provider,
+  path: string,
+): Promise<FastifyReply> {
+  const { d, timeoutMs } = ctx;
+  const { spec, meter } = d;
+  const started = Date.now();
+  const admitted = admitRequest(d, req, endpoint, provider);
+  if ('status' in admitted) return refuse(reply, provider, admitted);
+  const { entry, sent, reservation } = admitted;
+  const upstream = spec.upstreams[provider]!;
+  const key = d.keys[provider]!;
+
+  let settled = false;
+  const settle: Settle = (how, status, usage, responseText) => {
+    if (settled) return;
+    settled = true;
+    meter.settle(reservation, how);
+    d.requestLog.write({
+      at: new Date().toISOString(),
+      ...entry,
+      status,
+      ms: Date.now() - started,
+      ...(usage ? { usage } : {}),
+      request: d.requestLog.clip(sent),
+      response: d.requestLog.clip(responseText),
+    });
+  };
+
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new Error('timeout')), timeoutMs);
+  // A client that goes away stops the upstream request (what it already cost stays charged).
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort(new Error('client closed'));
+  });
+  const headers = upstreamHeaders(provider, key, req.headers);
+
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(`${upstream.base_url}${path}`, {
+      method: 'POST',
+      headers,
+      body: sent,
+      signal: abort.signal,
+      dispatcher: ctx.dispatcherFor(upstream.base_url),
+    });
+  } catch (e) {
+    clearTimeout(timer);
+    const err = e as Error & { code?: string };
+    const timedOut = abort.signal.aborted || err.code === 'UND_ERR_HEADERS_TIMEOUT';
+    const r = timedOut ? refusals.upstreamTimeout(spec.request_timeout) : refusals.upstreamUnreachable(err.code ?? err.message);
+    settle({ kind: 'unknown' }, r.status, null);
+    if (reply.raw.destroyed) return reply;
+    return refuse(reply, provider, r);
+  }
+
+  return relay(reply, res, endpoint, () => clearTimeout(timer), settle);
+}
+
+type Settle = (how: Settlement, status: number, usage: MeteredUsage | null, responseText?: string) => void;
+
+/** Streams the upstream's answer to the client as it arrives, and settles the reservation when it has ended. */
+function relay(reply: FastifyReply, res: Dispatcher.ResponseData, endpoint: Endpoint, ended: () => void, settle: Settle): FastifyReply {
+  const isStream = String(res.headers['content-type'] ?? '').includes('text/event-stream');
+  const out = meteredBody(res.body, endpoint, isStream, ({ usage, text, error }) => {
+    ended();
+    // A body cut off without a usage report may have cost what was reserved; an error answer without one, nothing.
+    const how: Settlement = usage
+      ? { kind: 'metered', usage }
+      : error || res.statusCode < 400
+        ? { kind: 'unknown' }
+        : { kind: 'refused_upstream' };
+    settle(how, res.statusCode, usage, text);
+    // The client must see a broken stream, not a short one that looks complete.
+    if (error) reply.raw.destroy(error);
+  });
+
+  reply.status(res.statusCode);
+  for (const h of PASSED_RESPONSE_HEADERS) {
+    const v = res.headers[h];
+    if (typeof v === 'string') reply.header(h, v);
+  }
+  if (isStream) reply.header('cache-control', 'no-cache');
+  return reply.send(out);
+}
