@@ -45,21 +45,32 @@ function writeDataset(dir: string, n: number): number[] {
   return durations;
 }
 
-/** CPU-seconds of a process tree: every live process's own and reaped children's time. */
-function treeCpuSec(root: number): number {
+interface ProcCpu {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** Its own user + system ticks. */
+  own: number;
+  /** Its reaped children's ticks (a harbor run ended shows here, in the worker's). */
+  reaped: number;
+}
+
+/** Every process of the tree under `root`, with its own and its reaped children's CPU ticks. */
+function treeCpu(root: number): ProcCpu[] {
   const stats = fs
     .readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
-    .map((pid) => {
+    .map((pid): ProcCpu | null => {
       try {
         const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const comm = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
         const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-        return { pid: Number(pid), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+        return { pid: Number(pid), ppid: Number(f[1]), comm, own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
       } catch {
         return null;
       }
     })
-    .filter((s): s is { pid: number; ppid: number; ticks: number } => s !== null);
+    .filter((s): s is ProcCpu => s !== null);
   const inTree = new Set([root]);
   for (let grew = true; grew; ) {
     grew = false;
@@ -69,7 +80,25 @@ function treeCpuSec(root: number): number {
       grew = true;
     }
   }
-  return stats.filter((s) => inTree.has(s.pid)).reduce((a, s) => a + s.ticks, 0) / CLOCK_TICKS;
+  return stats.filter((s) => inTree.has(s.pid));
+}
+
+const treeCpuSec = (procs: ProcCpu[]): number => procs.reduce((a, s) => a + s.own + s.reaped, 0) / CLOCK_TICKS;
+
+/** Where the CPU went between two snapshots of a tree: per command name, its own and its reaped children's seconds. */
+function cpuBreakdown(before: ProcCpu[], after: ProcCpu[]): string {
+  const was = new Map(before.map((p) => [p.pid, p]));
+  const by = new Map<string, number>();
+  const add = (k: string, ticks: number) => ticks > 0 && by.set(k, (by.get(k) ?? 0) + ticks);
+  for (const p of after) {
+    const b = was.get(p.pid);
+    add(p.comm, p.own - (b?.own ?? 0));
+    add(`reaped by ${p.comm}`, p.reaped - (b?.reaped ?? 0));
+  }
+  return [...by.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, t]) => `${k} ${(t / CLOCK_TICKS).toFixed(1)}`)
+    .join(', ');
 }
 
 /** One plain `harbor run -p DS -n C`: wall and CPU seconds (bash's `times` for its children). */
@@ -116,15 +145,17 @@ async function main(): Promise<void> {
         'temporal.address': dev.address,
       });
       const input = await prepareEvalInput(cfg, 'improved');
-      const cpu0 = treeCpuSec(dev.pid);
+      const cpu0 = treeCpu(dev.pid);
       const t0 = performance.now();
       const { handle } = await startOrAttach(client, input, 'vero-harbor', true);
       const result = (await handle.result()) as CandidateResult;
-      const vero = { wallSec: (performance.now() - t0) / 1000, cpuSec: treeCpuSec(dev.pid) - cpu0 };
+      const cpu1 = treeCpu(dev.pid);
+      const vero = { wallSec: (performance.now() - t0) / 1000, cpuSec: treeCpuSec(cpu1) - treeCpuSec(cpu0) };
       if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored} (${result.nErrors} errors)`);
       rows.push({ round, plain, vero });
       process.stdout.write(
-        `round ${round}: plain harbor ${plain.wallSec.toFixed(1)} s wall, ${plain.cpuSec.toFixed(1)} CPU-s; vero ${vero.wallSec.toFixed(1)} s wall, ${vero.cpuSec.toFixed(1)} CPU-s; ratio ${(vero.wallSec / plain.wallSec).toFixed(2)}\n`,
+        `round ${round}: plain harbor ${plain.wallSec.toFixed(1)} s wall, ${plain.cpuSec.toFixed(1)} CPU-s; vero ${vero.wallSec.toFixed(1)} s wall, ${vero.cpuSec.toFixed(1)} CPU-s; ratio ${(vero.wallSec / plain.wallSec).toFixed(2)}\n` +
+          `  vero's CPU-s by process: ${cpuBreakdown(cpu0, cpu1)}\n`,
       );
     }
     await client.connection.close();
