@@ -44,7 +44,9 @@ async function launchOnce(
       stopSignal: 'SIGTERM',
       stopTarget: 'leader',
       detachOnAbort: t.leaveForNextAttempt,
-      onStart: (pid) => {
+      harborFork: true,
+      onStart: (pid, forked) => {
+        if (forked) fs.appendFileSync(t.logFile, `# forked by the worker's harbor fork server (Harbor imported once): pid ${pid}\n`);
         const startedAt = Date.now();
         writePidFile(t.pidFile, pid, startedAt);
         t.record(pid, startedAt);

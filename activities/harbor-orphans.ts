@@ -3,7 +3,7 @@
  * (an orphan to adopt), a job that harbor finished without its worker, the trials to re-run on resume, and the
  * failures earlier attempts counted.
  */
-import { procHasEnv } from '../infra/proc';
+import { procHasEnv, procStartTime } from '../infra/proc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readTrialFile } from '../infra/collate';
@@ -18,6 +18,8 @@ export interface PidFile {
   host: string;
   /** When that harbor started (ms since epoch): an adopted run keeps its original deadline. */
   startedAt?: number;
+  /** Its /proc start time (infra/proc.ts procStartTime): identifies it when its environment cannot (a forked harbor). */
+  procStart?: string;
 }
 
 /** What a runTask attempt carries to the next one in its heartbeat details (Temporal keeps the last). */
@@ -43,12 +45,16 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   } catch {
     return null;
   }
-  if (prev.host !== hostId() || !groupAlive(prev.pid) || !procHasEnv(prev.pid, JOB_ENV, jobDir)) return null;
-  return prev;
+  if (prev.host !== hostId() || !groupAlive(prev.pid)) return null;
+  // The same process: its environment names this job (a spawned harbor), or its start time is the recorded one (a
+  // harbor forked by the fork server, whose environment is the server's: infra/harbor-forkserver.ts).
+  const same = procHasEnv(prev.pid, JOB_ENV, jobDir) || (prev.procStart !== undefined && procStartTime(prev.pid) === prev.procStart);
+  return same ? prev : null;
 }
 
 export function writePidFile(pidFile: string, pid: number, startedAt: number): void {
-  fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt } satisfies PidFile));
+  const procStart = procStartTime(pid) ?? undefined;
+  fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt, procStart } satisfies PidFile));
 }
 
 /** Whether harbor finished the job (the job-level result.json has its finished_at). */

@@ -59,6 +59,7 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
     logFile,
     signal: Context.current().cancellationSignal,
     deadline: Date.now() + 5 * 60_000,
+    harborFork: true, // its first use starts the worker's fork server, warm for the tasks that follow
   });
   if (run.cancelled) throw Context.current().cancellationSignal.reason ?? new Error('cancelled');
   const output = readSince(logFile, offset);

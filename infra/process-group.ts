@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import { execa } from 'execa';
 import { InfrastructureError } from '../model/errors';
+import { forkHarbor } from './harbor-forkserver';
 
 export interface GroupRunOptions {
   cwd: string;
@@ -39,8 +40,13 @@ export interface GroupRunOptions {
    * owner to adopt; false (the default) stops it.
    */
   detachOnAbort?: () => boolean;
-  /** Called once the process has started (e.g. to record its pid for takeover). */
-  onStart?: (pid: number) => void;
+  /** Called once the process has started (e.g. to record its pid for takeover); `forked` by the harbor fork server. */
+  onStart?: (pid: number, forked: boolean) => void;
+  /**
+   * Harbor's own console script: fork it from the worker's harbor fork server (infra/harbor-forkserver.ts: Harbor
+   * imported once) instead of spawning it, when it can (no uid, no clean environment, no stdin); else spawned.
+   */
+  harborFork?: boolean;
   /** Replace the environment instead of extending this process's. */
   cleanEnv?: boolean;
   uid?: number;
@@ -149,6 +155,25 @@ function spawnInOwnGroup(argv: string[], opts: GroupRunOptions) {
   }
 }
 
+/** What runInGroup waits on: a spawned child (execa's) or a forked harbor, alike. */
+type StartedChild = PromiseLike<{ exitCode?: number; signal?: string; failed?: boolean; message?: string; code?: string }> & {
+  pid?: number;
+  unref(): void;
+};
+
+/**
+ * A harbor forked by the fork server, as runInGroup sees a spawned child (boxed: an async function cannot return a
+ * thenable unawaited); null when it cannot be forked.
+ */
+async function forkedChild(argv: string[], opts: GroupRunOptions): Promise<{ child: StartedChild } | null> {
+  if (!opts.harborFork || opts.uid !== undefined || opts.cleanEnv || opts.stdinFile) return null;
+  const env = Object.fromEntries(Object.entries({ ...process.env, ...opts.env }).filter((e): e is [string, string] => e[1] !== undefined));
+  const run = await forkHarbor(argv, { cwd: opts.cwd, env, stdout: opts.stdoutFile ?? opts.logFile, stderr: opts.logFile });
+  if (!run) return null;
+  const ended = run.ended.then((e) => ({ exitCode: e.exitCode ?? undefined, signal: e.signal ?? undefined, failed: false }));
+  return { child: Object.assign(ended, { pid: run.pid, unref: run.unref }) };
+}
+
 export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise<GroupRunResult> {
   // A missing working directory makes spawn fail with ENOENT, which would read as a missing executable.
   if (!fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory())
@@ -156,9 +181,11 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
   const started = Date.now();
   let timedOut = false;
   let cancelled = false;
-  const child = spawnInOwnGroup(argv, opts);
+  const forked = await forkedChild(argv, opts);
+  // execa's subprocess is a promise of its result with a pid: the same shape.
+  const child: StartedChild = forked?.child ?? (spawnInOwnGroup(argv, opts) as unknown as StartedChild);
   const pid = child.pid ?? null;
-  if (pid !== null) opts.onStart?.(pid);
+  if (pid !== null) opts.onStart?.(pid, forked !== null);
   const stopping: Promise<boolean>[] = [];
   const stopOpts: StopOptions = { graceMs: opts.graceMs, signal: opts.stopSignal, target: opts.stopTarget };
   const stop = () => {
@@ -195,13 +222,13 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
   // The leader may exit before its children: make sure the whole group is gone once it was stopped.
   if (pid !== null && (cancelled || timedOut)) stopping.push(stopGroup(pid, { ...stopOpts, graceMs: 0, signal: 'SIGKILL' }));
   const forced = (await Promise.all(stopping)).some(Boolean);
-  const code = (result as { code?: string }).code;
+  const code = result.code;
   return {
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,
     timedOut,
     cancelled,
-    notFound: code === 'ENOENT' || (result.failed && /ENOENT/.test(String(result.message)) && result.exitCode === undefined),
+    notFound: code === 'ENOENT' || (result.failed === true && /ENOENT/.test(String(result.message)) && result.exitCode === undefined),
     durationMs: Date.now() - started,
     pid,
     forced,

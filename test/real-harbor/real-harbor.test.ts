@@ -194,6 +194,18 @@ realDescribe('real Harbor 0.25 on Docker', () => {
         .map((l) => [path.basename(l, '.harbor.log'), (fs.readFileSync(l, 'utf8').match(/^# vero-harbor attempt /gm) ?? []).length]),
     );
     expect(starts).toEqual({ 'quick-a': 1, 'quick-b': 1, slow: 1 });
+    // Each was forked by the worker's fork server (Harbor imported once per worker), and the forked slow one,
+    // whose environment is the server's, was still adopted (by its pid file's start time).
+    const forked = execFileSync('grep', ['-l', "forked by the worker's harbor fork server", '-r', runs, '--include=*.harbor.log'], {
+      encoding: 'utf8',
+    });
+    expect(
+      forked
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => path.basename(l, '.harbor.log'))
+        .sort(),
+    ).toEqual(['quick-a', 'quick-b', 'slow']);
   });
 
   test('a task timeout and a cancel stop harbor and leave no container, network or image of those trials', async () => {

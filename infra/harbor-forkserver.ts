@@ -1,0 +1,204 @@
+/**
+ * Harbor's start-up, paid once per worker: a `harbor run` spends ≈ 4 CPU-seconds importing its CLI and LiteLLM
+ * before it does anything, once per task (docs/benchmarks.md). When harbor's launcher is a Python console
+ * script (a virtualenv's `bin/harbor`), a fork server (infra/harbor-forkserver.py, run by that Python) imports
+ * Harbor once and forks a child per run. The child is what a detached spawn would have been: the leader of its
+ * own session and process group, in the run's cwd with its environment and log files; so stopping, timeouts
+ * and adoption by a later attempt stay as they are. Only for runs without isolation (the child's
+ * /proc/<pid>/environ is the server's, which is the worker's environment plus `harbor.env`, as a spawned
+ * harbor's would be); VERO_HARBOR_FORK=0 turns it off.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { PROJECT_ROOT } from './package-root';
+import { groupAlive } from './process-group';
+
+const SERVER_SCRIPT = path.join(PROJECT_ROOT, 'infra', 'harbor-forkserver.py');
+/** Per-task variables: set in each child, never in the server (whose imports must not see a candidate's PYTHONPATH). */
+const PER_RUN_KEYS = ['PYTHONPATH', 'VERO_HARBOR_JOB_DIR'];
+
+export interface ForkedExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** A harbor run forked by the server: its pid (= its process group) and its end. */
+export interface ForkedRun {
+  pid: number;
+  ended: Promise<ForkedExit>;
+  /** Lets this process exit while the run goes on (it is left for a later attempt to adopt). */
+  unref(): void;
+}
+
+const Answer = z.union([
+  z.object({ pid: z.number().int().positive() }),
+  z.object({ exit: z.number().int() }),
+  z.object({ signal: z.number().int() }),
+  z.object({ error: z.string() }),
+]);
+
+/** The Python of a harbor console script (`#!/…/python3` and Harbor's entry point), or null. */
+export function consoleScriptPython(launcher: string): string | null {
+  if (!path.isAbsolute(launcher)) return null;
+  let head: string;
+  try {
+    const fd = fs.openSync(launcher, 'r');
+    try {
+      const buf = Buffer.alloc(512);
+      head = buf.subarray(0, fs.readSync(fd, buf, 0, 512, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  const python = /^#!(\S*python[\d.]*)\s*\n/.exec(head)?.[1];
+  return python && head.includes('from harbor.cli.main import app') && fs.existsSync(python) ? python : null;
+}
+
+class ForkServer {
+  private constructor(
+    private readonly proc: ChildProcess,
+    private readonly socketPath: string,
+  ) {}
+
+  static async start(python: string, env: Record<string, string>): Promise<ForkServer> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-harbor-fork-'));
+    const socketPath = path.join(dir, 'sock');
+    // Its cwd is an empty dir, as each run's is (Harbor reads `.env.local` from its cwd).
+    const proc = spawn(python, [SERVER_SCRIPT, socketPath], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    const ready = new Promise<void>((resolve, reject) => {
+      proc.stdout!.on('data', (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('ready\n')) resolve();
+      });
+      proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      proc.on('error', reject);
+      proc.on('exit', (code) => reject(new Error(`the harbor fork server exited (${code}): ${output.slice(-2000)}`)));
+    });
+    try {
+      await ready;
+    } catch (e) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+    proc.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    // It ends when this process does (its stdin closes); it must not keep this process alive.
+    proc.unref();
+    for (const s of [proc.stdin, proc.stdout, proc.stderr]) (s as unknown as net.Socket).unref();
+    return new ForkServer(proc, socketPath);
+  }
+
+  /** Ends the server (its stdin closes); the runs it forked go on. */
+  async close(): Promise<void> {
+    if (!this.alive) return;
+    const exited = new Promise((r) => this.proc.once('exit', r));
+    this.proc.stdin!.end();
+    await exited;
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** Asks for one run; resolves once the child exists. */
+  run(req: {
+    argv: string[];
+    argv0: string;
+    cwd: string;
+    env: Record<string, string>;
+    stdout: string;
+    stderr: string;
+  }): Promise<ForkedRun> {
+    return new Promise((resolve, reject) => {
+      const sock = net.createConnection(this.socketPath);
+      let pid: number | null = null;
+      let done = false;
+      let resolveEnded: (e: ForkedExit) => void = () => undefined;
+      const ended = new Promise<ForkedExit>((r) => (resolveEnded = r));
+      const endedWith = (e: ForkedExit) => {
+        done = true;
+        resolveEnded(e);
+      };
+      let buf = '';
+      sock.on('connect', () => sock.write(`${JSON.stringify(req)}\n`));
+      sock.on('data', (d: Buffer) => {
+        buf += d.toString();
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const answer = Answer.parse(JSON.parse(buf.slice(0, nl)));
+          buf = buf.slice(nl + 1);
+          if ('pid' in answer) {
+            pid = answer.pid;
+            resolve({ pid, ended, unref: () => sock.unref() });
+          } else if ('exit' in answer) endedWith({ exitCode: answer.exit, signal: null });
+          else if ('signal' in answer) endedWith({ exitCode: null, signal: signalName(answer.signal) });
+          else reject(new Error(`the harbor fork server refused the run: ${answer.error}`));
+        }
+      });
+      sock.on('error', (e) => (pid === null ? reject(e) : undefined));
+      sock.on('close', () => {
+        if (pid === null) return reject(new Error('the harbor fork server closed the connection'));
+        if (done) return;
+        // The server went away before the child ended: wait for the group itself (its exit code is lost).
+        void waitForGroup(pid).then(() => endedWith({ exitCode: null, signal: null }));
+      });
+    });
+  }
+}
+
+function signalName(n: number): string {
+  return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
+}
+
+async function waitForGroup(pgid: number): Promise<void> {
+  while (groupAlive(pgid)) await new Promise((r) => setTimeout(r, 500));
+}
+
+const servers = new Map<string, Promise<ForkServer>>();
+
+/**
+ * Forks `argv` (harbor's console script and its arguments) from this worker's fork server for that Python and
+ * environment, starting the server on first use; null when the launcher is not a console script, forking is
+ * off, or the server cannot start (the caller then spawns harbor as usual).
+ */
+export async function forkHarbor(
+  argv: string[],
+  opts: { cwd: string; env: Record<string, string>; stdout: string; stderr: string },
+): Promise<ForkedRun | null> {
+  if (process.env.VERO_HARBOR_FORK === '0' || process.platform !== 'linux') return null;
+  const python = consoleScriptPython(argv[0]!);
+  if (!python) return null;
+  const serverEnv = Object.fromEntries(
+    Object.entries(opts.env)
+      .filter(([k]) => !PER_RUN_KEYS.includes(k))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+  const key = JSON.stringify([python, serverEnv]);
+  for (let tries = 0; tries < 2; tries++) {
+    let server = servers.get(key);
+    if (!server) {
+      server = ForkServer.start(python, serverEnv);
+      servers.set(key, server);
+    }
+    try {
+      const s = await server;
+      if (!s.alive) throw new Error('the harbor fork server is gone');
+      return await s.run({ argv: argv.slice(1), argv0: argv[0]!, ...opts });
+    } catch {
+      servers.delete(key); // start a fresh one once; then spawn as usual
+    }
+  }
+  return null;
+}
+
+/** Ends this process's fork servers (as its exit would); the runs they forked go on, each in its own group. */
+export async function closeForkServers(): Promise<void> {
+  const all = [...servers.values()];
+  servers.clear();
+  await Promise.all(all.map((s) => s.then((server) => server.close()).catch(() => undefined)));
+}

@@ -1,0 +1,180 @@
+/**
+ * The harbor fork server (infra/harbor-forkserver.ts): a run it forks is what a spawned harbor would be (its own
+ * session and group, cwd, environment, PYTHONPATH, log files, exit code), stops the same way, is adopted by its
+ * pid file's start time, and outlives the server. Harbor here is a stand-in package in a real virtualenv, so its
+ * console script looks like Harbor's own.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { liveOrphan, writePidFile } from '../../activities/harbor-orphans';
+import { closeForkServers, consoleScriptPython } from '../../infra/harbor-forkserver';
+import { groupAlive, runInGroup } from '../../infra/process-group';
+import { tempDir } from '../helpers/fixtures';
+import { until } from '../helpers/process';
+
+jest.setTimeout(60_000);
+
+const FAKE_HARBOR = `
+import json, os, sys, time
+
+def app():
+    cmd = sys.argv[1]
+    if cmd == "report":
+        print(json.dumps({"argv0": sys.argv[0], "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path[:2],
+                          "pid": os.getpid(), "pgid": os.getpgid(0), "sid": os.getsid(0)}))
+        print("to stderr", file=sys.stderr)
+        sys.exit(int(sys.argv[2]))
+    if cmd == "import":
+        import candidate_module
+        print(candidate_module.VALUE)
+    if cmd == "sleep":
+        time.sleep(float(sys.argv[2]))
+`;
+
+let venv: string;
+let harbor: string;
+let work: string;
+
+beforeAll(() => {
+  work = tempDir('vero-fork-');
+  venv = path.join(work, 'venv');
+  const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  execFileSync(python, ['-m', 'venv', '--without-pip', venv]);
+  const site = execFileSync(path.join(venv, 'bin', 'python'), ['-c', 'import site; print(site.getsitepackages()[0])'], {
+    encoding: 'utf8',
+  }).trim();
+  fs.mkdirSync(path.join(site, 'harbor', 'cli'), { recursive: true });
+  fs.writeFileSync(path.join(site, 'harbor', '__init__.py'), '');
+  fs.writeFileSync(path.join(site, 'harbor', 'cli', '__init__.py'), '');
+  fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), FAKE_HARBOR);
+  harbor = path.join(venv, 'bin', 'harbor');
+  // What pip writes for Harbor's entry point.
+  fs.writeFileSync(
+    harbor,
+    `#!${path.join(venv, 'bin', 'python')}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom harbor.cli.main import app\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(app())\n`,
+    { mode: 0o755 },
+  );
+  fs.mkdirSync(path.join(work, 'cwd'));
+});
+
+afterAll(async () => {
+  await closeForkServers();
+  // Nothing of the test's servers is left.
+  expect(serverPids()).toEqual([]);
+});
+
+function serverPids(): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return (
+          fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('harbor-forkserver.py') &&
+          fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(venv)
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const run = (args: string[], log: string, more: Partial<Parameters<typeof runInGroup>[1]> = {}) => {
+  const starts: { pid: number; forked: boolean }[] = [];
+  const done = runInGroup([harbor, ...args], {
+    cwd: path.join(work, 'cwd'),
+    env: { VERO_HARBOR_JOB_DIR: '/jobs/t', PYTHONPATH: path.join(work, 'candidate') },
+    logFile: path.join(work, log),
+    harborFork: true,
+    onStart: (pid, forked) => starts.push({ pid, forked }),
+    ...more,
+  });
+  return { done, starts };
+};
+
+test('a forked run is what a spawned harbor would be: own session and group, cwd, environment, PYTHONPATH, logs, exit code', async () => {
+  expect(consoleScriptPython(harbor)).toBe(path.join(venv, 'bin', 'python'));
+  const { done, starts } = run(['report', '3'], 'report.log');
+  const r = await done;
+  expect(starts).toEqual([{ pid: r.pid, forked: true }]);
+  expect(r).toMatchObject({ exitCode: 3, signal: null, timedOut: false, cancelled: false, notFound: false });
+  const log = fs.readFileSync(path.join(work, 'report.log'), 'utf8');
+  expect(log).toContain('to stderr');
+  const seen = JSON.parse(log.split('\n')[0]!) as {
+    argv0: string;
+    cwd: string;
+    env: Record<string, string>;
+    path: string[];
+    pid: number;
+    pgid: number;
+    sid: number;
+  };
+  expect(seen.pid).toBe(r.pid);
+  expect(seen.pgid).toBe(seen.pid);
+  expect(seen.sid).toBe(seen.pid);
+  expect(seen.cwd).toBe(path.join(work, 'cwd'));
+  expect(seen.argv0).toBe(harbor);
+  expect(seen.path).toEqual([path.join(venv, 'bin'), path.join(work, 'candidate')]);
+  expect(seen.env.VERO_HARBOR_JOB_DIR).toBe('/jobs/t');
+  expect(seen.env.PYTHONPATH).toBe(path.join(work, 'candidate'));
+  expect(seen.env.PATH).toBe(process.env.PATH);
+});
+
+test("a forked run imports the candidate's modules from its PYTHONPATH (the server never did)", async () => {
+  fs.mkdirSync(path.join(work, 'candidate'), { recursive: true });
+  fs.writeFileSync(path.join(work, 'candidate', 'candidate_module.py'), 'VALUE = "from the candidate"\n');
+  const { done } = run(['import'], 'import.log');
+  expect(await done).toMatchObject({ exitCode: 0 });
+  expect(fs.readFileSync(path.join(work, 'import.log'), 'utf8')).toContain('from the candidate');
+});
+
+test('a forked run is stopped at its deadline as a group, and SIGTERM to it is reported', async () => {
+  const { done } = run(['sleep', '60'], 'deadline.log', { deadline: Date.now() + 1500, graceMs: 2000, stopTarget: 'leader' });
+  const r = await done;
+  expect(r).toMatchObject({ timedOut: true, signal: 'SIGTERM' });
+  expect(groupAlive(r.pid!)).toBe(false);
+});
+
+test('a forked run is adopted by its pid file (its environment is the server’s), and outlives its server', async () => {
+  const { done, starts } = run(['sleep', '3'], 'adopt.log');
+  await until('started', async () => starts.length === 1, 10_000);
+  const pid = starts[0]!.pid;
+  const pidFile = path.join(work, 'adopt.pid');
+  writePidFile(pidFile, pid, Date.now());
+  expect(fs.readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain('VERO_HARBOR_JOB_DIR=/jobs/t');
+  expect(liveOrphan('/jobs/t', pidFile)).toMatchObject({ pid });
+  // The server goes away (its worker died): the run goes on, and its end is still seen (its code is lost).
+  await closeForkServers();
+  expect(groupAlive(pid)).toBe(true);
+  const r = await done;
+  expect(r).toMatchObject({ exitCode: null, timedOut: false, cancelled: false, pid });
+  expect(groupAlive(pid)).toBe(false);
+  expect(liveOrphan('/jobs/t', pidFile)).toBeNull();
+});
+
+test('not a console script, or VERO_HARBOR_FORK=0: spawned as before', async () => {
+  const script = path.join(work, 'not-harbor.sh');
+  fs.writeFileSync(script, '#!/bin/bash\nexit 4\n', { mode: 0o755 });
+  const forkedFlags: boolean[] = [];
+  const r = await runInGroup([script], {
+    cwd: work,
+    logFile: path.join(work, 'x.log'),
+    harborFork: true,
+    onStart: (_, f) => forkedFlags.push(f),
+  });
+  expect(r.exitCode).toBe(4);
+  process.env.VERO_HARBOR_FORK = '0';
+  try {
+    const { done, starts } = run(['report', '0'], 'spawned.log');
+    expect(await done).toMatchObject({ exitCode: 0 });
+    forkedFlags.push(starts[0]!.forked);
+    // A spawned harbor's environment names its job, as before.
+    const seen = JSON.parse(fs.readFileSync(path.join(work, 'spawned.log'), 'utf8').split('\n')[0]!) as { pid: number };
+    expect(seen.pid).toBe(starts[0]!.pid);
+  } finally {
+    delete process.env.VERO_HARBOR_FORK;
+  }
+  expect(forkedFlags).toEqual([false, false]);
+});
