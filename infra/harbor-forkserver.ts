@@ -130,8 +130,13 @@ class ForkServer {
       sock.on('data', (d: Buffer) => {
         buf += d.toString();
         for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          const answer = Answer.parse(JSON.parse(buf.slice(0, nl)));
+          const line = buf.slice(0, nl);
           buf = buf.slice(nl + 1);
+          const answer = parseAnswer(line);
+          if (!answer) {
+            sock.destroy(); // not the server's words: treated as a server gone away
+            return;
+          }
           if ('pid' in answer) {
             pid = answer.pid;
             resolve({ pid, ended, unref: () => sock.unref() });
@@ -151,6 +156,14 @@ class ForkServer {
   }
 }
 
+function parseAnswer(line: string): z.infer<typeof Answer> | null {
+  try {
+    return Answer.parse(JSON.parse(line));
+  } catch {
+    return null;
+  }
+}
+
 function signalName(n: number): string {
   return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 }
@@ -160,6 +173,9 @@ async function waitForGroup(pgid: number): Promise<void> {
 }
 
 const servers = new Map<string, Promise<ForkServer>>();
+/** Servers that could not start (e.g. that Python cannot import Harbor), by key: not tried again for a while. */
+const failedAt = new Map<string, number>();
+const RETRY_FAILED_AFTER_MS = 10 * 60_000;
 
 /**
  * Forks `argv` (harbor's console script and its arguments) from this worker's fork server for that Python and
@@ -179,6 +195,7 @@ export async function forkHarbor(
       .sort(([a], [b]) => a.localeCompare(b)),
   );
   const key = JSON.stringify([python, serverEnv]);
+  if (Date.now() - (failedAt.get(key) ?? -Infinity) < RETRY_FAILED_AFTER_MS) return null;
   for (let tries = 0; tries < 2; tries++) {
     let server = servers.get(key);
     if (!server) {
@@ -189,8 +206,12 @@ export async function forkHarbor(
       const s = await server;
       if (!s.alive) throw new Error('the harbor fork server is gone');
       return await s.run({ argv: argv.slice(1), argv0: argv[0]!, ...opts });
-    } catch {
+    } catch (e) {
       servers.delete(key); // start a fresh one once; then spawn as usual
+      if (tries === 1) {
+        failedAt.set(key, Date.now());
+        process.stderr.write(`${new Date().toISOString()} [WARN] harbor runs are spawned, not forked: ${String(e).slice(0, 500)}\n`);
+      }
     }
   }
   return null;

@@ -178,3 +178,24 @@ test('not a console script, or VERO_HARBOR_FORK=0: spawned as before', async () 
   }
   expect(forkedFlags).toEqual([false, false]);
 });
+
+test('a server that cannot start (its Python cannot import Harbor) means spawned runs, not failed ones', async () => {
+  const broken = path.join(work, 'broken-venv');
+  execFileSync(path.join(venv, 'bin', 'python'), ['-m', 'venv', '--without-pip', broken]);
+  const script = path.join(broken, 'bin', 'harbor');
+  fs.writeFileSync(script, `#!${path.join(broken, 'bin', 'python')}\nimport sys\nfrom harbor.cli.main import app\nsys.exit(app())\n`, {
+    mode: 0o755,
+  });
+  const forked: boolean[] = [];
+  for (const i of [1, 2]) {
+    const r = await runInGroup([script, 'report', '0'], {
+      cwd: work,
+      logFile: path.join(work, `broken-${i}.log`),
+      harborFork: true,
+      onStart: (_, f) => forked.push(f),
+    });
+    expect(r.exitCode).toBe(1); // the spawned script's own ImportError, as without the fork server
+  }
+  expect(forked).toEqual([false, false]);
+  expect(fs.readFileSync(path.join(work, 'broken-2.log'), 'utf8')).toMatch(/ModuleNotFoundError: No module named 'harbor'/);
+});
