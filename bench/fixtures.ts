@@ -62,12 +62,15 @@ export function benchWorkspace(
   return { tmp, dataset, tasks, repo };
 }
 
-/** `vero dev` as the README starts it, on a free port with a temp SQLite file; stopped with Ctrl-C's signal. */
-export async function startVeroDev(tmp: string): Promise<{ address: string; pid: number; stop: () => Promise<void> }> {
+/**
+ * `vero dev` as the README starts it, on a free port with a temp SQLite file; stopped with Ctrl-C's signal.
+ * `slots`: its worker's `--max-concurrent-tasks` (default: the README's, sized by memory).
+ */
+export async function startVeroDev(tmp: string, slots?: number): Promise<{ address: string; pid: number; stop: () => Promise<void> }> {
   const port = 17_000 + Math.floor(Math.random() * 2_000);
   const proc: ChildProcess = spawn(
     path.join(PROJECT_ROOT, 'bin', 'vero'),
-    ['dev', '--port', String(port), '--db', path.join(tmp, 'dev.db')],
+    ['dev', '--port', String(port), '--db', path.join(tmp, 'dev.db'), ...(slots ? ['--max-concurrent-tasks', String(slots)] : [])],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home') },

@@ -4,8 +4,10 @@
  *   --durations zero             every task instant (the scheduling floor)
  *   --durations slow-per-chunk   one 20 s task per chunk, the rest 0.1 s (chunks as barriers show here)
  *   --durations pareto           heavy-tailed: Pareto(α = 1.2, x_min = 0.2 s), capped at 30 s, seeded
+ *   --durations fixed-MS         every task MS ms (e.g. fixed-15000 keeps every lane busy: memory at full concurrency)
  *
  *   npm run bench -- [--tasks 200] [--concurrency 8] [--rounds 2] [--chunk-size 500] [--durations zero] [--worker dev]
+ *                    [--dev-slots N]   (vero dev's --max-concurrent-tasks; default: the README's, by memory)
  *
  * --worker dev runs the evaluations on `vero dev` exactly as the README starts it (its default worker slots,
  * its own dev server on a free port and a temp SQLite file), not on an in-process worker sized for the bench.
@@ -23,6 +25,7 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { benchWorkspace, numberArg, startVeroDev, stringArg } from './fixtures';
+import { memoryText, sampleTreeMemory } from './tree-memory';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
@@ -45,7 +48,8 @@ async function main(): Promise<void> {
         };
   const workerKind = stringArg('--worker', 'bench');
   if (!['bench', 'dev'].includes(workerKind)) throw new Error(`--worker ${workerKind}: expected bench or dev`);
-  const dev = workerKind === 'dev' ? await startVeroDev(tmp) : null;
+  const devSlots = numberArg('--dev-slots', 0); // vero dev --max-concurrent-tasks (0: its default)
+  const dev = workerKind === 'dev' ? await startVeroDev(tmp, devSlots || undefined) : null;
   const server = dev ? null : await startDevServer({ temporalCli: findTemporalCli() });
   const address = dev?.address ?? server!.address;
   const taskQueue = dev ? 'vero-harbor' : 'bench';
@@ -70,10 +74,12 @@ async function main(): Promise<void> {
           'temporal.task_queue': taskQueue,
         });
         const input = await prepareEvalInput(cfg, 'improved');
+        const memory = sampleTreeMemory(dev?.pid ?? process.pid);
         const t0 = performance.now();
         const { handle } = await startOrAttach(client, input, taskQueue, true);
         const result = (await handle.result()) as CandidateResult;
         const veroMs = performance.now() - t0;
+        const veroMemory = memory.stop();
         if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored}`);
 
         // The same invocations, minus Temporal: one harbor run per task under xargs -P.
@@ -95,7 +101,8 @@ async function main(): Promise<void> {
         if (produced !== nTasks) throw new Error(`xargs produced ${produced} jobs, expected ${nTasks}`);
         rows.push({ round, vero: veroMs, xargs: xargsMs });
         process.stdout.write(
-          `round ${round}: vero ${(veroMs / 1000).toFixed(2)} s, xargs ${(xargsMs / 1000).toFixed(2)} s, ratio ${(veroMs / xargsMs).toFixed(2)}\n`,
+          `round ${round}: vero ${(veroMs / 1000).toFixed(2)} s, xargs ${(xargsMs / 1000).toFixed(2)} s, ratio ${(veroMs / xargsMs).toFixed(2)}\n` +
+            `  memory of ${dev ? 'vero dev' : 'this process (its worker)'}: ${memoryText(veroMemory)}\n`,
         );
       }
       // `execution` is not part of the evaluation id: the first round's id, from the same config without it.
@@ -129,7 +136,7 @@ async function main(): Promise<void> {
   const ratio = median(rows.map((r) => r.vero / r.xargs));
   const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
   process.stdout.write(
-    `\nworker ${dev ? '`vero dev` (README defaults)' : `in-process, ${concurrency} slots`}, tasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
+    `\nworker ${dev ? (devSlots ? `\`vero dev --max-concurrent-tasks ${devSlots}\`` : '`vero dev` (README defaults)') : `in-process, ${concurrency} slots`}, tasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
       `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.10, issue #22)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
   );
@@ -142,6 +149,7 @@ function taskDurations(tasks: string[], profile: string, chunkSize: number): Rec
   return Object.fromEntries(
     tasks.map((t, i) => {
       if (profile === 'zero') return [t, 0];
+      if (/^fixed-\d+$/.test(profile)) return [t, Number(profile.slice('fixed-'.length))]; // every task this many ms
       if (profile === 'slow-per-chunk') return [t, i % chunkSize === 0 ? 20_000 : 100];
       if (profile === 'pareto') return [t, Math.round(Math.min(30_000, 200 / (1 - random()) ** (1 / 1.2)))];
       throw new Error(`--durations ${profile}: expected zero, slow-per-chunk or pareto`);

@@ -9,7 +9,7 @@
  * Tasks: the offline base image (no build), the oracle agent, a solve.sh that sleeps a heavy-tailed 1–25 s
  * (seeded), a verifier that writes reward 1. Needs scripts/ensure-docker and scripts/ensure-harbor.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -19,6 +19,7 @@ import { PROJECT_ROOT } from '../infra/package-root';
 import type { CandidateResult } from '../model/eval-types';
 import { installCliRuntimeLogger } from '../worker/create-worker';
 import { makeAgentRepo, numberArg, startVeroDev } from './fixtures';
+import { memoryText, sampleTreeMemory, type TreeMemory } from './tree-memory';
 
 const IMAGE = 'vero-base:bookworm';
 const CLOCK_TICKS = 100; // USER_HZ on Linux
@@ -101,19 +102,31 @@ function cpuBreakdown(before: ProcCpu[], after: ProcCpu[]): string {
     .join(', ');
 }
 
-/** One plain `harbor run -p DS -n C`: wall and CPU seconds (bash's `times` for its children). */
-function plainHarbor(harbor: string, dataset: string, jobs: string, concurrency: number): { wallSec: number; cpuSec: number } {
+/** One plain `harbor run -p DS -n C`: wall and CPU seconds (bash's `times` for its children), and its memory. */
+async function plainHarbor(
+  harbor: string,
+  dataset: string,
+  jobs: string,
+  concurrency: number,
+): Promise<{ wallSec: number; cpuSec: number; memory: TreeMemory }> {
   const t0 = performance.now();
   const cmd = `'${harbor}' run -p '${dataset}' -a oracle -n ${concurrency} -o '${jobs}' --job-name plain -y -q > /dev/null 2>&1; s=$?; times; exit $s`;
-  const r = spawnSync('bash', ['-c', cmd], { encoding: 'utf8' });
+  const child = spawn('bash', ['-c', cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const memory = sampleTreeMemory(child.pid!);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const status = await new Promise<number | null>((r) => child.on('close', r));
   const wallSec = (performance.now() - t0) / 1000;
-  if (r.status !== 0) throw new Error(`harbor run failed (${r.status}): ${r.stderr}`);
-  const children = r.stdout.trim().split('\n')[1]!.split(/\s+/);
+  const peak = memory.stop();
+  if (status !== 0) throw new Error(`harbor run failed (${status}): ${stderr}`);
+  const children = stdout.trim().split('\n')[1]!.split(/\s+/);
   const sec = (t: string) => {
     const m = /^(\d+)m([\d.]+)s$/.exec(t)!;
     return Number(m[1]) * 60 + Number(m[2]);
   };
-  return { wallSec, cpuSec: sec(children[0]!) + sec(children[1]!) };
+  return { wallSec, cpuSec: sec(children[0]!) + sec(children[1]!), memory: peak };
 }
 
 async function main(): Promise<void> {
@@ -134,7 +147,7 @@ async function main(): Promise<void> {
   try {
     const client = await connect(dev.address, 'default');
     for (let round = 1; round <= rounds; round++) {
-      const plain = plainHarbor(harbor, dataset, path.join(tmp, `plain-jobs-${round}`), concurrency);
+      const plain = await plainHarbor(harbor, dataset, path.join(tmp, `plain-jobs-${round}`), concurrency);
       const cfg = loadEvalConfig(null, {
         agent_repo: repo,
         home: path.join(tmp, `home-${round}`),
@@ -146,16 +159,19 @@ async function main(): Promise<void> {
       });
       const input = await prepareEvalInput(cfg, 'improved');
       const cpu0 = treeCpu(dev.pid);
+      const memory = sampleTreeMemory(dev.pid);
       const t0 = performance.now();
       const { handle } = await startOrAttach(client, input, 'vero-harbor', true);
       const result = (await handle.result()) as CandidateResult;
       const cpu1 = treeCpu(dev.pid);
+      const veroMemory = memory.stop();
       const vero = { wallSec: (performance.now() - t0) / 1000, cpuSec: treeCpuSec(cpu1) - treeCpuSec(cpu0) };
       if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored} (${result.nErrors} errors)`);
       rows.push({ round, plain, vero });
       process.stdout.write(
         `round ${round}: plain harbor ${plain.wallSec.toFixed(1)} s wall, ${plain.cpuSec.toFixed(1)} CPU-s; vero ${vero.wallSec.toFixed(1)} s wall, ${vero.cpuSec.toFixed(1)} CPU-s; ratio ${(vero.wallSec / plain.wallSec).toFixed(2)}\n` +
-          `  vero's CPU-s by process: ${cpuBreakdown(cpu0, cpu1)}\n`,
+          `  vero's CPU-s by process: ${cpuBreakdown(cpu0, cpu1)}\n` +
+          `  memory: plain harbor ${memoryText(plain.memory)}; vero dev ${memoryText(veroMemory)} (root = vero dev: its worker)\n`,
       );
     }
     await client.connection.close();
