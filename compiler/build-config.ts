@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { MAX_CONFIG_BYTES, readRegularFile } from '../infra/bounded-read';
+import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { commandArgv } from '../model/command-line';
 import { DurationSeconds } from '../model/durations';
 import { ConfigError, formatZodIssues } from '../model/errors';
@@ -172,7 +172,7 @@ const resolveFrom = (base: string, p: string) => path.resolve(base, p);
 export function loadBuildConfig(file: string): BuildConfig {
   let raw: unknown;
   try {
-    raw = parseYaml(readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8'));
+    raw = parseYaml(readRegularText(file, { maxBytes: MAX_CONFIG_BYTES }));
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new ConfigError(

@@ -8,7 +8,7 @@
 import { harborJobFiles } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MAX_RESULT_BYTES, readRegularFile } from './bounded-read';
+import { MAX_RESULT_BYTES, readRegularText } from './bounded-read';
 import { isTrialResult, TrialResult, trialTaskKey } from '../model/harbor-result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
 import { TaskNameMismatchError } from '../model/errors';
@@ -47,16 +47,16 @@ function subdirs(dir: string): string[] {
  * bounded size is read, and only when it resolves inside `within` (the jobs dir): a symlink out is not scored.
  */
 export function readTrialFile(file: string, within?: string): { trial: LoadedTrial } | { invalid: string } | { missing: true } {
-  let bytes: Buffer;
+  let text: string;
   try {
-    bytes = readRegularFile(file, { maxBytes: MAX_RESULT_BYTES, within });
+    text = readRegularText(file, { maxBytes: MAX_RESULT_BYTES, within });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true }; // a running or interrupted trial
     return { invalid: (e as Error).message };
   }
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     return { invalid: 'not valid JSON (truncated or garbage)' };
   }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { writeJsonDurable } from './atomic-file';
-import { readRegularFile } from './bounded-read';
+import { readRegularText } from './bounded-read';
 
 const EnvFile = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string());
 
@@ -14,7 +14,7 @@ const EnvFile = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string(
  * names the task a candidate's model calls are for.
  */
 export function readEnvFile(file: string, task?: string): Record<string, string> {
-  const env = EnvFile.parse(JSON.parse(readRegularFile(file, { maxBytes: 64 * 1024 }).toString('utf8')));
+  const env = EnvFile.parse(JSON.parse(readRegularText(file, { maxBytes: 64 * 1024 })));
   if (task === undefined) return env;
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.split('{task}').join(encodeURIComponent(task))]));
 }

@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { commandArgv } from '../model/command-line';
 import { ConfigError, formatZodIssues } from '../model/errors';
 import { EvalConfig, EvalConfigFile, setPath } from '../model/eval-config';
-import { MAX_CONFIG_BYTES, readRegularFile } from './bounded-read';
+import { MAX_CONFIG_BYTES, readRegularText } from './bounded-read';
 
 export type { EvalConfig };
 
@@ -35,7 +35,7 @@ export function loadEvalConfig(
   if (file) {
     let text: string;
     try {
-      text = readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8');
+      text = readRegularText(file, { maxBytes: MAX_CONFIG_BYTES });
     } catch (e) {
       throw new ConfigError(`${file}: cannot read the config file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }

@@ -14,6 +14,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { InfrastructureError } from '../model/errors';
 import { PROJECT_ROOT } from './package-root';
 import { groupAlive } from './process-group';
 
@@ -79,7 +80,7 @@ class ForkServer {
       });
       proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));
       proc.on('error', reject);
-      proc.on('exit', (code) => reject(new Error(`the harbor fork server exited (${code}): ${output.slice(-2000)}`)));
+      proc.on('exit', (code) => reject(new InfrastructureError(`the harbor fork server exited (${code}): ${output.slice(-2000)}`)));
     });
     try {
       await ready;
@@ -142,12 +143,12 @@ class ForkServer {
             resolve({ pid, ended, unref: () => sock.unref() });
           } else if ('exit' in answer) endedWith({ exitCode: answer.exit, signal: null });
           else if ('signal' in answer) endedWith({ exitCode: null, signal: signalName(answer.signal) });
-          else reject(new Error(`the harbor fork server refused the run: ${answer.error}`));
+          else reject(new InfrastructureError(`the harbor fork server refused the run: ${answer.error}`));
         }
       });
       sock.on('error', (e) => (pid === null ? reject(e) : undefined));
       sock.on('close', () => {
-        if (pid === null) return reject(new Error('the harbor fork server closed the connection'));
+        if (pid === null) return reject(new InfrastructureError('the harbor fork server closed the connection'));
         if (done) return;
         // The server went away before the child ended: wait for the group itself (its exit code is lost).
         void waitForGroup(pid).then(() => endedWith({ exitCode: null, signal: null }));
@@ -204,7 +205,7 @@ export async function forkHarbor(
     }
     try {
       const s = await server;
-      if (!s.alive) throw new Error('the harbor fork server is gone');
+      if (!s.alive) throw new InfrastructureError('the harbor fork server is gone');
       return await s.run({ argv: argv.slice(1), argv0: argv[0]!, ...opts });
     } catch (e) {
       servers.delete(key); // start a fresh one once; then spawn as usual

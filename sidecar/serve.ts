@@ -3,7 +3,7 @@ import { homePaths } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { connect } from '../client/eval-client';
-import { MAX_CONFIG_BYTES, readRegularFile } from '../infra/bounded-read';
+import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { startDevServer, DevServer } from '../infra/dev-server';
 import { ConfigError, formatZodIssues } from '../model/errors';
 import { ServeConfig } from '../model/serve-config';
@@ -21,7 +21,7 @@ import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 export function loadServeConfig(file: string): ServeConfig {
   let raw: unknown;
   try {
-    raw = JSON.parse(readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES }).toString('utf8'));
+    raw = JSON.parse(readRegularText(file, { maxBytes: MAX_CONFIG_BYTES }));
   } catch (e) {
     throw new ConfigError(`${file}: cannot read the serve config (${(e as Error).message.split('\n')[0]})`);
   }
