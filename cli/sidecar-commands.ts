@@ -95,6 +95,15 @@ const out = (v: unknown, json?: boolean, text?: () => string) =>
   process.stdout.write(`${json || !text ? JSON.stringify(camelCaseKeys(v), null, 2) : text()}\n`);
 
 export function registerSidecarCommands(program: Command): void {
+  registerServe(program);
+  registerEval(program);
+  registerBudget(program);
+  registerSubmit(program);
+  registerFinalize(program);
+}
+
+/** `vero serve`: the eval sidecar itself. */
+function registerServe(program: Command): void {
   program
     .command('serve')
     .description('run the eval sidecar of a compiled task (metered evaluations, hidden splits, finalize)')
@@ -116,7 +125,10 @@ export function registerSidecarCommands(program: Command): void {
       process.on('SIGTERM', stop);
       await new Promise(() => undefined);
     });
+}
 
+/** `vero eval`: one metered evaluation (the optimizer's). */
+function registerEval(program: Command): void {
   program
     .command('eval')
     .description('evaluate a committed candidate on a split through the eval sidecar (spends budget)')
@@ -152,7 +164,10 @@ export function registerSidecarCommands(program: Command): void {
           `${r.split} @ ${r.commit.slice(0, 12)}: mean score ${r.mean_score.toFixed(3)} over ${r.n_samples} sample(s)${r.n_errors ? `, ${r.n_errors} error(s) counted as 0` : ''}${r.invalid_reason ? `\nINVALID, not a score of the candidate: ${r.invalid_reason}` : ''}${r.result_path ? `\nresults: ${r.result_path}` : ''}\nbudget left: ${JSON.stringify(r.budget_remaining)}`,
       );
     });
+}
 
+/** `vero budget`: the splits, what may be seen of each, and what is left. */
+function registerBudget(program: Command): void {
   program
     .command('budget')
     .description('splits, what you may see of each, and the remaining eval budget')
@@ -179,7 +194,10 @@ export function registerSidecarCommands(program: Command): void {
         ].join('\n'),
       );
     });
+}
 
+/** `vero submit`: nominate a candidate. */
+function registerSubmit(program: Command): void {
   program
     .command('submit')
     .description('nominate the candidate to be graded (when the task enables it)')
@@ -189,7 +207,10 @@ export function registerSidecarCommands(program: Command): void {
       const r = (await call(sidecarUrl(o.url), 'POST', '/submit', { commit: o.commit })) as { submitted_commit: string };
       process.stdout.write(`submitted ${r.submitted_commit}\n`);
     });
+}
 
+/** `vero finalize`: the verifier's step: choose, score, write the reward file. */
+function registerFinalize(program: Command): void {
   program
     .command('finalize')
     .description(
