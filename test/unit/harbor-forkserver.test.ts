@@ -4,11 +4,11 @@
  * pid file's start time, and outlives the server. Harbor here is a stand-in package in a real virtualenv, so its
  * console script looks like Harbor's own.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { liveOrphan, writePidFile } from '../../activities/harbor-orphans';
-import { closeForkServers, consoleScriptPython } from '../../infra/harbor-forkserver';
+import { closeForkServers, consoleScriptPython, removeStaleServerDirs } from '../../infra/harbor-forkserver';
 import { groupAlive, runInGroup } from '../../infra/process-group';
 import { tempDir } from '../helpers/fixtures';
 import { until } from '../helpers/process';
@@ -198,4 +198,23 @@ test('a server that cannot start (its Python cannot import Harbor) means spawned
   }
   expect(forked).toEqual([false, false]);
   expect(fs.readFileSync(path.join(work, 'broken-2.log'), 'utf8')).toMatch(/ModuleNotFoundError: No module named 'harbor'/);
+});
+
+test("a dead worker's server socket dir is removed (a server killed with its worker's group leaves it); a live one's is kept", () => {
+  const tmp = tempDir('vero-fork-tmp-');
+  const deadPid = spawnSync('true').pid!;
+  const live = spawn('sleep', ['30']);
+  try {
+    const names = {
+      dead: `vero-harbor-fork-${deadPid}-AbC123`,
+      live: `vero-harbor-fork-${live.pid}-XyZ789`,
+      other: 'vero-harbor-fork-unrelated',
+    };
+    for (const n of Object.values(names)) fs.mkdirSync(path.join(tmp, n));
+    fs.writeFileSync(path.join(tmp, names.dead, 'sock'), '');
+    expect(removeStaleServerDirs(tmp)).toEqual([names.dead]);
+    expect(fs.readdirSync(tmp).sort()).toEqual([names.live, names.other].sort());
+  } finally {
+    live.kill('SIGKILL');
+  }
 });
