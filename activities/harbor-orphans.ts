@@ -11,7 +11,7 @@ import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
 import { harborJobFiles } from '../model/paths';
 import { rewardsOf } from '../model/trial-ranking';
-import { JOB_ENV } from './harbor-process';
+import { JOB_ENV } from '../model/harbor-argv';
 
 export interface PidFile {
   pid: number;

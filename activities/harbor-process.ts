@@ -8,9 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EvalSettings } from '../model/eval-types';
 import { runPaths } from '../model/paths';
-
-/** Marks the harbor process of a job dir so a later attempt can find an orphan. */
-export const JOB_ENV = 'VERO_HARBOR_JOB_DIR';
+import { JOB_ENV } from '../model/harbor-argv';
 
 export const DEFAULT_STOP_GRACE_SEC = 60;
 

@@ -7,8 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execa } from 'execa';
 import { homePaths } from '../model/paths';
-import { hostId } from './host-groups';
-import { processAlive } from './process-group';
+import { removeDeadTemps as removeDeadTempsIn, tempPrefixOf } from './dead-temps';
 import { GitCommandError } from '../model/errors';
 
 export { GitCommandError };
@@ -104,31 +103,13 @@ export async function ensureWorktree(repo: string, commit: string, dest: string)
 }
 
 /** `<target>.tmp-<host>-<pid>-<time>`: whose it is, so a later caller can tell a dead one's from a live one's. */
-const tempNameFor = (target: string) => `${target}.tmp-${hostId()}-${process.pid}-${Date.now()}`;
+const tempNameFor = (target: string) => `${path.dirname(target)}/${tempPrefixOf(`${path.basename(target)}.tmp-`)}${Date.now()}`;
 
 /**
  * Removes what a process of this host that died mid-clone (or mid-checkout) left next to `target` (a bare clone
  * can be hundreds of MB). Only this host's, and only those whose process is gone: a live one is still writing.
  */
-export function removeDeadTemps(target: string): string[] {
-  const dir = path.dirname(target);
-  const prefix = `${path.basename(target)}.tmp-${hostId()}-`;
-  const removed: string[] = [];
-  let names: string[] = [];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return removed;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(/^(\d+)-\d+$/.exec(name.slice(prefix.length))?.[1]);
-    if (!pid || pid === process.pid || processAlive(pid)) continue;
-    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-    removed.push(name);
-  }
-  return removed;
-}
+export const removeDeadTemps = (target: string): string[] => removeDeadTempsIn(path.dirname(target), `${path.basename(target)}.tmp-`);
 
 /** Whether `agentRepo` names a remote (`file://`, `https://`, `ssh://`, `git@host:path`) rather than a local path. */
 export const isGitUrl = (agentRepo: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(agentRepo) || /^[^/\s]+@[^/\s]+:/.test(agentRepo);

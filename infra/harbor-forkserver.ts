@@ -15,32 +15,23 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InfrastructureError } from '../model/errors';
+import { JOB_ENV } from '../model/harbor-argv';
 import { PROJECT_ROOT } from './package-root';
 import { groupAlive } from './process-group';
-import { processAlive } from './process-alive';
+import { removeDeadTemps, tempPrefixOf } from './dead-temps';
 
 const SERVER_SCRIPT = path.join(PROJECT_ROOT, 'infra', 'harbor-forkserver.py');
-/** `<tmp>/vero-harbor-fork-<worker pid>-XXXXXX/sock`: each server's socket, in a dir of its own. */
+/** `<tmp>/vero-harbor-fork-<host>-<worker pid>-XXXXXX/sock`: each server's socket, in a dir of its own (infra/dead-temps). */
 const DIR_PREFIX = 'vero-harbor-fork-';
 
 /**
  * The socket dirs of servers whose worker is gone: a server removes its own as it ends, but not when it was
- * killed with its worker's whole process group. Only this user's, only of dead workers.
+ * killed with its worker's whole process group. Only this host's and user's, only of dead workers.
  */
-export function removeStaleServerDirs(tmp = os.tmpdir()): string[] {
-  const removed: string[] = [];
-  for (const name of fs.readdirSync(tmp)) {
-    const pid = Number(new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)?.[1]);
-    if (!pid || pid === process.pid || processAlive(pid)) continue;
-    const dir = path.join(tmp, name);
-    if (fs.lstatSync(dir, { throwIfNoEntry: false })?.uid !== process.getuid?.()) continue;
-    fs.rmSync(dir, { recursive: true, force: true });
-    removed.push(name);
-  }
-  return removed;
-}
+export const removeStaleServerDirs = (tmp = os.tmpdir()): string[] => removeDeadTemps(tmp, DIR_PREFIX);
+
 /** Per-task variables: set in each child, never in the server (whose imports must not see a candidate's PYTHONPATH). */
-const PER_RUN_KEYS = ['PYTHONPATH', 'VERO_HARBOR_JOB_DIR'];
+const PER_RUN_KEYS = ['PYTHONPATH', JOB_ENV];
 
 export interface ForkedExit {
   exitCode: number | null;
@@ -89,7 +80,7 @@ class ForkServer {
 
   static async start(python: string, env: Record<string, string>): Promise<ForkServer> {
     removeStaleServerDirs();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), tempPrefixOf(DIR_PREFIX)));
     const socketPath = path.join(dir, 'sock');
     // Its cwd is an empty dir, as each run's is (Harbor reads `.env.local` from its cwd).
     const proc = spawn(python, [SERVER_SCRIPT, socketPath], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });

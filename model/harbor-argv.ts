@@ -98,6 +98,9 @@ export function preflightArgv(run: HarborTaskRun): string[] {
   return [...harborArgv(run), '--dry-run'];
 }
 
+/** Marks the harbor process of a job dir (its environment names the dir) so a later attempt can find an orphan. */
+export const JOB_ENV = 'VERO_HARBOR_JOB_DIR';
+
 /** A job name that is a valid single path segment and stable for a task name. */
 export function jobNameFor(task: string): string {
   const safe =

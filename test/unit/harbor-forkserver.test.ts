@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { liveOrphan, writePidFile } from '../../activities/harbor-orphans';
 import { closeForkServers, consoleScriptPython, removeStaleServerDirs } from '../../infra/harbor-forkserver';
 import { groupAlive, runInGroup } from '../../infra/process-group';
+import { hostId } from '../../infra/host-groups';
 import { tempDir } from '../helpers/fixtures';
 import { until } from '../helpers/process';
 
@@ -200,20 +201,21 @@ test('a server that cannot start (its Python cannot import Harbor) means spawned
   expect(fs.readFileSync(path.join(work, 'broken-2.log'), 'utf8')).toMatch(/ModuleNotFoundError: No module named 'harbor'/);
 });
 
-test("a dead worker's server socket dir is removed (a server killed with its worker's group leaves it); a live one's is kept", () => {
+test("a dead worker's server socket dir is removed (a server killed with its worker's group leaves it); a live one's and another host's are kept", () => {
   const tmp = tempDir('vero-fork-tmp-');
   const deadPid = spawnSync('true').pid!;
   const live = spawn('sleep', ['30']);
   try {
     const names = {
-      dead: `vero-harbor-fork-${deadPid}-AbC123`,
-      live: `vero-harbor-fork-${live.pid}-XyZ789`,
+      dead: `vero-harbor-fork-${hostId()}-${deadPid}-AbC123`,
+      live: `vero-harbor-fork-${hostId()}-${live.pid}-XyZ789`,
+      otherHost: `vero-harbor-fork-some-other-host-${deadPid}-QrS456`,
       other: 'vero-harbor-fork-unrelated',
     };
     for (const n of Object.values(names)) fs.mkdirSync(path.join(tmp, n));
     fs.writeFileSync(path.join(tmp, names.dead, 'sock'), '');
     expect(removeStaleServerDirs(tmp)).toEqual([names.dead]);
-    expect(fs.readdirSync(tmp).sort()).toEqual([names.live, names.other].sort());
+    expect(fs.readdirSync(tmp).sort()).toEqual([names.live, names.otherHost, names.other].sort());
   } finally {
     live.kill('SIGKILL');
   }
