@@ -38,3 +38,16 @@ export function refusal(commit: string, changes: string[]): SidecarError {
     `candidate ${commit.slice(0, 12)} changes read-only path(s): ${shown}; it is not evaluated and no budget was spent`,
   );
 }
+
+/** Refuses (422) a candidate that changed a read-only path, before anything is reserved or recorded. */
+export async function refuseProtectedChanges(
+  cfg: { repo_path: string; base_commit: string; read_only_paths: string[] },
+  commit: string,
+  route: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const changes = await protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
+  if (changes.length === 0) return;
+  log(`${route}: refused candidate ${commit}: it changes read-only path(s) ${changes.join(', ')}`);
+  throw refusal(commit, changes);
+}

@@ -1,0 +1,37 @@
+/** How the sidecar's HTTP API reads bodies and answers errors: strict JSON in, `{error}` out, nothing hidden leaked. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { badRequest, SidecarError } from './errors';
+
+/**
+ * JSON bodies are decoded strictly: invalid UTF-8 is named as such (fastify's default parser reports a length
+ * mismatch instead), and `__proto__` / `constructor` keys are refused.
+ */
+export function useStrictJsonBodies(app: FastifyInstance): void {
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    } catch {
+      return done(badRequest('the request body is not valid UTF-8'), undefined);
+    }
+    jsonParser(req, text, done);
+  });
+}
+
+/** A SidecarError's status and message; a zod error as 400 naming each field; anything else 500, its details in the log only. */
+export function useErrorReplies(app: FastifyInstance, log: (line: string) => void): void {
+  app.setErrorHandler((err, _req, reply) => {
+    if (err instanceof SidecarError) return reply.status(err.status).send({ error: err.message });
+    if (err instanceof z.ZodError)
+      return reply
+        .status(400)
+        .send({ error: `invalid request: ${err.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}` });
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) return reply.status(status).send({ error: (err as Error).message });
+    log(`internal error: ${(err as Error).stack ?? (err as Error).message}`);
+    return reply.status(500).send({ error: 'internal error in the eval sidecar (details are in its log)' });
+  });
+}
