@@ -25,6 +25,7 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { benchWorkspace, numberArg, startVeroDev, stringArg } from './fixtures';
+import { handoffLatency } from './handoff-latency';
 import { memoryText, sampleTreeMemory } from './tree-memory';
 
 async function main(): Promise<void> {
@@ -122,7 +123,8 @@ async function main(): Promise<void> {
       const parent = await client.workflow.getHandle(evalId).fetchHistory();
       const chunk = await client.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory();
       process.stdout.write(
-        `history events: parent ${parent.events?.length}, first chunk (${Math.min(nTasks, chunkSize)} tasks) ${chunk.events?.length}\n`,
+        `history events: parent ${parent.events?.length}, first chunk (${Math.min(nTasks, chunkSize)} tasks) ${chunk.events?.length}\n` +
+          `${await handoffLatency(client, evalId, Math.ceil(nTasks / chunkSize))} (round 1)\n`,
       );
     });
   } finally {
