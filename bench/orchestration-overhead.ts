@@ -11,6 +11,8 @@
  *
  * --worker dev runs the evaluations on `vero dev` exactly as the README starts it (its default worker slots,
  * its own dev server on a free port and a temp SQLite file), not on an in-process worker sized for the bench.
+ * After the rounds it prints, from the first round's histories, where each lane handed across chunks spent its
+ * time and the fixed costs around the fan-out (handoff-latency.ts).
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
