@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TaskResult } from '../../model/eval-types';
+import { closeForkServers } from '../../infra/harbor-forkserver';
 import { createVeroWorker } from '../../worker/create-worker';
+
+// In-process workers fork real Harbor from this test file's fork servers: they end with the file, not with jest
+// (which runs the files in one process here, each with its own modules).
+afterAll(closeForkServers);
 
 let runtimeInstalled = false;
 export function quietRuntime(): void {
