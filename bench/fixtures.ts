@@ -6,6 +6,9 @@ import * as path from 'node:path';
 import { PROJECT_ROOT } from '../infra/package-root';
 
 /** `--name N` from argv, else the fallback. */
+/** The median (the upper one of an even count), as the benches report figures over rounds. */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
 export function numberArg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;

@@ -12,6 +12,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { chunkWorkflowId } from '../model/paths';
+import { lanesFreedSignal } from '../workflows/queries';
+import { median } from './fixtures';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const E = temporal.api.enums.v1.EventType;
@@ -20,8 +23,6 @@ const ms = (e: HistoryEvent | undefined): number | null => {
   const t = e?.eventTime;
   return t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : null;
 };
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 export async function handoffLatency(client: Client, evalId: string, chunks: number): Promise<string> {
   const parent = (await client.workflow.getHandle(evalId).fetchHistory()).events ?? [];
@@ -32,7 +33,7 @@ export async function handoffLatency(client: Client, evalId: string, chunks: num
     activityStart: [],
   };
   for (let k = 1; k < chunks; k++) {
-    const chunkId = `${evalId}/chunk-${k}`;
+    const chunkId = chunkWorkflowId(evalId, k);
     const initIndex = parent.findIndex(
       (e) =>
         e.eventType === E.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED &&
@@ -45,7 +46,7 @@ export async function handoffLatency(client: Client, evalId: string, chunks: num
       .find(
         (e) =>
           e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
-          e.workflowExecutionSignaledEventAttributes?.signalName === 'lanesFreed',
+          e.workflowExecutionSignaledEventAttributes?.signalName === lanesFreedSignal.name,
       );
     const child = (await client.workflow.getHandle(chunkId).fetchHistory()).events ?? [];
     const started = child.find((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
@@ -63,9 +64,9 @@ export async function handoffLatency(client: Client, evalId: string, chunks: num
   if (n === 0) return `lane handoffs across chunks: none (one chunk); ${ends}`;
   const total = hops.parentWft.map((_, i) => hops.parentWft[i]! + hops.childCreated[i]! + hops.chunkWft[i]! + hops.activityStart[i]!);
   return (
-    `lane handoffs across chunks (${n}), median ms from the lanesFreed signal to the next chunk's first task: ` +
-    `${median(total)} = parent WFT ${median(hops.parentWft)} + child created ${median(hops.childCreated)} + ` +
-    `chunk WFT ${median(hops.chunkWft)} + activity start ${median(hops.activityStart)}; ${ends}`
+    `lane handoffs across chunks (${n}): from the lanesFreed signal to the next chunk's first task, median ${median(total)} ms; ` +
+    `median of each hop: parent WFT ${median(hops.parentWft)}, child created ${median(hops.childCreated)}, ` +
+    `chunk WFT ${median(hops.chunkWft)}, activity start ${median(hops.activityStart)} ms; ${ends}`
   );
 }
 
@@ -73,7 +74,7 @@ export async function handoffLatency(client: Client, evalId: string, chunks: num
 async function startAndEnd(client: Client, evalId: string, parent: HistoryEvent[]): Promise<string> {
   const t0 = ms(parent[0]);
   const tEnd = ms(parent.at(-1));
-  const first = (await client.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory()).events ?? [];
+  const first = (await client.workflow.getHandle(chunkWorkflowId(evalId, 0)).fetchHistory()).events ?? [];
   const firstTask = ms(first.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED));
   const lastChunk = parent
     .filter((e) => e.eventType === E.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)

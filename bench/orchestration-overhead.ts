@@ -26,7 +26,7 @@ import { harborArgv } from '../model/harbor-argv';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { benchWorkspace, numberArg, startVeroDev, stringArg } from './fixtures';
+import { benchWorkspace, median, numberArg, startVeroDev, stringArg } from './fixtures';
 import { handoffLatency } from './handoff-latency';
 import { memoryText, sampleTreeMemory } from './tree-memory';
 
@@ -136,7 +136,6 @@ async function main(): Promise<void> {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   const best = rows.reduce((a, b) => (b.vero / b.xargs < a.vero / a.xargs ? b : a));
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratio = median(rows.map((r) => r.vero / r.xargs));
   const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
   process.stdout.write(

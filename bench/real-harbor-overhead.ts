@@ -18,7 +18,7 @@ import { loadEvalConfig } from '../infra/eval-config-file';
 import { PROJECT_ROOT } from '../infra/package-root';
 import type { CandidateResult } from '../model/eval-types';
 import { installCliRuntimeLogger } from '../worker/create-worker';
-import { makeAgentRepo, numberArg, startVeroDev } from './fixtures';
+import { makeAgentRepo, median, numberArg, startVeroDev } from './fixtures';
 import { memoryText, sampleTreeMemory, type TreeMemory } from './tree-memory';
 
 const IMAGE = 'vero-base:bookworm';
@@ -179,7 +179,6 @@ async function main(): Promise<void> {
     await dev.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratio = median(rows.map((r) => r.vero.wallSec / r.plain.wallSec));
   const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
   process.stdout.write(
