@@ -33,6 +33,7 @@ COPY bin ./bin
 COPY scripts ./scripts
 COPY examples ./examples
 COPY harbor-standin/harbor ./harbor-standin/harbor
+COPY infra/harbor-forkserver.py ./infra/harbor-forkserver.py
 USER vero
 ENV VERO_HOME=/data/vero NODE_ENV=production
 # tini forwards SIGTERM: the worker drains (finishes or cancels in-flight harbor runs within its grace time), then exits.

@@ -4,6 +4,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker, WorkerOptio
 import { createActivities } from '../activities';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 import { telemetryPlugins } from './telemetry';
+import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { deploymentOf, type Deployment } from '../infra/deployment';
 import { hostId } from '../infra/host-groups';
 import { defaultActivitySlots, workerIdentity } from '../model/worker-identity';
@@ -14,7 +15,10 @@ export interface VeroWorkerOptions {
   taskQueue: string;
   /** Harbor processes at once on this worker (default: by memory, model/worker-identity.ts defaultActivitySlots). */
   maxConcurrentTasks?: number;
-  /** A pre-built workflow bundle (tests build it once); default: bundle `workflows/` at start. */
+  /**
+   * A workflow bundle (tests build one per file); default: the one `npm run build` made when it is current
+   * (worker/workflow-bundle.ts), else `workflows/` bundled at start.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** How long in-flight harbor runs get to finish on shutdown before they are cancelled. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
@@ -28,6 +32,7 @@ export async function createVeroWorker(
   // of other deployments leave them alone.
   const deployment = await deploymentOf(connection.workflowService, opts.namespace, opts.taskQueue);
   const slots = opts.maxConcurrentTasks ?? defaultActivitySlots(os.totalmem());
+  const plugins = telemetryPlugins();
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
@@ -35,13 +40,28 @@ export async function createVeroWorker(
     // pid@host#slots: the orphan reaper tells this host's attempts from other hosts' by it, and start-eval the
     // capacity of the workers polling a queue.
     identity: workerIdentity(process.pid, hostId(), slots),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...workflowCode(opts.workflowBundle, plugins.length > 0),
     activities: createActivities(deployment),
     maxConcurrentActivityTaskExecutions: slots,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
-    plugins: telemetryPlugins(),
+    plugins,
   });
   return { worker, connection, deployment };
+}
+
+/**
+ * The bundle given, else the prebuilt one when current, else the workflows to bundle now. Telemetry's plugin adds
+ * its workflow interceptors at bundling time, so with it on the workflows are always bundled at start.
+ */
+function workflowCode(
+  given: VeroWorkerOptions['workflowBundle'],
+  plugins: boolean,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (given) return { workflowBundle: given };
+  const prebuilt = plugins ? { stale: 'telemetry on: bundled with its interceptors' } : prebuiltWorkflowBundle();
+  if ('codePath' in prebuilt) return { workflowBundle: prebuilt };
+  Runtime.instance().logger.debug(`bundling the workflows at start: ${prebuilt.stale}`);
+  return { workflowsPath: require.resolve('../workflows') };
 }
 
 /**

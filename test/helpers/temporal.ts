@@ -5,6 +5,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, WorkflowBundleWithS
 import type { TaskResult } from '../../model/eval-types';
 import { closeForkServers } from '../../infra/harbor-forkserver';
 import { createVeroWorker } from '../../worker/create-worker';
+import { prebuiltWorkflowBundle } from '../../worker/workflow-bundle';
 
 // In-process workers fork real Harbor from this test file's fork servers: they end with the file, not with jest
 // (which runs the files in one process here, each with its own modules).
@@ -34,9 +35,17 @@ export async function client(): Promise<Client> {
 
 export const uniqueQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+let bundle: Promise<WorkflowBundleWithSourceMap | { codePath: string }> | undefined;
+/**
+ * The workflows as the tests' sources say: `npm run build`'s bundle when it was built from these very sources
+ * (worker/workflow-bundle.ts), else bundled from them once per test file.
+ */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap | { codePath: string }> {
+  const prebuilt = prebuiltWorkflowBundle({ checkSources: true });
+  bundle ??=
+    'codePath' in prebuilt
+      ? Promise.resolve(prebuilt)
+      : bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
   return bundle;
 }
 
