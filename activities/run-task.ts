@@ -14,7 +14,7 @@ import { GroupRunResult, stopGroup, watchGroup } from '../infra/process-group';
 import { asActivityFailure, typedFailure } from '../model/errors';
 import type { CandidateSource, RunTaskInput, TaskResult } from '../model/eval-types';
 import { FailureType } from '../model/failures';
-import { JobLock } from '../model/harbor-result';
+import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
 import { faultPause } from './fault-pause';
 import { launchUntilSettled } from './harbor-launch';

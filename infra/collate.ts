@@ -9,7 +9,7 @@ import { harborJobFiles } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularText } from './bounded-read';
-import { isTrialResult, TrialResult, trialTaskKey } from '../model/harbor-result';
+import { isTrialResult, trialTaskKey } from '../model/harbor-result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
 import { TaskNameMismatchError } from '../model/errors';
 
@@ -61,7 +61,9 @@ export function readTrialFile(file: string, within?: string): { trial: LoadedTri
     return { invalid: 'not valid JSON (truncated or garbage)' };
   }
   if (isTrialResult(json)) return { trial: { result: json, file } };
-  const parsed = TrialResult.safeParse(json); // the slow path, for the message (or a case the fast check missed)
+  // The slow path, for the message (or a case the fast check missed): zod is loaded only here.
+  const { TrialResult } = require('../model/harbor-schemas') as typeof import('../model/harbor-schemas');
+  const parsed = TrialResult.safeParse(json);
   if (!parsed.success) {
     return { invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
   }

@@ -3,7 +3,7 @@
  * throws it, the failure type (and retryability) the workflow sees. SDK errors are recognised with `instanceof`
  * (cli/main.ts); cause chains are printed by `causeChain` everywhere.
  */
-import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { FAILURES, FailureType } from './failures';
 
@@ -124,9 +124,16 @@ export function causeChain(err: unknown): string {
   return parts.filter(Boolean).join(': ');
 }
 
+/**
+ * @temporalio/common when first needed: most CLI commands (`vero trials`, `--help`) never build or inspect a
+ * failure, and loading it (≈ 45 modules) is a third of their start-up.
+ */
+const temporalCommon = () => require('@temporalio/common') as typeof import('@temporalio/common');
+
 /** The ApplicationFailure types along a failure's cause chain, outermost first. */
 export function failureTypes(err: unknown): string[] {
   const out: string[] = [];
+  const { ApplicationFailure } = temporalCommon();
   for (let e: unknown = err; e instanceof Error && out.length < 20; e = (e as { cause?: unknown }).cause)
     if (e instanceof ApplicationFailure && e.type) out.push(e.type);
   return out;
@@ -204,7 +211,7 @@ function editDistance(a: string, b: string): number {
  */
 export function asActivityFailure(e: unknown): unknown {
   if (!(e instanceof VeroError)) return e;
-  return ApplicationFailure.create({ message: e.message, type: e.failureType, nonRetryable: !e.retryable, cause: e });
+  return temporalCommon().ApplicationFailure.create({ message: e.message, type: e.failureType, nonRetryable: !e.retryable, cause: e });
 }
 
 /**
@@ -212,6 +219,7 @@ export function asActivityFailure(e: unknown): unknown {
  * (model/failures.ts), so a type is never retryable at one site and not at another.
  */
 export function typedFailure(type: FailureType, message: string, cause?: Error): ApplicationFailure {
+  const { ApplicationFailure, ApplicationFailureCategory } = temporalCommon();
   return ApplicationFailure.create({
     message,
     type,

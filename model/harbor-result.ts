@@ -1,5 +1,10 @@
-/** zod schemas for the Harbor (0.22–0.25) JSON files vero-harbor reads (reference/harbor.md §3). */
-import { z } from 'zod';
+/**
+ * Harbor's trial results as collation reads them: their type, the check of its hot path, times and task keys. The
+ * zod schemas (model/harbor-schemas.ts) explain a file that fails the check, and are loaded only then.
+ */
+import type { TrialResult } from './harbor-schemas';
+
+export type { TrialResult };
 
 /** Trial timestamps end in `Z`; job-level and pre-0.21 ones are naive. Both parse; naive ones are read as UTC. */
 export function parseHarborTime(value: string | null | undefined): number | null {
@@ -8,54 +13,6 @@ export function parseHarborTime(value: string | null | undefined): number | null
   const ms = Date.parse(hasZone ? value : `${value}Z`);
   return Number.isNaN(ms) ? null : ms;
 }
-
-const timestamp = z.string().nullable().optional();
-
-export const ExceptionInfo = z.looseObject({
-  exception_type: z.string(),
-  exception_message: z.string().nullable().optional(),
-  exception_traceback: z.string().nullable().optional(),
-  occurred_at: timestamp,
-});
-
-export const TaskId = z.union([
-  z.looseObject({ path: z.string() }),
-  z.looseObject({ org: z.string(), name: z.string(), ref: z.string().nullable().optional() }),
-]);
-
-/** The fields of `TrialResult` that collation uses; other fields are kept but not checked. */
-export const TrialResult = z.looseObject({
-  id: z.string().optional(),
-  task_name: z.string(),
-  trial_name: z.string(),
-  task_id: TaskId.optional(),
-  source: z.string().nullable().optional(),
-  config: z.looseObject({ task: z.looseObject({ path: z.string().nullable().optional() }).optional() }).optional(),
-  verifier_result: z
-    .object({ rewards: z.record(z.string(), z.number()).nullable().optional() })
-    .loose()
-    .nullable()
-    .optional(),
-  exception_info: ExceptionInfo.nullable().optional(),
-  agent_result: z
-    .looseObject({
-      cost_usd: z.number().nullable().optional(),
-      n_input_tokens: z.number().nullable().optional(),
-      n_output_tokens: z.number().nullable().optional(),
-      n_cache_tokens: z.number().nullable().optional(),
-    })
-    .nullable()
-    .optional(),
-  started_at: timestamp,
-  finished_at: timestamp,
-});
-export type TrialResult = z.infer<typeof TrialResult>;
-
-/** The job's `lock.json` (schema 3 in Harbor 0.25): which Harbor ran the job. */
-export const JobLock = z.looseObject({
-  schema_version: z.number().optional(),
-  harbor: z.looseObject({ version: z.string() }).optional(),
-});
 
 /**
  * The name a trial answers to in `-i` filters and trial dir names: the task dir basename for local and git

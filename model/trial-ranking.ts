@@ -3,7 +3,7 @@
  * clean (rewards and no exception) > has rewards > later finished_at > content tie-break.
  */
 import { createHash } from 'node:crypto';
-import { parseHarborTime, TrialResult } from './harbor-result';
+import { parseHarborTime, type TrialResult } from './harbor-result';
 
 export interface LoadedTrial {
   result: TrialResult;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { isTrialResult, TrialResult } from '../../model/harbor-result';
+import { isTrialResult } from '../../model/harbor-result';
+import { TrialResult } from '../../model/harbor-schemas';
 import * as path from 'node:path';
 import { collate, loadTrials, TaskNameMismatchError } from '../../infra/collate';
 import { tempDir } from '../helpers/fixtures';

@@ -1,0 +1,53 @@
+/**
+ * zod schemas for the Harbor (0.22–0.25) JSON files vero-harbor reads (reference/harbor.md §3). Collation's hot
+ * path does not load them (model/harbor-result.ts isTrialResult): zod is ≈ 50 ms of start-up for `vero trials`.
+ */
+import { z } from 'zod';
+
+const timestamp = z.string().nullable().optional();
+
+export const ExceptionInfo = z.looseObject({
+  exception_type: z.string(),
+  exception_message: z.string().nullable().optional(),
+  exception_traceback: z.string().nullable().optional(),
+  occurred_at: timestamp,
+});
+
+export const TaskId = z.union([
+  z.looseObject({ path: z.string() }),
+  z.looseObject({ org: z.string(), name: z.string(), ref: z.string().nullable().optional() }),
+]);
+
+/** The fields of `TrialResult` that collation uses; other fields are kept but not checked. */
+export const TrialResult = z.looseObject({
+  id: z.string().optional(),
+  task_name: z.string(),
+  trial_name: z.string(),
+  task_id: TaskId.optional(),
+  source: z.string().nullable().optional(),
+  config: z.looseObject({ task: z.looseObject({ path: z.string().nullable().optional() }).optional() }).optional(),
+  verifier_result: z
+    .object({ rewards: z.record(z.string(), z.number()).nullable().optional() })
+    .loose()
+    .nullable()
+    .optional(),
+  exception_info: ExceptionInfo.nullable().optional(),
+  agent_result: z
+    .looseObject({
+      cost_usd: z.number().nullable().optional(),
+      n_input_tokens: z.number().nullable().optional(),
+      n_output_tokens: z.number().nullable().optional(),
+      n_cache_tokens: z.number().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+  started_at: timestamp,
+  finished_at: timestamp,
+});
+export type TrialResult = z.infer<typeof TrialResult>;
+
+/** The job's `lock.json` (schema 3 in Harbor 0.25): which Harbor ran the job. */
+export const JobLock = z.looseObject({
+  schema_version: z.number().optional(),
+  harbor: z.looseObject({ version: z.string() }).optional(),
+});
