@@ -13,12 +13,21 @@
  *
  * Once a spend cap is reached (`stopped`), no lane is granted and no chunk started: the running chunks end.
  */
-import { condition, executeChild, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  executeChild,
+  getExternalWorkflowHandle,
+  isCancellation,
+  patched,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ChunkInput, ChunkSummary, Progress } from '../model/eval-types';
 import type { Spend } from '../model/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
 import { evaluateChunk } from './evaluate-chunk';
-import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './queries';
+import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal, spendCapReachedSignal } from './queries';
 
 export interface LanePool {
   concurrency: number;
@@ -69,6 +78,11 @@ export async function setPoolConcurrency(pool: LanePool, concurrency: number): P
  * Runs chunks from `firstChunk` up to `endChunk` (exclusive) with the pool's lanes, starting none once
  * `runFull()` says this run's history has room for no more; returns, once all it started are done, the index
  * of the first chunk it did not start.
+ *
+ * The next chunk is started ahead of its lanes (patched 'prestart-chunks'), with none: it waits for a grant. So
+ * when the newest chunk has started its last task, the lane that frees next crosses to a chunk that already
+ * runs (one signal), and its first workflow task and the server's creating it are off the critical path. An
+ * ahead chunk holds no lane; once the pool stops (a spend cap) it is told so, and ends with its tasks not run.
  */
 export async function runChunksWithLaneGrants(
   firstChunk: number,
@@ -84,6 +98,9 @@ export async function runChunksWithLaneGrants(
   let failure: unknown = null;
   let newest = firstChunk - 1;
   let newestDrained = false;
+  const prestart = patched('prestart-chunks');
+  /** The chunk started ahead of its lanes (it holds none), until it becomes the newest. */
+  let ahead: { index: number; started: Promise<unknown>; told: boolean } | null = null;
   setHandler(lanesFreedSignal, ({ chunkIndex, lanes, drained, spent }) => {
     if (spent) pool.meter?.(chunkIndex, spent);
     takeBack(pool, lanes);
@@ -96,12 +113,10 @@ export async function runChunksWithLaneGrants(
       .signal(revokeLanesSignal)
       .catch(() => undefined); // it just finished: its lanes are coming back anyway
   };
-  const start = (lanes: number) => {
-    const i = ++newest;
-    newestDrained = false;
+  const settle = (i: number, done: Promise<ChunkSummary>) =>
     running.set(
       i,
-      executeChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, lanes)] }).then(
+      done.then(
         (summary) => {
           addSummary(summary);
           running.delete(i);
@@ -113,10 +128,45 @@ export async function runChunksWithLaneGrants(
         },
       ),
     );
+  const highestStarted = () => ahead?.index ?? newest;
+  const moreToStart = () => highestStarted() < endChunk - 1 && !runFull() && pool.stopped === null;
+  const startAhead = () => {
+    if (!prestart || ahead !== null || !moreToStart()) return;
+    const i = highestStarted() + 1;
+    const child = startChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, 0)] });
+    ahead = { index: i, started: child, told: false };
+    settle(
+      i,
+      child.then((h) => h.result()),
+    );
+    progress.runningChunks = [...running.keys()].map(id);
+  };
+  const start = (lanes: number) => {
+    const i = ++newest;
+    newestDrained = false;
+    settle(i, executeChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, lanes)] }));
     progress.runningChunks = [...running.keys()].map(id);
     progress.currentChunk = id(i);
+    startAhead();
   };
-  const moreToStart = () => newest < endChunk - 1 && !runFull() && pool.stopped === null;
+  /** The ahead chunk becomes the newest, with these lanes. */
+  const promoteAhead = async (lanes: number) => {
+    const next = ahead!;
+    ahead = null;
+    newest = next.index;
+    newestDrained = false;
+    progress.currentChunk = id(newest);
+    startAhead();
+    await next.started; // long since, as a rule
+    if (!(await grant(newest, lanes))) takeBack(pool, lanes);
+  };
+  const grant = (i: number, lanes: number) =>
+    getExternalWorkflowHandle(id(i))
+      .signal(grantLanesSignal, lanes)
+      .then(
+        () => true,
+        () => false,
+      );
   if (pool.stopped !== null) return firstChunk;
   const lanes = pool.freed;
   pool.freed = 0;
@@ -132,30 +182,34 @@ export async function runChunksWithLaneGrants(
   }
   if (failure !== null) throw failure;
   progress.runningChunks = [];
-  return newest + 1;
+  return highestStarted() + 1;
 
   async function grantLanesUntilDone(): Promise<void> {
+    const canGrant = () => pool.freed > 0 && pool.stopped === null;
+    const aheadToTell = () => pool.stopped !== null && ahead !== null && !ahead.told && running.has(ahead.index);
     while (running.size > 0 && failure === null) {
       await condition(
         () =>
-          failure !== null ||
-          running.size === 0 ||
-          (pool.freed > 0 && moreToStart()) ||
-          (pool.freed > 0 && !newestDrained && pool.stopped === null),
+          failure !== null || running.size === 0 || aheadToTell() || (canGrant() && (moreToStart() || ahead !== null || !newestDrained)),
       );
       progress.runningChunks = [...running.keys()].map(id);
-      if (failure !== null || pool.freed === 0 || pool.stopped !== null) continue;
+      if (aheadToTell()) {
+        const told = ahead!;
+        told.told = true;
+        await told.started;
+        await getExternalWorkflowHandle(id(told.index))
+          .signal(spendCapReachedSignal, pool.stopped!)
+          .catch(() => undefined); // it ended meanwhile
+        continue;
+      }
+      if (failure !== null || !canGrant()) continue;
       const lanes = pool.freed;
       pool.freed = 0;
       if (!newestDrained && running.has(newest)) {
         // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
-        const ok = await getExternalWorkflowHandle(id(newest))
-          .signal(grantLanesSignal, lanes)
-          .then(
-            () => true,
-            () => false,
-          );
-        if (!ok) takeBack(pool, lanes); // it just finished: the lanes go round again
+        if (!(await grant(newest, lanes))) takeBack(pool, lanes); // it just finished: the lanes go round again
+      } else if (ahead !== null) {
+        await promoteAhead(lanes);
       } else if (moreToStart()) {
         start(lanes);
       }

@@ -19,6 +19,8 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // evaluation that continues as new (`continue-as-new`, `rows-out-of-parent`) replays its first and last run;
   // one whose concurrency changed (setConcurrency updates, revokeLanes) replays with its chunk; one a spend
   // pool's cap stopped (`spend-cap`: taskSpent, spendCapReached, the grace timer's cancel) with its chunk and pool.
+  // The continued and the capped evaluation recorded before `prestart-chunks` (v3: every chunk started with its
+  // lanes) replay too; today's start the next chunk ahead of its lanes, and the capped one tells it to stop.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.continued-first-run.json',
@@ -28,6 +30,8 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.spend-cap.json',
     'evaluate-candidate.v1-before-preflight.json',
     'evaluate-candidate.v2-before-lane-grants.json',
+    'evaluate-candidate.v3-before-prestart.continued-first-run.json',
+    'evaluate-candidate.v3-before-prestart.spend-cap.json',
     'evaluate-chunk.json',
     'evaluate-chunk.set-concurrency.json',
     'evaluate-chunk.spend-cap.json',
