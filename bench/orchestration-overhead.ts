@@ -27,7 +27,7 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { benchWorkspace, median, numberArg, startVeroDev, stringArg } from './fixtures';
-import { handoffLatency } from './handoff-latency';
+import { handoffLatency, laneTurnaround } from './handoff-latency';
 import { memoryText, sampleTreeMemory } from './tree-memory';
 
 async function main(): Promise<void> {
@@ -126,7 +126,8 @@ async function main(): Promise<void> {
       const chunk = await client.workflow.getHandle(`${evalId}/chunk-0`).fetchHistory();
       process.stdout.write(
         `history events: parent ${parent.events?.length}, first chunk (${Math.min(nTasks, chunkSize)} tasks) ${chunk.events?.length}\n` +
-          `${await handoffLatency(client, evalId, Math.ceil(nTasks / chunkSize))} (round 1)\n`,
+          `${await handoffLatency(client, evalId, Math.ceil(nTasks / chunkSize))} (round 1)\n` +
+          `${await laneTurnaround(client, evalId, Math.ceil(nTasks / chunkSize))} (round 1)\n`,
       );
     });
   } finally {
