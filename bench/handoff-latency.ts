@@ -30,6 +30,14 @@ const ms = (e: HistoryEvent | undefined): number | null => {
 
 type Hop = 'parentWft' | 'childCreated' | 'chunkWft' | 'activityStart';
 
+/** The ActivityTaskStarted event of a scheduled activity. */
+const startedEventOf = (events: HistoryEvent[], scheduled: HistoryEvent): HistoryEvent | undefined =>
+  events.find(
+    (e) =>
+      e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
+      Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled.eventId),
+  );
+
 /** The parent's event that handed chunk `chunkId` its first lane: starting it with lanes, or its first grant. */
 function handoffEvent(parent: HistoryEvent[], chunkId: string): { index: number; prestarted: boolean } | null {
   const init = parent.findIndex(
@@ -71,7 +79,8 @@ export async function handoffLatency(client: Client, evalId: string, chunks: num
       ? child.find((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)
       : child.find((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
     const scheduled = child.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-    const activityStarted = child.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED);
+    // Its own started event (written when it completes, so not the first started event in the history).
+    const activityStarted = scheduled && startedEventOf(child, scheduled);
     const times = [signal, parent[handoff.index], given, scheduled, activityStarted].map(ms);
     if (times.some((t) => t === null)) continue;
     const [tSignal, tParent, tGiven, tScheduled, tActivity] = times as number[];
@@ -97,7 +106,8 @@ async function startAndEnd(client: Client, evalId: string, parent: HistoryEvent[
   const t0 = ms(parent[0]);
   const tEnd = ms(parent.at(-1));
   const first = (await client.workflow.getHandle(chunkWorkflowId(evalId, 0)).fetchHistory()).events ?? [];
-  const firstTask = ms(first.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED));
+  const firstScheduled = first.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+  const firstTask = ms(firstScheduled && startedEventOf(first, firstScheduled));
   const lastChunk = parent
     .filter((e) => e.eventType === E.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
     .map(ms)
@@ -129,7 +139,7 @@ export async function laneTurnaround(client: Client, evalId: string, chunks: num
         events.find(
           (x) =>
             x.eventType === E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED &&
-            x.workflowTaskCompletedEventAttributes?.startedEventId === wftStarted.eventId,
+            Number(x.workflowTaskCompletedEventAttributes?.startedEventId) === Number(wftStarted.eventId),
         );
       const scheduled =
         wftCompleted &&

@@ -28,6 +28,7 @@ import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { benchWorkspace, median, numberArg, startVeroDev, stringArg } from './fixtures';
 import { handoffLatency, laneTurnaround } from './handoff-latency';
+import { cpuBreakdown, treeCpu, treeCpuSec } from './tree-cpu';
 import { memoryText, sampleTreeMemory } from './tree-memory';
 
 async function main(): Promise<void> {
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
   const address = dev?.address ?? server!.address;
   const taskQueue = dev ? 'vero-harbor' : 'bench';
   const inProcess = dev ? null : await createVeroWorker({ address, namespace: 'default', taskQueue, maxConcurrentTasks: concurrency });
+  const invocationLog = (side: 'vero' | 'xargs', round: number) => path.join(tmp, `${side}-invocations-${round}.jsonl`);
   const runUntil = <T>(f: () => Promise<T>): Promise<T> => (inProcess ? inProcess.worker.runUntil(f) : f());
   const rows: { round: number; vero: number; xargs: number }[] = [];
   try {
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
           'tasks.source.path': dataset,
           'harbor.command': [standin],
           'harbor.agent': 'agent:SkillAgent',
-          'harbor.env': env,
+          'harbor.env': { ...env, HARBOR_STANDIN_LOG: invocationLog('vero', round) },
           'execution.concurrency': concurrency,
           'execution.chunk_size': chunkSize,
           'temporal.address': address,
@@ -78,11 +80,13 @@ async function main(): Promise<void> {
         });
         const input = await prepareEvalInput(cfg, 'improved');
         const memory = sampleTreeMemory(dev?.pid ?? process.pid);
+        const cpu0 = treeCpu(dev?.pid ?? process.pid);
         const t0 = performance.now();
         const { handle } = await startOrAttach(client, input, taskQueue, true);
         const result = (await handle.result()) as CandidateResult;
         const veroMs = performance.now() - t0;
         const veroMemory = memory.stop();
+        const cpu1 = treeCpu(dev?.pid ?? process.pid);
         if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored}`);
 
         // The same invocations, minus Temporal: one harbor run per task under xargs -P.
@@ -94,18 +98,23 @@ async function main(): Promise<void> {
         const script = path.join(tmp, `xargs-${round}.txt`);
         fs.writeFileSync(script, lines.map((l) => l.map((a) => `'${a}'`).join(' ')).join('\n'));
         const t1 = performance.now();
-        const r = spawnSync('bash', ['-c', `xargs -P ${concurrency} -L 1 env < '${script}' > /dev/null 2>&1`], {
+        const r = spawnSync('bash', ['-c', `xargs -P ${concurrency} -L 1 env < '${script}' > /dev/null 2>&1; s=$?; times; exit $s`], {
           cwd: worktree,
-          env: { ...process.env, ...env, PYTHONPATH: worktree }, // as vero runs harbor: the agent imports from the checkout
+          // As vero runs harbor: the agent imports from the checkout.
+          env: { ...process.env, ...env, HARBOR_STANDIN_LOG: invocationLog('xargs', round), PYTHONPATH: worktree },
         });
         const xargsMs = performance.now() - t1;
         if (r.status !== 0) throw new Error(`xargs run failed (${r.status})`);
+        const xargsCpu = childrenCpuSec(r.stdout.toString());
         const produced = fs.readdirSync(jobs).filter((j) => fs.statSync(path.join(jobs, j)).isDirectory()).length;
         if (produced !== nTasks) throw new Error(`xargs produced ${produced} jobs, expected ${nTasks}`);
         rows.push({ round, vero: veroMs, xargs: xargsMs });
+        const gaps = (side: 'vero' | 'xargs') => median(turnaroundGaps(invocationLog(side, round), concurrency)).toFixed(0);
         process.stdout.write(
           `round ${round}: vero ${(veroMs / 1000).toFixed(2)} s, xargs ${(xargsMs / 1000).toFixed(2)} s, ratio ${(veroMs / xargsMs).toFixed(2)}\n` +
-            `  memory of ${dev ? 'vero dev' : 'this process (its worker)'}: ${memoryText(veroMemory)}\n`,
+            `  memory of ${dev ? 'vero dev' : 'this process (its worker)'}: ${memoryText(veroMemory)}\n` +
+            `  a harbor run's end → the start of the run it frees a lane for (stand-in start-up included): median vero ${gaps('vero')} ms, xargs ${gaps('xargs')} ms\n` +
+            `  CPU: xargs side ${xargsCpu.toFixed(1)} s; vero ${(treeCpuSec(cpu1) - treeCpuSec(cpu0)).toFixed(1)} s (${cpuBreakdown(cpu0, cpu1)})${dev ? '' : ' (this process: bench and worker)'}\n`,
         );
       }
       // `execution` is not part of the evaluation id: the first round's id, from the same config without it.
@@ -116,7 +125,7 @@ async function main(): Promise<void> {
             'tasks.source.path': dataset,
             'harbor.command': [standin],
             'harbor.agent': 'agent:SkillAgent',
-            'harbor.env': env,
+            'harbor.env': { ...env, HARBOR_STANDIN_LOG: invocationLog('vero', 1) },
             home: path.join(tmp, 'home-1'),
           }),
           'improved',
@@ -144,6 +153,36 @@ async function main(): Promise<void> {
       `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.10, issue #22)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
   );
+}
+
+/**
+ * What a lane waits between two harbor runs, from the stand-in's invocation log: in time order, the k-th run's end
+ * frees the lane the (concurrency + k)-th run starts on (the preflight's dry run left out).
+ */
+function turnaroundGaps(logFile: string, concurrency: number): number[] {
+  const events = fs
+    .readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { event: string; argv: string[]; time: string })
+    .filter((e) => !e.argv.includes('--dry-run'));
+  const times = (kind: string) =>
+    events
+      .filter((e) => e.event === kind)
+      .map((e) => Date.parse(e.time))
+      .sort((a, b) => a - b);
+  const [starts, ends] = [times('start'), times('end')];
+  return ends.slice(0, Math.max(0, starts.length - concurrency)).map((end, k) => starts[concurrency + k]! - end);
+}
+
+/** The CPU-seconds of a bash's children, from the second line `times` printed (user and system). */
+function childrenCpuSec(timesOutput: string): number {
+  const sec = (t: string) => {
+    const m = /^(\d+)m([\d.]+)s$/.exec(t);
+    return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+  };
+  const [user, system] = timesOutput.trim().split('\n').at(-1)!.split(/\s+/);
+  return sec(user!) + sec(system!);
 }
 
 /** Per-task durations (ms) for a duration profile; deterministic. */
