@@ -201,7 +201,7 @@ function trialFiles(home: string, trialDir: string): FileLink[] {
 
 function trialsOf(home: string, jobDir: string): TrialView[] {
   if (!jobDir || !fs.existsSync(jobDir) || !fs.statSync(jobDir).isDirectory()) return [];
-  return loadTrials(jobDir)
+  return loadTrials(jobDir, { whole: true }) // the phase timings are beyond what scoring keeps
     .trials.map((t) => {
       const r = t.result;
       const start = r.started_at ? Date.parse(r.started_at) : NaN;

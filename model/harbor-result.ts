@@ -74,3 +74,37 @@ export function isTrialResult(json: unknown): json is TrialResult {
   }
   return optStr(json.started_at) && optStr(json.finished_at);
 }
+
+/**
+ * The fields of a trial result that scoring reads (those `TrialResult` names), as a new small object: collation
+ * keeps this rather than the whole parsed file (Harbor's config, phase timings and agent metadata are most of
+ * it), so 20,000 results do not live on in memory, and a reader thread can send them cheaply. The tie-break
+ * digest is of this too, wherever the trial was read.
+ */
+export function scoringFields(r: TrialResult): TrialResult {
+  const ex = r.exception_info;
+  const ar = r.agent_result;
+  const vr = r.verifier_result;
+  const out: TrialResult = { task_name: r.task_name, trial_name: r.trial_name };
+  if (r.id !== undefined) out.id = r.id;
+  if (r.task_id !== undefined) out.task_id = r.task_id;
+  if (r.source !== undefined) out.source = r.source;
+  if (r.config?.task !== undefined) out.config = { task: { path: r.config.task.path } };
+  if (vr !== undefined) out.verifier_result = vr === null ? null : { rewards: vr.rewards };
+  if (ex !== undefined)
+    out.exception_info =
+      ex === null ? null : { exception_type: ex.exception_type, exception_message: ex.exception_message, occurred_at: ex.occurred_at };
+  if (ar !== undefined)
+    out.agent_result =
+      ar === null
+        ? null
+        : {
+            cost_usd: ar.cost_usd,
+            n_input_tokens: ar.n_input_tokens,
+            n_output_tokens: ar.n_output_tokens,
+            n_cache_tokens: ar.n_cache_tokens,
+          };
+  if (r.started_at !== undefined) out.started_at = r.started_at;
+  if (r.finished_at !== undefined) out.finished_at = r.finished_at;
+  return out;
+}
