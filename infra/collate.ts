@@ -42,9 +42,6 @@ function subdirs(dir: string): string[] {
   }
 }
 
-/** What reading a trial's result.json gave: the trial, why it is not one, or nothing there yet. */
-export type TrialFileRead = { trial: LoadedTrial } | { invalid: string } | { missing: true };
-
 /** What a loaded trial keeps of its file: the fields scoring reads (the default), or the whole of it (the views). */
 export interface LoadOptions {
   whole?: boolean;
@@ -54,7 +51,11 @@ export interface LoadOptions {
  * Parses one trial result file; null with a reason when it is not a trial result. Only a regular file of
  * bounded size is read, and only when it resolves inside `within` (the jobs dir): a symlink out is not scored.
  */
-export function readTrialFile(file: string, within?: string, opts: LoadOptions = {}): TrialFileRead {
+export function readTrialFile(
+  file: string,
+  within?: string,
+  opts: LoadOptions = {},
+): { trial: LoadedTrial } | { invalid: string } | { missing: true } {
   let text: string;
   try {
     text = readRegularText(file, { maxBytes: MAX_RESULT_BYTES, within });
@@ -78,29 +79,19 @@ export function readTrialFile(file: string, within?: string, opts: LoadOptions =
   return { trial: { result: opts.whole ? parsed.data : scoringFields(parsed.data), file } };
 }
 
-/** The result.json of every trial dir under a jobs dir (many jobs) or a single job dir, in order. */
-export function trialFilesUnder(dir: string): string[] {
-  const jobDirs = isJobDir(dir) ? [dir] : subdirs(dir);
-  return jobDirs.flatMap((job) => subdirs(job).map((trialDir) => harborJobFiles.resultIn(trialDir)));
-}
-
-/** The trials and the invalid files among what reading `files` gave (in the same order). */
-export function gatherTrials(files: string[], reads: TrialFileRead[]): LoadedJobs {
-  const out: LoadedJobs = { trials: [], invalid: [] };
-  reads.forEach((r, i) => {
-    if ('trial' in r) out.trials.push(r.trial);
-    else if ('invalid' in r) out.invalid.push({ file: files[i]!, reason: r.invalid });
-  });
-  return out;
-}
-
 /** Loads every trial under a jobs dir (many jobs) or a single job dir. */
 export function loadTrials(dir: string, opts: LoadOptions = {}): LoadedJobs {
-  const files = trialFilesUnder(dir);
-  return gatherTrials(
-    files,
-    files.map((f) => readTrialFile(f, dir, opts)),
-  );
+  const jobDirs = isJobDir(dir) ? [dir] : subdirs(dir);
+  const out: LoadedJobs = { trials: [], invalid: [] };
+  for (const job of jobDirs) {
+    for (const trialDir of subdirs(job)) {
+      const file = harborJobFiles.resultIn(trialDir);
+      const r = readTrialFile(file, dir, opts);
+      if ('trial' in r) out.trials.push(r.trial);
+      else if ('invalid' in r) out.invalid.push({ file, reason: r.invalid });
+    }
+  }
+  return out;
 }
 
 export interface CollatedTask extends TaskScore {

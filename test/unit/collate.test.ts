@@ -133,3 +133,26 @@ test('a task whose every result.json is unreadable is an error row naming the fi
   // The same row when the task was asked for by name (the evaluation's path).
   expect(collate(loaded.trials, { requested: ['garbled'], invalid: loaded.invalid })[0]!.error).toBe(rows[0]!.error);
 });
+
+test('a loaded trial keeps the fields scoring reads; whole results only when asked (the views)', () => {
+  const jobs = tempDir();
+  jobDir(jobs, 'j');
+  const full = {
+    ...trial('alpha', 'alpha__AAAAAAA', { reward: 1 }),
+    config: { task: { path: '/data/ds/alpha' }, agent: { name: 'big' } },
+    agent_result: { cost_usd: 0.5, n_input_tokens: 10, n_output_tokens: 2, n_cache_tokens: null, metadata: { rollout: 'x'.repeat(1000) } },
+    agent_execution: { started_at: '2026-08-22T11:00:00Z', finished_at: '2026-08-22T11:30:00Z' },
+  };
+  writeTrial(jobs, 'j', 'alpha__AAAAAAA', full);
+  expect(loadTrials(jobs).trials[0]!.result).toEqual({
+    task_name: 'org/alpha',
+    trial_name: 'alpha__AAAAAAA',
+    task_id: { path: '/data/ds/alpha' },
+    config: { task: { path: '/data/ds/alpha' } },
+    verifier_result: { rewards: { reward: 1 } },
+    exception_info: null,
+    agent_result: { cost_usd: 0.5, n_input_tokens: 10, n_output_tokens: 2, n_cache_tokens: null },
+    finished_at: '2026-08-22T12:00:00Z',
+  });
+  expect(loadTrials(jobs, { whole: true }).trials[0]!.result).toEqual(full);
+});
