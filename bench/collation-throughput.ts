@@ -67,21 +67,24 @@ function main(): void {
       const t = performance.now();
       const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 28 });
       if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
-      return performance.now() - t;
+      return { ms: performance.now() - t, stderr: r.stderr.toString() };
     };
-    const rows: { vero: number; floor: number }[] = [];
+    const rows: { vero: number; floor: number; rssMiB: number }[] = [];
     for (let round = 0; round < 3; round++) {
-      const floor = time('bash', ['-c', `find '${jobs}' -name result.json -print0 | xargs -0 cat > /dev/null`]);
-      const vero = time(path.join(PROJECT_ROOT, 'bin/vero'), ['trials', jobs, '--json']);
-      rows.push({ vero, floor });
+      const floor = time('bash', ['-c', `find '${jobs}' -name result.json -print0 | xargs -0 cat > /dev/null`]).ms;
+      // bin/vero is `exec node dist/cli/main.js`: the same, with its peak RSS reported as it exits.
+      const cli = path.join(PROJECT_ROOT, 'dist', 'cli', 'main.js');
+      const vero = time(process.execPath, ['-r', path.join(__dirname, 'report-max-rss.js'), cli, 'trials', jobs, '--json']);
+      const rssMiB = Number(/max-rss-kib (\d+)/.exec(vero.stderr)?.[1] ?? NaN) / 1024;
+      rows.push({ vero: vero.ms, floor, rssMiB });
       process.stdout.write(
-        `round ${round + 1}: vero trials ${(vero / 1000).toFixed(2)} s, find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero / floor).toFixed(1)}\n`,
+        `round ${round + 1}: vero trials ${(vero.ms / 1000).toFixed(2)} s (peak RSS ${rssMiB.toFixed(0)} MiB), find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero.ms / floor).toFixed(1)}\n`,
       );
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
     const v = med(rows.map((r) => r.vero));
     process.stdout.write(
-      `\n${n} trial files (${(bytes / 1e6).toFixed(0)} MB), 500 tasks\nmedian vero trials ${(v / 1000).toFixed(2)} s = ${Math.round(n / (v / 1000))} trials/s; ratio to the I/O floor ${(v / med(rows.map((r) => r.floor))).toFixed(1)}\n`,
+      `\n${n} trial files (${(bytes / 1e6).toFixed(0)} MB), 500 tasks\nmedian vero trials ${(v / 1000).toFixed(2)} s = ${Math.round(n / (v / 1000))} trials/s; ratio to the I/O floor ${(v / med(rows.map((r) => r.floor))).toFixed(1)}; peak RSS ${med(rows.map((r) => r.rssMiB)).toFixed(0)} MiB\n`,
     );
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

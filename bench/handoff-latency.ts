@@ -30,13 +30,19 @@ const ms = (e: HistoryEvent | undefined): number | null => {
 
 type Hop = 'parentWft' | 'childCreated' | 'chunkWft' | 'activityStart';
 
+/** The events that name an earlier one (`ref`: that one's id), by that id (the first such event wins). */
+function byRef(events: HistoryEvent[], ref: (e: HistoryEvent) => unknown): Map<number, HistoryEvent> {
+  const out = new Map<number, HistoryEvent>();
+  for (const e of events) {
+    const id = ref(e);
+    if (id !== undefined && id !== null && !out.has(Number(id))) out.set(Number(id), e);
+  }
+  return out;
+}
+
 /** The ActivityTaskStarted event of a scheduled activity. */
 const startedEventOf = (events: HistoryEvent[], scheduled: HistoryEvent): HistoryEvent | undefined =>
-  events.find(
-    (e) =>
-      e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
-      Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled.eventId),
-  );
+  byRef(events, (e) => e.activityTaskStartedEventAttributes?.scheduledEventId).get(Number(scheduled.eventId));
 
 /** The parent's event that handed chunk `chunkId` its first lane: starting it with lanes, or its first grant. */
 function handoffEvent(parent: HistoryEvent[], chunkId: string): { index: number; prestarted: boolean } | null {
@@ -126,29 +132,17 @@ export async function laneTurnaround(client: Client, evalId: string, chunks: num
   const hops = { wftDispatch: [] as number[], wft: [] as number[], activityStart: [] as number[] };
   for (let k = 0; k < chunks; k++) {
     const events = (await client.workflow.getHandle(chunkWorkflowId(evalId, k)).fetchHistory()).events ?? [];
-    const startedOf = new Map(
-      events
-        .filter((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED)
-        .map((e) => [Number(e.activityTaskStartedEventAttributes?.scheduledEventId), e]),
-    );
+    // Each event by the earlier event it names: a WFT's completion by its start, an activity by the WFT that
+    // scheduled it, an activity's start by its scheduling.
+    const wftCompletedBy = byRef(events, (e) => e.workflowTaskCompletedEventAttributes?.startedEventId);
+    const scheduledBy = byRef(events, (e) => e.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId);
+    const startedBy = byRef(events, (e) => e.activityTaskStartedEventAttributes?.scheduledEventId);
     for (const [i, e] of events.entries()) {
       if (e.eventType !== E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) continue;
       const wftStarted = events.slice(i + 1).find((x) => x.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED);
-      const wftCompleted =
-        wftStarted &&
-        events.find(
-          (x) =>
-            x.eventType === E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED &&
-            Number(x.workflowTaskCompletedEventAttributes?.startedEventId) === Number(wftStarted.eventId),
-        );
-      const scheduled =
-        wftCompleted &&
-        events.find(
-          (x) =>
-            x.eventType === E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-            Number(x.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId) === Number(wftCompleted.eventId),
-        );
-      const started = scheduled && startedOf.get(Number(scheduled.eventId));
+      const wftCompleted = wftStarted && wftCompletedBy.get(Number(wftStarted.eventId));
+      const scheduled = wftCompleted && scheduledBy.get(Number(wftCompleted.eventId));
+      const started = scheduled && startedBy.get(Number(scheduled.eventId));
       const t = [e, wftStarted, wftCompleted, started].map(ms);
       if (t.some((x) => x === null)) continue;
       hops.wftDispatch.push(t[1]! - t[0]!);

@@ -58,7 +58,11 @@ function workflowCode(
   plugins: boolean,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (given) return { workflowBundle: given };
-  const prebuilt = plugins ? { stale: 'telemetry on: bundled with its interceptors' } : prebuiltWorkflowBundle();
+  const prebuilt = plugins
+    ? { stale: 'telemetry on: bundled with its interceptors' }
+    : process.env.VERO_WORKFLOW_BUNDLE === '0'
+      ? { stale: 'VERO_WORKFLOW_BUNDLE=0' }
+      : prebuiltWorkflowBundle();
   if ('codePath' in prebuilt) return { workflowBundle: prebuilt };
   Runtime.instance().logger.debug(`bundling the workflows at start: ${prebuilt.stale}`);
   return { workflowsPath: require.resolve('../workflows') };

@@ -41,11 +41,12 @@ let bundle: Promise<WorkflowBundleWithSourceMap | { codePath: string }> | undefi
  * (worker/workflow-bundle.ts), else bundled from them once per test file.
  */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap | { codePath: string }> {
-  const prebuilt = prebuiltWorkflowBundle({ checkSources: true });
-  bundle ??=
-    'codePath' in prebuilt
-      ? Promise.resolve(prebuilt)
+  bundle ??= (async () => {
+    const prebuilt = prebuiltWorkflowBundle({ checkSources: true });
+    return 'codePath' in prebuilt
+      ? prebuilt
       : bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  })();
   return bundle;
 }
 

@@ -88,3 +88,16 @@ test('a spawned `vero worker` runs an evaluation on the built bundle, without bu
   }
   expect(fs.readFileSync(worker.log, 'utf8')).not.toMatch(/Workflow bundle created/);
 });
+
+test('VERO_WORKFLOW_BUNDLE=0: a spawned `vero worker` bundles at start, and still runs the evaluation', async () => {
+  const q = uniqueQueue('bundle-off');
+  const f = evalFixture({ taskQueue: q, address: address(), scenario: { default: { reward: 1 } }, tasks: { names: ['hello-world'] } });
+  const { handle } = await startOrAttach(await client(), await prepareEvalInput(loadEvalConfig(f.configFile), 'improved'), q);
+  const worker = spawnWorker(address(), q, { VERO_WORKFLOW_BUNDLE: '0' });
+  try {
+    expect(await handle.result()).toMatchObject({ nScored: 1, score: 1 });
+  } finally {
+    worker.kill('SIGTERM');
+  }
+  expect(fs.readFileSync(worker.log, 'utf8')).toMatch(/Workflow bundle created/);
+});
