@@ -3,8 +3,8 @@ import { homePaths } from '../model/paths';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Command } from 'commander';
-import { startDevServer } from '../infra/dev-server';
+import { Command, Option } from 'commander';
+import { DB_SYNC_MODES, startDevServer, type DbSync } from '../infra/dev-server';
 import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/eval-types';
 import { ConfigError } from '../model/errors';
@@ -104,6 +104,14 @@ function registerDev(program: Command): void {
     .command('dev')
     .description('a local Temporal dev server (SQLite, Web UI) plus a worker; Ctrl-C stops both')
     .option('--db <file>', 'SQLite file: the durability (default <VERO_HOME>/temporal.db)')
+    .addOption(
+      new Option(
+        '--db-sync <mode>',
+        'how the SQLite file is flushed: normal = not at each commit (a crash of any process loses nothing; a power loss or OS crash may lose the latest history, which re-runs those tasks, resuming their harbor jobs), full = fsync every commit (more CPU per task)',
+      )
+        .choices(DB_SYNC_MODES)
+        .default('normal'),
+    )
     .option('--port <port>', 'frontend gRPC port', parseIntFlag('--port'), 7233)
     .option('--ui-port <port>', 'Web UI port (default port + 1000)', parseIntFlag('--ui-port'))
     .option('--task-queue <queue>', 'task queue of the in-process worker', TEMPORAL_DEFAULTS.task_queue)
@@ -122,6 +130,7 @@ function registerDev(program: Command): void {
     .action(
       async (o: {
         db?: string;
+        dbSync: DbSync;
         port: number;
         uiPort?: number;
         taskQueue: string;
@@ -137,6 +146,7 @@ function registerDev(program: Command): void {
           ui: true,
           uiPort: o.uiPort,
           dbFile: db,
+          dbSync: o.dbSync,
           logFile: `${db}.log`,
         });
         print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);

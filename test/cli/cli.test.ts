@@ -240,10 +240,14 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
   const db = path.join(dir, 'temporal.db');
   const port = await freePort();
   const uiPort = await freePort();
-  const start = async () => {
-    const child = spawn(VERO, ['dev', '--db', db, '--port', String(port), '--ui-port', String(uiPort), '--task-queue', 'dev-test'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  const start = async (...flags: string[]) => {
+    const child = spawn(
+      VERO,
+      ['dev', '--db', db, '--port', String(port), '--ui-port', String(uiPort), '--task-queue', 'dev-test', ...flags],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     await until('vero dev to start its worker', async () => out.includes('worker polling'), 30_000);
@@ -267,9 +271,13 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
   expect(
     chromium(['--virtual-time-budget=20000', '--dump-dom', `http://127.0.0.1:${uiPort}/namespaces/default/workflows?query=${query}`]),
   ).toContain(evalId);
+  // The file is in WAL mode (its header's read and write versions are 2; a rollback journal's are 1).
+  const header = fs.readFileSync(db).subarray(18, 20);
+  expect([...header]).toEqual([2, 2]);
   await stop(first);
 
-  const second = await start();
+  // Reopened with every commit fsynced: the same file, the same evaluations.
+  const second = await start('--db-sync', 'full');
   try {
     const listed = vero(['list', '--json', '--address', `127.0.0.1:${port}`]);
     expect(listed.code).toBe(0);
@@ -283,6 +291,9 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     const sameDb = vero(['dev', '--db', db, '--port', String(await freePort()), '--no-worker']);
     expect(sameDb.code).toBe(2);
     expect(sameDb.stderr).toMatch(new RegExp(`in use by a running dev server \\(pid \\d+, port ${port}\\) of vero process ${second.pid}`));
+    const badSync = vero(['dev', '--db', path.join(dir, 'other.db'), '--db-sync', 'sometimes', '--no-worker']);
+    expect(badSync.code).toBe(2);
+    expect(badSync.stderr).toContain("argument 'sometimes' is invalid. Allowed choices are normal, full");
     const samePort = vero(['dev', '--db', path.join(dir, 'other.db'), '--port', String(port), '--no-worker']);
     expect(samePort.code).toBe(2);
     expect(samePort.stderr).toContain(`port 127.0.0.1:${port} is already in use`);
