@@ -32,6 +32,8 @@ async function launchOnce(
   const iso = isolationFor(t.s, t.env, [t.paths.jobsDir, t.input.worktree, cwd], t.task);
   const offset = fileSize(t.logFile);
   fs.appendFileSync(t.logFile, `\n# vero-harbor attempt ${t.attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
+  // The attempt's first heartbeat is this timer's first tick: one at launch would cost a server write per task and
+  // report nothing (no trial has run yet); a cancel is seen at the first tick.
   const timer = setInterval(t.beat, t.heartbeatEveryMs());
   try {
     const run = await runInGroup(argv, {

@@ -176,6 +176,5 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
   fs.mkdirSync(t.paths.jobsDir, { recursive: true });
   if (t.attempt > 1) await stopIfCancelledRetry(t);
   const { run, deadline } = await collectOrAdopt(t);
-  t.beat();
   return settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));
 }

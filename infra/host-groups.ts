@@ -39,8 +39,14 @@ function groupsDir(): string {
 
 const fileOf = (pid: number, host: string) => path.join(groupsDir(), `${host}-${pid}.json`);
 
+/**
+ * Atomic (a reader never sees half a record) but not flushed: the record only matters while this host runs. A
+ * worker that crashes leaves it in the page cache for the reaper; a host that crashes takes its groups with it,
+ * and a record that survived a reboot would only name a pid that now belongs to another process. (An fsync here
+ * held the worker's event loop ≈ 5 ms per task launch under load: docs/benchmarks.md, session 11.)
+ */
 export function recordGroup(g: HostGroup): void {
-  writeJsonDurable(fileOf(g.pid, g.host), g);
+  writeJsonDurable(fileOf(g.pid, g.host), g, { fsync: false });
 }
 
 export function forgetGroup(pid: number, host = hostId()): void {
