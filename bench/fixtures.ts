@@ -67,16 +67,35 @@ export function benchWorkspace(
 
 /**
  * `vero dev` as the README starts it, on a free port with a temp SQLite file; stopped with Ctrl-C's signal.
- * `slots`: its worker's `--max-concurrent-tasks` (default: the README's, sized by memory).
+ * `slots`: its worker's `--max-concurrent-tasks` (default: the README's, sized by memory); `flags`: more of its
+ * flags (e.g. `--db-sync full`); `profileDir`: write its main thread's CPU profile there (cpu-profile-preload.ts).
  */
-export async function startVeroDev(tmp: string, slots?: number): Promise<{ address: string; pid: number; stop: () => Promise<void> }> {
+export async function startVeroDev(
+  tmp: string,
+  slots?: number,
+  opts: { flags?: string[]; profileDir?: string } = {},
+): Promise<{ address: string; pid: number; stop: () => Promise<void> }> {
   const port = 17_000 + Math.floor(Math.random() * 2_000);
+  const profiling = opts.profileDir
+    ? {
+        NODE_OPTIONS: `--require ${path.join(PROJECT_ROOT, 'dist', 'bench', 'cpu-profile-preload.js')}`,
+        VERO_CPU_PROFILE_DIR: opts.profileDir,
+      }
+    : {};
   const proc: ChildProcess = spawn(
     path.join(PROJECT_ROOT, 'bin', 'vero'),
-    ['dev', '--port', String(port), '--db', path.join(tmp, 'dev.db'), ...(slots ? ['--max-concurrent-tasks', String(slots)] : [])],
+    [
+      'dev',
+      '--port',
+      String(port),
+      '--db',
+      path.join(tmp, 'dev.db'),
+      ...(slots ? ['--max-concurrent-tasks', String(slots)] : []),
+      ...(opts.flags ?? []),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home') },
+      env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home'), ...profiling },
     },
   );
   let out = '';

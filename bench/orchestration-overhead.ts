@@ -8,6 +8,8 @@
  *
  *   npm run bench -- [--tasks 200] [--concurrency 8] [--rounds 2] [--chunk-size 500] [--durations zero] [--worker dev]
  *                    [--dev-slots N]   (vero dev's --max-concurrent-tasks; default: the README's, by memory)
+ *                    [--db-sync normal|full]   (vero dev's --db-sync; default: its own)
+ *                    [--profile-worker]   (a CPU profile of vero dev's main thread, summed at the end)
  *
  * --worker dev runs the evaluations on `vero dev` exactly as the README starts it (its default worker slots,
  * its own dev server on a free port and a temp SQLite file), not on an in-process worker sized for the bench.
@@ -29,6 +31,7 @@ import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-work
 import { benchWorkspace, median, numberArg, startVeroDev, stringArg } from './fixtures';
 import { handoffLatency, laneTurnaround } from './handoff-latency';
 import { cpuBreakdown, treeCpu, treeCpuSec } from './tree-cpu';
+import { profileSummary } from './cpu-profile-summary';
 import { memoryText, sampleTreeMemory } from './tree-memory';
 
 async function main(): Promise<void> {
@@ -53,7 +56,16 @@ async function main(): Promise<void> {
   const workerKind = stringArg('--worker', 'bench');
   if (!['bench', 'dev'].includes(workerKind)) throw new Error(`--worker ${workerKind}: expected bench or dev`);
   const devSlots = numberArg('--dev-slots', 0); // vero dev --max-concurrent-tasks (0: its default)
-  const dev = workerKind === 'dev' ? await startVeroDev(tmp, devSlots || undefined) : null;
+  const dbSync = stringArg('--db-sync', ''); // vero dev --db-sync (empty: its default)
+  const profileWorker = process.argv.includes('--profile-worker');
+  const profileDir = profileWorker ? fs.mkdtempSync(path.join(os.tmpdir(), 'vero-bench-profile-')) : undefined;
+  const dev =
+    workerKind === 'dev'
+      ? await startVeroDev(tmp, devSlots || undefined, {
+          flags: dbSync ? ['--db-sync', dbSync] : [],
+          ...(profileDir ? { profileDir } : {}),
+        })
+      : null;
   const server = dev ? null : await startDevServer({ temporalCli: findTemporalCli() });
   const address = dev?.address ?? server!.address;
   const taskQueue = dev ? 'vero-harbor' : 'bench';
@@ -145,11 +157,17 @@ async function main(): Promise<void> {
     await dev?.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+  if (profileDir) {
+    for (const f of fs.readdirSync(profileDir))
+      process.stdout.write(
+        `CPU profile of vero dev (all rounds), ${path.join(profileDir, f)}:\n${profileSummary(path.join(profileDir, f))}\n`,
+      );
+  }
   const best = rows.reduce((a, b) => (b.vero / b.xargs < a.vero / a.xargs ? b : a));
   const ratio = median(rows.map((r) => r.vero / r.xargs));
   const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
   process.stdout.write(
-    `\nworker ${dev ? (devSlots ? `\`vero dev --max-concurrent-tasks ${devSlots}\`` : '`vero dev` (README defaults)') : `in-process, ${concurrency} slots`}, tasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
+    `\nworker ${dev ? (devSlots || dbSync ? `\`vero dev${devSlots ? ` --max-concurrent-tasks ${devSlots}` : ''}${dbSync ? ` --db-sync ${dbSync}` : ''}\`` : '`vero dev` (README defaults)') : `in-process, ${concurrency} slots`}, tasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
       `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.10, issue #22)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
   );
