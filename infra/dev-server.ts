@@ -40,7 +40,7 @@ export type DbSync = (typeof DB_SYNC_MODES)[number];
  * spends 20–30 % less CPU per task (docs/benchmarks.md, session 11), which on a small machine is CPU the harbor
  * processes need.
  */
-export function sqlitePragmaArgs(sync: DbSync = 'normal'): string[] {
+function sqlitePragmaArgs(sync: DbSync = 'normal'): string[] {
   return ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', `synchronous=${sync}`];
 }
 
