@@ -232,6 +232,9 @@ test('start-eval --wait --json prints the result; trials --json collates its job
     tasks: { metrics: Record<string, number> }[];
   };
   expect(mean.tasks[0]!.metrics).toEqual({ reward_mean: 0.5, n_attempts: 2, n_scored: 2, n_clean: 2 });
+  // Threads read and score chunks of whole tasks; the rows (and each row's job dir) do not depend on how many.
+  expect(vero(['trials', jobsDir, '--json', '--threads', '3']).stdout).toBe(trials.stdout);
+  expect(vero(['trials', jobsDir, '--threads', '0']).code).toBe(2);
   expect(vero(['trials', '/nonexistent']).code).toBe(2);
 });
 
@@ -240,6 +243,8 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
   const db = path.join(dir, 'temporal.db');
   const port = await freePort();
   const uiPort = await freePort();
+  // Whatever this test started is stopped at its end, whichever expectation failed first.
+  const running = new Set<ReturnType<typeof spawn>>();
   const start = async (...flags: string[]) => {
     const child = spawn(
       VERO,
@@ -248,6 +253,8 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    running.add(child);
+    child.on('exit', () => running.delete(child));
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     await until('vero dev to start its worker', async () => out.includes('worker polling'), 30_000);
@@ -259,26 +266,26 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     child.kill('SIGINT');
     expect(await exited).toBe(0);
   };
-  const first = await start();
-  const page = await fetch(`http://127.0.0.1:${uiPort}/`);
-  expect(page.status).toBe(200);
-  const repo = evalFixture({ taskQueue: 'dev-test', address: `127.0.0.1:${port}`, tasks: { names: ['hello-world'] } });
-  const run = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--wait', '--json']);
-  expect(run.code).toBe(0);
-  const { evalId, candidate } = JSON.parse(run.stdout) as { evalId: string; candidate: string };
-  // As a person would: the Web UI, in headless Chromium, finds the evaluation by its candidate.
-  const query = encodeURIComponent(`VeroCandidate="${candidate}"`);
-  expect(
-    chromium(['--virtual-time-budget=20000', '--dump-dom', `http://127.0.0.1:${uiPort}/namespaces/default/workflows?query=${query}`]),
-  ).toContain(evalId);
-  // The file is in WAL mode (its header's read and write versions are 2; a rollback journal's are 1).
-  const header = fs.readFileSync(db).subarray(18, 20);
-  expect([...header]).toEqual([2, 2]);
-  await stop(first);
-
-  // Reopened with every commit fsynced: the same file, the same evaluations.
-  const second = await start('--db-sync', 'full');
   try {
+    const first = await start();
+    const page = await fetch(`http://127.0.0.1:${uiPort}/`);
+    expect(page.status).toBe(200);
+    const repo = evalFixture({ taskQueue: 'dev-test', address: `127.0.0.1:${port}`, tasks: { names: ['hello-world'] } });
+    const run = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--wait', '--json']);
+    expect(run.code).toBe(0);
+    const { evalId, candidate } = JSON.parse(run.stdout) as { evalId: string; candidate: string };
+    // As a person would: the Web UI, in headless Chromium, finds the evaluation by its candidate.
+    const query = encodeURIComponent(`VeroCandidate="${candidate}"`);
+    expect(
+      chromium(['--virtual-time-budget=20000', '--dump-dom', `http://127.0.0.1:${uiPort}/namespaces/default/workflows?query=${query}`]),
+    ).toContain(evalId);
+    // The file is in WAL mode (its header's read and write versions are 2; a rollback journal's are 1).
+    const header = fs.readFileSync(db).subarray(18, 20);
+    expect([...header]).toEqual([2, 2]);
+    await stop(first);
+
+    // Reopened with every commit fsynced: the same file, the same evaluations.
+    const second = await start('--db-sync', 'full');
     const listed = vero(['list', '--json', '--address', `127.0.0.1:${port}`]);
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { evalId: string; status: string }[]).find((r) => r.evalId === evalId)).toMatchObject({
@@ -299,8 +306,13 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     expect(samePort.stderr).toContain(`port 127.0.0.1:${port} is already in use`);
     // The first is untouched: it still answers.
     expect(vero(['list', '--json', '--address', `127.0.0.1:${port}`]).code).toBe(0);
-  } finally {
     await stop(second);
+  } finally {
+    for (const child of running) {
+      const exited = new Promise((r) => child.on('exit', r));
+      child.kill('SIGINT'); // vero dev stops its Temporal server on SIGINT
+      await exited;
+    }
   }
 });
 
