@@ -2,7 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { collate, collatedRow, loadTrials } from '../infra/collate';
+import { collatedRow } from '../infra/collate';
+import { collateInParallel, MAX_COLLATION_THREADS, PARALLEL_MIN_TRIALS } from '../infra/collate-parallel';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 
@@ -16,15 +17,26 @@ export function registerTrialsCommand(program: Command): void {
     )
     .option('--reward-key <key>', 'the reward to read (default: pass, then reward, then the mean of all rewards)')
     .addOption(new Option('--aggregate <how>', 'per-task aggregation over attempts').choices(['best', 'mean']).default('best'))
-    .action((dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean' }) => {
+    .option(
+      '--threads <n>',
+      `threads reading and scoring the result.json files, this one included (default: 1 under ${PARALLEL_MIN_TRIALS.toLocaleString('en')} trials, else one per core up to ${MAX_COLLATION_THREADS}); the rows do not depend on it`,
+      threadCount,
+    )
+    .action(async (dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean'; threads?: number }) => {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ConfigError(`${dir}: not a directory`);
-      const loaded = loadTrials(dir);
-      const rows = collate(loaded.trials, { rewardKey: o.rewardKey, aggregate: o.aggregate, invalid: loaded.invalid });
-      for (const bad of loaded.invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
+      const { rows, invalid, chosenFiles } = await collateInParallel(dir, {
+        rewardKey: o.rewardKey,
+        aggregate: o.aggregate,
+        threads: o.threads,
+      });
+      for (const bad of invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
       if (o.json) {
         // The rows of `vero results --json`, less what only a run knows (runs, timedOut, notes, harborVersion).
-        const jobOf = new Map(loaded.trials.map((t) => [t.result.trial_name, path.dirname(path.dirname(t.file))]));
-        const tasks = rows.map((r) => collatedRow(r, (r.trial && jobOf.get(r.trial)) ?? path.resolve(dir)));
+        const jobOf = (trial: string | null) => {
+          const file = trial === null ? undefined : chosenFiles.get(trial);
+          return file ? path.dirname(path.dirname(file)) : path.resolve(dir);
+        };
+        const tasks = rows.map((r) => collatedRow(r, jobOf(r.trial)));
         process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
         return;
       }
@@ -36,4 +48,10 @@ export function registerTrialsCommand(program: Command): void {
       const mean = rows.length ? scored.reduce((a, r) => a + (r.score ?? 0), 0) / rows.length : 0;
       process.stdout.write(`${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)\n`);
     });
+}
+
+function threadCount(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 64)
+    throw new ConfigError(`--threads: expected a whole number from 1 to 64, got "${v}"`);
+  return Number(v);
 }

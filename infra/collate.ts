@@ -79,19 +79,27 @@ export function readTrialFile(
   return { trial: { result: opts.whole ? parsed.data : scoringFields(parsed.data), file } };
 }
 
-/** Loads every trial under a jobs dir (many jobs) or a single job dir. */
-export function loadTrials(dir: string, opts: LoadOptions = {}): LoadedJobs {
+/** The trial dirs under a jobs dir (many jobs) or a single job dir, in the order they are read: sorted by job, then by name. */
+export function listTrialDirs(dir: string): string[] {
   const jobDirs = isJobDir(dir) ? [dir] : subdirs(dir);
+  return jobDirs.flatMap((job) => subdirs(job));
+}
+
+/** Reads the result.json of each trial dir (see readTrialFile); a missing one (a running trial) is no row at all. */
+export function readTrialDirs(trialDirs: readonly string[], within: string, opts: LoadOptions = {}): LoadedJobs {
   const out: LoadedJobs = { trials: [], invalid: [] };
-  for (const job of jobDirs) {
-    for (const trialDir of subdirs(job)) {
-      const file = harborJobFiles.resultIn(trialDir);
-      const r = readTrialFile(file, dir, opts);
-      if ('trial' in r) out.trials.push(r.trial);
-      else if ('invalid' in r) out.invalid.push({ file, reason: r.invalid });
-    }
+  for (const trialDir of trialDirs) {
+    const file = harborJobFiles.resultIn(trialDir);
+    const r = readTrialFile(file, within, opts);
+    if ('trial' in r) out.trials.push(r.trial);
+    else if ('invalid' in r) out.invalid.push({ file, reason: r.invalid });
   }
   return out;
+}
+
+/** Loads every trial under a jobs dir (many jobs) or a single job dir, on this thread (collate-parallel: on several). */
+export function loadTrials(dir: string, opts: LoadOptions = {}): LoadedJobs {
+  return readTrialDirs(listTrialDirs(dir), dir, opts);
 }
 
 export interface CollatedTask extends TaskScore {
