@@ -3,6 +3,8 @@
  * `find -name result.json | xargs cat > /dev/null` (the I/O floor), side by side.
  *
  *   npm run build && node dist/bench/collation-throughput.js [--trials 20000]
+ *
+ * Each round also runs `vero trials --threads 1` (one thread), for the gain of its default threads.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -69,22 +71,29 @@ function main(): void {
       if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
       return { ms: performance.now() - t, stderr: r.stderr.toString() };
     };
-    const rows: { vero: number; floor: number; rssMiB: number }[] = [];
+    // bin/vero is `exec node dist/cli/main.js`: the same, with its peak RSS reported as it exits.
+    const cli = path.join(PROJECT_ROOT, 'dist', 'cli', 'main.js');
+    const veroTrials = (...flags: string[]) => {
+      const r = time(process.execPath, ['-r', path.join(__dirname, 'report-max-rss.js'), cli, 'trials', jobs, '--json', ...flags]);
+      return { ms: r.ms, rssMiB: Number(/max-rss-kib (\d+)/.exec(r.stderr)?.[1] ?? NaN) / 1024 };
+    };
+    const rows: { vero: number; oneThread: number; floor: number; rssMiB: number }[] = [];
     for (let round = 0; round < 3; round++) {
       const floor = time('bash', ['-c', `find '${jobs}' -name result.json -print0 | xargs -0 cat > /dev/null`]).ms;
-      // bin/vero is `exec node dist/cli/main.js`: the same, with its peak RSS reported as it exits.
-      const cli = path.join(PROJECT_ROOT, 'dist', 'cli', 'main.js');
-      const vero = time(process.execPath, ['-r', path.join(__dirname, 'report-max-rss.js'), cli, 'trials', jobs, '--json']);
-      const rssMiB = Number(/max-rss-kib (\d+)/.exec(vero.stderr)?.[1] ?? NaN) / 1024;
-      rows.push({ vero: vero.ms, floor, rssMiB });
+      const vero = veroTrials(); // its default threads
+      const oneThread = veroTrials('--threads', '1').ms;
+      rows.push({ vero: vero.ms, oneThread, floor, rssMiB: vero.rssMiB });
       process.stdout.write(
-        `round ${round + 1}: vero trials ${(vero.ms / 1000).toFixed(2)} s (peak RSS ${rssMiB.toFixed(0)} MiB), find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero.ms / floor).toFixed(1)}\n`,
+        `round ${round + 1}: vero trials ${(vero.ms / 1000).toFixed(2)} s (peak RSS ${vero.rssMiB.toFixed(0)} MiB; --threads 1: ${(oneThread / 1000).toFixed(2)} s), find|xargs cat ${(floor / 1000).toFixed(2)} s, ratio ${(vero.ms / floor).toFixed(2)}\n`,
       );
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
     const v = med(rows.map((r) => r.vero));
+    const floor = med(rows.map((r) => r.floor));
     process.stdout.write(
-      `\n${n} trial files (${(bytes / 1e6).toFixed(0)} MB), 500 tasks\nmedian vero trials ${(v / 1000).toFixed(2)} s = ${Math.round(n / (v / 1000))} trials/s; ratio to the I/O floor ${(v / med(rows.map((r) => r.floor))).toFixed(1)}; peak RSS ${med(rows.map((r) => r.rssMiB)).toFixed(0)} MiB\n`,
+      `\n${n} trial files (${(bytes / 1e6).toFixed(0)} MB), 500 tasks, ${os.availableParallelism()} cores\n` +
+        `median vero trials ${(v / 1000).toFixed(2)} s = ${Math.round(n / (v / 1000))} trials/s; ratio to the I/O floor ${(v / floor).toFixed(2)} ` +
+        `(--threads 1: ${(med(rows.map((r) => r.oneThread)) / floor).toFixed(2)}; goal ≤ 1.5, issue #22); peak RSS ${med(rows.map((r) => r.rssMiB)).toFixed(0)} MiB\n`,
     );
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
