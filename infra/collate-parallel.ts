@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Aggregation } from '../model/trial-ranking';
-import { collate, type CollatedTask, type InvalidTrialFile, listTrialDirs, loadTrials, readTrialDirs, taskOfTrialDir } from './collate';
+import { collate, type CollatedTask, type InvalidTrialFile, listTrialDirs, readTrialDirs, taskOfTrialDir } from './collate';
 import { PROJECT_ROOT } from './package-root';
 
 /**
@@ -136,12 +136,10 @@ function inListingOrder(invalid: InvalidTrialFile[], trialDirs: readonly string[
   return invalid.sort((a, b) => at(a) - at(b));
 }
 
-function collateHere(dir: string, scoring: ScoringOptions): CollatedJobs {
-  const loaded = loadTrials(dir);
-  const rows = collate(loaded.trials, { ...scoring, invalid: loaded.invalid });
-  const chosen = new Set(rows.map((r) => r.trial));
-  const chosenFiles = new Map(loaded.trials.filter((t) => chosen.has(t.result.trial_name)).map((t) => [t.result.trial_name, t.file]));
-  return { rows, invalid: loaded.invalid, chosenFiles };
+/** All of it on this thread: `collate(loadTrials(dir))`, as one chunk. */
+function collateHere(trialDirs: readonly string[], dir: string, scoring: ScoringOptions): CollatedJobs {
+  const { rows, invalid, chosenFiles } = scoreChunk(trialDirs, dir, scoring, 0);
+  return { rows, invalid, chosenFiles: new Map(chosenFiles) };
 }
 
 /** `collate(loadTrials(dir))` on several threads: the same rows, unreadable files and chosen trials. */
@@ -149,7 +147,7 @@ export async function collateInParallel(dir: string, opts: ParallelCollateOption
   const scoring: ScoringOptions = { rewardKey: opts.rewardKey, aggregate: opts.aggregate };
   const trialDirs = listTrialDirs(dir);
   const threads = opts.threads ?? defaultCollationThreads(trialDirs.length);
-  if (threads <= 1) return collateHere(dir, scoring);
+  if (threads <= 1) return collateHere(trialDirs, dir, scoring);
   const job: CollationThreadJob = {
     chunks: chunksOfWholeTasks(trialDirs, opts.chunkTrials ?? CHUNK_TRIALS),
     within: dir,
@@ -164,7 +162,7 @@ export async function collateInParallel(dir: string, opts: ParallelCollateOption
   job.chunks.forEach((chunk, index) => (scored[index] ??= scoreChunk(chunk, dir, scoring, index)));
   const rows = scored.flatMap((c) => c.rows);
   const tasks = new Set(rows.map((r) => r.task));
-  if (tasks.size !== rows.length) return collateHere(dir, scoring); // a task's trials are named after another
+  if (tasks.size !== rows.length) return collateHere(trialDirs, dir, scoring); // a task's trials are named after another
   return {
     rows: rows.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0)),
     invalid: inListingOrder(

@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { collate, loadTrials } from '../../infra/collate';
 import { chunksOfWholeTasks, collateInParallel, type CollatedJobs } from '../../infra/collate-parallel';
 import { tempDir } from '../helpers/fixtures';
 
@@ -53,6 +54,8 @@ test('chunks hold whole tasks, in task order', () => {
 test('worker threads score what one thread scores: rows, unreadable files in listing order, chosen trials', async () => {
   const jobs = jobsDir();
   const expected = await oneThread(jobs);
+  const loaded = loadTrials(jobs);
+  expect(expected.rows).toEqual(collate(loaded.trials, { invalid: loaded.invalid })); // one thread is loadTrials + collate
   expect(expected.rows).toHaveLength(40);
   expect(expected.invalid.map((b) => path.basename(path.dirname(b.file)))).toEqual(['task-07__broken1', 'task-33__broken2']);
   // Only the worker threads score (this one waits), in chunks of a few tasks, so the chunks really cross threads.
