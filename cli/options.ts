@@ -87,12 +87,7 @@ export function defaultUiUrl(address: string): string | null {
   return m ? `http://${m[1]}:${Number(m[2]) + 1000}` : null;
 }
 
-export function parseIntFlag(name: string) {
-  return (v: string): number => {
-    if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got "${v}"`);
-    return Number(v);
-  };
-}
+export { parseIntFlag } from './int-flag';
 
 /** A duration flag (`90s`, `30m`, `2h`, `1d`, or seconds), as seconds. */
 export function parseDurationFlag(name: string) {

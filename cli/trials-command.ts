@@ -6,6 +6,7 @@ import { collatedRow } from '../infra/collate';
 import { collateInParallel, MAX_COLLATION_THREADS, PARALLEL_MIN_TRIALS } from '../infra/collate-parallel';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
+import { parseIntFlag } from './int-flag';
 
 export function registerTrialsCommand(program: Command): void {
   program
@@ -20,7 +21,7 @@ export function registerTrialsCommand(program: Command): void {
     .option(
       '--threads <n>',
       `threads reading and scoring the result.json files, this one included (default: 1 under ${PARALLEL_MIN_TRIALS.toLocaleString('en')} trials, else one per core up to ${MAX_COLLATION_THREADS}); the rows do not depend on it`,
-      threadCount,
+      parseIntFlag('--threads', { min: 1, max: 64 }),
     )
     .action(async (dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean'; threads?: number }) => {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ConfigError(`${dir}: not a directory`);
@@ -48,10 +49,4 @@ export function registerTrialsCommand(program: Command): void {
       const mean = rows.length ? scored.reduce((a, r) => a + (r.score ?? 0), 0) / rows.length : 0;
       process.stdout.write(`${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)\n`);
     });
-}
-
-function threadCount(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 64)
-    throw new ConfigError(`--threads: expected a whole number from 1 to 64, got "${v}"`);
-  return Number(v);
 }
