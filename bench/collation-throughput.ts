@@ -106,7 +106,7 @@ function main(): void {
     process.stdout.write(
       `\n${n} trial files (${(bytes / 1e6).toFixed(0)} MB), 500 tasks, ${os.availableParallelism()} cores, vero trials ${threads ? `--threads ${threads}` : 'with its default threads'}\n` +
         `median vero trials ${(v / 1000).toFixed(2)} s = ${Math.round(n / (v / 1000))} trials/s; ratio to the I/O floor ${(v / floor).toFixed(2)} ` +
-        `(--threads 1: ${(med(rows.map((r) => r.oneThread)) / floor).toFixed(2)}; goal ≤ 1.5, issue #22); peak RSS ${med(rows.map((r) => r.rssMiB)).toFixed(0)} MiB\n`,
+        `(--threads 1: ${(med(rows.map((r) => r.oneThread)) / floor).toFixed(2)}; goal ≤ 1.5); peak RSS ${med(rows.map((r) => r.rssMiB)).toFixed(0)} MiB\n`,
     );
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

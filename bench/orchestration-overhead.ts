@@ -168,7 +168,7 @@ async function main(): Promise<void> {
   const perTaskMs = ((median(rows.map((r) => r.vero)) - median(rows.map((r) => r.xargs))) * concurrency) / nTasks;
   process.stdout.write(
     `\nworker ${dev ? (devSlots || dbSync ? `\`vero dev${devSlots ? ` --max-concurrent-tasks ${devSlots}` : ''}${dbSync ? ` --db-sync ${dbSync}` : ''}\`` : '`vero dev` (README defaults)') : `in-process, ${concurrency} slots`}, tasks ${nTasks}, concurrency ${concurrency}, chunk size ${chunkSize}, durations ${durations} (sum ${(Object.values(durationOf).reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s), cores ${os.cpus().length}\n` +
-      `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.10, issue #22)\n` +
+      `median ratio vero/xargs ${ratio.toFixed(2)} (best round ${(best.vero / best.xargs).toFixed(2)}; goal ≤ 1.10)\n` +
       `orchestration overhead per task (wall × concurrency / tasks) ${perTaskMs.toFixed(0)} ms\n`,
   );
 }

@@ -1,5 +1,5 @@
 /**
- * Real Harbor (issue #22, goal 3): the same dataset through one plain `harbor run -n C` and through
+ * Real Harbor: the same dataset through one plain `harbor run -n C` and through
  * `vero start-eval` at concurrency C on `vero dev` as the README starts it, alternating, side by side. Prints
  * the wall-time ratio and the CPU-seconds each side used, harbor processes included (Docker's own daemons,
  * which both sides drive the same way, are not counted), and the difference per task.
@@ -127,7 +127,7 @@ async function main(): Promise<void> {
   const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
   process.stdout.write(
     `\nreal Harbor, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults\n` +
-      `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)} (goal ≤ 1.10, issue #22)\n` +
+      `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)} (goal ≤ 1.10)\n` +
       `CPU overhead per task (vero tree − plain harbor, harbor processes included): ${cpuPerTask.toFixed(2)} CPU-s\n`,
   );
 }

@@ -43,7 +43,7 @@ const fileOf = (pid: number, host: string) => path.join(groupsDir(), `${host}-${
  * Atomic (a reader never sees half a record) but not flushed: the record only matters while this host runs. A
  * worker that crashes leaves it in the page cache for the reaper; a host that crashes takes its groups with it,
  * and a record that survived a reboot would only name a pid that now belongs to another process. (An fsync here
- * held the worker's event loop ≈ 5 ms per task launch under load: docs/benchmarks.md, session 11.)
+ * held the worker's event loop ≈ 5 ms per task launch under load, in a CPU profile of `vero dev`.)
  */
 export function recordGroup(g: HostGroup): void {
   writeJsonDurable(fileOf(g.pid, g.host), g, { fsync: false });

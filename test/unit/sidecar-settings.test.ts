@@ -1,4 +1,4 @@
-/** The sidecar's Mode B evaluations get their settings through the CLI's schema and builder (#24). */
+/** The sidecar's Mode B evaluations get their settings through the CLI's schema and builder. */
 import { settingsFrom } from '../../client/eval-client';
 import { evalConfigOf } from '../../infra/eval-config-file';
 import { DEFAULT_EXECUTION } from '../../model/eval-config';
