@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { commandArgv } from '../model/command-line';
-import { ConfigError, formatZodIssues } from '../model/errors';
+import { formatZodIssues } from '../model/config-issues';
+import { ConfigError } from '../model/errors';
 import { EvalConfig, EvalConfigFile, setPath } from '../model/eval-config';
 import { MAX_CONFIG_BYTES, readRegularText } from './bounded-read';
 

@@ -27,6 +27,8 @@ export const FailureType = {
   ConfigError: 'ConfigError',
   /** Client side only: no Temporal server answers. */
   TemporalUnreachable: 'TemporalUnreachable',
+  /** Client side only: a command the CLI ran (a build, a demo) failed for a reason other than bad input. */
+  CommandFailed: 'CommandFailed',
   /** Client side only: the eval sidecar refused a request. */
   SidecarError: 'SidecarError',
   /** Something this machine runs failed (a tool missing, a dev server that did not start, a scorer that crashed). */
@@ -62,6 +64,7 @@ export const FAILURES: Record<FailureType, FailureRule> = {
   InvalidInput: { retryable: false, config: true, exitCode: 2 },
   ConfigError: { retryable: false, config: true, exitCode: 2 },
   TemporalUnreachable: { retryable: true, config: false, exitCode: 3 },
+  CommandFailed: { retryable: false, config: false, exitCode: 1 },
   SidecarError: { retryable: false, config: false, exitCode: 1 },
   InfrastructureError: { retryable: true, config: false, exitCode: 1 },
 };

@@ -1,5 +1,12 @@
 /** The one failure table: the workflows' non-retryable list and every typed failure derive from it. */
-import { exitCodeForFailure, typedFailure } from '../../model/errors';
+import {
+  DemoFailedError,
+  TemporalUnreachableError,
+  VeroError,
+  WorkflowRunFailedError,
+  exitCodeForFailure,
+  typedFailure,
+} from '../../model/errors';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../helpers/fixtures';
@@ -53,4 +60,25 @@ test("everything vero throws is a VeroError (docs/architecture.md): no bare Erro
     }
   }
   expect(bare).toEqual([]);
+});
+
+test('every error class takes its exit code and retryability from the failure table', () => {
+  const errors = require('../../model/errors') as Record<string, unknown>;
+  const classes = Object.values(errors).filter(
+    (v): v is new (...a: never[]) => InstanceType<typeof VeroError> => typeof v === 'function' && v.prototype instanceof VeroError,
+  );
+  expect(classes.length).toBeGreaterThanOrEqual(10);
+  for (const C of classes) {
+    const e = new (C as unknown as new (...a: unknown[]) => InstanceType<typeof VeroError>)(['x'], 1, 'm');
+    const rule = FAILURES[e.failureType];
+    expect({ name: e.name, exitCode: e.exitCode, retryable: e.retryable }).toEqual({
+      name: e.name,
+      exitCode: rule.exitCode,
+      retryable: rule.retryable,
+    });
+  }
+  // The three that once disagreed with the table.
+  expect(new TemporalUnreachableError('no server').retryable).toBe(true);
+  expect(new WorkflowRunFailedError('build failed').exitCode).toBe(1);
+  expect(new DemoFailedError('no gain').exitCode).toBe(1);
 });
