@@ -212,6 +212,9 @@ export const CleanJson = z.strictObject({
     z.strictObject({ path: z.string(), kind: z.enum(['run dir', 'result', 'worktree']), reason: z.string(), bytes: z.number().int() }),
   ),
   unknown: z.array(z.string()).describe('evaluations in the home this server does not know, left (no --forgotten)'),
+  left: z
+    .array(z.strictObject({ path: z.string(), reason: z.string() }))
+    .describe('with --yes: items checked again right before removal and left (in use since the plan, or not removable)'),
 });
 
 export const TrialsJson = z.strictObject({ tasks: z.array(TaskRowJson) });
