@@ -34,13 +34,20 @@ export function registerCleanCommand(program: Command): void {
     const file = configPath(o);
     const home = o.home ?? (file ? commandConfig(file).home : defaultHome());
     const client = await connectTo(connectionSettings(o), o.json);
-    const { items, unknown } = await planClean(client, home, o.olderThan, { forgotten: o.forgotten });
-    if (o.yes) await applyClean(home, items);
+    const planned = await planClean(client, home, o.olderThan, { forgotten: o.forgotten });
+    const { unknown } = planned;
+    // Each item is checked again right before it goes: an evaluation started since the plan keeps its files.
+    const applied = o.yes ? await applyClean(client, home, planned.items, o.olderThan) : null;
+    const items = applied ? applied.removed : planned.items;
+    const left = (applied?.left ?? []).map((l) => ({ path: l.item.path, reason: l.reason }));
     const bytes = items.reduce((n, i) => n + i.bytes, 0);
     if (o.json) {
-      process.stdout.write(`${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown, left }, null, 2)}\n`,
+      );
       return;
     }
+    for (const l of left) process.stderr.write(`left ${l.path}: ${l.reason}\n`);
     if (unknown.length)
       process.stderr.write(
         `note: ${unknown.length} evaluation(s) in ${home} are not on this server (maybe another server's): left; --forgotten includes them\n`,

@@ -1,5 +1,6 @@
 /** start-eval, status, results, cancel, set-concurrency, spend-pool, list, best, report. */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ApplicationFailure, Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
@@ -22,6 +23,9 @@ import {
   startOrAttach,
   queueCapacity,
   capacityNote,
+  progressIfAnswered,
+  retryingActivities,
+  workflowPollers,
   uiLink,
   withTasks,
 } from '../client/eval-client';
@@ -41,7 +45,12 @@ function fmtDuration(sec: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-async function waitWithProgress(client: Client, evalId: string, quiet: boolean): Promise<CandidateResult> {
+/**
+ * Follows an evaluation to its end with a progress bar (a terminal) or progress lines. Ctrl-C stops the waiting,
+ * not the evaluation: the bar is stopped first (the terminal gets its line wrapping and cursor back), then
+ * `interruptHint` is printed whole, and the process exits 130.
+ */
+async function waitWithProgress(client: Client, evalId: string, quiet: boolean, interruptHint: string): Promise<CandidateResult> {
   let lastOutage = 0;
   const resultP = awaitResult(client, evalId, (message) => {
     // Said once per outage (not on every retry), and always: a silent wait looks like a hang.
@@ -63,6 +72,11 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
       })
     : null;
   let started = false;
+  process.once('SIGINT', () => {
+    if (bar && started) bar.stop();
+    process.stderr.write(`\n${interruptHint}\n`);
+    process.exit(130);
+  });
   let lastLine = '';
   const began = Date.now();
   // The ETA from this process's own observation: tasks finished since it began watching, at that rate.
@@ -73,9 +87,25 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
     if (finished <= 0) return '-';
     return fmtDuration((((Date.now() - began) / 1000) * (p.total - p.done)) / finished);
   };
+  // Why it is not moving, from Temporal (an activity retrying after a failure: the preflight with Docker down),
+  // said once per new reason rather than "preparing" for minutes.
+  const said = new Set<string>();
+  let lastLook = 0;
+  const sayWhyStuck = async (p: Progress | null) => {
+    if ((p && p.phase !== 'preparing' && p.running > 0) || Date.now() - lastLook < 3000) return;
+    lastLook = Date.now();
+    const reasons = retryingActivities(await client.workflow.getHandle(evalId).describe()).filter(
+      (r) => !said.has(r.replace(/\(attempt \d+\)/, '')),
+    );
+    for (const r of reasons) said.add(r.replace(/\(attempt \d+\)/, ''));
+    if (reasons.length) process.stderr.write(`${bar && started ? '\n' : ''}${reasons.map((r) => `waiting: ${r}`).join('\n')}\n`);
+  };
   while (!settled) {
+    let polled: Progress | null = null;
     try {
-      const p = await getProgress(client, evalId);
+      // Bounded: with no worker a query waits long, and the reason for the wait is what to show meanwhile.
+      const p = await client.connection.withDeadline(Date.now() + 5000, () => getProgress(client, evalId));
+      polled = p;
       const ran = p.done - (p.notRun ?? 0);
       const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
@@ -93,6 +123,7 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean):
     } catch {
       /* no worker has picked the workflow up yet */
     }
+    await sayWhyStuck(polled).catch(() => undefined);
     await Promise.race([resultP.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
   }
   if (bar && started) {
@@ -172,12 +203,15 @@ function registerStartEval(program: Command): void {
           config: cfg,
         });
       }
-      const conn = connectionSettings({
-        ...o,
-        address: cfg.temporal.address,
-        namespace: cfg.temporal.namespace,
-        taskQueue: cfg.temporal.task_queue,
-      });
+      const conn = {
+        ...connectionSettings({
+          ...o,
+          address: cfg.temporal.address,
+          namespace: cfg.temporal.namespace,
+          taskQueue: cfg.temporal.task_queue,
+        }),
+        addressFrom: connectionSettings(o).addressFrom,
+      };
       const client = await connectTo(conn, o.json);
       const { mode, otherHome } = await startOrAttach(client, input, conn.taskQueue, o.force);
       if (otherHome && !o.json)
@@ -213,16 +247,10 @@ function registerStartEval(program: Command): void {
       }
       if (!o.json) process.stderr.write(`${mode} ${input.evalId}${link ? `\nWeb UI: ${link}` : ''}\n`);
       // Ctrl-C stops the waiting, not the evaluation: say so, and how to follow or stop it.
-      process.once('SIGINT', () => {
-        if (process.stderr.isTTY) process.stderr.write('\x1b[?25h'); // the progress bar hid the cursor
-        process.stderr.write(
-          `\nstopped waiting; the evaluation goes on. Follow it: vero status ${input.evalId} · vero results ${input.evalId} · stop it: vero cancel ${input.evalId}\n`,
-        );
-        process.exit(130);
-      });
+      const hint = `stopped waiting; the evaluation goes on. Follow it: vero status ${input.evalId} · vero results ${input.evalId} · stop it: vero cancel ${input.evalId}`;
       let result: CandidateResult;
       try {
-        result = withTasks(await waitWithProgress(client, input.evalId, !!o.json));
+        result = withTasks(await waitWithProgress(client, input.evalId, !!o.json, hint));
       } catch (e) {
         process.exitCode = reportFailure(e);
         return;
@@ -242,18 +270,24 @@ function registerStatus(program: Command): void {
     const conn = connectionSettings(o);
     const client = await connectTo(conn, o.json);
     const d = await client.workflow.getHandle(id).describe();
-    let progress: ReturnType<typeof settledProgress> | null = null;
-    try {
-      progress = settledProgress(await getProgress(client, id), d.status.name);
-    } catch {
-      /* closed workflows without a worker cannot answer queries */
-    }
+    // A query needs a worker: with none polling, say so at once instead of waiting for the query to time out.
+    const workers = await workflowPollers(client, d.taskQueue).catch(() => null);
+    const asked = workers === 0 ? null : await progressIfAnswered(client, id);
+    const progress = asked ? settledProgress(asked, d.status.name) : null;
+    const notes = [
+      ...(d.status.name === 'RUNNING' ? retryingActivities(d) : []),
+      ...(workers === 0 && d.status.name === 'RUNNING'
+        ? [`no worker is polling ${d.taskQueue}: nothing runs until one does (vero worker, or vero dev)`]
+        : []),
+      ...(workers !== 0 && !asked ? ['no worker answered the progress query (busy or just starting)'] : []),
+    ];
     const state = {
       evalId: id,
       workflowStatus: d.status.name,
       startedAt: d.startTime,
       finishedAt: d.closeTime ?? null,
       progress,
+      notes,
       ui: uiLink(conn.uiUrl, conn.namespace, id),
     };
     if (o.json) return printJson(state);
@@ -266,6 +300,7 @@ function registerStatus(program: Command): void {
       );
     if (progress?.spendCapReached)
       print(`spend cap reached: ${progress.spendCapReached}; ${progress.notRun ?? 0} task(s) not run so far, none starts`);
+    for (const n of notes) print(`note: ${n}`);
     if (state.ui) print(`Web UI: ${state.ui}`);
   });
 }
@@ -461,6 +496,9 @@ function registerReport(program: Command): void {
       .option('--all', 'every completed evaluation, whatever its config (default with -c: that config only)')
       .option('--title <title>', 'page title'),
   ).action(async (o: ConnectionFlags & { output: string; all?: boolean; title?: string }) => {
+    const dir = path.dirname(path.resolve(o.output));
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+      throw new ConfigError(`-o: ${o.output}: the directory ${dir} does not exist (create it first)`);
     const conn = connectionSettings(o);
     const client = await connectTo(conn);
     const results = await completedResults(client, digestScope(o));

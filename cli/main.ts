@@ -84,6 +84,12 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${(e as Error).message.split('\n')[0]} (${sdk.hint})\n`);
       return sdk.exitCode;
     }
+    // A system error (a file, a port): its one-line reason; VERO_DEBUG=1 shows where it came from.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && !process.env.VERO_DEBUG) {
+      process.stderr.write(`error: ${(e as Error).message.split('\n')[0]}\n`);
+      return 1;
+    }
     process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);
     return 1;
   }

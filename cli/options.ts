@@ -56,12 +56,28 @@ export function commandConfig(file: string): EvalConfig {
   return cfg;
 }
 
-/** Connection settings: flags > vero.yaml > defaults (no config file needed). */
+/**
+ * Where the address came from, said with the server it names: `--address`, `VERO_TEMPORAL_ADDRESS` (commander
+ * fills the flag from it), the config file, or the default; and the config's own address when one of the first
+ * two overrode it.
+ */
+function addressOrigin(flags: ConnectionFlags, file: string | null, fileAddress: string | undefined): string {
+  if (flags.address === undefined) return file && fileAddress ? `from ${file}` : 'the default';
+  const typed = process.argv.some((a) => a === '--address' || a.startsWith('--address='));
+  const from = !typed && process.env.VERO_TEMPORAL_ADDRESS === flags.address ? 'VERO_TEMPORAL_ADDRESS' : '--address';
+  return fileAddress && fileAddress !== flags.address ? `from ${from}, over ${file}'s ${fileAddress}` : `from ${from}`;
+}
+
+/**
+ * Connection settings: flags > environment (VERO_TEMPORAL_ADDRESS, …) > vero.yaml > defaults (no config file
+ * needed); `addressFrom` says which gave the address.
+ */
 export function connectionSettings(flags: ConnectionFlags): {
   address: string;
   namespace: string;
   taskQueue: string;
   uiUrl: string | null;
+  addressFrom: string;
 } {
   let fromFile: EvalConfig['temporal'] | undefined;
   const file = configPath(flags);
@@ -75,6 +91,7 @@ export function connectionSettings(flags: ConnectionFlags): {
   const address = flags.address ?? fromFile?.address ?? TEMPORAL_DEFAULTS.address;
   return {
     address,
+    addressFrom: addressOrigin(flags, file, fromFile?.address),
     namespace: flags.namespace ?? fromFile?.namespace ?? TEMPORAL_DEFAULTS.namespace,
     taskQueue: flags.taskQueue ?? fromFile?.task_queue ?? TEMPORAL_DEFAULTS.task_queue,
     uiUrl: flags.uiUrl ?? defaultUiUrl(address),
@@ -102,7 +119,8 @@ export function parseDurationFlag(name: string) {
  * Connects to the server these settings name, and says which on stderr (human output only): state is never
  * read from another server without the user seeing it.
  */
-export async function connectTo(conn: { address: string; namespace: string }, json?: boolean): Promise<Client> {
-  if (!json) process.stderr.write(`server ${conn.address} · namespace ${conn.namespace}\n`);
+export async function connectTo(conn: { address: string; namespace: string; addressFrom?: string }, json?: boolean): Promise<Client> {
+  if (!json)
+    process.stderr.write(`server ${conn.address}${conn.addressFrom ? ` (${conn.addressFrom})` : ''} · namespace ${conn.namespace}\n`);
   return connect(conn.address, conn.namespace);
 }

@@ -1,14 +1,17 @@
 /**
  * `vero view`'s HTTP server (fastify): the pages of cli/view-pages.ts over Temporal and the home's files.
- * Read-only; files only from under the home (client-chosen paths are resolved and refused when they leave it:
- * infra/home-file.ts), at most MAX_FILE_BYTES each, served as text with `nosniff`; every page has a CSP that
- * allows no script from elsewhere.
+ * Read-only; only the files its pages link (isLinkedFile: harbor logs and trial files in run dirs, their real
+ * paths inside the home: infra/home-file.ts), at most MAX_FILE_BYTES each, served as text with `nosniff`; every
+ * page has a CSP that allows no script from elsewhere. Only requests whose Host is a loopback name, an IP or the
+ * --host given are answered (infra/host-check.ts).
  */
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
-import { compareDetail, evaluationDetail, evaluationRows } from '../client/view-data';
+import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile } from '../client/view-data';
 import { readHomeFile } from '../infra/home-file';
+import { refuseForeignHosts } from '../infra/host-check';
+import { listenOn } from '../infra/listen';
 import type { TaskResult } from '../model/eval-types';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage } from './view-pages';
@@ -45,6 +48,7 @@ function failure(reply: FastifyReply, e: unknown): FastifyReply {
 
 export async function startViewServer(o: ViewServerOptions): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify({ logger: false });
+  refuseForeignHosts(app, [o.host]);
   const note = (t: TaskResult) => taskNote(t);
   app.get('/', async (_req, reply) => {
     try {
@@ -70,7 +74,7 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
     }
   });
   app.get<{ Params: { '*': string } }>('/file/*', async (req, reply) => {
-    const f = readHomeFile(o.home, req.params['*'], MAX_FILE_BYTES); // fastify has decoded it
+    const f = readHomeFile(o.home, req.params['*'], MAX_FILE_BYTES, isLinkedFile); // fastify has decoded it
     if (!f.ok) return reply.code(f.status).header('content-type', 'text/plain; charset=utf-8').send(`refused: ${f.reason}\n`);
     const cut = f.truncated ? `\n\n[vero view: the first ${MAX_FILE_BYTES} of ${f.size} bytes]\n` : '';
     return reply
@@ -84,6 +88,6 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
     reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'max-age=3600').send(chartJs),
   );
   app.setNotFoundHandler((req, reply) => html(reply, 404, errorPage(404, `no page at ${req.url}`)));
-  const address = await app.listen({ host: o.host, port: o.port });
+  const address = await listenOn(app, o.host, o.port, '--port');
   return { app, url: address.replace('[::1]', 'localhost') };
 }

@@ -376,6 +376,36 @@ export function uiLink(uiBase: string | null, namespace: string, workflowId: str
     : null;
 }
 
+/** How many workers poll a task queue for workflow tasks (a query or a new step needs one). */
+export async function workflowPollers(client: Client, taskQueue: string): Promise<number> {
+  const r = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  return new Set((r.pollers ?? []).map((p) => p.identity ?? '')).size;
+}
+
+/**
+ * Why a running evaluation may not be moving, from what Temporal knows: each of its activities that is being
+ * retried after a failure (the preflight's reason when Docker is down, say), with its attempt and last failure.
+ */
+export function retryingActivities(d: WorkflowExecutionDescription): string[] {
+  return (d.raw.pendingActivities ?? []).flatMap((a) => {
+    const message = a.lastFailure?.message?.split('\n')[0];
+    return message ? [`${a.activityType?.name ?? 'an activity'} is retrying (attempt ${a.attempt ?? '?'}): ${message}`] : [];
+  });
+}
+
+/** An evaluation's progress, or null when no worker could answer within `timeoutMs` (none polls, or it is busy). */
+export async function progressIfAnswered(client: Client, evalId: string, timeoutMs = 10_000): Promise<Progress | null> {
+  try {
+    return await client.connection.withDeadline(Date.now() + timeoutMs, () => getProgress(client, evalId));
+  } catch {
+    return null;
+  }
+}
+
 export interface QueueCapacity {
   /** Distinct workers polling the queue for activities (Temporal keeps a poller listed for a few minutes). */
   workers: number;

@@ -28,18 +28,37 @@ export interface CleanItem {
   bytes: number;
 }
 
+/** lstat, or null for what went away meanwhile (a run writing and renaming while it is looked at). */
+function lstatIfThere(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+const childrenOf = (p: string): string[] => {
+  try {
+    return fs.readdirSync(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+};
+
 /** Bytes under a path (files only; symlinks not followed). */
 function sizeOf(p: string): number {
-  const st = fs.lstatSync(p);
-  if (!st.isDirectory()) return st.size;
-  return fs.readdirSync(p).reduce((n, e) => n + sizeOf(path.join(p, e)), 0);
+  const st = lstatIfThere(p);
+  if (!st?.isDirectory()) return st?.size ?? 0;
+  return childrenOf(p).reduce((n, e) => n + sizeOf(path.join(p, e)), 0);
 }
 
 /** The newest modification time under a path (a run dir's last write). */
 function lastChange(p: string): number {
-  const st = fs.lstatSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return fs.readdirSync(p).reduce((t, e) => Math.max(t, lastChange(path.join(p, e))), st.mtimeMs);
+  const st = lstatIfThere(p);
+  if (!st?.isDirectory()) return st?.mtimeMs ?? 0;
+  return childrenOf(p).reduce((t, e) => Math.max(t, lastChange(path.join(p, e))), st.mtimeMs);
 }
 
 const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
@@ -137,11 +156,71 @@ export async function planClean(
   return { items, unknown: opts.forgotten ? [] : unknown };
 }
 
-/** Removes the items, then lets every mirror forget the worktrees that are gone. */
-export async function applyClean(home: string, items: CleanItem[]): Promise<void> {
-  for (const item of items) fs.rmSync(item.path, { recursive: true, force: true });
-  if (!items.some((i) => i.kind === 'worktree')) return;
-  for (const mirror of entries(path.join(home, 'repos'))) {
-    await git(['-C', path.join(home, 'repos', mirror), 'worktree', 'prune']).catch(() => undefined);
+/** An item left in place at removal time, and why (it came into use since the plan, or could not be removed). */
+export interface LeftItem {
+  item: CleanItem;
+  reason: string;
+}
+
+/**
+ * Why an item planned for removal must stay now (null: it may still go). Checked again right before each removal:
+ * between the plan and the removal an evaluation may have started (`start-eval --force`) or written to it.
+ */
+async function stillInUse(client: Client, home: string, item: CleanItem, cutoff: number): Promise<string | null> {
+  const id = path.basename(item.path).replace(/\.json$/, '');
+  if (!fs.existsSync(item.path)) return 'gone already';
+  if (item.kind === 'result') return (await describeEval(client, id)) === null ? null : 'its evaluation is in Temporal again';
+  if (item.kind === 'run dir') {
+    if ((await describeEval(client, id))?.status === 'RUNNING') return 'its evaluation is running again';
+    if (harborRunning(item.path)) return 'a harbor of it runs';
+    return lastChange(item.path) > cutoff ? 'it changed since the plan' : null;
   }
+  if (fs.statSync(item.path).mtimeMs > cutoff) return 'it changed since the plan';
+  const runs = path.join(home, 'runs');
+  for (const evalId of entries(runs).filter((e) => commitOf(e) === id)) {
+    const k = await describeEval(client, evalId);
+    if (k?.status === 'RUNNING' || harborRunning(path.join(runs, evalId))) return `${evalId} uses it`;
+  }
+  const running = client.workflow.list({
+    query: `WorkflowType = 'evaluateCandidate' AND ExecutionStatus = 'Running' AND VeroCandidate = '${id.replace(/[^0-9a-f]/g, '')}'`,
+    pageSize: 1,
+  });
+  for await (const w of running) return `${w.workflowId} uses it`;
+  return null;
+}
+
+/**
+ * Removes the items that are still unused (each checked again right before it goes), then lets every mirror
+ * forget the worktrees that are gone. What came into use since the plan, or could not be removed (a run writing
+ * into it: ENOTEMPTY), is left and said.
+ */
+export async function applyClean(
+  client: Client,
+  home: string,
+  items: CleanItem[],
+  olderThanSec: number,
+  opts: { now?: number } = {},
+): Promise<{ removed: CleanItem[]; left: LeftItem[] }> {
+  const cutoff = (opts.now ?? Date.now()) - olderThanSec * 1000;
+  const removed: CleanItem[] = [];
+  const left: LeftItem[] = [];
+  for (const item of items) {
+    const busy = await stillInUse(client, home, item, cutoff);
+    if (busy) {
+      left.push({ item, reason: busy });
+      continue;
+    }
+    try {
+      fs.rmSync(item.path, { recursive: true, force: true });
+      removed.push(item);
+    } catch (e) {
+      left.push({ item, reason: `not removed: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message.split('\n')[0]}` });
+    }
+  }
+  if (removed.some((i) => i.kind === 'worktree')) {
+    for (const mirror of entries(path.join(home, 'repos'))) {
+      await git(['-C', path.join(home, 'repos', mirror), 'worktree', 'prune']).catch(() => undefined);
+    }
+  }
+  return { removed, left };
 }

@@ -177,9 +177,31 @@ export interface EvaluationDetail {
 }
 
 const MAX_TRIAL_FILES = 12;
+/** The agent's files a trial links: trajectories, text and logs. */
+const AGENT_FILE = /trajectory|\.txt$|\.log$/;
+const TRIAL_FILES = ['result.json', 'trial.log', 'exception.txt'];
+
+/**
+ * Whether a path relative to the home is one the viewer links (and so may serve): a task's harbor log, or a
+ * trial's result.json, trial.log, exception, agent trajectory/text/log or verifier output, in a run's jobs dir.
+ * Nothing else under the home (the Temporal database, worktrees, repos, results) is ever served.
+ */
+export function isLinkedFile(rel: string): boolean {
+  const p = rel.split('/');
+  if (p.some((s) => s === '' || s === '.' || s === '..') || p[0] !== 'runs' || p[3] !== 'jobs') return false;
+  if (p.length === 5) return p[4]!.endsWith('.harbor.log');
+  if (p.length === 7) return TRIAL_FILES.includes(p[6]!);
+  return p.length === 8 && ((p[6] === 'agent' && AGENT_FILE.test(p[7]!)) || p[6] === 'verifier');
+}
+
+/** The link of a file: its path relative to the home when the viewer serves it (isLinkedFile), else null. */
+function linkable(home: string, file: string): string | null {
+  const rel = homeRelative(home, file);
+  return rel !== null && isLinkedFile(rel) ? rel : null;
+}
 
 function trialFiles(home: string, trialDir: string): FileLink[] {
-  const link = (label: string, file: string): FileLink[] => (fs.existsSync(file) ? [{ label, rel: homeRelative(home, file) }] : []);
+  const link = (label: string, file: string): FileLink[] => (fs.existsSync(file) ? [{ label, rel: linkable(home, file) }] : []);
   const listed = (sub: string) =>
     fs.existsSync(path.join(trialDir, sub))
       ? fs
@@ -193,7 +215,7 @@ function trialFiles(home: string, trialDir: string): FileLink[] {
     ...link('trial.log', path.join(trialDir, 'trial.log')),
     ...link('exception', path.join(trialDir, 'exception.txt')),
     ...listed('agent')
-      .filter((n) => /trajectory|\.txt$|\.log$/.test(n))
+      .filter((n) => AGENT_FILE.test(n))
       .flatMap((n) => link(`agent/${n}`, path.join(trialDir, 'agent', n))),
     ...listed('verifier').flatMap((n) => link(`verifier/${n}`, path.join(trialDir, 'verifier', n))),
   ].slice(0, MAX_TRIAL_FILES);
@@ -232,7 +254,7 @@ function taskView(home: string, t: TaskResult, note: string): TaskView {
     runs: t.runs,
     chosenTrial: t.trial,
     note,
-    harborLog: log && fs.existsSync(log) ? { label: 'harbor log', rel: homeRelative(home, log) } : null,
+    harborLog: log && fs.existsSync(log) ? { label: 'harbor log', rel: linkable(home, log) } : null,
     trials: t.status === 'not_run' ? [] : trialsOf(home, t.jobDir),
   };
 }

@@ -132,6 +132,10 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   let uiUrl: string | null = null;
   if (opts.ui) {
     const uiPort = opts.uiPort ?? port + 1000;
+    if (await canConnect(ip, uiPort))
+      throw new ConfigError(
+        `Web UI port ${ip}:${uiPort} is already in use; pass another --ui-port (or --port), or stop what listens there`,
+      );
     args.push('--ui-port', String(uiPort));
     uiUrl = `http://${ip}:${uiPort}`;
   } else args.push('--headless');
@@ -145,7 +149,9 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   // The frontend listens before it serves; wait for the port, then for a real API call to succeed.
   while (!(await canConnect(ip, port))) {
     if (exited !== null)
-      throw new InfrastructureError(`temporal server start-dev exited with ${exited}${opts.logFile ? ` (log: ${opts.logFile})` : ''}`);
+      throw new InfrastructureError(
+        `temporal server start-dev exited with ${exited}${opts.logFile ? `: ${lastLogLine(opts.logFile)} (log: ${opts.logFile})` : ''}`,
+      );
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new InfrastructureError(`temporal server start-dev did not listen on ${ip}:${port} in time`);
@@ -169,6 +175,20 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
       if (opts.dbFile) fs.rmSync(pidFileFor(opts.dbFile), { force: true });
     },
   };
+}
+
+/** The last non-empty line of the server's log (why it exited), at most 300 characters. */
+function lastLogLine(logFile: string): string {
+  try {
+    const lines = fs
+      .readFileSync(logFile, 'utf8')
+      .slice(-8192)
+      .split('\n')
+      .filter((l) => l.trim());
+    return (lines.at(-1) ?? 'no output').slice(0, 300);
+  } catch {
+    return 'no log';
+  }
 }
 
 async function waitForNamespace(address: string, namespace: string, deadline: number): Promise<void> {

@@ -11,11 +11,17 @@ export type HomeFile =
   | { ok: true; path: string; size: number; content: Buffer; truncated: boolean }
   | { ok: false; status: 403 | 404; reason: string };
 
-export function readHomeFile(home: string, relative: string, maxBytes: number): HomeFile {
+/**
+ * `allowed`, when given, must accept both the path asked for and the real path (relative to the home): a
+ * symlink cannot turn an allowed name into another file.
+ */
+export function readHomeFile(home: string, relative: string, maxBytes: number, allowed?: (rel: string) => boolean): HomeFile {
   const root = fs.realpathSync(home);
   if (relative.includes('\0')) return { ok: false, status: 403, reason: 'a NUL in the path' };
   const wanted = path.resolve(root, relative);
   if (!isInside(wanted, root)) return { ok: false, status: 403, reason: `${relative}: outside the home ${home}` };
+  const notServed = { ok: false, status: 403, reason: `${relative}: not a file this viewer links` } as const;
+  if (allowed && !allowed(path.relative(root, wanted))) return notServed;
   let real: string;
   try {
     real = fs.realpathSync(wanted);
@@ -23,6 +29,7 @@ export function readHomeFile(home: string, relative: string, maxBytes: number): 
     return { ok: false, status: 404, reason: `${relative}: no such file` };
   }
   if (!isInside(real, root)) return { ok: false, status: 403, reason: `${relative}: resolves to ${real}, outside the home ${home}` };
+  if (allowed && !allowed(path.relative(root, real))) return notServed;
   // The real path has no symlink left: O_NOFOLLOW refuses one swapped in since; O_NONBLOCK never waits on a FIFO.
   const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
   try {

@@ -127,7 +127,9 @@ export const ProgressJson = z.strictObject({
   scoreSum: num,
   notRun: z.number().int().optional(),
   spendCapReached: z.string().optional(),
-  phase: z.enum(['preparing', 'running', 'finalizing', 'done']),
+  phase: z
+    .enum(['preparing', 'running', 'finalizing', 'done', 'failed', 'cancelled', 'terminated', 'timed_out'])
+    .describe('where a running evaluation is; how a closed one ended'),
   currentChunk: z.string().nullable(),
   runningChunks: z.array(z.string()).optional(),
   concurrency: z.number().int().optional(),
@@ -140,6 +142,9 @@ export const StatusJson = z.strictObject({
   startedAt: isoTime,
   finishedAt: isoTime.nullable(),
   progress: ProgressJson.nullable(),
+  notes: z
+    .array(z.string())
+    .describe('why a running evaluation may not be moving: activities retrying after a failure (with it), no worker polling'),
   ui: z.string().nullable(),
 });
 
@@ -212,6 +217,9 @@ export const CleanJson = z.strictObject({
     z.strictObject({ path: z.string(), kind: z.enum(['run dir', 'result', 'worktree']), reason: z.string(), bytes: z.number().int() }),
   ),
   unknown: z.array(z.string()).describe('evaluations in the home this server does not know, left (no --forgotten)'),
+  left: z
+    .array(z.strictObject({ path: z.string(), reason: z.string() }))
+    .describe('with --yes: items checked again right before removal and left (in use since the plan, or not removable)'),
 });
 
 export const TrialsJson = z.strictObject({ tasks: z.array(TaskRowJson) });

@@ -4,12 +4,21 @@
  */
 import type { z } from 'zod';
 
+/** An issue's message; a number out of a double's range (YAML's `1e309` is Infinity) says a finite number was expected. */
+function issueMessage(i: z.core.$ZodIssue): string {
+  const received = (i as { received?: unknown }).received;
+  if (i.code === 'invalid_type' && i.expected === 'number' && typeof received === 'string' && /Infinity|NaN/.test(received))
+    return `expected a finite number, got ${received === 'NaN' ? 'NaN' : 'infinity (a number beyond ±1.8e308)'}`;
+  return i.message;
+}
+
 /**
  * Formats zod issues as `file: path.to.field: problem` lines. `flags` maps dotted paths set from the command line to the flag that set them (`execution.concurrency` →
  * `--concurrency`): a bad value there is blamed on the flag, not on the file.
  */
 export function formatZodIssues(issues: z.core.$ZodIssue[], where: string, schema?: z.ZodType, flags: Record<string, string> = {}): string {
   return issues
+    .map((i) => ({ ...i, message: issueMessage(i) }) as z.core.$ZodIssue)
     .flatMap((i) => {
       const at = i.path.length ? i.path.join('.') : '(top level)';
       const flag = Object.entries(flags).find(([p]) => at === p || at.startsWith(`${p}.`))?.[1];

@@ -235,10 +235,27 @@ export interface Progress {
  * What a closed evaluation's last progress snapshot means now: nothing runs any more (a cancelled or failed
  * workflow answers the query with the state it stopped in). `stopped` counts the tasks that were running.
  */
-export function settledProgress(p: Progress, workflowStatus: string): Progress & { stopped?: number } {
-  if (workflowStatus === 'RUNNING' || p.running === 0) return p;
-  return { ...p, running: 0, stopped: p.running, runningChunks: [], currentChunk: null };
+export function settledProgress(p: Progress, workflowStatus: string): SettledProgress {
+  if (workflowStatus === 'RUNNING') return p;
+  const phase = CLOSED_PHASE[workflowStatus] ?? p.phase;
+  if (p.running === 0) return { ...p, phase };
+  return { ...p, phase, running: 0, stopped: p.running, runningChunks: [], currentChunk: null };
 }
+
+/** The phase of a closed evaluation, by its workflow status: it says how it ended, not where it was. */
+const CLOSED_PHASE: Record<string, SettledProgress['phase']> = {
+  COMPLETED: 'done',
+  FAILED: 'failed',
+  CANCELLED: 'cancelled',
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed_out',
+};
+
+/** A progress as `vero status` reports it: a closed evaluation's phase is how it ended. */
+export type SettledProgress = Omit<Progress, 'phase'> & {
+  phase: Progress['phase'] | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
+  stopped?: number;
+};
 
 /** A fresh progress record (the workflows' query state). */
 export function newProgress(total: number, phase: Progress['phase']): Progress {

@@ -7,7 +7,9 @@ import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { startDevServer, DevServer } from '../infra/dev-server';
 import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
-import { ServeConfig } from '../model/serve-config';
+import { CONTAINER, ServeConfig } from '../model/serve-config';
+import { refuseForeignHosts } from '../infra/host-check';
+import { listenOn } from '../infra/listen';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
 import { Engine } from './engine';
@@ -93,21 +95,24 @@ export async function serve(
     log,
     ...(gateway ? { gatewayStatus: () => gatewayStatus(gateway.spec, gateway.meter) } : {}),
   });
-  await app.listen({ host: opts.host ?? cfg.host, port: opts.port ?? cfg.port });
+  // Answered only under loopback names, IPs, the listen host and the name main reaches it by (DNS rebinding).
+  refuseForeignHosts(app, [opts.host ?? cfg.host, new URL(CONTAINER.sidecarUrl).hostname]);
+  const close = async () => {
+    await app.close();
+    await gateway?.close();
+    // The SDK's runtime may already be draining the worker on SIGTERM/SIGINT: shut down only a running one.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running.catch((e: unknown) => log(`worker stopped with an error: ${(e as Error).message}`));
+    await workerConnection.close();
+    await client.connection.close();
+    await devServer?.stop();
+  };
+  // A port in use is said (and what started is stopped), not a stack trace.
+  await listenOn(app, opts.host ?? cfg.host, opts.port ?? cfg.port, '--port').catch(async (e: unknown) => {
+    await close();
+    throw e;
+  });
   const port = (app.server.address() as { port: number }).port;
   log(`serving ${cfg.task_name} (mode ${cfg.mode}) on ${opts.host ?? cfg.host}:${port}; Temporal ${address}`);
-  return {
-    port,
-    ...(gateway ? { gatewayPort: gateway.port } : {}),
-    close: async () => {
-      await app.close();
-      await gateway?.close();
-      // The SDK's runtime may already be draining the worker on SIGTERM/SIGINT: shut down only a running one.
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch((e: unknown) => log(`worker stopped with an error: ${(e as Error).message}`));
-      await workerConnection.close();
-      await client.connection.close();
-      await devServer?.stop();
-    },
-  };
+  return { port, ...(gateway ? { gatewayPort: gateway.port } : {}), close };
 }

@@ -359,7 +359,7 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     const limitedText = await runVero(['list', '--limit', '1', ...conn]);
     expect(limitedText.stderr).toContain('showing the newest 1; there are more');
     // Human output names the server it read (never silently another one's state); --json stays clean.
-    expect(limitedText.stderr).toContain(`server ${address()} · namespace default`);
+    expect(limitedText.stderr).toContain(`server ${address()} (from --address) · namespace default`);
     expect(limited.stderr).not.toContain('namespace');
     // compare: by candidate under the config, and by evaluation id; 1 flip on 2 tasks is not resolved.
     const cmp = await runVero(['compare', 'baseline', 'improved', '-c', f.configFile, '--json']);

@@ -107,3 +107,10 @@ test('an unknown key close to a known one says which was meant; durations take t
   const ok = write(`${minimal}execution:\n  task_timeout: 10 minutes\n  heartbeat_timeout: 1d\n`);
   expect(loadEvalConfig(ok).execution).toMatchObject({ task_timeout: 600, heartbeat_timeout: 86400 });
 });
+
+test('a number beyond a double (YAML 1e309 is Infinity) says a finite number was expected', () => {
+  const f = write(`${minimal}execution:\n  max_cost_usd: 1e309\n  max_tokens: -.inf\n`);
+  const msg = errorOf(() => loadEvalConfig(f));
+  expect(msg).toContain(`${f}: execution.max_cost_usd: expected a finite number, got infinity (a number beyond ±1.8e308)`);
+  expect(msg).toContain(`${f}: execution.max_tokens: expected a finite number, got infinity (a number beyond ±1.8e308)`);
+});

@@ -1,0 +1,16 @@
+import { newProgress, settledProgress } from '../../model/eval-types';
+
+test("a closed evaluation's phase says how it ended, whatever its last snapshot said", () => {
+  const running = { ...newProgress(6, 'running'), done: 2, running: 0 };
+  expect(settledProgress(running, 'RUNNING').phase).toBe('running');
+  for (const [status, phase] of [
+    ['COMPLETED', 'done'],
+    ['FAILED', 'failed'],
+    ['CANCELLED', 'cancelled'],
+    ['TERMINATED', 'terminated'],
+    ['TIMED_OUT', 'timed_out'],
+  ] as const)
+    expect([status, settledProgress(running, status).phase]).toEqual([status, phase]);
+  // Tasks that were running when it stopped are counted as stopped, not running.
+  expect(settledProgress({ ...running, running: 2 }, 'FAILED')).toMatchObject({ phase: 'failed', running: 0, stopped: 2 });
+});
