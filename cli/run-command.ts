@@ -25,8 +25,9 @@ export function registerRunCommand(program: Command): void {
       `
 With a gateway (build.yaml "gateway:"), each run makes a new producer token: its SHA-256 goes to the eval
 sidecar (${'$'}VERO_GATEWAY_PRODUCER_TOKEN_SHA256, which the task's compose file requires), the token itself to the
-optimizer's agent as --ae OPENAI_API_KEY / OPENAI_BASE_URL / ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. The upstream
-keys stay in this environment, for the sidecar only. Exit code: harbor's.
+optimizer's agent as --ae OPENAI_API_KEY / OPENAI_BASE_URL / ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL (and
+LLM_API_KEY / LLM_BASE_URL, OPENAI_HOST / OPENAI_BASE_PATH for openhands-sdk and goose). The upstream keys stay in
+this environment, for the sidecar only. Exit code: harbor's.
 
   vero run /tmp/my-task -- -a claude-code -m anthropic/claude-sonnet-4-5 -e docker`,
     )

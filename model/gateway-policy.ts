@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { DurationSeconds } from './durations';
+import type { RequestBound } from './request-bound';
 
 export const GATEWAY_SCOPES = ['producer', 'evaluation', 'finalization'] as const;
 export const GatewayScope = z.enum(GATEWAY_SCOPES);
@@ -16,15 +17,48 @@ export type Provider = (typeof PROVIDERS)[number];
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
 
+/**
+ * Variables a key may not be read from: what the sidecar's and `main`'s processes need to run (the compose file
+ * blanks every `key_env` in `main`, and a key read from PATH would send the host's PATH upstream), the proxy
+ * settings the gateway honours, vero's own (VERO_HOME, VERO_EVAL_URL, VERO_GATEWAY_*, VERO_TEMPORAL_*), and the base-URL variables the gateway hands its clients.
+ */
+const PROCESS_ENV = new Set(
+  `PATH HOME USER LOGNAME SHELL PWD OLDPWD TERM LANG LANGUAGE TZ HOSTNAME TMPDIR TMP TEMP SHLVL MAIL DISPLAY XDG_RUNTIME_DIR SSL_CERT_FILE SSL_CERT_DIR HTTP_PROXY HTTPS_PROXY NO_PROXY ALL_PROXY OPENAI_BASE_URL ANTHROPIC_BASE_URL LLM_BASE_URL OPENAI_HOST OPENAI_BASE_PATH VERO_HOME VERO_EVAL_URL`.split(
+    ' ',
+  ),
+);
+const PROCESS_ENV_PREFIXES = ['LC_', 'LD_', 'DYLD_', 'NODE_', 'NPM_', 'PYTHON', 'VERO_GATEWAY_', 'VERO_TEMPORAL_', 'DOCKER_', 'XDG_'];
+
+/** Why a variable cannot hold an upstream key, or null. */
+export function reservedKeyEnv(name: string): string | null {
+  const upper = name.toUpperCase();
+  if (PROCESS_ENV.has(upper) || PROCESS_ENV_PREFIXES.some((p) => upper.startsWith(p)))
+    return `${name} is a variable the sidecar's or main's processes need (or the gateway sets); name a variable of your own, e.g. OPENAI_UPSTREAM_KEY`;
+  return null;
+}
+
+const hasCredentials = (u: string) => {
+  try {
+    const url = new URL(u);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
+};
+
 export const Upstream = z.strictObject({
   /** e.g. https://api.openai.com (without /v1) or https://api.anthropic.com. */
   base_url: z
     .string()
     .url()
     .refine((u) => /^https?:\/\//.test(u) && !/[?#]/.test(u), 'expected an http(s) URL without query or fragment')
+    .refine((u) => !hasCredentials(u), 'expected a URL without credentials (user:password@): the key goes in key_env')
     .transform((u) => u.replace(/\/+$/, '')),
   /** The host environment variable with the upstream key (passed to the sidecar only). */
-  key_env: EnvName,
+  key_env: EnvName.superRefine((name, ctx) => {
+    const why = reservedKeyEnv(name);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  }),
 });
 export type Upstream = z.infer<typeof Upstream>;
 
@@ -38,10 +72,15 @@ export const ScopePolicy = z.strictObject({
   max_output_tokens: z.number().int().min(0).optional(),
   /** Requests of the scope in flight at once; more are answered 429 (retryable), never queued unboundedly. */
   max_concurrency: z.number().int().min(1).default(8),
+  /**
+   * Admit, under an input budget, requests whose input the gateway cannot bound (server-side conversation state,
+   * files, server tools): each reserves all the input left, and what the upstream reports may exceed it.
+   */
+  allow_unbounded_input: z.boolean().default(false),
 });
 export type ScopePolicy = z.infer<typeof ScopePolicy>;
 
-const NO_ACCESS: ScopePolicy = { models: [], aliases: {}, max_concurrency: 8 };
+const NO_ACCESS: ScopePolicy = { models: [], aliases: {}, max_concurrency: 8, allow_unbounded_input: false };
 
 export const GatewaySpec = z.strictObject({
   /** 0 = any free port (tests). */
@@ -62,6 +101,7 @@ export const GatewaySpec = z.strictObject({
   candidate_base_url: z
     .string()
     .url()
+    .refine((u) => !hasCredentials(u), 'expected a URL without credentials (user:password@)')
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
   /** The trusted side's request log: bodies truncated to this many bytes, rotated at max_file_bytes, `keep` files. */
@@ -88,12 +128,21 @@ export const upstreamKeyEnvs = (g: GatewaySpec | undefined): string[] =>
 
 /**
  * What a client of the gateway is given: each configured provider's SDK key and base-URL variables, the key
- * being the scoped token (OpenAI's base URL ends in /v1, Anthropic's does not).
+ * being the scoped token (OpenAI's base URL ends in /v1, Anthropic's does not); for harnesses that read other
+ * names, LiteLLM-style LLM_API_KEY/LLM_BASE_URL (openhands-sdk: the OpenAI-compatible URL when there is an
+ * OpenAI upstream, else Anthropic's) and goose's OPENAI_HOST (the origin) with OPENAI_BASE_PATH (the rest of the
+ * chat completions path, without a leading slash). `base` may hold a `{task}` placeholder after its origin.
  */
 export function clientEnvFor(upstreams: GatewaySpec['upstreams'], token: string, base: string): Record<string, string> {
+  const [, origin = base, rest = ''] = /^(https?:\/\/[^/]+)(.*)$/.exec(base) ?? [];
   return {
     ...(upstreams.openai ? { OPENAI_API_KEY: token, OPENAI_BASE_URL: `${base}/v1` } : {}),
     ...(upstreams.anthropic ? { ANTHROPIC_API_KEY: token, ANTHROPIC_BASE_URL: base } : {}),
+    LLM_API_KEY: token,
+    LLM_BASE_URL: upstreams.openai ? `${base}/v1` : base,
+    ...(upstreams.openai
+      ? { OPENAI_HOST: origin, OPENAI_BASE_PATH: `${rest.replace(/^\/+/, '')}${rest ? '/' : ''}v1/chat/completions` }
+      : {}),
   };
 }
 
@@ -121,6 +170,11 @@ export interface ScopeUsage {
   cost_usd: number;
   /** Requests refused because a budget was spent. */
   refused_budget: number;
+  /**
+   * Requests refused by the scope's policy (a model it may not call, an input it cannot bound, a malformed
+   * request): with refused_budget, what makes an evaluation invalid rather than a low score.
+   */
+  refused_policy: number;
 }
 
 export const emptyUsage = (): ScopeUsage => ({
@@ -130,6 +184,7 @@ export const emptyUsage = (): ScopeUsage => ({
   output_tokens: 0,
   cost_usd: 0,
   refused_budget: 0,
+  refused_policy: 0,
 });
 
 /** One request's claim on its scope before it is sent: the worst it can cost. */
@@ -139,28 +194,64 @@ export interface Reservation {
 }
 
 export type Admission =
-  | { ok: true; outputCap: number | null }
-  | { ok: false; kind: 'budget' | 'concurrency'; limit: string; message: string };
+  | {
+      ok: true;
+      /** The output limit of each output, to write into the request (null: the request's own, no limit). */
+      outputCap: number | null;
+      reserve: Reservation;
+      /** Said to the client (a header) and in the request log: what the gateway could not bound. */
+      warning?: string;
+    }
+  | { ok: false; kind: 'budget' | 'concurrency' | 'unbounded'; limit: string; message: string };
+
+const left = (limit: number, spent: number) => Math.max(0, limit - spent);
 
 /**
- * Whether a request may go upstream. Budgets are never overspent: the request's input is reserved at its
- * body's length in bytes (a text token is at least one byte), its output at its own max tokens, capped at what
- * is left (the returned `outputCap`, which the gateway writes into the request).
+ * Whether a request may go upstream. Budgets are never overspent by an admitted request: its input is reserved
+ * at its bound (text by bytes, images and tools by fixed bounds: model/request-bound), its output at its own
+ * limit times the outputs it asks for (`n`, `best_of`), the limit lowered to what is left (the returned
+ * `outputCap`, which the gateway writes into the request). A request whose input no bound covers is refused
+ * under an input budget, unless the scope sets `allow_unbounded_input` (then it reserves all the input left).
  */
-export function admit(policy: ScopePolicy, spent: ScopeUsage, inFlight: number, bodyBytes: number, askedOutput: number | null): Admission {
+export function admit(
+  policy: ScopePolicy,
+  spent: ScopeUsage,
+  inFlight: number,
+  bound: RequestBound,
+  askedOutput: number | null,
+): Admission {
   const refuse = (limit: string, message: string): Admission => ({ ok: false, kind: 'budget', limit, message });
   if (policy.max_requests !== undefined && spent.requests >= policy.max_requests)
     return refuse('max_requests', `the scope's ${policy.max_requests} requests are spent`);
-  if (policy.max_input_tokens !== undefined && spent.input_tokens + bodyBytes > policy.max_input_tokens)
-    return refuse(
-      'max_input_tokens',
-      `the request (up to ${bodyBytes} input tokens) does not fit the ${policy.max_input_tokens - spent.input_tokens} input tokens left`,
-    );
+  let input = bound.input_tokens;
+  let warning: string | undefined;
+  if (policy.max_input_tokens !== undefined) {
+    const inputLeft = left(policy.max_input_tokens, spent.input_tokens);
+    if (inputLeft === 0) return refuse('max_input_tokens', `the scope's ${policy.max_input_tokens} input tokens are spent`);
+    if (bound.unbounded !== null) {
+      if (!policy.allow_unbounded_input)
+        return {
+          ok: false,
+          kind: 'unbounded',
+          limit: 'max_input_tokens',
+          message: `this request's input cannot be bounded before it is sent (${bound.unbounded}), and this scope has an input budget; send the whole input in the request instead`,
+        };
+      input = inputLeft;
+      warning = `input not bounded (${bound.unbounded}): all ${inputLeft} input tokens left were reserved`;
+    } else if (input > inputLeft)
+      return refuse('max_input_tokens', `the request (up to ${input} input tokens) does not fit the ${inputLeft} input tokens left`);
+  } else if (bound.unbounded !== null) warning = `input not bounded (${bound.unbounded}); this scope has no input budget`;
   let outputCap: number | null = askedOutput;
   if (policy.max_output_tokens !== undefined) {
-    const left = policy.max_output_tokens - spent.output_tokens;
-    if (left <= 0) return refuse('max_output_tokens', `the scope's ${policy.max_output_tokens} output tokens are spent`);
-    outputCap = askedOutput === null ? left : Math.min(askedOutput, left);
+    const outputLeft = left(policy.max_output_tokens, spent.output_tokens);
+    if (outputLeft === 0) return refuse('max_output_tokens', `the scope's ${policy.max_output_tokens} output tokens are spent`);
+    const perOutput = Math.floor(outputLeft / bound.outputs);
+    if (perOutput === 0)
+      return refuse(
+        'max_output_tokens',
+        `the request asks for ${bound.outputs} outputs; the ${outputLeft} output tokens left do not give each one token`,
+      );
+    outputCap = askedOutput === null ? perOutput : Math.min(askedOutput, perOutput);
   }
   if (inFlight >= policy.max_concurrency)
     return {
@@ -169,5 +260,10 @@ export function admit(policy: ScopePolicy, spent: ScopeUsage, inFlight: number, 
       limit: 'max_concurrency',
       message: `the scope already has ${policy.max_concurrency} requests in flight; retry shortly`,
     };
-  return { ok: true, outputCap };
+  return {
+    ok: true,
+    outputCap,
+    reserve: { input_tokens: input, output_tokens: (outputCap ?? 0) * bound.outputs },
+    ...(warning ? { warning } : {}),
+  };
 }

@@ -184,7 +184,8 @@ export class Engine {
     // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
     const tokenId = kind === 'trusted' ? FINALIZATION_TOKEN_ID : `eval-${this.evaluationKey(commit, split, ids)}`;
     const envFile = this.gateway?.envFileFor(tokenId, kind === 'trusted' ? 'finalization' : 'evaluation');
-    const refusedBefore = this.gateway?.usageOf(tokenId).refused_budget ?? 0;
+    const refusedOf = (u: ScopeUsage | undefined) => (u?.refused_budget ?? 0) + (u?.refused_policy ?? 0);
+    const refusedBefore = refusedOf(this.gateway?.usageOf(tokenId));
     const { samples, failed } =
       this.cfg.mode === 'B'
         ? await this.evaluateModeB(
@@ -201,7 +202,7 @@ export class Engine {
         ? this.gateway.usageOf(tokenId)
         : this.gateway.endEvaluation(tokenId)
       : undefined;
-    const refused = (modelUsage?.refused_budget ?? 0) - refusedBefore;
+    const refused = refusedOf(modelUsage) - refusedBefore;
     // Per task (Mode B: each harbor's base URL names its task); the verifier's token is shared by its evaluations.
     if (this.gateway && kind === 'agent') {
       const perTask = this.gateway.taskUsageOf(tokenId);
@@ -232,7 +233,11 @@ export class Engine {
       ...(modelUsage ? { modelUsage } : {}),
       ...(refused > 0
         ? {
-            invalid: `the gateway refused ${refused} model call(s) of this evaluation: its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`,
+            invalid: `the gateway refused ${refused} model call(s) of this evaluation: ${
+              (modelUsage?.refused_budget ?? 0) > 0
+                ? `its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`
+                : 'its scope does not allow them (see the gateway request log)'
+            }`,
           }
         : failed
           ? { invalid: failed }

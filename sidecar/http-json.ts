@@ -17,8 +17,25 @@ export function useStrictJsonBodies(app: FastifyInstance): void {
     } catch {
       return done(badRequest('the request body is not valid UTF-8'), undefined);
     }
+    const forbidden = forbiddenKey(text);
+    if (forbidden) return done(badRequest(`invalid request: (body): the key "${forbidden}" is not accepted`), undefined);
     jsonParser(req, text, done);
   });
+}
+
+/** A `__proto__` key (or `constructor.prototype`) anywhere in a JSON text, or null (also for text that is not JSON). */
+function forbiddenKey(text: string): string | null {
+  if (!text.includes('__proto__') && !text.includes('prototype')) return null;
+  let found: string | null = null;
+  try {
+    JSON.parse(text, (k, v: unknown) => {
+      if (k === '__proto__' || (k === 'constructor' && typeof v === 'object' && v !== null && 'prototype' in v)) found ??= k;
+      return v;
+    });
+  } catch {
+    return null;
+  }
+  return found;
 }
 
 /** A SidecarError's status and message; a zod error as 400 naming each field; anything else 500, its details in the log only. */

@@ -8,6 +8,7 @@ import { request, type Dispatcher } from 'undici';
 import type { Endpoint, GatewayScope, Provider } from '../../model/gateway-policy';
 import { resolveModel } from '../../model/gateway-policy';
 import { askedOutputTokens, type MeteredUsage } from '../../model/provider-usage';
+import { requestBound } from '../../model/request-bound';
 import { meteredBody } from './metered-stream';
 import type { Settlement } from './meter';
 import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
@@ -21,8 +22,24 @@ const PASSED_REQUEST_HEADERS: Record<Provider, string[]> = {
   anthropic: ['accept', 'anthropic-version', 'anthropic-beta'],
 };
 
-/** A task name as it may appear in a candidate's base URL (`/task/<name>/v1`). */
-const TASK_LABEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/;
+/**
+ * The longest task name a base URL may carry (`/task/<encodeURIComponent(name)>/v1`), in UTF-8 bytes: any name
+ * a Harbor task dir can have (path components of up to 255 bytes, an org prefix) fits. The router's parameter
+ * limit (server.ts) is set from it: percent-encoding at most triples a name.
+ */
+export const MAX_TASK_NAME_BYTES = 1024;
+
+/** Why a task name from the path cannot label usage, or null: any name vero scores is accepted. */
+function badTaskName(task: string): string | null {
+  if (task.length === 0 || Buffer.byteLength(task) > MAX_TASK_NAME_BYTES)
+    return `the task in the path must be 1 to ${MAX_TASK_NAME_BYTES} bytes`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(task)) return 'the task in the path has a control character';
+  return null;
+}
+
+/** A header naming what the gateway could not bound about a request it forwarded. */
+export const WARNING_HEADER = 'x-vero-gateway-warning';
 
 export function presentedToken(req: FastifyRequest): string | undefined {
   const auth = req.headers.authorization;
@@ -55,7 +72,10 @@ type Admitted = {
   who: { id: string; scope: GatewayScope };
   entry: { scope: GatewayScope; token: string; endpoint: Endpoint; model: string };
   sent: string;
+  stream: boolean;
   reservation: string;
+  durable: Promise<void>;
+  warning?: string;
 };
 
 /** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
@@ -65,7 +85,14 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
   if (!who) return refusals.unauthenticated();
   if (!spec.upstreams[provider] || !d.keys[provider]) return refusals.notFound(`this gateway has no ${provider} upstream`);
   const body = req.body;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return refusals.badRequest('expected a JSON object body');
+  const params = req.params as { task?: string } | undefined;
+  const taskProblem = params?.task === undefined ? null : badTaskName(params.task);
+  if (!body || typeof body !== 'object' || Array.isArray(body) || taskProblem) {
+    // Counted against the token: an evaluation whose call was refused is invalid, never a low score.
+    d.meter.refused(who.scope, who.id, taskProblem ? undefined : params?.task, 'refused_policy');
+    return refusals.badRequest(taskProblem ?? 'expected a JSON object body');
+  }
+  const task = params?.task;
   const payload = { ...(body as Record<string, unknown>) };
   const policy = spec.scopes[who.scope];
   const model = resolveModel(policy, payload.model);
@@ -82,6 +109,7 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
     });
   if (!model) {
     logRefusal(403, 'model');
+    meter.refused(who.scope, who.id, task, 'refused_policy');
     return refusals.modelNotAllowed(payload.model, policy.models);
   }
   payload.model = model;
@@ -89,19 +117,26 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
   if (payload.stream === true && endpoint === 'chat.completions')
     payload.stream_options = { ...((payload.stream_options as object | undefined) ?? {}), include_usage: true };
   const asked = askedOutputTokens(endpoint, payload);
-  const task = (req.params as { task?: string } | undefined)?.task;
-  if (task !== undefined && !TASK_LABEL.test(task)) return refusals.badRequest('the task in the path is not a task name');
-  const admission = meter.admit(who.scope, who.id, policy, Buffer.byteLength(JSON.stringify(payload)), asked.value, task);
+  const admission = meter.admit(who.scope, who.id, policy, requestBound(endpoint, payload), asked.value, task);
   if (!admission.ok) {
-    logRefusal(admission.kind === 'budget' ? 402 : 429, admission.limit);
-    return admission.kind === 'budget' ? refusals.budget(admission.limit, admission.message) : refusals.busy(admission.message);
+    const refusal =
+      admission.kind === 'budget'
+        ? refusals.budget(admission.limit, admission.message)
+        : admission.kind === 'unbounded'
+          ? refusals.unbounded(admission.message)
+          : refusals.busy(admission.message);
+    logRefusal(refusal.status, admission.kind === 'unbounded' ? 'unbounded_input' : admission.limit);
+    return refusal;
   }
   if (admission.outputCap !== null && admission.outputCap !== asked.value) payload[asked.field] = admission.outputCap;
   return {
     who,
     entry: { scope: who.scope, token: who.id, endpoint, model },
     sent: JSON.stringify(payload),
+    stream: payload.stream === true,
     reservation: admission.reservationId!,
+    durable: admission.durable!,
+    ...(admission.warning ? { warning: admission.warning } : {}),
   };
 }
 
@@ -118,7 +153,7 @@ export async function forward(
   const started = Date.now();
   const admitted = admitRequest(d, req, endpoint, provider);
   if ('status' in admitted) return refuse(reply, provider, admitted);
-  const { entry, sent, reservation } = admitted;
+  const { entry, sent, reservation, warning } = admitted;
   const upstream = spec.upstreams[provider]!;
   const key = d.keys[provider]!;
 
@@ -133,10 +168,19 @@ export async function forward(
       status,
       ms: Date.now() - started,
       ...(usage ? { usage } : {}),
+      ...(warning ? { warning } : {}),
       request: d.requestLog.clip(sent),
-      response: d.requestLog.clip(responseText),
+      response: d.requestLog.clip(responseText === undefined ? undefined : ctx.redact.text(responseText)),
     });
   };
+  // The reservation is on disk before anything goes upstream: a crash from here on cannot refill the budget.
+  try {
+    await admitted.durable;
+  } catch (e) {
+    settle({ kind: 'refused_upstream' }, 503, null);
+    d.log(`gateway: the meter cannot be written (${(e as Error).message}); refusing requests until it can`);
+    return refuse(reply, provider, refusals.meterUnwritable());
+  }
 
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error('timeout')), timeoutMs);
@@ -159,28 +203,42 @@ export async function forward(
     clearTimeout(timer);
     const err = e as Error & { code?: string };
     const timedOut = abort.signal.aborted || err.code === 'UND_ERR_HEADERS_TIMEOUT';
-    const r = timedOut ? refusals.upstreamTimeout(spec.request_timeout) : refusals.upstreamUnreachable(err.code ?? err.message);
+    const r = timedOut
+      ? refusals.upstreamTimeout(spec.request_timeout)
+      : refusals.upstreamUnreachable(ctx.redact.text(err.code ?? err.message));
     settle({ kind: 'unknown' }, r.status, null);
     if (reply.raw.destroyed) return reply;
     return refuse(reply, provider, r);
   }
 
-  return relay(reply, res, endpoint, () => clearTimeout(timer), settle);
+  if (warning) reply.header(WARNING_HEADER, warning);
+  return relay(ctx, reply, res, { endpoint, stream: admitted.stream }, () => clearTimeout(timer), settle);
 }
 
 type Settle = (how: Settlement, status: number, usage: MeteredUsage | null, responseText?: string) => void;
 
 /** Streams the upstream's answer to the client as it arrives, and settles the reservation when it has ended. */
-function relay(reply: FastifyReply, res: Dispatcher.ResponseData, endpoint: Endpoint, ended: () => void, settle: Settle): FastifyReply {
+function relay(
+  ctx: GatewayContext,
+  reply: FastifyReply,
+  res: Dispatcher.ResponseData,
+  asked: { endpoint: Endpoint; stream: boolean },
+  ended: () => void,
+  settle: Settle,
+): FastifyReply {
   const isStream = String(res.headers['content-type'] ?? '').includes('text/event-stream');
-  const out = meteredBody(res.body, endpoint, isStream, ({ usage, text, error }) => {
+  const out = meteredBody(res.body, asked.endpoint, isStream, ({ usage, text, bytes, error }) => {
     ended();
-    // A body cut off without a usage report may have cost what was reserved; an error answer without one, nothing.
-    const how: Settlement = usage
-      ? { kind: 'metered', usage }
-      : error || res.statusCode < 400
-        ? { kind: 'unknown' }
-        : { kind: 'refused_upstream' };
+    // A stream cut off is charged what it reported, or at most what it streamed plus a margin; another body cut
+    // off without a usage report may have cost what was reserved; an error answer without one, nothing.
+    const how: Settlement =
+      error && (isStream || asked.stream)
+        ? { kind: 'cut', usage, streamedBytes: bytes }
+        : usage
+          ? { kind: 'metered', usage }
+          : error || res.statusCode < 400
+            ? { kind: 'unknown' }
+            : { kind: 'refused_upstream' };
     settle(how, res.statusCode, usage, text);
     // The client must see a broken stream, not a short one that looks complete.
     if (error) reply.raw.destroy(error);
@@ -189,8 +247,11 @@ function relay(reply: FastifyReply, res: Dispatcher.ResponseData, endpoint: Endp
   reply.status(res.statusCode);
   for (const h of PASSED_RESPONSE_HEADERS) {
     const v = res.headers[h];
-    if (typeof v === 'string') reply.header(h, v);
+    if (typeof v === 'string') reply.header(h, ctx.redact.text(v));
   }
   if (isStream) reply.header('cache-control', 'no-cache');
-  return reply.send(out);
+  // An upstream that echoes its key (in an error body, say) never hands it to the client.
+  const redacted = ctx.redact.stream();
+  out.on('error', (e) => redacted.destroy(e));
+  return reply.send(out.pipe(redacted));
 }

@@ -15,6 +15,8 @@ export interface BodyOutcome {
   usage: MeteredUsage | null;
   /** What was received, for the request log (the caller truncates it). */
   text: string;
+  /** How many bytes arrived. */
+  bytes: number;
   /** Set when the body was cut off (a reset or stalled upstream, a client gone). */
   error?: Error;
 }
@@ -24,6 +26,7 @@ export function meteredBody(body: Readable, endpoint: Endpoint, isStream: boolea
   let sawUsage = false;
   const kept: Buffer[] = [];
   let keptBytes = 0;
+  let bytes = 0;
   const parser = createParser({
     onEvent: (ev) => {
       const next = usageOfEvent(endpoint, usage, ev.data);
@@ -34,6 +37,7 @@ export function meteredBody(body: Readable, endpoint: Endpoint, isStream: boolea
   const decoder = new TextDecoder();
   const out = new PassThrough();
   body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
     if (isStream) parser.feed(decoder.decode(chunk, { stream: true }));
     if (keptBytes < MAX_METERED_BYTES) {
       kept.push(chunk);
@@ -54,11 +58,11 @@ export function meteredBody(body: Readable, endpoint: Endpoint, isStream: boolea
         // not JSON: no usage
       }
     }
-    done({ usage: sawUsage ? usage : null, text });
+    done({ usage: sawUsage ? usage : null, text, bytes });
     out.end();
   });
   body.on('error', (e: Error) => {
-    done({ usage: sawUsage ? usage : null, text: `(cut off: ${e.message})`, error: e });
+    done({ usage: sawUsage ? usage : null, text: `(cut off: ${e.message})`, bytes, error: e });
     out.destroy(e);
   });
   return out;

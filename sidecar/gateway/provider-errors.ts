@@ -30,6 +30,13 @@ export const refusals = {
     message: `budget exhausted (${limit}): ${message}`,
     retry: false,
   }),
+  unbounded: (message: string): GatewayRefusal => ({ status: 400, type: 'input_not_bounded', message, retry: false }),
+  meterUnwritable: (): GatewayRefusal => ({
+    status: 503,
+    type: 'gateway_error',
+    message: 'the gateway cannot record this request on its meter; nothing was sent upstream',
+    retry: true,
+  }),
   busy: (message: string): GatewayRefusal => ({ status: 429, type: 'rate_limit_error', message, retry: true }),
   upstreamTimeout: (s: number): GatewayRefusal => ({
     status: 504,

@@ -7,9 +7,10 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { ENDPOINTS, GATEWAY_SCOPES, type Endpoint, type GatewaySpec, type Provider } from '../../model/gateway-policy';
-import { forward, presentedToken, refuse } from './forward';
+import { forward, MAX_TASK_NAME_BYTES, presentedToken, refuse } from './forward';
 import type { Meter } from './meter';
 import { refusals } from './provider-errors';
+import { redactorFor, type Redactor } from './redact';
 import type { RequestLog } from './request-log';
 import type { TokenStore } from './tokens';
 
@@ -25,13 +26,13 @@ export interface GatewayDeps {
 
 const isLoopback = (url: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 
-/** Usage and limits per scope. */
+/** Usage and limits per scope: numbers only (it is answered without a token; the models are `/v1/models`'). */
 export function gatewayStatus(spec: GatewaySpec, meter: Meter) {
   return {
     scopes: Object.fromEntries(
       GATEWAY_SCOPES.map((s) => {
-        const { models, aliases, ...limits } = spec.scopes[s];
-        return [s, { models, aliases: Object.keys(aliases), limits, usage: meter.usage(s) }];
+        const limits = Object.fromEntries(Object.entries(spec.scopes[s]).filter(([, v]) => typeof v === 'number'));
+        return [s, { limits, usage: meter.usage(s) }];
       }),
     ),
   };
@@ -43,6 +44,8 @@ export interface GatewayContext {
   timeoutMs: number;
   /** The direct client for an upstream on this machine, else the proxy-aware one. */
   dispatcherFor: (url: string) => Dispatcher;
+  /** Removes the upstream keys from what is relayed or logged. */
+  redact: Redactor;
 }
 
 export function buildGateway(d: GatewayDeps): FastifyInstance {
@@ -52,11 +55,19 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
   const direct = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const proxyEnv = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((v) => process.env[v]);
   const proxied = proxyEnv ? new EnvHttpProxyAgent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs }) : direct;
-  const ctx: GatewayContext = { d, timeoutMs, dispatcherFor: (url) => (isLoopback(url) ? direct : proxied) };
+  const redact = redactorFor(Object.values(d.keys).filter((k): k is string => Boolean(k)));
+  const ctx: GatewayContext = { d, timeoutMs, dispatcherFor: (url) => (isLoopback(url) ? direct : proxied), redact };
 
-  const app = Fastify({ logger: false, bodyLimit: 32 << 20, requestTimeout: 0, forceCloseConnections: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 32 << 20,
+    requestTimeout: 0,
+    forceCloseConnections: true,
+    // `/task/<name>`: a percent-encoded name of up to MAX_TASK_NAME_BYTES (at most three characters a byte).
+    routerOptions: { maxParamLength: 3 * MAX_TASK_NAME_BYTES },
+  });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([direct.close(), ...(proxied === direct ? [] : [proxied.close()])]);
+    await Promise.allSettled([direct.close(), ...(proxied === direct ? [] : [proxied.close()]), d.meter.close()]);
   });
 
   app.get('/health', async () => ({ ok: true }));
@@ -81,7 +92,7 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
   app.setErrorHandler((err, req, reply) => {
     const status = (err as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) return refuse(reply, 'openai', refusals.badRequest(err.message));
-    d.log(`gateway: internal error on ${req.url}: ${err.stack ?? err.message}`);
+    d.log(redact.text(`gateway: internal error on ${req.url}: ${err.stack ?? err.message}`));
     return refuse(reply, 'openai', { status: 500, type: 'gateway_error', message: 'internal error in the gateway', retry: true });
   });
   return app;

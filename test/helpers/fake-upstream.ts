@@ -3,7 +3,9 @@
  * Anthropic's messages, streamed (SSE) or not, with usage fields. Deterministic: every answer has 11 input
  * tokens (2 of them cached) and min(the request's max tokens, 7) output tokens. Models steer faults:
  * `fail-model` answers 500, `stall-model` sends headers and then nothing, `cut-model` streams one event and
- * resets the connection, `slow-model` answers after 1.5 s, `drip-model` streams three chunks 400 ms apart.
+ * resets the connection, `slow-model` answers after 1.5 s, `drip-model` streams three chunks 400 ms apart,
+ * `long-model` (chat) writes all the output it may — the request's max tokens (5,000 without one) for each of
+ * its `n` choices — and `echo-key-model` echoes the key it was sent: in a 401 body, or, streamed, in two halves.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,8 +26,13 @@ export const FAKE_INPUT_TOKENS = 11;
 export const FAKE_CACHED_TOKENS = 2;
 export const FAKE_MAX_OUTPUT = 7;
 
+export const LONG_MODEL_DEFAULT_OUTPUT = 5000;
+
+const asked = (b: Record<string, unknown>) => b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens;
 const outputTokens = (b: Record<string, unknown>) =>
-  Math.min(Number(b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens ?? FAKE_MAX_OUTPUT), FAKE_MAX_OUTPUT);
+  b.model === 'long-model'
+    ? Number(asked(b) ?? LONG_MODEL_DEFAULT_OUTPUT) * Number(b.n ?? 1)
+    : Math.min(Number(asked(b) ?? FAKE_MAX_OUTPUT), FAKE_MAX_OUTPUT);
 
 function sse(res: http.ServerResponse, events: { event?: string; data: unknown }[]): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'req-fake' });
@@ -170,6 +177,18 @@ export async function startFakeUpstream(host = '127.0.0.1'): Promise<FakeUpstrea
             `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hel' } }] })}\n\n`,
           );
           return setTimeout(() => res.socket?.destroy(), 50);
+        }
+        if (body.model === 'echo-key-model') {
+          const key = String(req.headers.authorization ?? req.headers['x-api-key'] ?? '');
+          if (!body.stream) {
+            res.writeHead(401, { 'content-type': 'application/json', 'x-request-id': key });
+            return res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error' } }));
+          }
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          const event = `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'echo-key-model', choices: [{ index: 0, delta: { content: `key=${key}` }, finish_reason: null }] })}\n\n`;
+          const half = event.indexOf(key) + Math.floor(key.length / 2);
+          res.write(event.slice(0, half));
+          return setTimeout(() => res.end(`${event.slice(half)}data: [DONE]\n\n`), 100);
         }
         if (body.model === 'drip-model') {
           // Three events 400 ms apart: a proxy that buffers shows them all at once.

@@ -6,18 +6,30 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawn } from 'node:child_process';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { GatewaySpec } from '../../model/gateway-policy';
 import { Gateway, FINALIZATION_TOKEN_ID } from '../../sidecar/gateway/gateway';
-import { Meter } from '../../sidecar/gateway/meter';
+import { Meter, MAX_TASKS_PER_TOKEN, OVERFLOW_TASK, CUT_STREAM_MARGIN } from '../../sidecar/gateway/meter';
+import type { RequestBound } from '../../model/request-bound';
 import { digestOf, newToken } from '../../sidecar/gateway/tokens';
 import { readEnvFile } from '../../infra/env-file';
 import { FAKE_CACHED_TOKENS, FAKE_INPUT_TOKENS, FAKE_MAX_OUTPUT, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
 const UPSTREAM_KEY = 'sk-real-upstream-key-never-leaves';
 const ANTHROPIC_KEY = 'sk-ant-real-key-never-leaves';
-const MODELS = ['gpt-test', 'claude-test', 'fail-model', 'stall-model', 'cut-model', 'slow-model', 'drip-model'];
+const MODELS = [
+  'gpt-test',
+  'claude-test',
+  'fail-model',
+  'stall-model',
+  'cut-model',
+  'slow-model',
+  'drip-model',
+  'long-model',
+  'echo-key-model',
+];
 
 let upstream: FakeUpstream;
 const open: Gateway[] = [];
@@ -70,6 +82,8 @@ const post = (base: string, route: string, token: string, body: unknown, headers
   });
 
 const tokenOf = (envFile: string) => readEnvFile(envFile).OPENAI_API_KEY!;
+
+const textBound = (input_tokens: number): RequestBound => ({ input_tokens, outputs: 1, unbounded: null, serverState: false });
 
 describe('inference gateway', () => {
   it('forwards a chat completion with the upstream key, never the token, and meters its usage', async () => {
@@ -233,7 +247,9 @@ describe('inference gateway', () => {
     // A crash with one request in flight: its reservation is on disk, never settled.
     const meterFile = path.join(first.dir, 'gateway', 'meter.json');
     const crashed = Meter.open(meterFile);
-    expect(crashed.admit('producer', 'producer', s.scopes.producer, 100, 40).ok).toBe(true);
+    const inFlight = crashed.admit('producer', 'producer', s.scopes.producer, textBound(100), 40);
+    expect(inFlight.ok).toBe(true);
+    await inFlight.durable;
     const again = await startGateway(s, first.dir, first.producerToken);
     expect(again.gw.meter.usage('producer')).toMatchObject({
       requests: 2,
@@ -304,8 +320,11 @@ describe('inference gateway', () => {
     });
     expect(gw.usageOf('eval-t')).toMatchObject({ requests: 2, output_tokens: FAKE_MAX_OUTPUT + 3 });
     expect(upstream.seen.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
-    const bad = await post(base, '/task/..%2F..%2Fetc/v1/chat/completions', env.OPENAI_API_KEY!, { model: 'gpt-test', messages: [] });
-    expect(bad.status).toBe(400);
+    // A task name is a label only: whatever it says, the upstream path is the table's.
+    const odd = await post(base, '/task/..%2F..%2Fetc/v1/chat/completions', env.OPENAI_API_KEY!, { model: 'gpt-test', messages: [] });
+    expect(odd.status).toBe(200);
+    expect(upstream.seen.at(-1)!.path).toBe('/v1/chat/completions');
+    expect((await post(base, '/task/%01/v1/chat/completions', env.OPENAI_API_KEY!, { model: 'gpt-test', messages: [] })).status).toBe(400);
   });
 
   it('keeps a bounded request log on the admin side: bodies truncated, files rotated', async () => {
@@ -337,5 +356,186 @@ describe('inference gateway', () => {
     await expect(Gateway.start(spec(), dir, {}, () => undefined, { host: '127.0.0.1', port: 0 })).rejects.toThrow(
       /gateway.upstreams.openai.key_env: TEST_OPENAI_KEY is not set[\s\S]*TEST_ANTHROPIC_KEY/,
     );
+  });
+
+  it('reserves what a request can cost: n outputs, images, and no server-side conversation under an input budget', async () => {
+    const { gw, base } = await startGateway(
+      spec({ evaluation: { models: ['long-model', 'gpt-test'], max_output_tokens: 2000, max_input_tokens: 6000 } }),
+    );
+    const token = tokenOf(gw.envFileFor('eval-n', 'evaluation'));
+    const client = new OpenAI({ apiKey: token, baseURL: `${base}/v1`, maxRetries: 0 });
+    // Ten outputs of up to 500 tokens each against 2,000 left: each output is lowered to 200.
+    const user = [{ role: 'user' as const, content: 'hi' }];
+    await client.chat.completions.create({ model: 'long-model', n: 10, max_completion_tokens: 500, messages: user });
+    expect(upstream.seen[0]!.body.max_completion_tokens).toBe(200);
+    expect(gw.meter.usage('evaluation').output_tokens).toBe(2000);
+    const more = client.chat.completions.create({ model: 'long-model', n: 2, messages: user });
+    await expect(more).rejects.toMatchObject({ status: 402 });
+    expect(gw.meter.usage('evaluation').output_tokens).toBe(2000);
+
+    // An image costs more than its URL's bytes: it is reserved at a bound, which 6,000 input tokens cannot cover.
+    const image = client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }],
+    });
+    await expect(image).rejects.toMatchObject({ status: 402 });
+    // A conversation kept upstream cannot be bounded: refused with a message that says why, before the upstream.
+    const continued = client.responses.create({ model: 'gpt-test', input: 'and then?', previous_response_id: 'resp_abc' });
+    await expect(continued).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/previous_response_id.*no response store/),
+    });
+    expect(upstream.seen).toHaveLength(1);
+    expect(gw.usageOf('eval-n')).toMatchObject({ refused_budget: 2, refused_policy: 1 });
+  });
+
+  it('streams n outputs without a limit within the budget (the official client, streaming)', async () => {
+    const { gw, base, producerToken } = await startGateway(spec({ producer: { models: ['long-model'], max_output_tokens: 1000 } }));
+    const client = new OpenAI({ apiKey: producerToken, baseURL: `${base}/v1`, maxRetries: 0 });
+    for await (const chunk of await client.chat.completions.create({ model: 'long-model', n: 4, messages: [], stream: true })) void chunk;
+    expect(upstream.seen[0]!.body.max_completion_tokens).toBe(250);
+    expect(gw.meter.usage('producer').output_tokens).toBe(1000);
+  });
+
+  it('answers a request continuing a server-side conversation with a warning when the scope has no input budget', async () => {
+    const { base, producerToken } = await startGateway(spec());
+    const client = new OpenAI({ apiKey: producerToken, baseURL: `${base}/v1`, maxRetries: 0 });
+    const { data, response } = await client.responses
+      .create({ model: 'gpt-test', input: 'and then?', previous_response_id: 'resp_abc' })
+      .withResponse();
+    expect(data.output_text).toBe('Hello world');
+    expect(response.headers.get('x-vero-gateway-warning')).toMatch(/previous_response_id.*no response store/);
+  });
+
+  it('routes every task name Harbor accepts, and counts a refused call against its task', async () => {
+    const { gw } = await startGateway(spec({ evaluation: { models: ['gpt-test', 'claude-test'] } }));
+    const file = gw.envFileFor('eval-names', 'evaluation');
+    const names = ['my task', 'tâche-é', 'a[1]', 'c++', 'cost$', '-leading', 'x'.repeat(180), 'org/ü name', '日本語'.repeat(60)];
+    for (const name of names) {
+      const env = readEnvFile(file, name);
+      const openai = new OpenAI({ apiKey: env.OPENAI_API_KEY!, baseURL: env.OPENAI_BASE_URL!, maxRetries: 0 });
+      await openai.chat.completions.create({ model: 'gpt-test', messages: [] });
+      const anthropic = new Anthropic({ apiKey: env.ANTHROPIC_API_KEY!, baseURL: env.ANTHROPIC_BASE_URL!, maxRetries: 0 });
+      await anthropic.messages.stream({ model: 'claude-test', max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    }
+    const perTask = gw.taskUsageOf('eval-names');
+    expect(Object.keys(perTask).sort()).toEqual([...names].sort());
+    for (const name of names) expect(perTask[name]).toMatchObject({ requests: 2, output_tokens: FAKE_MAX_OUTPUT + 3 });
+    // A call the scope refuses is visible on the token and its task (the evaluation is then invalid).
+    const env = readEnvFile(file, 'my task');
+    const openai = new OpenAI({ apiKey: env.OPENAI_API_KEY!, baseURL: env.OPENAI_BASE_URL!, maxRetries: 0 });
+    await expect(openai.chat.completions.create({ model: 'not-allowed', messages: [] })).rejects.toMatchObject({ status: 403 });
+    expect(gw.taskUsageOf('eval-names')['my task']).toMatchObject({ refused_policy: 1 });
+    expect(gw.usageOf('eval-names').refused_policy).toBe(1);
+  });
+
+  it('gives harnesses that read other variables (openhands-sdk, goose) the same token and gateway', async () => {
+    const { gw } = await startGateway(spec({ evaluation: { models: ['gpt-test'] } }));
+    const env = readEnvFile(gw.envFileFor('eval-h', 'evaluation'), 'count words');
+    expect(env.LLM_API_KEY).toBe(env.OPENAI_API_KEY);
+    const viaLlm = new OpenAI({ apiKey: env.LLM_API_KEY!, baseURL: env.LLM_BASE_URL!, maxRetries: 0 });
+    await viaLlm.chat.completions.create({ model: 'gpt-test', messages: [] });
+    // goose joins OPENAI_BASE_PATH to OPENAI_HOST as a URL reference.
+    const gooseUrl = new URL(env.OPENAI_BASE_PATH!, `${env.OPENAI_HOST!}/`).toString();
+    const res = await post(gooseUrl, '', env.OPENAI_API_KEY!, { model: 'gpt-test', messages: [] });
+    expect(res.status).toBe(200);
+    expect(gw.taskUsageOf('eval-h')['count words']).toMatchObject({ requests: 2 });
+  });
+
+  it('charges a stream cut off without max_tokens what it streamed plus a margin, not the whole budget', async () => {
+    const { gw, base, producerToken } = await startGateway(spec({ producer: { models: ['cut-model'], max_output_tokens: 50000 } }));
+    const client = new OpenAI({ apiKey: producerToken, baseURL: `${base}/v1`, maxRetries: 0 });
+    const read = async () => {
+      for await (const chunk of await client.chat.completions.create({ model: 'cut-model', messages: [], stream: true })) void chunk;
+    };
+    await expect(read()).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 100));
+    const out = gw.meter.usage('producer').output_tokens;
+    expect(out).toBeGreaterThan(CUT_STREAM_MARGIN);
+    expect(out).toBeLessThan(CUT_STREAM_MARGIN + 1000);
+  });
+
+  it('never relays or logs the upstream key, even when the upstream echoes it (bodies, headers, streams)', async () => {
+    const { base, producerToken, dir } = await startGateway(spec());
+    const client = new OpenAI({ apiKey: producerToken, baseURL: `${base}/v1`, maxRetries: 0 });
+    const failed = await post(base, '/v1/chat/completions', producerToken, { model: 'echo-key-model', messages: [] });
+    expect(failed.status).toBe(401);
+    const body = await failed.text();
+    expect(body).toContain('Incorrect API key provided');
+    expect(body).not.toContain(UPSTREAM_KEY);
+    expect(failed.headers.get('x-request-id')).not.toContain(UPSTREAM_KEY);
+    let streamed = '';
+    for await (const chunk of await client.chat.completions.create({ model: 'echo-key-model', messages: [], stream: true }))
+      streamed += chunk.choices[0]?.delta?.content ?? '';
+    expect(streamed).toMatch(/^key=Bearer \[redacted upstream key\]$/);
+    await new Promise((r) => setTimeout(r, 50));
+    const logged = fs.readFileSync(path.join(dir, 'gateway', 'requests.jsonl'), 'utf8');
+    expect(logged).toContain('Incorrect API key provided');
+    expect(logged).not.toContain(UPSTREAM_KEY);
+  });
+
+  it('answers GET /status without a token with numbers only', async () => {
+    const { base } = await startGateway(
+      spec({ producer: { models: ['gpt-test'], aliases: { secret_alias: 'gpt-test' }, max_requests: 3 } }),
+    );
+    const status = await (await fetch(`${base}/status`)).text();
+    expect(status).not.toMatch(/gpt-test|secret_alias|claude-test/);
+    expect(JSON.parse(status)).toMatchObject({ scopes: { producer: { limits: { max_requests: 3 }, usage: { requests: 0 } } } });
+  });
+
+  it('keeps the meter bounded and incremental: capped task labels, appended records, a torn last line survived', async () => {
+    const s = spec({ producer: { models: ['gpt-test'] } });
+    const first = await startGateway(s);
+    const meterFile = path.join(first.dir, 'gateway', 'meter.json');
+    const snapshotBefore = fs.readFileSync(meterFile, 'utf8');
+    // The tasks a token names are labels up to a bound; the rest are counted together.
+    const { meter } = first.gw;
+    for (let i = 0; i < MAX_TASKS_PER_TOKEN + 50; i++) {
+      const a = meter.admit('producer', 'producer', s.scopes.producer, textBound(10), 5, `t-${i}`);
+      meter.settle(a.reservationId!, { kind: 'unknown' });
+    }
+    expect(Object.keys(meter.taskUsage('producer'))).toHaveLength(MAX_TASKS_PER_TOKEN + 1);
+    expect(meter.taskUsage('producer')[OVERFLOW_TASK]).toMatchObject({ requests: 50 });
+    const res = await post(first.base, '/task/t-0/v1/chat/completions', first.producerToken, { model: 'gpt-test', messages: [] });
+    expect(res.status).toBe(200);
+    // Each record was appended to the log; the snapshot was not rewritten.
+    await meter.flush();
+    expect(fs.readFileSync(meterFile, 'utf8')).toBe(snapshotBefore);
+    expect(fs.readFileSync(`${meterFile}.log`, 'utf8').trim().split('\n')).toHaveLength(2 * (MAX_TASKS_PER_TOKEN + 51));
+    await first.gw.close();
+    open.splice(open.indexOf(first.gw), 1);
+    fs.appendFileSync(`${meterFile}.log`, '{"seq": 999999, "op": "adm'); // a write torn by a crash
+    const again = await startGateway(s, first.dir, first.producerToken);
+    expect(again.gw.meter.usage('producer')).toMatchObject({
+      requests: MAX_TASKS_PER_TOKEN + 51,
+      output_tokens: (MAX_TASKS_PER_TOKEN + 50) * 5 + FAKE_MAX_OUTPUT,
+    });
+    expect(again.gw.taskUsageOf('producer')['t-0']).toMatchObject({ requests: 2 });
+    expect(fs.readFileSync(`${meterFile}.log`, 'utf8')).toBe('');
+  });
+
+  it('a reservation survives kill -9 of the process that made it (charged in full at the next start)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-gw-kill-'));
+    dirs.push(dir);
+    const meterFile = path.join(dir, 'meter.json');
+    const s = spec({ producer: { models: ['gpt-test'], max_output_tokens: 1000 } });
+    // The built meter (dist/), in a process of its own: it reserves, says so once the reservation is durable, and
+    // is then killed without a chance to write anything more.
+    const script = `
+      const { Meter } = require(${JSON.stringify(path.resolve('dist/sidecar/gateway/meter.js'))});
+      const m = Meter.open(${JSON.stringify(meterFile)});
+      const policy = ${JSON.stringify(s.scopes.producer)};
+      const a = m.admit('producer', 'producer', policy, { input_tokens: 100, outputs: 1, unbounded: null, serverState: false }, 40, 'task a');
+      a.durable.then(() => process.stdout.write('reserved\\n'));
+      setInterval(() => undefined, 1000);`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((r) => child.on('exit', r));
+    await new Promise<void>((resolve) => child.stdout.on('data', (b: Buffer) => b.toString().includes('reserved') && resolve()));
+    child.kill('SIGKILL');
+    await exited;
+    const meter = Meter.open(meterFile);
+    expect(meter.usage('producer')).toMatchObject({ requests: 1, input_tokens: 100, output_tokens: 40 });
+    expect(meter.taskUsage('producer')['task a']).toMatchObject({ requests: 1, output_tokens: 40 });
+    await meter.close();
   });
 });
