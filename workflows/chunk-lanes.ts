@@ -113,12 +113,14 @@ export class ChunkLanes {
         this.progress.running--;
       }
       const r = this.results[i]!;
+      countFinished(this.progress, r);
       if (this.spendStop && r.status !== 'not_run') {
-        // A lane that goes on reports now; one that is freed reports with the lane (lanesFreed).
-        if (this.goesOn(laneNo) || !this.granted) this.reportSpend(r);
+        // A lane that goes on reports now (and, with verdicts, waits until it is metered); one that is freed
+        // reports with the lane (lanesFreed).
+        if (this.goesOn(laneNo) && this.granted && this.spendStop.verdicts) await this.reportAndAwait(r);
+        else if (this.goesOn(laneNo) || !this.granted) this.reportSpend(r);
         else lastSpend = spendOfTask(r.usage);
       }
-      countFinished(this.progress, r);
     }
     return lastSpend;
   }
@@ -153,6 +155,17 @@ export class ChunkLanes {
       // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
       return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
     }
+  }
+
+  private reportAndAwait(r: TaskResult): Promise<void> {
+    return this.spendStop!.reportAndAwait((seq) =>
+      getExternalWorkflowHandle(this.parentId!)
+        .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...spendOfTask(r.usage), seq })
+        .then(
+          () => true,
+          () => false, // the parent is gone: nobody meters any more
+        ),
+    );
   }
 
   private reportSpend(r: TaskResult): void {
