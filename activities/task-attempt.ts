@@ -80,8 +80,9 @@ export class TaskAttempt {
     });
   }
 
+  /** Each second at most: the worker sends one every HEARTBEAT_THROTTLE, and a cancel arrives with its answer. */
   heartbeatEveryMs(): number {
-    return Math.max(200, Math.min(5_000, (this.s.heartbeatTimeoutSec * 1000) / 4));
+    return Math.max(200, Math.min(1_000, (this.s.heartbeatTimeoutSec * 1000) / 4));
   }
 
   beat = (): void => {

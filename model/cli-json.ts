@@ -127,7 +127,7 @@ export const ProgressJson = z.strictObject({
   scoreSum: num,
   notRun: z.number().int().optional(),
   spendCapReached: z.string().optional(),
-  phase: z.enum(['preparing', 'running', 'finalizing', 'done']),
+  phase: z.enum(['preparing', 'running', 'finalizing', 'done', 'cancelling']),
   currentChunk: z.string().nullable(),
   runningChunks: z.array(z.string()).optional(),
   concurrency: z.number().int().optional(),

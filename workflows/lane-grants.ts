@@ -189,7 +189,10 @@ export async function runChunksWithLaneGrants(
     await grantLanesUntilDone();
   } catch (err) {
     // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
-    if (isCancellation(err)) await Promise.all([...running.values()]);
+    if (isCancellation(err)) {
+      progress.phase = 'cancelling';
+      await Promise.all([...running.values()]);
+    }
     throw err;
   } finally {
     pool.revokeNewest = null;

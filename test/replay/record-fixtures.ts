@@ -3,8 +3,8 @@
  * retried after an infrastructure error: the parent's and the chunk's histories), an evaluation that continues
  * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
  * chunk), one a spend pool's cap stops (parent, chunk and the pool), one whose lanes wait for the pool's verdict on
- * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), a Mode A evaluation (evaluateSamples)
- * and a build (buildTask).
+ * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
+ * (`evaluate-candidate.cancelled`: parent and chunk), a Mode A evaluation (evaluateSamples) and a build (buildTask).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -186,6 +186,34 @@ async function main(): Promise<void> {
         save('evaluate-candidate.spend-verdict', input.evalId);
         save('evaluate-chunk.spend-verdict', `${input.evalId}/chunk-0`);
         save('spend-pool.spend-verdict', pool.workflowId);
+      }
+      if (want('evaluate-candidate.cancelled')) {
+        // Cancelled after its concurrency was raised from 1 to 3 (two lanes granted to the running chunk): the chunk
+        // ends only once each of its three activities' cancellation completed.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-cancelled'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: 60_000 } }),
+          },
+          'execution.concurrency': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 1) await sleep(100);
+        await setConcurrency(client, input.evalId, 3);
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 3) await sleep(100);
+        await sleep(1000);
+        await handle.cancel();
+        await handle.result().catch(() => undefined);
+        save('evaluate-candidate.cancelled', input.evalId);
+        save('evaluate-chunk.cancelled', `${input.evalId}/chunk-0`);
       }
       if (want('evaluate-samples')) {
         const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'improved^{commit}'], { encoding: 'utf8' }).trim();
