@@ -12,7 +12,7 @@ import { FailureType } from '../model/failures';
 import { decideLaunch, type LaunchDecision } from '../model/launch-decision';
 import { harborJobFiles } from '../model/paths';
 import { isolationFor } from './harbor-isolation';
-import { writePidFile } from './harbor-orphans';
+import { recordPrunedUsage, usageOfJob, writePidFile } from './harbor-orphans';
 import { freeBytes, usesLocalDocker } from './harbor-process';
 import { dockerAnswers } from '../infra/docker';
 import { fileSize, readSince } from '../infra/file-tail';
@@ -119,6 +119,7 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
         // fresh one, and keep the old dir for inspection.
         const aside = t.paths.staleJob(t.jobName, t.attempt, launch);
         fs.mkdirSync(path.dirname(aside), { recursive: true });
+        recordPrunedUsage(t.prunedUsageFile, usageOfJob(t.jobDir, path.basename(aside))); // its trials ran: metered
         fs.renameSync(t.jobDir, aside);
         t.notes.push(`harbor refused to resume the job (${decision.reason}); started a fresh job, the old one is at ${aside}`);
         t.ctx.log.warn('harbor refused to resume; starting a fresh job dir', { task: t.task, reason: decision.reason, aside });

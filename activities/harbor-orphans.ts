@@ -6,11 +6,12 @@
 import { procHasEnv, procStartTime } from '../infra/proc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readTrialFile } from '../infra/collate';
+import { loadTrials, readTrialFile } from '../infra/collate';
+import { writeFileDurable } from '../infra/atomic-file';
 import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
 import { harborJobFiles } from '../model/paths';
-import { rewardsOf } from '../model/trial-ranking';
+import { addUsage, NO_USAGE, rewardsOf, type Usage, usageOf } from '../model/trial-ranking';
 import { JOB_ENV } from '../model/harbor-argv';
 
 export interface PidFile {
@@ -83,8 +84,9 @@ export function previousHarborFailures(details: unknown, file: string): number {
  * errors), so they run again; keep every trial that has rewards. Trials without result.json are Harbor's to
  * delete.
  */
-export function pruneForResume(jobDir: string): string[] {
+export function pruneForResume(jobDir: string, usageFile?: string): string[] {
   const removed: string[] = [];
+  const spent: Record<string, Usage> = {};
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(jobDir, { withFileTypes: true });
@@ -98,11 +100,45 @@ export function pruneForResume(jobDir: string): string[] {
     const r = readTrialFile(file, jobDir);
     const keep = 'trial' in r && rewardsOf(r.trial.result) !== null;
     if (!keep) {
+      if ('trial' in r) spent[e.name] = usageOf(r.trial.result);
+      if (usageFile) recordPrunedUsage(usageFile, spent); // before the trial is gone: its spend is never lost
       fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
       removed.push(e.name);
     }
   }
   return removed;
+}
+
+/**
+ * What trials that ran and were then removed (pruned before a retry, or a job set aside) spent, by trial: kept
+ * beside the job, so the task's row meters every trial that ran. Keyed by trial dir (within one job dir a
+ * name is never reused once pruned: Harbor names the rerun anew).
+ */
+type PrunedUsage = Record<string, Usage>;
+
+function readPrunedUsage(file: string): PrunedUsage {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as PrunedUsage;
+  } catch {
+    return {};
+  }
+}
+
+export function recordPrunedUsage(file: string, spent: PrunedUsage): void {
+  if (Object.keys(spent).length === 0) return;
+  writeFileDurable(file, JSON.stringify({ ...readPrunedUsage(file), ...spent }));
+}
+
+/** Every trial of a job dir about to be set aside (Harbor refused to resume it), by `<set-aside name>/<trial>`. */
+export function usageOfJob(jobDir: string, prefix: string): PrunedUsage {
+  const out: PrunedUsage = {};
+  for (const t of loadTrials(jobDir).trials) out[`${prefix}/${path.basename(path.dirname(t.file))}`] = usageOf(t.result);
+  return out;
+}
+
+/** The spend of every trial removed so far, summed. */
+export function prunedUsage(file: string): Usage {
+  return Object.values(readPrunedUsage(file)).reduce(addUsage, NO_USAGE);
 }
 
 export function countTrialResults(jobDir: string): number {

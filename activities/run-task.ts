@@ -18,7 +18,8 @@ import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
 import { faultPause } from './fault-pause';
 import { launchUntilSettled } from './harbor-launch';
-import { jobFinished, liveOrphan, pruneForResume } from './harbor-orphans';
+import { jobFinished, liveOrphan, prunedUsage, pruneForResume } from './harbor-orphans';
+import { addUsage } from '../model/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
 import { TaskAttempt } from './task-attempt';
 
@@ -91,7 +92,7 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
     return { run: ADOPTED_OR_COLLECTED, deadline };
   }
   if (!orphan) {
-    const pruned = pruneForResume(t.jobDir);
+    const pruned = pruneForResume(t.jobDir, t.prunedUsageFile);
     if (pruned.length) t.ctx.log.info('re-running trials without rewards', { task: t.task, trials: pruned });
     return { run: null, deadline };
   }
@@ -116,7 +117,7 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
   if (adopted.cancelled) throw t.aborted('cancelled');
   fs.rmSync(t.pidFile, { force: true });
   if (adopted.timedOut || jobFinished(t.jobDir)) return { run: adopted, deadline };
-  pruneForResume(t.jobDir); // it died before finishing: resume the job
+  pruneForResume(t.jobDir, t.prunedUsageFile); // it died before finishing: resume the job
   return { run: null, deadline };
 }
 
@@ -154,7 +155,8 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
     timedOut: run.timedOut,
     jobDir: t.jobDir,
     error: row.status === 'error' ? `${row.error}; ${how}` : null,
-    usage: row.usage,
+    // Every trial that ran: those still in the job, and those removed before a retry (they cost money too).
+    usage: addUsage(row.usage, prunedUsage(t.prunedUsageFile)),
     trialRewards: row.trialRewards,
     harborVersion: harborVersionOf(t.jobDir),
     notes: t.notes,

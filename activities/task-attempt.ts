@@ -28,6 +28,8 @@ export class TaskAttempt {
   readonly logFile: string;
   readonly pidFile: string;
   readonly failuresFile: string;
+  /** What trials removed before a retry spent (harbor-orphans.ts): the row meters every trial that ran. */
+  readonly prunedUsageFile: string;
   readonly graceMs: number;
   readonly env: Record<string, string>;
   /** Things the user should know about how the row came to be. */
@@ -46,6 +48,7 @@ export class TaskAttempt {
     this.logFile = job.harborLog;
     this.pidFile = job.pidFile;
     this.failuresFile = job.failuresFile;
+    this.prunedUsageFile = job.prunedUsageFile;
     this.graceMs = (this.s.stopGraceSec ?? DEFAULT_STOP_GRACE_SEC) * 1000;
     this.env = harborEnv(this.s, input.worktree, this.jobDir);
     this.harborFailures = previousHarborFailures(this.ctx.info.heartbeatDetails, this.failuresFile);
@@ -77,8 +80,9 @@ export class TaskAttempt {
     });
   }
 
+  /** Each second at most: the worker sends one every HEARTBEAT_THROTTLE, and a cancel arrives with its answer. */
   heartbeatEveryMs(): number {
-    return Math.max(200, Math.min(5_000, (this.s.heartbeatTimeoutSec * 1000) / 4));
+    return Math.max(200, Math.min(1_000, (this.s.heartbeatTimeoutSec * 1000) / 4));
   }
 
   beat = (): void => {

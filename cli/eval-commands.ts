@@ -292,7 +292,11 @@ function registerStatus(program: Command): void {
     };
     if (o.json) return printJson(state);
     print(`${id}: ${d.status.name}`);
-    if (progress)
+    if (progress?.phase === 'cancelling' && d.status.name === 'RUNNING')
+      print(
+        `cancelling: ${progress.running} task(s) still being stopped (their harbors tearing down); ${progress.done}/${progress.total} done`,
+      );
+    else if (progress)
       print(
         d.status.name === 'RUNNING'
           ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors${progress.concurrency ? `, concurrency ${progress.concurrency}` : ''}`

@@ -128,7 +128,7 @@ export const ProgressJson = z.strictObject({
   notRun: z.number().int().optional(),
   spendCapReached: z.string().optional(),
   phase: z
-    .enum(['preparing', 'running', 'finalizing', 'done', 'failed', 'cancelled', 'terminated', 'timed_out'])
+    .enum(['preparing', 'running', 'finalizing', 'done', 'cancelling', 'failed', 'cancelled', 'terminated', 'timed_out'])
     .describe('where a running evaluation is; how a closed one ended'),
   currentChunk: z.string().nullable(),
   runningChunks: z.array(z.string()).optional(),

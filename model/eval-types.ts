@@ -222,7 +222,8 @@ export interface Progress {
   notRun?: number;
   /** The spend cap reached, in words (model/spend-cap.ts), once it is. */
   spendCapReached?: string;
-  phase: 'preparing' | 'running' | 'finalizing' | 'done';
+  /** `cancelling`: a cancel was received; `running` counts the tasks whose harbors are still being stopped. */
+  phase: 'preparing' | 'running' | 'finalizing' | 'done' | 'cancelling';
   /** The chunk workflow running now (query it for in-chunk progress). */
   currentChunk: string | null;
   /** Every chunk workflow running now (chunks overlap under lane grants); supersedes currentChunk. */

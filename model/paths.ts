@@ -21,6 +21,7 @@
  *       <job>.harbor.log             harbor's output; `# vero-harbor attempt <a>.<l>` before each start
  *       <job>.pid                    the running harbor (pid, host, start), for adoption after a worker crash
  *       <job>.harbor-failures        Harbor failures counted by earlier attempts on this host
+ *       <job>.pruned-usage.json      what the trials vero removed before a retry (or set aside) spent, by trial
  * ```
  */
 
@@ -57,6 +58,7 @@ export function runPaths(runDir: string) {
       harborLog: join(jobsDir, `${jobName}.harbor.log`),
       pidFile: join(jobsDir, `${jobName}.pid`),
       failuresFile: join(jobsDir, `${jobName}.harbor-failures`),
+      prunedUsageFile: join(jobsDir, `${jobName}.pruned-usage.json`),
     }),
   };
 }

@@ -24,6 +24,9 @@ export interface VeroWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
 }
 
+/** The longest a runTask heartbeat (and so a cancel) waits in the worker before it is sent (bench/cancel-latency.ts). */
+export const HEARTBEAT_THROTTLE = '2s';
+
 export async function createVeroWorker(
   opts: VeroWorkerOptions,
 ): Promise<{ worker: Worker; connection: NativeConnection; deployment: Deployment }> {
@@ -44,6 +47,9 @@ export async function createVeroWorker(
     activities: createActivities(deployment),
     maxConcurrentActivityTaskExecutions: slots,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    // A cancel reaches an activity only in the answer to one of its heartbeats, which the SDK would otherwise
+    // throttle to 0.8 × heartbeat_timeout (48 s by default): a cancel then took that long to stop a harbor.
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     plugins,
   });
   return { worker, connection, deployment };

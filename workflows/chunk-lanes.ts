@@ -9,6 +9,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
   type ActivityInterfaceFor,
@@ -38,6 +39,14 @@ export class ChunkLanes {
   private readonly running: Promise<void>[] = [];
   private readonly granted: boolean;
   private readonly parentId = workflowInfo().parent?.workflowId;
+  /**
+   * Whether a cancel waits for every lane (granted ones too) to end before the chunk ends, so no activity of it is
+   * abandoned with its harbor running, and no lane's cancellation goes unhandled (patched
+   * 'chunk-lanes-settle-on-cancel'; histories before: the first lane's cancellation ended the chunk).
+   */
+  private readonly settleOnCancel = patched('chunk-lanes-settle-on-cancel');
+  /** The first lane's failure (with settleOnCancel: lanes never reject; run() throws this once they all ended). */
+  private failure: { err: unknown } | null = null;
 
   constructor(
     private readonly input: ChunkInput,
@@ -54,7 +63,7 @@ export class ChunkLanes {
     });
     setHandler(grantLanesSignal, (lanes: number) => {
       const usable = Math.min(lanes, this.left());
-      for (let i = 0; i < usable; i++) this.running.push(this.lane());
+      for (let i = 0; i < usable; i++) this.running.push(this.startLane());
       if (lanes > usable) void this.freeLanes(lanes - usable);
     });
   }
@@ -66,7 +75,7 @@ export class ChunkLanes {
   async run(): Promise<void> {
     const { input } = this;
     const initial = Math.min(this.granted ? input.lanes! : input.settings.concurrency, input.tasks.length);
-    for (let i = 0; i < initial; i++) this.running.push(this.lane());
+    for (let i = 0; i < initial; i++) this.running.push(this.startLane());
     if (this.granted && input.lanes! > initial) await this.freeLanes(input.lanes! - initial);
     // Lanes granted while others run join `running`; wait until every one of them has ended, and while tasks
     // are left after the parent took every lane back, for the lanes it grants again.
@@ -75,9 +84,25 @@ export class ChunkLanes {
       await Promise.all(this.running.slice(settled, n));
       settled = n;
       if (this.running.length > settled) continue;
+      if (this.failure !== null) throw this.failure.err;
       if (this.left() <= 0 || this.stopped() !== null) break;
       await condition(() => this.running.length > settled || this.stopped() !== null);
     }
+  }
+
+  /**
+   * A lane, as `running` holds it. With settleOnCancel its failure is kept (run() throws it once every lane
+   * ended): a cancelled chunk ends only after each of its activities' cancellation completed (their harbors
+   * stopped). A failure that is not a cancel still ends the chunk at once, as before.
+   */
+  private startLane(): Promise<void> {
+    const lane = this.lane();
+    if (!this.settleOnCancel) return lane;
+    return lane.catch((err: unknown) => {
+      this.failure ??= { err };
+      if (isCancellation(err)) this.progress.phase = 'cancelling';
+      if (!isCancellation(err)) throw err;
+    });
   }
 
   /** After a spend cap stopped the chunk: the rows of the tasks it never started. */
@@ -113,12 +138,14 @@ export class ChunkLanes {
         this.progress.running--;
       }
       const r = this.results[i]!;
+      countFinished(this.progress, r);
       if (this.spendStop && r.status !== 'not_run') {
-        // A lane that goes on reports now; one that is freed reports with the lane (lanesFreed).
-        if (this.goesOn(laneNo) || !this.granted) this.reportSpend(r);
+        // A lane that goes on reports now (and, with verdicts, waits until it is metered); one that is freed
+        // reports with the lane (lanesFreed).
+        if (this.goesOn(laneNo) && this.granted && this.spendStop.verdicts) await this.reportAndAwait(r);
+        else if (this.goesOn(laneNo) || !this.granted) this.reportSpend(r);
         else lastSpend = spendOfTask(r.usage);
       }
-      countFinished(this.progress, r);
     }
     return lastSpend;
   }
@@ -153,6 +180,17 @@ export class ChunkLanes {
       // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
       return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
     }
+  }
+
+  private reportAndAwait(r: TaskResult): Promise<void> {
+    return this.spendStop!.reportAndAwait((seq) =>
+      getExternalWorkflowHandle(this.parentId!)
+        .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...spendOfTask(r.usage), seq })
+        .then(
+          () => true,
+          () => false, // the parent is gone: nobody meters any more
+        ),
+    );
   }
 
   private reportSpend(r: TaskResult): void {

@@ -1,23 +1,44 @@
 /**
  * A chunk's side of a spend cap (model/spend-cap.ts): the parent says when a cap is reached
  * (`spendCapReached`); from then on no task starts, and with `budget_grace` the tasks still running are
- * cancelled when the grace timer fires.
+ * cancelled when the grace timer fires. With verdicts (patched 'spend-verdict-before-next-task'), a lane that goes
+ * on waits for the parent's verdict on its last task's spend (`spendMetered`) before it starts another.
  */
-import { CancellationScope, isCancellation, setHandler, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
 import type { Progress } from '../model/eval-types';
-import { spendCapReachedSignal } from './queries';
+import { spendCapReachedSignal, spendMeteredSignal } from './queries';
 
 export class ChunkSpendStop {
   /** Why the chunk stopped (the cap in words), once the parent said so. */
   reason: string | null = null;
   private graceExpired = false;
   private readonly running = new Set<CancellationScope>();
+  private lastSeq = 0;
+  private readonly metered = new Set<number>();
 
   constructor(
     readonly graceSec: number | undefined,
     private readonly progress: Progress,
+    /** Whether lanes wait for the parent's verdict on their spend (false in histories recorded before). */
+    readonly verdicts = false,
   ) {
     setHandler(spendCapReachedSignal, (reason) => this.reached(reason));
+    if (!verdicts) return;
+    setHandler(spendMeteredSignal, ({ seq, reached }) => {
+      if (reached !== null) this.reached(reached);
+      this.metered.add(seq);
+    });
+  }
+
+  /**
+   * Reports a finished task's spend (`send` with its number; false: nobody meters any more) and waits until the
+   * parent has metered it, so the lane starts its next task only after the cap check this spend fed.
+   */
+  async reportAndAwait(send: (seq: number) => Promise<boolean>): Promise<void> {
+    const seq = ++this.lastSeq;
+    if (!(await send(seq))) return;
+    await condition(() => this.metered.has(seq) || this.reason !== null);
+    this.metered.delete(seq);
   }
 
   private reached(reason: string): void {

@@ -39,7 +39,10 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   setHandler(progressQuery, () => progress);
   // Spend caps (model/spend-cap.ts): each finished task's spend goes to the parent, which says when to stop.
   const metered = s.spendCap !== undefined && workflowInfo().parent !== undefined && patched('spend-cap');
-  const spendStop = metered ? new ChunkSpendStop(s.spendCap?.graceSec, progress) : null;
+  // A lane starts its next task only after the cap check its last task's spend fed (histories before: at once).
+  const spendStop = metered
+    ? new ChunkSpendStop(s.spendCap?.graceSec, progress, input.lanes !== undefined && patched('spend-verdict-before-next-task'))
+    : null;
   const lanes = new ChunkLanes(input, runTask, progress, spendStop);
   await lanes.run();
   lanes.markNotStarted();

@@ -39,8 +39,13 @@ export interface LanePool {
   revokeNewest: (() => Promise<void>) | null;
   /** Why no lane is granted and no chunk started any more (a spend cap reached: workflows/spend-meter.ts). */
   stopped: string | null;
-  /** Meters the spend a freed lane carries, before the lane can be used again (set by the spend meter). */
-  meter?: (chunkIndex: number, spent: Spend) => void;
+  /**
+   * Meters the spend a freed lane carries, before the lane can be used again (set by the spend meter);
+   * `metered` runs once the cap check that spend fed is done (a spend pool answers later).
+   */
+  meter?: (chunkIndex: number, spent: Spend, metered?: () => void) => void;
+  /** Lanes handed back with spend whose verdict is not back yet (a spend pool's): granted once it is. */
+  held?: number;
 }
 
 export const newLanePool = (concurrency: number): LanePool => ({
@@ -102,8 +107,17 @@ export async function runChunksWithLaneGrants(
   /** The chunk started ahead of its lanes (it holds none), until it becomes the newest. */
   let ahead: { index: number; started: Promise<unknown>; told: boolean } | null = null;
   setHandler(lanesFreedSignal, ({ chunkIndex, lanes, drained, spent }) => {
-    if (spent) pool.meter?.(chunkIndex, spent);
-    takeBack(pool, lanes);
+    if (spent && pool.meter && patched('spend-verdict-before-next-task')) {
+      // The lane is used again only once the cap check its spend fed is done (a pool's verdict comes later).
+      pool.held = (pool.held ?? 0) + lanes;
+      pool.meter(chunkIndex, spent, () => {
+        pool.held! -= lanes;
+        takeBack(pool, lanes);
+      });
+    } else {
+      if (spent) pool.meter?.(chunkIndex, spent);
+      takeBack(pool, lanes);
+    }
     // Lanes handed back on request (revokeLanes) come from a chunk that still has tasks to start.
     if (chunkIndex === newest && drained !== false) newestDrained = true;
   });
@@ -175,7 +189,10 @@ export async function runChunksWithLaneGrants(
     await grantLanesUntilDone();
   } catch (err) {
     // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
-    if (isCancellation(err)) await Promise.all([...running.values()]);
+    if (isCancellation(err)) {
+      progress.phase = 'cancelling';
+      await Promise.all([...running.values()]);
+    }
     throw err;
   } finally {
     pool.revokeNewest = null;
@@ -187,10 +204,11 @@ export async function runChunksWithLaneGrants(
   async function grantLanesUntilDone(): Promise<void> {
     const canGrant = () => pool.freed > 0 && pool.stopped === null;
     const aheadToTell = () => pool.stopped !== null && ahead !== null && !ahead.told && running.has(ahead.index);
-    while (running.size > 0 && failure === null) {
+    // Lanes held for a spend pool's verdict keep the loop going: they may start the next chunk.
+    const active = () => running.size > 0 || (pool.held ?? 0) > 0;
+    while (active() && failure === null) {
       await condition(
-        () =>
-          failure !== null || running.size === 0 || aheadToTell() || (canGrant() && (moreToStart() || ahead !== null || !newestDrained)),
+        () => failure !== null || !active() || aheadToTell() || (canGrant() && (moreToStart() || ahead !== null || !newestDrained)),
       );
       progress.runningChunks = [...running.keys()].map(id);
       if (aheadToTell()) {

@@ -11,7 +11,8 @@ export const progressQuery = defineQuery<Progress>('progress');
  * chunk with them. At most `concurrency` tasks are ever in flight, and no lane waits for a chunk's slowest task.
  * `revokeLanes` asks a chunk to hand back every lane it holds after its current task (`drained: false`).
  * A spend-capped chunk's lane that frees after a task carries that task's spend (`spent`), so the parent meters
- * it before it can start anything with the lane (two signals may arrive in either order).
+ * it before it can start anything with the lane (two signals may arrive in either order); in a spend pool the lane
+ * is held until the pool's verdict on that spend is back.
  */
 export const lanesFreedSignal =
   defineSignal<[{ chunkIndex: number; lanes: number; drained?: boolean; spent?: { costUsd: number; tokens: number; unmetered: number } }]>(
@@ -44,16 +45,26 @@ export interface SpendSignal {
   costUsd: number;
   tokens: number;
   unmetered: number;
+  /**
+   * Set by a lane that goes on to another task (patched 'spend-verdict-before-next-task'): the lane waits for
+   * the parent's `spendMetered` with this number (the cap check this spend fed) before it starts anything.
+   */
+  seq?: number;
 }
 export const taskSpentSignal = defineSignal<[SpendSignal]>('taskSpent');
 export const spendCapReachedSignal = defineSignal<[string]>('spendCapReached');
+/** The parent's answer to a `taskSpent` with a `seq`: metered, and the cap reached (in words) or null. */
+export const spendMeteredSignal = defineSignal<[{ seq: number; reached: string | null }]>('spendMetered');
 
 /**
  * A spend pool (workflows/spend-pool.ts): evaluations that name it join, forward each task's spend, and leave
  * when they end; once its caps are reached it sends `spendCapReached` to every member (and to any that joins).
  */
 export const poolJoinSignal = defineSignal<[{ evalId: string }]>('poolJoin');
-export const poolSpentSignal = defineSignal<[{ evalId: string; costUsd: number; tokens: number; unmetered: number }]>('poolSpent');
+export const poolSpentSignal =
+  defineSignal<[{ evalId: string; costUsd: number; tokens: number; unmetered: number; ack?: number }]>('poolSpent');
+/** The pool's answer to a `poolSpent` with an `ack`: metered, and its cap reached (in words) or null. */
+export const poolMeteredSignal = defineSignal<[{ ack: number; reached: string | null }]>('poolMetered');
 export const poolLeaveSignal = defineSignal<[{ evalId: string }]>('poolLeave');
 
 /** A spend pool's state, for `vero spend-pool` and for start-eval's check of its caps. */

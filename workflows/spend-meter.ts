@@ -4,13 +4,25 @@
  * spend pool's: the pool decides and says `spendCapReached`), stops the lane pool (no chunk starts, no lane is
  * granted) and tells every running chunk once. A chunk that reports spend after the cap was reached and was
  * not told yet (it started as the cap was reached) is told then.
+ *
+ * A lane that goes on to another task waits for the verdict on the spend it reported (`seq` → `spendMetered`;
+ * in a spend pool, once the pool's own verdict is back: `ack` → `poolMetered`), so no lane starts a task before
+ * the cap check its own last spend fed (patched 'spend-verdict-before-next-task').
  */
-import { CancellationScope, getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import { CancellationScope, getExternalWorkflowHandle, patched, setHandler } from '@temporalio/workflow';
 import type { Progress } from '../model/eval-types';
 import { chunkWorkflowId } from '../model/paths';
 import { addSpend, capReached, NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
 import type { LanePool } from './lane-grants';
-import { poolJoinSignal, poolLeaveSignal, poolSpentSignal, spendCapReachedSignal, taskSpentSignal } from './queries';
+import {
+  poolJoinSignal,
+  poolLeaveSignal,
+  poolMeteredSignal,
+  poolSpentSignal,
+  spendCapReachedSignal,
+  spendMeteredSignal,
+  taskSpentSignal,
+} from './queries';
 
 export interface SpendMeter {
   /** What this evaluation's finished tasks spent (over every run). */
@@ -40,16 +52,41 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
     progress.spendCapReached = reason;
     for (const chunkId of progress.runningChunks ?? []) tell(chunkId, reason);
   }
-  function record(chunkIndex: number, { costUsd, tokens, unmetered }: Spend): void {
+  // Verdicts awaited from the spend pool, by the `ack` number sent with the spend.
+  const awaited = new Map<number, () => void>();
+  let acks = 0;
+  setHandler(poolMeteredSignal, ({ ack, reached }) => {
+    if (reached !== null) stop(reached);
+    awaited.get(ack)?.();
+    awaited.delete(ack);
+  });
+  /** Meters a finished task's spend; `metered` runs once the cap check it fed is done (the pool's, when pooled). */
+  function record(chunkIndex: number, { costUsd, tokens, unmetered }: Spend, metered?: () => void): void {
     meter.spent = addSpend(meter.spent, { costUsd, tokens, unmetered });
-    if (pool) void pool.signal(poolSpentSignal, { evalId, costUsd, tokens, unmetered }).catch(() => undefined);
-    else {
+    if (pool) {
+      const ack = metered ? ++acks : undefined;
+      if (ack !== undefined) awaited.set(ack, metered!);
+      void pool.signal(poolSpentSignal, { evalId, costUsd, tokens, unmetered, ...(ack !== undefined ? { ack } : {}) }).catch(() => {
+        // The pool has ended: nobody meters any more (its verdict was told to every member).
+        if (ack !== undefined) awaited.delete(ack);
+        metered?.();
+      });
+    } else {
       const reason = capReached(cap, meter.spent);
       if (reason) stop(reason);
+      metered?.();
     }
     if (meter.reached !== null) tell(chunkWorkflowId(evalId, chunkIndex), meter.reached);
   }
-  setHandler(taskSpentSignal, ({ chunkIndex, ...spent }) => record(chunkIndex, spent));
+  setHandler(taskSpentSignal, ({ chunkIndex, seq, ...spent }) => {
+    if (seq === undefined || !patched('spend-verdict-before-next-task')) return record(chunkIndex, spent);
+    // The lane that sent it waits for this answer before it starts another task.
+    const answer = () =>
+      void getExternalWorkflowHandle(chunkWorkflowId(evalId, chunkIndex))
+        .signal(spendMeteredSignal, { seq, reached: meter.reached })
+        .catch(() => undefined); // the chunk is gone
+    record(chunkIndex, spent, answer);
+  });
   lanes.meter = record; // a freed lane's last task (lanesFreed)
   // The pool's verdict (its caps are over every evaluation that names it).
   setHandler(spendCapReachedSignal, stop);

@@ -6,9 +6,25 @@
  * `spendCapReached`. The pool ends when its cap is reached and no member runs (it is then closed: a new
  * evaluation naming it is refused); its history stays bounded by continuing as new.
  */
-import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  patched,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { addSpend, capReached, NO_SPEND, type Spend } from '../model/spend-cap';
-import { poolJoinSignal, poolLeaveSignal, poolSpentSignal, spendCapReachedSignal, spendPoolQuery, type SpendPoolState } from './queries';
+import {
+  poolJoinSignal,
+  poolLeaveSignal,
+  poolMeteredSignal,
+  poolSpentSignal,
+  spendCapReachedSignal,
+  spendPoolQuery,
+  type SpendPoolState,
+} from './queries';
 
 export interface SpendPoolInput {
   name: string;
@@ -60,13 +76,23 @@ export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarrie
   setHandler(poolLeaveSignal, ({ evalId }) => {
     members.delete(evalId);
   });
-  setHandler(poolSpentSignal, ({ evalId, costUsd, tokens, unmetered }) => {
+  /** The verdict on a spend the member waits for (its lane starts nothing before it): metered, reached or not. */
+  const answer = (evalId: string, ack: number) => {
+    sending++;
+    void getExternalWorkflowHandle(evalId)
+      .signal(poolMeteredSignal, { ack, reached })
+      .catch(() => members.delete(evalId))
+      .finally(() => sending--);
+  };
+  setHandler(poolSpentSignal, ({ evalId, costUsd, tokens, unmetered, ack }) => {
     spent = addSpend(spent, { costUsd, tokens, unmetered });
     const mine = spentBy[evalId] ?? { costUsd: 0, tokens: 0 };
     spentBy[evalId] = { costUsd: mine.costUsd + costUsd, tokens: mine.tokens + tokens };
-    if (reached !== null) return;
-    reached = capReached(cap, spent);
-    if (reached !== null) for (const m of members) tell(m);
+    if (reached === null) {
+      reached = capReached(cap, spent);
+      if (reached !== null) for (const m of members) tell(m);
+    }
+    if (ack !== undefined && patched('spend-verdict-before-next-task')) answer(evalId, ack);
   });
   const full = () => workflowInfo().historyLength > POOL_EVENT_BUDGET;
   await condition(() => (reached !== null && members.size === 0 && sending === 0) || full());

@@ -156,13 +156,14 @@ test('a worker SIGKILLed after a spend cap was reached: the new worker starts no
       tasks: { 'add-cli-flag': { reward: 1, cost_usd: 5, duration_ms: 200 } },
       default: { reward: 1, cost_usd: 0.5, duration_ms: 4000 },
     },
-    execution: { concurrency: 1, chunk_size: 3, max_cost_usd: 1, heartbeat_timeout: '3s' },
+    // Two lanes: count-words runs beside the task that reaches the cap (no lane starts a task after it).
+    execution: { concurrency: 2, chunk_size: 3, max_cost_usd: 1, heartbeat_timeout: '3s' },
   });
   const cfg = loadEvalConfig(f.configFile);
   const input = await prepareEvalInput(cfg, 'improved');
   const c = await client();
   const { handle } = await startOrAttach(c, input, q);
-  // Killed while the task started before the cap was heard still runs, after the parent has stopped.
+  // Killed while the task running beside the one that reached the cap still runs, after the parent has stopped.
   const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
     const p = await getProgress(c, input.evalId).catch(() => null);
     return !!p?.spendCapReached && p.running === 1;

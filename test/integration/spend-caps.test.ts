@@ -34,13 +34,13 @@ test.each([2, 3])(
       taskQueue: q,
       address: address(),
       harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-      // The first task alone spends the cap; each task lasts long enough for the parent to hear of it while the
-      // second runs (a lane starts its next task at once: the cap is checked as tasks finish).
+      // The first task alone spends the cap while the second runs beside it (two lanes): the second finishes, and
+      // neither lane starts another task (a lane starts its next task only once its last spend was metered).
       scenario: {
         tasks: { 'add-cli-flag': { reward: 1, cost_usd: 3, duration_ms: 300 } },
         default: { reward: 0.5, cost_usd: 0.25, duration_ms: 1500 },
       },
-      execution: { concurrency: 1, chunk_size: chunkSize, max_cost_usd: 2 },
+      execution: { concurrency: 2, chunk_size: chunkSize, max_cost_usd: 2 },
     });
     await withWorker(q, async () => {
       const r = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
@@ -82,7 +82,8 @@ test('a token cap with a grace period: the task running when it is reached is st
       tasks: { 'add-cli-flag': { reward: 1, n_input_tokens: 900, n_output_tokens: 200, duration_ms: 200 } },
       default: { reward: 1, n_input_tokens: 10, n_output_tokens: 10, duration_ms: 60_000 },
     },
-    execution: { concurrency: 1, max_tokens: 1000, budget_grace: '1s', stop_grace: '5s' },
+    // Two lanes: the 60 s task runs beside the one that reaches the cap.
+    execution: { concurrency: 2, max_tokens: 1000, budget_grace: '1s', stop_grace: '5s' },
   });
   await withWorker(q, async () => {
     const began = Date.now();
@@ -111,10 +112,10 @@ test('a spend pool is one total over a batch: the second evaluation stops when t
     taskQueue: q,
     address: address(),
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    // Long enough for the pool's verdict to come back while the second task runs.
+    // Two lanes: the second evaluation's first two tasks run side by side.
     scenario: { default: { reward: 1, cost_usd: 1, duration_ms: 2500 } },
     tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-    execution: { concurrency: 1, max_cost_usd: 4, spend_pool: pool },
+    execution: { concurrency: 2, max_cost_usd: 4, spend_pool: pool },
   });
   await withWorker(q, async () => {
     const c = await client();
@@ -127,7 +128,7 @@ test('a spend pool is one total over a batch: the second evaluation stops when t
     await expect(evaluate(f, 'improved', { 'execution.max_cost_usd': 10 })).rejects.toThrow(
       /execution\.spend_pool: spend pool "batch-.*" has max_cost_usd 4; this config says max_cost_usd 10/,
     );
-    // The second reaches the pool's cap with its first task; the one it started meanwhile finishes.
+    // The second reaches the pool's cap with its first task; the one running beside it finishes, no third starts.
     const b = (await (await evaluate(f, 'improved')).handle.result()) as CandidateResult;
     expect(b.status).toBe('budget_exhausted');
     expect(rows(b).map((t) => t.status)).toEqual(['scored', 'scored', 'not_run']);

@@ -2,8 +2,9 @@
  * Records workflow history fixtures for the replay test on a throwaway dev server: a small evaluation (one task
  * retried after an infrastructure error: the parent's and the chunk's histories), an evaluation that continues
  * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
- * chunk), one a spend pool's cap stops (parent, chunk and the pool), a Mode A evaluation (evaluateSamples) and a
- * build (buildTask).
+ * chunk), one a spend pool's cap stops (parent, chunk and the pool), one whose lanes wait for the pool's verdict on
+ * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
+ * (`evaluate-candidate.cancelled`: parent and chunk), a Mode A evaluation (evaluateSamples) and a build (buildTask).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -150,6 +151,69 @@ async function main(): Promise<void> {
           save('evaluate-chunk.spend-cap', `${input.evalId}/chunk-0`);
         }
         if (want('spend-pool')) save('spend-pool', pool.workflowId);
+      }
+      if (want('evaluate-candidate.spend-verdict')) {
+        // Lanes that wait for the spend pool's verdict on their last spend (chunks of 3, concurrency 2, four
+        // tasks): one lane goes on in its chunk after a verdict under the cap, one is handed back with its spend
+        // and granted to the next chunk after the pool's verdict, and the cap reached then stops both.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-verdict'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({
+              tasks: {
+                'count-words': { reward: 1, cost_usd: 0.4, duration_ms: 200 },
+                'fix-csv-parser': { reward: 1, cost_usd: 0.4, duration_ms: 1500 },
+              },
+              default: { reward: 1, cost_usd: 0.5, duration_ms: 1000 },
+            }),
+          },
+          'execution.concurrency': 2,
+          'execution.chunk_size': 3,
+          'execution.max_cost_usd': 1,
+          'execution.spend_pool': 'record-verdict',
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        const pool = client.workflow.getHandle(spendPoolWorkflowId('record-verdict'));
+        await pool.result();
+        save('evaluate-candidate.spend-verdict', input.evalId);
+        save('evaluate-chunk.spend-verdict', `${input.evalId}/chunk-0`);
+        save('spend-pool.spend-verdict', pool.workflowId);
+      }
+      if (want('evaluate-candidate.cancelled')) {
+        // Cancelled after its concurrency was raised from 1 to 3 (two lanes granted to the running chunk): the chunk
+        // ends only once each of its three activities' cancellation completed.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-cancelled'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: 60_000 } }),
+          },
+          'execution.concurrency': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 1) await sleep(100);
+        await setConcurrency(client, input.evalId, 3);
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 3) await sleep(100);
+        await sleep(1000);
+        await handle.cancel();
+        await handle.result().catch(() => undefined);
+        save('evaluate-candidate.cancelled', input.evalId);
+        save('evaluate-chunk.cancelled', `${input.evalId}/chunk-0`);
       }
       if (want('evaluate-samples')) {
         const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'improved^{commit}'], { encoding: 'utf8' }).trim();

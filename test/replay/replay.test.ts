@@ -21,24 +21,31 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // pool's cap stopped (`spend-cap`: taskSpent, spendCapReached, the grace timer's cancel) with its chunk and pool.
   // The continued and the capped evaluation recorded before `prestart-chunks` (v3: every chunk started with its
   // lanes) replay too; today's start the next chunk ahead of its lanes, and the capped one tells it to stop.
+  // `spend-verdict`: lanes wait for the (pool's) verdict on their last spend before starting a task; `cancelled`:
+  // a chunk cancelled with granted lanes ends once every lane's activity is cancelled.
   expect(fixtures).toEqual([
     'build-task.json',
+    'evaluate-candidate.cancelled.json',
     'evaluate-candidate.continued-first-run.json',
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
     'evaluate-candidate.set-concurrency.json',
     'evaluate-candidate.spend-cap.json',
+    'evaluate-candidate.spend-verdict.json',
     'evaluate-candidate.v1-before-preflight.json',
     'evaluate-candidate.v2-before-lane-grants.json',
     'evaluate-candidate.v3-before-prestart.continued-first-run.json',
     'evaluate-candidate.v3-before-prestart.spend-cap.json',
+    'evaluate-chunk.cancelled.json',
     'evaluate-chunk.json',
     'evaluate-chunk.set-concurrency.json',
     'evaluate-chunk.spend-cap.json',
+    'evaluate-chunk.spend-verdict.json',
     'evaluate-chunk.v1-before-preflight.json',
     'evaluate-chunk.v2-before-lane-grants.json',
     'evaluate-samples.json',
     'spend-pool.json',
+    'spend-pool.spend-verdict.json',
   ]);
 });
 
