@@ -2,8 +2,8 @@
  * Records workflow history fixtures for the replay test on a throwaway dev server: a small evaluation (one task
  * retried after an infrastructure error: the parent's and the chunk's histories), an evaluation that continues
  * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
- * chunk), one a spend pool's cap stops (parent, chunk and the pool), a Mode A evaluation (evaluateSamples) and a
- * build (buildTask).
+ * chunk), one a spend pool's cap stops (parent, chunk and the pool), a Mode A evaluation (evaluateSamples), a
+ * build (buildTask) and a race (raceCandidates and one of its entries, raceEntry).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBuild } from '../../client/build-client';
+import { prepareRaceInput, raceResult, startRace } from '../../client/race-client';
 import { connect, getProgress, prepareEvalInput, setConcurrency, startOrAttach } from '../../client/eval-client';
 import { evaluateSamples } from '../../workflows';
 import { spendPoolWorkflowId } from '../../model/spend-cap';
@@ -183,6 +184,23 @@ async function main(): Promise<void> {
           { client, taskQueue },
         );
         save('build-task', workflowId!);
+      }
+      if (want('race-candidates') || want('race-entry')) {
+        // A race of the two example candidates on the six tasks, a decision after every task: baseline is
+        // eliminated once the sequence separates it (or the tasks run out), each candidate's entry finalized.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home-race'),
+          'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '0', HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-race') },
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const options = { confidence: 0.95, margin: 0, seed: 'fixture', batchSize: 1, onEliminated: 'stop' as const };
+        const input = await prepareRaceInput(cfg, ['baseline', 'improved'], options);
+        await startRace(client, input, taskQueue);
+        await raceResult(client, input.raceId);
+        if (want('race-candidates')) save('race-candidates', input.raceId);
+        if (want('race-entry')) save('race-entry', input.candidates[1]!.evalId);
       }
     });
   } finally {
