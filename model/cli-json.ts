@@ -196,6 +196,60 @@ export const CompareJson = z.strictObject({
   summary: z.string(),
 });
 
+const RaceBoundJson = z.strictObject({ meanDiff: num, lower: num, upper: num });
+export const RaceJson = z.strictObject({
+  raceId: z.string(),
+  phase: z.enum(['preparing', 'racing', 'finalizing', 'done']),
+  order: z.array(z.string()).describe("the tasks in the race's shared, seeded order"),
+  seed: z.string(),
+  confidence: num,
+  margin: num,
+  decidedUpTo: z.number().int().describe('shared tasks behind the last decision'),
+  running: z.number().int(),
+  candidates: z.array(
+    z.strictObject({
+      candidateRef: z.string(),
+      candidate: z.string(),
+      evalId: z.string().describe('its partial evaluation: vero results / vero compare read it'),
+      status: z.enum(['racing', 'eliminated', 'winner', 'finished']),
+      tasksRun: z.number().int(),
+      reused: z.number().int().describe('tasks whose stored row (same commit, same config digest) was reused, not run'),
+      trialRuns: z.number().int(),
+      costUsd: num,
+      mean: num,
+      meanCs: Interval.describe("the running mean's confidence sequence (at 1 − (1 − confidence)/K)"),
+      vsLeader: RaceBoundJson.nullable().describe('mean(this − leader) and its confidence sequence; null for the leader'),
+      eliminatedAt: z.number().int().nullable(),
+      why: z.string().nullable(),
+      path: z.array(RaceBoundJson.extend({ t: z.number().int() })),
+    }),
+  ),
+  decisions: z.array(
+    z.strictObject({
+      t: z.number().int(),
+      leader: z.string(),
+      eliminated: z.array(z.strictObject({ candidateRef: z.string(), meanDiff: num, upper: num })),
+      stop: z.enum(['one-left', 'within-margin']).nullable(),
+    }),
+  ),
+  stopReason: z.enum(['one-left', 'within-margin', 'tasks-exhausted', 'spend-cap']).nullable(),
+  winner: z.string().nullable(),
+  verdict: z.string().nullable(),
+  spent: z.strictObject({ trialRuns: z.number().int(), costUsd: num, taskRuns: z.number().int() }),
+  fullEvaluation: z.strictObject({ taskRuns: z.number().int(), trialRuns: z.number().int(), costUsd: nullableNum }),
+  results: z.array(
+    z.strictObject({
+      evalId: z.string(),
+      candidateRef: z.string(),
+      status: z.enum(['completed', 'failed', 'budget_exhausted']),
+      score: num,
+      nTasks: z.number().int(),
+      nRun: z.number().int().optional(),
+      resultFile: z.string(),
+    }),
+  ),
+});
+
 export const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
 
 export const SpendPoolJson = z.strictObject({
@@ -270,6 +324,7 @@ export const CLI_JSON_SCHEMAS = {
   list: ListJson,
   best: BestJson,
   compare: CompareJson,
+  race: RaceJson,
   'set-concurrency': SetConcurrencyJson,
   'spend-pool': SpendPoolJson,
   clean: CleanJson,

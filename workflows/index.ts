@@ -5,3 +5,6 @@ export { evaluateSamples } from './evaluate-samples';
 export { spendPool, type SpendPoolInput } from './spend-pool';
 export { progressQuery, setConcurrencyUpdate, spendPoolQuery, type ConcurrencyChange, type SpendPoolState } from './queries';
 export { buildTask } from './build-task';
+export { raceCandidates } from './race-candidates';
+export { raceEntry } from './race-entry';
+export { raceQuery } from './race-queries';

@@ -4,7 +4,8 @@
  * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
  * chunk), one a spend pool's cap stops (parent, chunk and the pool), one whose lanes wait for the pool's verdict on
  * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
- * (`evaluate-candidate.cancelled`: parent and chunk), a Mode A evaluation (evaluateSamples) and a build (buildTask).
+ * (`evaluate-candidate.cancelled`: parent and chunk), a Mode A evaluation (evaluateSamples), a build (buildTask)
+ * and a race (raceCandidates and one of its entries, raceEntry).
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -14,6 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBuild } from '../../client/build-client';
+import { prepareRaceInput, raceResult, startRace } from '../../client/race-client';
 import { connect, getProgress, prepareEvalInput, setConcurrency, startOrAttach } from '../../client/eval-client';
 import { evaluateSamples } from '../../workflows';
 import { spendPoolWorkflowId } from '../../model/spend-cap';
@@ -247,6 +249,23 @@ async function main(): Promise<void> {
           { client, taskQueue },
         );
         save('build-task', workflowId!);
+      }
+      if (want('race-candidates') || want('race-entry')) {
+        // A race of the two example candidates on the six tasks, a decision after every task: baseline is
+        // eliminated once the sequence separates it (or the tasks run out), each candidate's entry finalized.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home-race'),
+          'harbor.env': { HARBOR_STANDIN_TIME_SCALE: '0', HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-race') },
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const options = { confidence: 0.95, margin: 0, seed: 'fixture', batchSize: 1, onEliminated: 'stop' as const };
+        const input = await prepareRaceInput(cfg, ['baseline', 'improved'], options);
+        await startRace(client, input, taskQueue);
+        await raceResult(client, input.raceId);
+        if (want('race-candidates')) save('race-candidates', input.raceId);
+        if (want('race-entry')) save('race-entry', input.candidates[1]!.evalId);
       }
     });
   } finally {

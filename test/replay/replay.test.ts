@@ -44,6 +44,8 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-chunk.v1-before-preflight.json',
     'evaluate-chunk.v2-before-lane-grants.json',
     'evaluate-samples.json',
+    'race-candidates.json',
+    'race-entry.json',
     'spend-pool.json',
     'spend-pool.spend-verdict.json',
   ]);

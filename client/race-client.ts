@@ -1,0 +1,125 @@
+/**
+ * The race client: builds a race's input from a vero.yaml and candidate refs (each validated as start-eval
+ * validates it, so a candidate's config digest is its full evaluation's), finds rows already scored for each
+ * candidate under that digest (never paid again), starts or attaches to the race, and reads its state.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { EvalConfig } from '../model/eval-config';
+import type { CandidateResult, EvalInput } from '../model/eval-types';
+import { ConfigError } from '../model/errors';
+import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
+import { raceCandidates, raceQuery } from '../workflows';
+import { prepareEvalInput } from './eval-client';
+
+export interface RaceOptions {
+  confidence: number;
+  margin: number;
+  seed: string;
+  batchSize?: number;
+  onEliminated: 'stop' | 'finish';
+  maxCostUsd?: number;
+}
+
+/** Rows stored for this commit under this digest: its full evaluation's file and earlier races' entries. */
+export function storedRows(home: string, commit: string, digest: string): RaceInput['stored'][number] {
+  const dir = path.join(home, 'results');
+  if (!fs.existsSync(dir)) return [];
+  const byTask = new Map<string, RaceInput['stored'][number][number]>();
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json'))) {
+    let r: CandidateResult;
+    try {
+      r = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CandidateResult;
+    } catch {
+      continue; // not a result file we can read: nothing to reuse from it
+    }
+    if (r.candidate !== commit || r.configDigest !== digest || !Array.isArray(r.tasks)) continue;
+    for (const t of r.tasks) {
+      if (t.status !== 'scored' || byTask.has(t.task)) continue;
+      const { notes: _notes, ...row } = t;
+      byTask.set(t.task, { ...row, status: 'scored' });
+    }
+  }
+  return [...byTask.values()];
+}
+
+/** The race's input; every problem with the candidates is reported at once. */
+export async function prepareRaceInput(cfg: EvalConfig, refs: string[], o: RaceOptions): Promise<RaceInput> {
+  if (refs.length < 2) throw new ConfigError(`candidates: a race needs at least 2, got ${refs.length}`);
+  const inputs: EvalInput[] = [];
+  const problems: string[] = [];
+  for (const ref of refs) {
+    try {
+      inputs.push(await prepareEvalInput(cfg, ref));
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems.join('\n'));
+  const seen = new Map<string, string>();
+  for (const [i, e] of inputs.entries()) {
+    const prev = seen.get(e.candidate);
+    if (prev !== undefined)
+      throw new ConfigError(`candidates: "${refs[i]}" and "${prev}" are the same commit (${e.candidate.slice(0, 12)})`);
+    seen.set(e.candidate, refs[i]!);
+  }
+  const first = inputs[0]!;
+  const settings = [o.confidence, o.margin, o.seed, o.batchSize ?? null, o.onEliminated, o.maxCostUsd ?? null];
+  const key = JSON.stringify([first.configDigest, inputs.map((e) => e.candidate), settings]);
+  const raceId = `race-${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+  return RaceInput.parse({
+    raceId,
+    agentRepo: first.agentRepo,
+    home: first.home,
+    tasks: first.tasks,
+    seed: o.seed,
+    configDigest: first.configDigest,
+    settings: first.settings,
+    candidates: inputs.map((e, i) => ({
+      evalId: `${raceId}-${e.candidate.slice(0, 12)}`,
+      fullEvalId: e.evalId,
+      candidate: e.candidate,
+      candidateRef: refs[i]!,
+    })),
+    confidence: o.confidence,
+    margin: o.margin,
+    ...(o.batchSize !== undefined ? { batchSize: o.batchSize } : {}),
+    onEliminated: o.onEliminated,
+    ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+    stored: inputs.map((e) => storedRows(first.home, e.candidate, e.configDigest)),
+  });
+}
+
+/** Starts the race, or attaches to the running (or completed) one with the same id. */
+export async function startRace(client: Client, input: RaceInput, taskQueue: string): Promise<'started' | 'attached'> {
+  const prev = await client.workflow
+    .getHandle(input.raceId)
+    .describe()
+    .catch(() => null);
+  if (prev && (prev.status.name === 'RUNNING' || prev.status.name === 'COMPLETED')) return 'attached';
+  await client.workflow.start(raceCandidates, {
+    workflowId: input.raceId,
+    taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    memo: { home: input.home },
+    staticSummary: `race of ${input.candidates.map((c) => c.candidateRef).join(', ')} on ${input.tasks.length} task(s)`.slice(0, 200),
+  });
+  return 'started';
+}
+
+/** The race's state now: its query while it runs, its result once done. */
+export async function raceState(client: Client, raceId: string): Promise<RaceState | RaceResult> {
+  const handle = client.workflow.getHandle(raceId);
+  const d = await handle.describe();
+  if (d.status.name === 'RUNNING') return handle.query(raceQuery);
+  return (await handle.result()) as RaceResult;
+}
+
+export async function raceResult(client: Client, raceId: string): Promise<RaceResult> {
+  return (await client.workflow.getHandle(raceId).result()) as RaceResult;
+}

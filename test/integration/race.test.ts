@@ -1,0 +1,133 @@
+/**
+ * A race end to end (real dev server, real worker, the Harbor stand-in): three candidates on 40 tasks in one
+ * shared seeded order; the clearly worse one is eliminated early and runs far fewer tasks (harbor invocations
+ * counted), the two close ones run every task; each candidate's rows are an evaluation of its own (partial
+ * for the eliminated one), `vero compare`'s pairing uses the tasks both ran, and a second race reuses every
+ * stored row instead of running it again.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { prepareRaceInput, raceResult, startRace } from '../../client/race-client';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import type { CandidateResult } from '../../model/eval-types';
+import { comparePaired, taskScoresOf } from '../../model/paired-comparison';
+import { raceOrder, type RaceResult } from '../../model/race-types';
+import { conforming } from '../helpers/json-schema';
+import { runVero } from '../helpers/process';
+import { parse, stringify } from 'yaml';
+import { DATASET, evalFixture, invocations, tempDir } from '../helpers/fixtures';
+import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+
+jest.setTimeout(240_000);
+
+const N = 40;
+const names = Array.from({ length: N }, (_, i) => `t${String(i).padStart(2, '0')}`);
+
+/** A dataset of N copies of one example task, each named after its dir. */
+function dataset(dir: string): string {
+  const out = path.join(dir, 'race-bench');
+  for (const name of names) {
+    fs.cpSync(path.join(DATASET, 'hello-world'), path.join(out, name), { recursive: true });
+    const toml = path.join(out, name, 'task.toml');
+    fs.writeFileSync(toml, fs.readFileSync(toml, 'utf8').replace(/^name = ".*"$/m, `name = "race-bench/${name}"`));
+  }
+  return out;
+}
+
+/** An agent repo whose tags solve what the stand-in's agent profile says: all, all but two, none. */
+function raceRepo(dir: string): string {
+  const repo = path.join(dir, 'race-agents');
+  fs.mkdirSync(repo);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'race@example.invalid');
+  git('config', 'user.name', 'race');
+  git('config', 'commit.gpgsign', 'false');
+  fs.writeFileSync(path.join(repo, 'agent.py'), 'class SkillAgent: pass\n');
+  const profiles: [string, string[]][] = [
+    ['strong', ['*']],
+    ['close', ['t0[0-4]', 't0[6-9]', 't1[0-6]', 't1[8-9]', 't[2-3]*']],
+    ['weak', []],
+  ];
+  for (const [tag, solves] of profiles) {
+    fs.writeFileSync(path.join(repo, 'harbor-standin-agent.json'), JSON.stringify({ solves }));
+    git('add', '-A');
+    git('commit', '-q', '-m', tag);
+    git('tag', tag);
+  }
+  return repo;
+}
+
+const runsOf = (log: string, evalId: string) =>
+  invocations(log).filter((i) => i.event === 'start' && [i.cwd, i.job_dir ?? '', ...i.argv].join(' ').includes(`/runs/${evalId}/`)).length;
+
+test('a clearly worse candidate is eliminated early; the close ones run every task; nothing is paid twice', async () => {
+  const q = uniqueQueue('race');
+  const f = evalFixture({ taskQueue: q, address: address(), execution: { concurrency: 3 } });
+  const dir = tempDir('vero-race-');
+  // The fixture's vero.yaml, with this test's agents and tasks (the CLI reads it too).
+  const yaml = parse(fs.readFileSync(f.configFile, 'utf8')) as { agent_repo: string; tasks: { source: { path: string } } };
+  yaml.agent_repo = raceRepo(dir);
+  yaml.tasks.source.path = dataset(dir);
+  fs.writeFileSync(f.configFile, stringify(yaml));
+  const cfg = loadEvalConfig(f.configFile);
+  const options = { confidence: 0.95, margin: 0, seed: 'test', batchSize: 2, onEliminated: 'stop' as const };
+  const input = await prepareRaceInput(cfg, ['strong', 'close', 'weak'], options);
+  const c = await client();
+  await withWorker(q, async () => {
+    expect(await startRace(c, input, q)).toBe('started');
+    const r = await raceResult(c, input.raceId);
+    const [strong, close, weak] = r.candidates;
+    // The order is the seeded shuffle, recorded in the result.
+    expect(r.order).toEqual(raceOrder(names, 'test'));
+    expect(r.order).not.toEqual(names);
+    // The worse one is out early, against the leader, with the reason; the close ones are not separated.
+    expect(weak!.status).toBe('eliminated');
+    expect(weak!.eliminatedAt).toBeLessThanOrEqual(20);
+    expect(weak!.why).toMatch(/entirely below 0/);
+    expect(r.decisions.find((d) => d.eliminated.some((e) => e.candidateRef === 'weak'))!.leader).toBe('strong');
+    expect(r.stopReason).toBe('tasks-exhausted');
+    expect(r.winner).toBe('strong');
+    expect(strong!.status).toBe('winner');
+    expect(close!.status).toBe('finished');
+    // Task counts: the close ones ran all 40 (harbor once each); weak at most one batch past its elimination.
+    expect(runsOf(f.invocationLog, strong!.evalId)).toBe(N);
+    expect(runsOf(f.invocationLog, close!.evalId)).toBe(N);
+    const weakRuns = runsOf(f.invocationLog, weak!.evalId);
+    expect(weakRuns).toBeLessThanOrEqual(weak!.eliminatedAt! + 2 * 2);
+    expect(weakRuns).toBeGreaterThanOrEqual(weak!.eliminatedAt!);
+    expect(r.spent.taskRuns).toBeLessThanOrEqual(2 * N + weakRuns);
+    expect(r.fullEvaluation.taskRuns).toBe(3 * N);
+    // Each candidate's rows are an evaluation of its own: the eliminated one partial, with the tasks it ran.
+    const entry = async (id: string) => (await c.workflow.getHandle(id).result()) as CandidateResult;
+    const [es, ec, ew] = [await entry(strong!.evalId), await entry(close!.evalId), await entry(weak!.evalId)];
+    expect(es.status).toBe('completed');
+    expect(es.score).toBe(1);
+    expect(ec.score).toBeCloseTo(38 / 40);
+    expect(ew.status).toBe('budget_exhausted');
+    expect(ew.nRun).toBe(weak!.tasksRun);
+    expect(ew.spend?.reached).toMatch(/^raced: eliminated after/);
+    expect(ew.tasks!.filter((t) => t.status === 'not_run')).toHaveLength(N - ew.nRun!);
+    // vero compare's pairing: strong and close share all 40 tasks; weak shares only those it ran.
+    expect(comparePaired(taskScoresOf(es), taskScoresOf(ec)).n).toBe(N);
+    expect(comparePaired(taskScoresOf(es), taskScoresOf(ew)).n).toBe(ew.nRun);
+
+    // A second race of the same candidates (another seed): every row already scored is reused, not run.
+    const before = invocations(f.invocationLog).filter((i) => i.event === 'start').length;
+    const again = await prepareRaceInput(cfg, ['strong', 'close', 'weak'], { ...options, seed: 'other' });
+    expect(again.raceId).not.toBe(input.raceId);
+    expect(again.stored.map((s) => s.length)).toEqual([N, N, ew.nRun]);
+    // Through the CLI this time: its --json conforms to the shipped schema.
+    const out = await runVero(['race', 'strong', 'close', 'weak', '-c', f.configFile, '--seed', 'other', '--batch', '2', '--json']);
+    const r2 = conforming<RaceResult>('race', out.stdout);
+    expect(r2.raceId).toBe(again.raceId);
+    expect(r2.candidates[0]!.reused).toBe(r2.candidates[0]!.tasksRun);
+    const ranAgain = invocations(f.invocationLog).filter((i) => i.event === 'start').length - before;
+    // Only weak's tasks it had not run before can have cost anything.
+    expect(ranAgain).toBe(r2.spent.taskRuns);
+    expect(ranAgain).toBeLessThanOrEqual(r2.candidates[2]!.tasksRun - 0);
+    expect(runsOf(f.invocationLog, r2.candidates[0]!.evalId)).toBe(0);
+    expect(runsOf(f.invocationLog, r2.candidates[1]!.evalId)).toBe(0);
+  });
+});
