@@ -16,6 +16,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
   [['compare'], () => (require('./compare-command') as typeof import('./compare-command')).registerCompareCommand],
+  [['mcp'], () => (require('./mcp-command') as typeof import('./mcp-command')).registerMcpCommand],
   [['query'], () => (require('./query-command') as typeof import('./query-command')).registerQueryCommand],
   [['schema'], () => (require('./schema-command') as typeof import('./schema-command')).registerSchemaCommand],
   [['clean'], () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
