@@ -1,6 +1,7 @@
 /** The SQL engine's worker thread (sql-engine.ts): builds the tables, runs the one statement, sends the answer. */
 import { parentPort, workerData } from 'node:worker_threads';
 import initSqlJs from 'sql.js';
+import { ConfigError } from '../model/errors';
 import type { SqlAnswer, SqlQueryJob, SqlThreadReply } from './sql-engine';
 
 const quoteName = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -23,7 +24,7 @@ async function answer(job: SqlQueryJob): Promise<SqlAnswer> {
     // SQLite's parser finds the statements: exactly one runs.
     const statements = db.iterateStatements(job.sql);
     const first = statements.next();
-    if (first.done) throw new Error('no SQL statement given');
+    if (first.done) throw new ConfigError('no SQL statement given');
     const stmt = first.value;
     // What follows the first statement, prepared by SQLite (only blanks and comments are "nothing to prepare").
     let more = false;
@@ -33,9 +34,9 @@ async function answer(job: SqlQueryJob): Promise<SqlAnswer> {
     } catch (e) {
       more = !/nothing to prepare/i.test(String((e as Error)?.message ?? e));
     }
-    if (more) throw new Error('one statement at a time (this SQL has more than one)');
+    if (more) throw new ConfigError('one statement at a time (this SQL has more than one)');
     // A statement with no result columns (ATTACH, PRAGMA x = y, BEGIN…) is not a query: it is never stepped.
-    if (stmt.getColumnNames().length === 0) throw new Error('not a query: the statement returns no columns (use SELECT)');
+    if (stmt.getColumnNames().length === 0) throw new ConfigError('not a query: the statement returns no columns (use SELECT)');
     const rows: SqlAnswer['rows'] = [];
     let truncated = false;
     while (stmt.step()) {
@@ -55,5 +56,5 @@ async function answer(job: SqlQueryJob): Promise<SqlAnswer> {
 
 answer(workerData as SqlQueryJob).then(
   (ok) => parentPort!.postMessage({ ok } satisfies SqlThreadReply),
-  (e: Error) => parentPort!.postMessage({ error: e.message } satisfies SqlThreadReply),
+  (e: unknown) => parentPort!.postMessage({ error: e instanceof Error ? e.message : String(e) } satisfies SqlThreadReply),
 );
