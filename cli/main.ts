@@ -17,6 +17,8 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
   [['compare'], () => (require('./compare-command') as typeof import('./compare-command')).registerCompareCommand],
   [['race'], () => (require('./race-command') as typeof import('./race-command')).registerRaceCommand],
+  [['mcp'], () => (require('./mcp-command') as typeof import('./mcp-command')).registerMcpCommand],
+  [['query'], () => (require('./query-command') as typeof import('./query-command')).registerQueryCommand],
   [['schema'], () => (require('./schema-command') as typeof import('./schema-command')).registerSchemaCommand],
   [['clean'], () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
   [['view'], () => (require('./view-command') as typeof import('./view-command')).registerViewCommand],

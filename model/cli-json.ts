@@ -315,6 +315,16 @@ export const SidecarBudgetJson = z.looseObject({
   gateway: z.unknown().optional(),
 });
 
+/** `vero query --json`: the statement's columns and rows (arrays in column order), and whether rows were cut. */
+export const QueryJson = z.strictObject({
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.union([z.string(), z.number(), z.null()]))),
+  rowCount: z.number().int(),
+  truncated: z.boolean(),
+  maxRows: z.number().int(),
+  elapsedMs: z.number(),
+});
+
 /** Every command with `--json`, and the schema of what it prints. */
 export const CLI_JSON_SCHEMAS = {
   'start-eval': StartEvalJson,
@@ -333,5 +343,6 @@ export const CLI_JSON_SCHEMAS = {
   build: BuildJson,
   eval: SidecarEvalJson,
   budget: SidecarBudgetJson,
+  query: QueryJson,
 } as const;
 export type CliJsonCommand = keyof typeof CLI_JSON_SCHEMAS;

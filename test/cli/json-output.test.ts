@@ -1,7 +1,7 @@
 /**
  * `--json` that scripts can rely on: every command's real output conforms to the JSON Schema file the package
  * ships for it (schemas/, generated from model/cli-json.ts), and the files are what the code generates.
- * (`eval`/`budget`: test/sidecar; `build`: test/compiler; `demo`: test/deploy/package.)
+ * (`eval`/`budget`: test/sidecar; `build`: test/compiler; `demo`: test/deploy/package; `query`: test/query.)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,0 +1,85 @@
+/**
+ * `vero mcp`: the evaluation commands as MCP tools over stdio (cli/mcp-tools.ts), or with `--agent` the eval
+ * sidecar's agent-side protocol (cli/agent-mcp-tools.ts), with the official MCP SDK. docs/mcp.md.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Command } from 'commander';
+import { ConfigError } from '../model/errors';
+import { AGENT_TOOLS, type AgentToolContext } from './agent-mcp-tools';
+import { EVAL_TOOLS, type EvalToolContext, type McpTool } from './mcp-tools';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+
+/** An MCP server offering every tool of a registry; a tool's failure is its result (isError), with vero's message. */
+export function mcpServer<Ctx>(name: string, tools: McpTool<Ctx>[], ctx: Ctx): McpServer {
+  const server = new McpServer({ name, version: require('../../package.json').version as string });
+  for (const t of tools) {
+    server.registerTool(
+      t.name,
+      { description: t.description, inputSchema: t.input, annotations: { readOnlyHint: t.readOnly } },
+      async (args: Record<string, unknown>) => {
+        try {
+          return { content: [{ type: 'text' as const, text: JSON.stringify(await t.run(ctx, args), null, 2) }] };
+        } catch (e) {
+          return { isError: true, content: [{ type: 'text' as const, text: `error: ${(e as Error).message}` }] };
+        }
+      },
+    );
+  }
+  return server;
+}
+
+function sidecarUrl(flag?: string): URL {
+  const raw = flag ?? process.env.VERO_EVAL_URL;
+  if (!raw) throw new ConfigError('VERO_EVAL_URL is not set (the compiled task sets it to the eval sidecar); or pass --url');
+  try {
+    return new URL(raw);
+  } catch {
+    throw new ConfigError(`VERO_EVAL_URL: "${raw}" is not a URL`);
+  }
+}
+
+/** Serves until the client closes stdin (or a signal ends the process). */
+async function serveStdio(server: McpServer, onClose: () => Promise<void>): Promise<void> {
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+  process.stdin.once('end', () => void server.close());
+  await server.connect(transport);
+  await closed;
+  await onClose();
+}
+
+export function registerMcpCommand(program: Command): void {
+  withConnection(
+    program
+      .command('mcp')
+      .description(
+        `serve vero as MCP tools over stdio (the official MCP SDK): ${EVAL_TOOLS.map((t) => t.name).join(', ')}; with --agent, inside a compiled task, the eval sidecar's ${AGENT_TOOLS.map((t) => t.name).join(', ')}`,
+      )
+      .option('--agent', "offer the eval sidecar's agent-side tools instead (eval, status, budget, submit), for the optimizer")
+      .option('--url <url>', 'with --agent: the sidecar URL (default $VERO_EVAL_URL)')
+      .addHelpText(
+        'after',
+        `
+An MCP client starts it as a stdio server, e.g. {"command": "vero", "args": ["mcp", "-c", "/path/vero.yaml"]}.
+The tools answer with the JSON of the matching \`vero … --json\` command; a refusal is a tool error with vero's
+message. Tools and their inputs: docs/mcp.md.`,
+      ),
+  ).action(async (o: ConnectionFlags & { agent?: boolean; url?: string }) => {
+    if (o.agent) {
+      const ctx: AgentToolContext = { url: sidecarUrl(o.url) };
+      return serveStdio(mcpServer('vero-agent', AGENT_TOOLS, ctx), async () => undefined);
+    }
+    const conn = connectionSettings(o);
+    const client = await connectTo(conn);
+    const file = configPath(o);
+    const ctx: EvalToolContext = {
+      client,
+      namespace: conn.namespace,
+      taskQueue: conn.taskQueue,
+      uiUrl: conn.uiUrl,
+      home: file ? commandConfig(file).home : null,
+    };
+    await serveStdio(mcpServer('vero', EVAL_TOOLS, ctx), () => client.connection.close());
+  });
+}

@@ -1,0 +1,175 @@
+/**
+ * The MCP tools `vero mcp` serves (docs/mcp.md): each is one entry of a registry — a name, what it does, its
+ * input (a zod shape the SDK validates) and the function that answers, through the same client as the CLI.
+ * A command added to vero is offered to agents by adding its entry here.
+ */
+import type { Client } from '@temporalio/client';
+import { z } from 'zod';
+import { getProgress, listEvaluations, prepareEvalInput, setConcurrency, startOrAttach, uiLink, withTasks } from '../client/eval-client';
+import { partialResults } from '../client/partial-results';
+import { queryEvaluations } from '../client/query';
+import { loadEvalConfig } from '../infra/eval-config-file';
+import { MAX_CONCURRENCY } from '../model/eval-config';
+import { ConfigError } from '../model/errors';
+import { settledProgress, type CandidateResult } from '../model/eval-types';
+import { comparePaired, taskScoresOf } from '../model/paired-comparison';
+
+/** What a tool answers with: the connection `vero mcp` was started with. */
+export interface EvalToolContext {
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  uiUrl: string | null;
+  /** The home whose result files `query` reads too (that of -c vero.yaml). */
+  home: string | null;
+}
+
+export interface McpTool<Ctx> {
+  name: string;
+  description: string;
+  input: z.ZodRawShape;
+  /** Whether the tool only reads (MCP's readOnlyHint: a client may call it without asking). */
+  readOnly: boolean;
+  run: (ctx: Ctx, args: Record<string, unknown>) => Promise<unknown>;
+}
+
+/** A registry entry, with its arguments typed from its input shape. */
+function tool<Ctx, S extends z.ZodRawShape>(t: {
+  name: string;
+  description: string;
+  input: S;
+  readOnly: boolean;
+  run: (ctx: Ctx, args: z.infer<z.ZodObject<S>>) => Promise<unknown>;
+}): McpTool<Ctx> {
+  return t as unknown as McpTool<Ctx>;
+}
+
+const evalId = z.string().min(1).describe('the evaluation id (eval-<commit>-<digest>), as start_eval or list return it');
+
+async function completedResult(client: Client, id: string, which: string): Promise<CandidateResult> {
+  const d = await client.workflow.getHandle(id).describe();
+  if (d.status.name !== 'COMPLETED')
+    throw new ConfigError(`${which}: evaluation ${id} is ${d.status.name.toLowerCase()}; compare needs completed ones`);
+  return withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
+}
+
+export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
+  tool({
+    name: 'start_eval',
+    description:
+      'Start (or attach to, or return the completed) durable evaluation of one candidate commit, as `vero start-eval`: returns its id at once; follow it with status, read it with results.',
+    input: {
+      config: z.string().min(1).describe('path of the vero.yaml (agent repo, tasks, harbor settings)'),
+      candidate: z.string().min(1).describe('commit sha, tag or branch of the agent repo'),
+      force: z.boolean().optional().describe('re-run even when this exact evaluation already completed'),
+    },
+    readOnly: false,
+    run: async (ctx, a) => {
+      const input = await prepareEvalInput(loadEvalConfig(a.config), a.candidate);
+      const { mode } = await startOrAttach(ctx.client, input, ctx.taskQueue, a.force ?? false);
+      return {
+        evalId: input.evalId,
+        mode,
+        candidate: input.candidate,
+        nTasks: input.tasks.length,
+        ui: uiLink(ctx.uiUrl, ctx.namespace, input.evalId),
+      };
+    },
+  }),
+  tool({
+    name: 'status',
+    description: "An evaluation's state and progress (tasks done, running, errors), as `vero status --json`.",
+    input: { evalId },
+    readOnly: true,
+    run: async (ctx, a) => {
+      const d = await ctx.client.workflow.getHandle(a.evalId).describe();
+      const progress = await getProgress(ctx.client, a.evalId).then(
+        (p) => settledProgress(p, d.status.name),
+        () => null,
+      );
+      return {
+        evalId: a.evalId,
+        workflowStatus: d.status.name,
+        startedAt: d.startTime,
+        finishedAt: d.closeTime ?? null,
+        progress,
+        ui: uiLink(ctx.uiUrl, ctx.namespace, a.evalId),
+      };
+    },
+  }),
+  tool({
+    name: 'results',
+    description:
+      "An evaluation's per-task results and score, as `vero results --json`; of one not completed, the rows so far (partial: true).",
+    input: { evalId },
+    readOnly: true,
+    run: async (ctx, a) => {
+      const handle = ctx.client.workflow.getHandle(a.evalId);
+      if ((await handle.describe()).status.name !== 'COMPLETED') return partialResults(ctx.client, a.evalId);
+      return withTasks((await handle.result()) as CandidateResult);
+    },
+  }),
+  tool({
+    name: 'compare',
+    description:
+      'Is B better than A? Paired comparison of two completed evaluations on the tasks both ran, as `vero compare --json`: per-task deltas, the mean delta with a bootstrap 95% interval, McNemar, a verdict.',
+    input: {
+      a: evalId.describe('evaluation id of A (the reference)'),
+      b: evalId.describe('evaluation id of B'),
+      passThreshold: z.number().optional().describe('a task passes at this score or above (default 1)'),
+    },
+    readOnly: true,
+    run: async (ctx, args) => {
+      const [a, b] = [await completedResult(ctx.client, args.a, 'a'), await completedResult(ctx.client, args.b, 'b')];
+      const c = comparePaired(taskScoresOf(a), taskScoresOf(b), { seed: 'vero-compare', passThreshold: args.passThreshold ?? 1 });
+      return {
+        a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
+        b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
+        ...c,
+      };
+    },
+  }),
+  tool({
+    name: 'cancel',
+    description: 'Cancel a running evaluation (its harbor processes are stopped), as `vero cancel`.',
+    input: { evalId },
+    readOnly: false,
+    run: async (ctx, a) => {
+      const handle = ctx.client.workflow.getHandle(a.evalId);
+      const d = await handle.describe();
+      if (d.status.name !== 'RUNNING') return { evalId: a.evalId, cancelled: false, reason: `already finished (${d.status.name})` };
+      await handle.cancel();
+      return { evalId: a.evalId, cancelled: true, reason: 'cancellation requested' };
+    },
+  }),
+  tool({
+    name: 'set_concurrency',
+    description: 'Change how many tasks a running evaluation runs at once, as `vero set-concurrency` (recorded in its history).',
+    input: { evalId, concurrency: z.number().int().min(1).max(MAX_CONCURRENCY) },
+    readOnly: false,
+    run: async (ctx, a) => ({ evalId: a.evalId, ...(await setConcurrency(ctx.client, a.evalId, a.concurrency)) }),
+  }),
+  tool({
+    name: 'list',
+    description: 'Evaluations with candidates, status and scores, newest first, as `vero list --json`.',
+    input: { limit: z.number().int().min(1).max(10_000).optional().describe('at most this many (default 100)') },
+    readOnly: true,
+    run: async (ctx, a) => listEvaluations(ctx.client, { limit: a.limit ?? 100 }),
+  }),
+  tool({
+    name: 'query',
+    description:
+      'One read-only SQL statement (SQLite) over the views evaluations, tasks, trials, rewards, errors and spend, as `vero query --json` (docs/query.md): {columns, rows, truncated}.',
+    input: {
+      sql: z.string().min(1).describe('one SELECT (or WITH … SELECT) statement'),
+      maxRows: z.number().int().min(1).max(100_000).optional().describe('at most this many rows (default 1,000)'),
+      timeoutSec: z.number().positive().max(600).optional().describe('stop the statement after this many seconds (default 30)'),
+    },
+    readOnly: true,
+    run: async (ctx, a) =>
+      queryEvaluations(a.sql, { client: ctx.client, home: ctx.home }, { maxRows: a.maxRows, timeoutSec: a.timeoutSec }),
+  }),
+];
+
+/** Evaluation commands not offered as tools yet (none of them exists in this build; each is one entry above when it does). */
+export const EVAL_TOOLS_NOT_WIRED = ['pause', 'resume', 'retry', 'race'] as const;

@@ -1,0 +1,29 @@
+/**
+ * vero-harbor as a library (`import { … } from 'vero-harbor'`): the evaluation client the CLI itself uses, a
+ * deliberately small surface. docs/client.md documents it; examples/client-library/ runs it.
+ *
+ * connect → prepareEvalInput (a vero.yaml read by loadEvalConfig, and a candidate) → startOrAttach →
+ * getProgress / awaitResult → withTasks; listEvaluations, pickBest, comparePaired, queryEvaluations.
+ */
+export {
+  connect,
+  prepareEvalInput,
+  startOrAttach,
+  getProgress,
+  awaitResult,
+  withTasks,
+  listEvaluations,
+  pickBest,
+  setConcurrency,
+  uiLink,
+  type EvalListing,
+  type StartOutcome,
+} from './eval-client';
+export { partialResults, type PartialResults } from './partial-results';
+export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } from './query';
+export type { QuerySources } from './query-tables';
+export { QUERY_VIEWS, type ViewDef, type ViewColumn } from '../model/query-views';
+export { loadEvalConfig, type EvalConfig } from '../infra/eval-config-file';
+export { comparePaired, taskScoresOf, type PairedComparison, type CompareOptions } from '../model/paired-comparison';
+export type { CandidateResult, TaskResult, Progress, EvalInput, EvalStatus } from '../model/eval-types';
+export { VeroError, ConfigError, TemporalUnreachableError, ExitCode } from '../model/errors';
