@@ -166,6 +166,38 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
     );
 }
 
+/** Flags of `extra_harbor_args` that are typed fields of ours, by the field they set (`K=V` values). */
+const TYPED_PAIR_FLAGS: Record<string, 'environment_kwargs' | 'agent_kwargs' | 'agent_env'> = {
+  '--ek': 'environment_kwargs',
+  '--environment-kwarg': 'environment_kwargs',
+  '--ak': 'agent_kwargs',
+  '--agent-kwarg': 'agent_kwargs',
+  '--ae': 'agent_env',
+  '--agent-env': 'agent_env',
+};
+
+/** vero's extra_harbor_args: `--ek k=v` and the like become our typed fields (the same flags reach Harbor); the rest pass through. */
+export function splitExtraArgs(args: string[]): { typed: Record<string, Record<string, string>>; rest: string[]; errors: string[] } {
+  const typed: Record<string, Record<string, string>> = {};
+  const rest: string[] = [];
+  const errors: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const flag = eq > 0 ? a.slice(0, eq) : a;
+    const field = TYPED_PAIR_FLAGS[flag];
+    if (!field) {
+      rest.push(a);
+      continue;
+    }
+    const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+    const m = value === undefined ? null : /^([^=]+)=(.*)$/s.exec(value);
+    if (!m) errors.push(`extra_harbor_args: ${flag} expects KEY=VALUE, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
+    else (typed[field] ??= {})[m[1]!] = m[2]!;
+  }
+  return { typed, rest, errors };
+}
+
 export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv = process.env): VeroMapping {
   const refusals: string[] = [];
   const notes: string[] = [];
@@ -221,6 +253,8 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
   });
 
   const agentTimeoutMultiplier = v.case_timeout_seconds / v.task_agent_timeout_seconds;
+  const extra = splitExtraArgs(v.extra_harbor_args);
+  refusals.push(...extra.errors);
   const harbor = {
     agent: v.agent_import_path ?? 'oracle',
     ...(v.model !== null ? { model: v.model } : {}),
@@ -232,7 +266,8 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
     retry_max_wait_sec: v.retry_max_wait_seconds,
     ...(agentTimeoutMultiplier !== 1 ? { agent_timeout_multiplier: agentTimeoutMultiplier } : {}),
     env: v.task_environment,
-    extra_args: v.extra_harbor_args,
+    ...extra.typed,
+    extra_args: extra.rest,
   };
   const gateway = mapGateway(v, refusals, notes, env);
   const g = v.inference_gateway;
