@@ -5,15 +5,19 @@ import { connect } from '../client/eval-client';
 import { runBuild } from '../client/build-client';
 import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { parseParamFlags } from '../compiler/build-params';
+import { printConfig } from '../compiler/print-config';
 
 interface BuildFlags {
   config: string;
-  out: string;
+  out?: string;
   skipSecretCheck?: boolean;
   json?: boolean;
   address?: string;
   namespace: string;
   taskQueue: string;
+  param: string[];
+  printConfig?: boolean;
 }
 
 export function registerBuildCommand(program: Command): void {
@@ -21,7 +25,17 @@ export function registerBuildCommand(program: Command): void {
     .command('build')
     .description('compile a build.yaml into a runnable Harbor task directory (optimizer workbench + eval sidecar)')
     .requiredOption('-c, --config <file>', 'build.yaml')
-    .requiredOption('-o, --out <dir>', 'output task dir (replaced only when it is a previous build output)')
+    .option('-o, --out <dir>', 'output task dir (replaced only when it is a previous build output); required unless --print-config')
+    .option(
+      '--param <NAME=VALUE>',
+      'a value for ${NAME} in the build file (repeatable; over the environment)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
+    .option(
+      '--print-config',
+      "print what the file becomes in vero-harbor's schema (a vero build.yaml mapped), then exit; 2 if it would be refused",
+    )
     .option('--skip-secret-check', 'build even when declared secrets are not set here (the compose file still requires them)')
     .addOption(
       new Option(
@@ -35,10 +49,22 @@ export function registerBuildCommand(program: Command): void {
     .addHelpText(
       'after',
       `
+The file may be vero-harbor's build.yaml or scaleapi/vero's (detected; docs/vero-configs.md maps it field by
+field: what cannot be honoured is refused by name). \${NAME}, \${NAME:-default} and \${NAME:?message} take
+--param values, else the environment's.
 With --address, the build is the workflow build-<digest of build.yaml, --out, options>: the Web UI shows it, a
 repeated build attaches to a running one. The config, the agent repo and --out must be visible to the worker.`,
     )
     .action(async (o: BuildFlags) => {
+      const { params, errors } = parseParamFlags(o.param);
+      if (errors.length) throw new ConfigError(errors.join('\n'));
+      if (o.printConfig) {
+        const printed = printConfig(o.config, params);
+        process.stdout.write(printed.text);
+        if (printed.problems.length) throw new ConfigError(printed.problems.join('\n'));
+        return;
+      }
+      if (!o.out) throw new ConfigError('-o, --out <dir>: required (unless --print-config)');
       const temporal = o.address
         ? {
             client: await connect(o.address, o.namespace),
@@ -49,7 +75,7 @@ repeated build attaches to a running one. The config, the agent repo and --out m
         : undefined;
       let outcome;
       try {
-        outcome = await runBuild({ configFile: o.config, outDir: o.out, skipSecretCheck: o.skipSecretCheck }, temporal);
+        outcome = await runBuild({ configFile: o.config, outDir: o.out, skipSecretCheck: o.skipSecretCheck, params }, temporal);
       } catch (e) {
         // The activity's ConfigError comes back as a failed workflow: the same exit code as in process.
         if (e instanceof WorkflowFailedError) {

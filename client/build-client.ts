@@ -28,6 +28,7 @@ export function buildWorkflowId(input: CompileTaskInput): string {
     .update(input.outDir)
     .update('\0')
     .update(String(!!input.skipSecretCheck))
+    .update(input.params ? `\0${JSON.stringify(Object.entries(input.params).sort())}` : '')
     .digest('hex');
   return `build-${digest.slice(0, 20)}`;
 }
@@ -39,13 +40,14 @@ export interface BuildOutcome {
 }
 
 export async function runBuild(
-  opts: { configFile: string; outDir: string; skipSecretCheck?: boolean },
+  opts: { configFile: string; outDir: string; skipSecretCheck?: boolean; params?: Record<string, string> },
   temporal?: { client: Client; taskQueue: string; onStarted?: (workflowId: string) => void },
 ): Promise<BuildOutcome> {
   const input: CompileTaskInput = {
     configFile: path.resolve(opts.configFile),
     outDir: path.resolve(opts.outDir),
     ...(opts.skipSecretCheck ? { skipSecretCheck: true } : {}),
+    ...(opts.params && Object.keys(opts.params).length ? { params: opts.params } : {}),
   };
   if (!temporal) return { result: await buildTaskDir(input.configFile, input.outDir, input), workflowId: null };
   const workflowId = buildWorkflowId(input);

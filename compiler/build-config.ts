@@ -4,7 +4,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { commandArgv } from '../model/command-line';
@@ -16,6 +15,9 @@ import { HarborSection } from '../model/harbor-config';
 import { BudgetSpec, DEFAULT_SCORING, ObjectiveSpec, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
 import { usesNestedDocker } from './nested-docker';
+import { BuildParams, parseWithPositions, substituteParams } from './build-params';
+import { fromVero } from './vero-mapping';
+import { isVeroFormat, VeroBuildFile } from './vero-schema';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
 export const SafeRelativePath = z
@@ -109,8 +111,33 @@ export const BuildConfigFile = z.strictObject({
   /** The optimizer's own time limit ([agent].timeout_sec); none by default. */
   agent_timeout: DurationSeconds.optional(),
   max_concurrency: z.number().int().min(1).max(256).default(8),
+  /** The verifier's own time limit (task.toml [verifier].timeout_sec); default finalize's computed worst case. */
+  verifier_timeout: DurationSeconds.optional(),
+  /** How long Harbor may take to build and start the task's containers ([environment].build_timeout_sec). */
+  build_timeout: DurationSeconds.default(1800),
+  /** Environment of the optimizer's container (`main`): every process of the optimizer sees it, as with `--ae`. */
+  optimizer_env: z.record(envName, z.string()).default({}),
+  /** instruction.md: a Jinja template (nunjucks) that may `{% extends "instruction.md.j2" %}`, and its options. */
+  instruction: z
+    .strictObject({
+      template: z.string().min(1).optional(),
+      /** Tell the optimizer it allocates its own sample budget and may evaluate subsets. */
+      multifidelity: z.boolean().default(false),
+      /** Tell the optimizer that unspent budget is wasted. */
+      exhaust_budget: z.boolean().default(false),
+      /** A label templates may show (vero's evaluation set name). */
+      evaluation_set_name: z.string().min(1).default('harbor'),
+    })
+    .default({ multifidelity: false, exhaust_budget: false, evaluation_set_name: 'harbor' }),
 });
-export type BuildConfig = z.infer<typeof BuildConfigFile> & { file: string; baseDir: string };
+export type BuildConfig = z.infer<typeof BuildConfigFile> & {
+  file: string;
+  baseDir: string;
+  /** Which format the file was written in (vero's is mapped to ours). */
+  format: 'vero-harbor' | 'vero';
+  /** What the build carried over with a stated difference (vero's format): printed, never silent. */
+  notes: string[];
+};
 
 function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   const errs: string[] = [];
@@ -147,6 +174,9 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
         `secrets: ${k} is the gateway's upstream key; listed in secrets it would reach candidate code raw (remove it from secrets)`,
       );
   if (c.gateway && c.gateway.port === 8000) errs.push('gateway.port: 8000 is the eval sidecar API; choose another port');
+  for (const k of Object.keys(c.optimizer_env))
+    if (c.secrets.includes(k) || upstreamKeyEnvs(c.gateway).includes(k) || k.startsWith('VERO_'))
+      errs.push(`optimizer_env.${k}: a secret, a gateway key or a VERO_ variable; the optimizer's container sets those itself`);
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
   if (c.objective.direction === 'minimize' && c.objective.failure_value === undefined)
     errs.push('objective.failure_value: required to minimise (what a failed case and "no candidate" count as: the worst score, never 0)');
@@ -169,21 +199,73 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
 
 const resolveFrom = (base: string, p: string) => path.resolve(base, p);
 
-/** Loads build.yaml; every error names the file and the field. Reads the task source and dataset to check names. */
-export function loadBuildConfig(file: string): BuildConfig {
-  let raw: unknown;
+/** build.yaml's document after `${PARAM}`s, in our schema: a vero file is mapped (its notes kept). */
+export function readBuildDocument(
+  file: string,
+  params: BuildParams = {},
+  env: NodeJS.ProcessEnv = process.env,
+): { raw: unknown; format: BuildConfig['format']; notes: string[]; refusals: string[] } {
+  let text: string;
   try {
-    raw = parseYaml(readRegularText(file, { maxBytes: MAX_CONFIG_BYTES }));
+    text = readRegularText(file, { maxBytes: MAX_CONFIG_BYTES });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new ConfigError(
-      err.code ? `${file}: cannot read the build config (${err.code})` : `${file}: not valid YAML: ${err.message.split('\n')[0]}`,
-    );
+    throw new ConfigError(err.code ? `${file}: cannot read the build config (${err.code})` : `${file}: ${err.message}`);
   }
-  const parsed = BuildConfigFile.safeParse(raw ?? {});
-  if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file, BuildConfigFile));
-  const errs = crossFieldErrors(parsed.data);
-  if (errs.length) throw new ConfigError(errs.map((e) => `${file}: ${e}`).join('\n'));
+  const parsedDoc = parseWithPositions(text);
+  if (parsedDoc.doc.errors.length) throw new ConfigError(`${file}: not valid YAML: ${parsedDoc.doc.errors[0]!.message.split('\n')[0]}`);
+  const paramErrors = substituteParams(parsedDoc, file, params, env);
+  if (paramErrors.length) throw new ConfigError(paramErrors.join('\n'));
+  const raw: unknown = parsedDoc.doc.toJS() ?? {};
+  if (!isVeroFormat(raw)) return { raw, format: 'vero-harbor', notes: [], refusals: [] };
+  const baseDir = path.dirname(path.resolve(file));
+  const expanded = expandPartitionFiles(raw, baseDir, file);
+  const vero = VeroBuildFile.safeParse(expanded);
+  if (!vero.success) throw new ConfigError(formatZodIssues(vero.error.issues, `${file} (vero format)`, VeroBuildFile));
+  const mapped = fromVero(vero.data, baseDir, env);
+  return { raw: mapped.config, format: 'vero', notes: mapped.notes, refusals: mapped.refusals.map((r) => `${file} (vero format): ${r}`) };
+}
+
+/** vero's `partition_files: {name: file.json}` shorthand, read into `partitions` (files relative to the build file). */
+function expandPartitionFiles(raw: Record<string, unknown>, baseDir: string, file: string): Record<string, unknown> {
+  const { partition_files: files, ...rest } = raw;
+  if (files === undefined) return raw;
+  const where = `${file} (vero format): partition_files`;
+  if ('partitions' in raw) throw new ConfigError(`${where}: use either partitions or partition_files, not both`);
+  if (typeof files !== 'object' || files === null || !Object.keys(files).length)
+    throw new ConfigError(`${where}: expected a non-empty map of partition name to JSON file`);
+  const partitions: Record<string, unknown> = {};
+  const errs: string[] = [];
+  for (const [name, f] of Object.entries(files)) {
+    if (typeof f !== 'string') {
+      errs.push(`${where}.${name}: expected a file name`);
+      continue;
+    }
+    const p = path.resolve(baseDir, f);
+    try {
+      const tasks: unknown = JSON.parse(fs.readFileSync(p, 'utf8'));
+      if (!Array.isArray(tasks) || tasks.some((t) => typeof t !== 'string'))
+        errs.push(`${where}.${name}: ${p} must be a JSON array of task names`);
+      else partitions[name] = tasks;
+    } catch (e) {
+      errs.push(`${where}.${name}: cannot read ${p} as JSON (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  if (errs.length) throw new ConfigError(errs.join('\n'));
+  return { ...rest, partitions };
+}
+
+/** Loads build.yaml (ours or vero's); every error names the file and the field. Reads the task source and dataset to check names. */
+export function loadBuildConfig(file: string, params: BuildParams = {}): BuildConfig {
+  const { raw, format, notes, refusals } = readBuildDocument(file, params);
+  const parsed = BuildConfigFile.safeParse(raw);
+  const where = format === 'vero' ? `${file} (as mapped from vero's format)` : file;
+  // vero's refused fields and what the mapped file breaks of ours, all at once.
+  const all = (more: string[]) => new ConfigError([...refusals, ...more].join('\n'));
+  if (!parsed.success) throw all([formatZodIssues(parsed.error.issues, where, BuildConfigFile)]);
+  // A refused vero task_source has already been named; "inner_task: required" would say it again.
+  const errs = crossFieldErrors(parsed.data).filter((e) => !(format === 'vero' && e.startsWith('inner_task:')));
+  if (errs.length || refusals.length) throw all(errs.map((e) => `${where}: ${e}`));
   const baseDir = path.dirname(path.resolve(file));
   const c = parsed.data;
   const cfg: BuildConfig = {
@@ -192,8 +274,11 @@ export function loadBuildConfig(file: string): BuildConfig {
     ...(c.inner_task ? { inner_task: resolveFrom(baseDir, c.inner_task) } : {}),
     ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
     ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
+    instruction: { ...c.instruction, ...(c.instruction.template ? { template: resolveFrom(baseDir, c.instruction.template) } : {}) },
     file: path.resolve(file),
     baseDir,
+    format,
+    notes,
   };
   const sourceErrs: string[] = [];
   if (cfg.mode === 'B') {
@@ -221,6 +306,8 @@ export function loadBuildConfig(file: string): BuildConfig {
     if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
       sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
   }
-  if (sourceErrs.length) throw new ConfigError(sourceErrs.map((e) => `${file}: ${e}`).join('\n'));
+  if (cfg.instruction.template && !fs.existsSync(cfg.instruction.template))
+    sourceErrs.push(`instruction.template: ${cfg.instruction.template} does not exist`);
+  if (sourceErrs.length) throw new ConfigError(sourceErrs.map((e) => `${where}: ${e}`).join('\n'));
   return cfg;
 }

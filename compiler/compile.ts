@@ -15,7 +15,8 @@ import { buildBaseline } from './baseline';
 import { BuildConfig, loadBuildConfig } from './build-config';
 import { CONTEXT } from './containers';
 import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
-import { renderFiles } from './render';
+import { instructionText } from './instruction-template';
+import { finalizeBound, renderFiles } from './render';
 import { copyVeroPackage } from './vero-package';
 
 export const MANIFEST = '.vero-build.json';
@@ -24,6 +25,8 @@ const EXECUTABLES = new Set(['tests/test.sh', 'solution/solve.sh', 'environment/
 export interface CompileOptions {
   /** Build even when declared secrets are missing from this environment (the compose guard still applies). */
   skipSecretCheck?: boolean;
+  /** `${NAME}` values for the build file (over the environment). */
+  params?: Record<string, string>;
 }
 
 export interface CompileResult {
@@ -121,13 +124,14 @@ function listFiles(root: string): string[] {
 }
 
 export async function buildTaskDir(configFile: string, outDir: string, opts: CompileOptions = {}): Promise<CompileResult> {
-  const config = loadBuildConfig(configFile);
+  const config = loadBuildConfig(configFile, opts.params);
   const missing = missingSecrets(config);
   if (missing.length && !opts.skipSecretCheck) {
     throw new ConfigError(
       `${config.file}: secrets missing from the host environment: ${missing.join(', ')} (export them, or pass --skip-secret-check; the compose file still refuses to start without them)`,
     );
   }
+  instructionText(config); // a template error is reported before anything is written
   const out = path.resolve(outDir);
   checkTarget(out);
   const parent = path.dirname(out);
@@ -145,8 +149,14 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
     }
     await copyVeroPackage(path.join(env, 'vero'));
-    const warnings = await addSidecarTools(config, env);
-    for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit, splitSizes: splitSizes(config) }))) {
+    const warnings = [...config.notes, ...(await addSidecarTools(config, env))];
+    const sizes = splitSizes(config);
+    const bound = finalizeBound(config, sizes);
+    if (config.verifier_timeout !== undefined && config.verifier_timeout < bound)
+      warnings.push(
+        `verifier_timeout: ${config.verifier_timeout} s is below finalize's worst case (${bound} s): a slow finalize is cut off without a reward`,
+      );
+    for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit, splitSizes: sizes }))) {
       const file = path.join(tmp, rel);
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, text, { mode: EXECUTABLES.has(rel) ? 0o755 : 0o644 });

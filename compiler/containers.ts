@@ -171,6 +171,7 @@ export function composeFile(c: BuildConfig): string {
       main: {
         command: ['/opt/seed.sh'],
         environment: {
+          ...c.optimizer_env,
           ...blanked,
           VERO_EVAL_URL: CONTAINER.sidecarUrl,
           ...(c.gateway ? { VERO_GATEWAY_URL: gatewayUrlFromMain(c) } : {}),

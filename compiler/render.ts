@@ -16,7 +16,7 @@ import {
   sidecarDockerfile,
   sidecarStartScript,
 } from './containers';
-import { renderInstruction } from './instruction';
+import { instructionText } from './instruction-template';
 
 export interface RenderInput {
   config: BuildConfig;
@@ -77,8 +77,9 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
 /** The sidecar's session files, copied where Harbor collects them before the verifier (and when a trial fails). */
 export const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;
 
-export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
-  const verifierTimeout = finalizeBoundSec({
+/** finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout. */
+export function finalizeBound(c: BuildConfig, splitSizes: Record<string, number>): number {
+  return finalizeBoundSec({
     mode: c.mode,
     reward_mode: c.reward_mode,
     auto_best_k: c.auto_best_k,
@@ -93,6 +94,10 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
     maxConcurrency: c.max_concurrency,
     taskAttempts: c.scoring.trusted_task_attempts,
   });
+}
+
+export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
+  const verifierTimeout = finalizeBound(c, splitSizes);
   const doc = {
     schema_version: '1.4',
     // What the sidecar learned (ledger, candidates, submission) survives a trial that dies before its verifier.
@@ -101,8 +106,8 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
     metadata: { generated_by: 'vero-harbor build', mode: c.mode },
     agent: { user: 'agent', ...(c.agent_timeout !== undefined ? { timeout_sec: c.agent_timeout } : {}) },
     verifier: {
-      // finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout.
-      timeout_sec: verifierTimeout,
+      // finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout, unless set.
+      timeout_sec: c.verifier_timeout ?? verifierTimeout,
       environment_mode: 'shared',
       collect: [
         {
@@ -112,7 +117,7 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
         },
       ],
     },
-    environment: { build_timeout_sec: 1800 },
+    environment: { build_timeout_sec: c.build_timeout },
   };
   return `${toToml(doc)}\n`;
 }
@@ -177,7 +182,7 @@ export function renderFiles(input: RenderInput): Record<string, string> {
   const c = input.config;
   return {
     'task.toml': taskToml(c, input.splitSizes),
-    'instruction.md': renderInstruction(c),
+    'instruction.md': instructionText(c),
     'environment/docker-compose.yaml': composeFile(c),
     'environment/Dockerfile': mainDockerfile(c),
     'environment/sidecar/Dockerfile': sidecarDockerfile(c),

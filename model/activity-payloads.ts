@@ -75,4 +75,6 @@ export interface CompileTaskInput {
   configFile: string;
   outDir: string;
   skipSecretCheck?: boolean;
+  /** `--param NAME=VALUE`s for the build file's `${NAME}` placeholders. */
+  params?: Record<string, string>;
 }

@@ -1,0 +1,335 @@
+/**
+ * vero's build.yaml → ours. Every vero field is either carried over with vero's meaning and default, or refused by
+ * name with the reason; what is carried over with a stated difference is a note the build prints. The table in
+ * docs/vero-configs.md is this file's, field by field.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { HARBOR_VERSION } from '../model/harbor-version';
+import type { VeroBuild, VeroScope } from './vero-schema';
+
+export interface VeroMapping {
+  /** Our build.yaml, as a file would hold it (paths relative to the vero file's dir, or absolute). */
+  config: Record<string, unknown>;
+  /** `field: why it cannot be honoured` — the build refuses while any is left. */
+  refusals: string[];
+  /** `field: how it is carried over, and what differs` — printed by the build, recorded by --print-config. */
+  notes: string[];
+}
+
+/** A budget for a vero partition that has none: vero's "unlimited", as a count no optimizer reaches. */
+export const UNLIMITED_RUNS = 1_000_000;
+
+const isRegistrySource = (s: string) => s.includes('@');
+
+function mapScope(s: VeroScope, where: string, notes: string[]): Record<string, unknown> {
+  if (s.max_tokens !== null)
+    notes.push(
+      `${where}.max_tokens: ${s.max_tokens} total tokens become max_input_tokens ${s.max_tokens} and max_output_tokens ${s.max_tokens} (the gateway meters input and output separately; a request is refused before it could overspend either)`,
+    );
+  return {
+    models: s.allowed_models,
+    aliases: s.model_aliases,
+    ...(s.max_requests !== null ? { max_requests: s.max_requests } : {}),
+    ...(s.max_tokens !== null ? { max_input_tokens: s.max_tokens, max_output_tokens: s.max_tokens } : {}),
+    max_concurrency: s.max_concurrency,
+  };
+}
+
+function mapGateway(v: VeroBuild, refusals: string[], notes: string[], env: NodeJS.ProcessEnv): Record<string, unknown> | undefined {
+  const g = v.inference_gateway;
+  if (!g) return undefined;
+  if (!g.log_requests)
+    refusals.push(
+      'inference_gateway.log_requests: false is not supported (the trusted side always keeps a request log; it is never agent-visible)',
+    );
+  if (g.request_log_attribution)
+    refusals.push('inference_gateway.request_log_attribution: conversation-thread stamping of the request log is not implemented');
+  const fromEnv = g.upstream_base_url_env ? env[g.upstream_base_url_env] : undefined;
+  const baseUrl = (fromEnv || g.default_upstream_base_url).replace(/\/+$/, '').replace(/\/v1$/, '');
+  notes.push(
+    `inference_gateway: upstream openai at ${baseUrl}${fromEnv ? ` (from ${g.upstream_base_url_env} at build time)` : ''}, key from ${g.upstream_api_key_env}`,
+  );
+  if (!g.finalization)
+    notes.push('inference_gateway.finalization: absent, so a separate pool with the evaluation scope’s models and limits (vero’s default)');
+  return {
+    upstreams: { openai: { base_url: baseUrl, key_env: g.upstream_api_key_env } },
+    scopes: {
+      producer: mapScope(g.producer, 'inference_gateway.producer', notes),
+      evaluation: mapScope(g.evaluation, 'inference_gateway.evaluation', notes),
+      finalization: mapScope(g.finalization ?? g.evaluation, 'inference_gateway.finalization', []),
+    },
+    request_log: { max_body_bytes: g.request_log_body_bytes },
+  };
+}
+
+/** The task source: a local Harbor dataset dir, or a refusal naming what is missing. */
+function mapTaskSource(v: VeroBuild, baseDir: string, refusals: string[]): string | undefined {
+  const src = v.task_source;
+  if (src === null) return undefined;
+  const local = path.resolve(baseDir, src);
+  if (fs.existsSync(local)) return local;
+  if (isRegistrySource(src))
+    refusals.push(
+      `task_source: ${src} is a Harbor registry dataset; registry task sources are not supported yet (vendor the tasks into a local directory and point task_source at it)`,
+    );
+  else
+    refusals.push(
+      `task_source: ${local} does not exist (resolved relative to the build file; vendored task data must be fetched or generated first, e.g. by the benchmark's scripts/)`,
+    );
+  return undefined;
+}
+
+/** task_manifest: its task_source must be the build's, and every partition's tasks must be in it (vero's check). */
+function checkManifest(v: VeroBuild, baseDir: string, source: string | undefined, refusals: string[]): void {
+  if (v.task_manifest === null) return;
+  const file = path.resolve(baseDir, v.task_manifest);
+  let manifest: { task_source?: unknown; tasks?: unknown };
+  try {
+    manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof manifest;
+  } catch (e) {
+    refusals.push(`task_manifest: cannot read ${file} as JSON (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    return;
+  }
+  const recorded = manifest.task_source;
+  const same =
+    recorded === v.task_source ||
+    (typeof recorded === 'string' && source !== undefined && path.resolve(path.dirname(file), recorded) === source);
+  if (!same) refusals.push(`task_manifest: its task_source ${JSON.stringify(recorded)} is not the build's task_source ${v.task_source}`);
+  const names = Array.isArray(manifest.tasks)
+    ? manifest.tasks.map((t: unknown) => (typeof t === 'object' && t !== null ? (t as { name?: unknown }).name : t))
+    : null;
+  if (!names || names.some((n) => typeof n !== 'string')) {
+    refusals.push('task_manifest: tasks must be a JSON array of names or {name} objects');
+    return;
+  }
+  const unknown = Object.values(v.partitions)
+    .flat()
+    .filter((t) => !names.includes(t));
+  if (unknown.length) refusals.push(`partitions: tasks absent from task_manifest: ${[...new Set(unknown)].join(', ')}`);
+}
+
+/** Fields we do not implement: refused when set to anything but vero's do-nothing value. */
+function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
+  const refuse = (field: string, reason: string) => refusals.push(`${field}: ${reason}`);
+  if (v.evaluation_backend === 'command' || v.command_backend !== undefined)
+    refuse(
+      'evaluation_backend',
+      "command backends are not supported (vero-harbor's trusted-scorer mode, `mode: A`, has a different contract: JSONL rows scored by a scorer command; see docs/compiler.md)",
+    );
+  if (v.feedback_transcripts)
+    refuse(
+      'feedback_transcripts',
+      'target-agent transcripts are not delivered to the optimizer (a viewable split shows per-sample results only)',
+    );
+  if (v.expose_attempt_detail) refuse('expose_attempt_detail', 'per-attempt detail is not reported to the optimizer');
+  v.agent_access.forEach((a, i) => {
+    if (a.expose_case_resources)
+      refuse(
+        `agent_access.${i}.expose_case_resources`,
+        `the "${a.partition}" tasks' resources are not mounted into the optimizer's workspace`,
+      );
+    if (a.disclosure === 'none')
+      refuse(`agent_access.${i}.disclosure`, '"none" (evaluate without seeing any result) has no counterpart; use full or aggregate');
+  });
+  v.targets.forEach((t, i) => {
+    if (t.model !== null) refuse(`targets.${i}.model`, 'a per-target model override is not supported (every evaluation uses `model`)');
+    if (Object.keys(t.parameters).length) refuse(`targets.${i}.parameters`, 'backend parameters per target are not supported');
+    if (t.max_attempts !== 1)
+      refuse(
+        `targets.${i}.max_attempts`,
+        'whole-target re-scoring is not supported (each task of a trusted evaluation is retried infrastructure_max_attempts times)',
+      );
+  });
+  if (v.objective.selector.metric !== 'score')
+    refuse(
+      'objective.selector.metric',
+      `only "score" (the evaluation's aggregate reward) is supported; "${v.objective.selector.metric}" is not`,
+    );
+  if (v.objective.selector.aggregation !== 'report' || v.objective.selector.case_failure_value !== null)
+    refuse('objective.selector', 'only the reported aggregate score is supported as the objective');
+  if (v.objective.constraints.length) refuse('objective.constraints', 'constraints on other metrics are not supported');
+  if (v.rescore_attempts !== 1) refuse('rescore_attempts', 'the trusted re-score of the shortlist runs once per candidate');
+  if (v.optimizer_harbor_args.length)
+    refuse('optimizer_harbor_args', 'flags of the outer run are not part of the task: pass them after `vero run TASK --`');
+  if (v.task_services_use_upstream)
+    refuse('task_services_use_upstream', 'task-owned model services get no upstream credential in vero-harbor (only the gateway holds it)');
+  if (v.harness_user === null)
+    refuse('harness_user', 'null (no harness isolation) is not supported: candidate code always runs as the unprivileged `harness` user');
+  else if (v.harness_user !== 'harness') refuse('harness_user', `only "harness" is supported, not "${v.harness_user}"`);
+  if (v.workspace_overlays.length) refuse('workspace_overlays', 'files baked into the optimizer workspace are not supported');
+  if (!v.disclose_budget) refuse('disclose_budget', 'false is not supported (`vero budget` always shows the remaining budget)');
+  if (v.wandb && v.wandb.mode !== 'disabled')
+    refuse(
+      'wandb',
+      'Weights & Biases reporting is not implemented (no trusted-side W&B sink; set wandb.mode: disabled or remove the section)',
+    );
+}
+
+/** Flags of `extra_harbor_args` that are typed fields of ours, by the field they set (`K=V` values). */
+const TYPED_PAIR_FLAGS: Record<string, 'environment_kwargs' | 'agent_kwargs' | 'agent_env'> = {
+  '--ek': 'environment_kwargs',
+  '--environment-kwarg': 'environment_kwargs',
+  '--ak': 'agent_kwargs',
+  '--agent-kwarg': 'agent_kwargs',
+  '--ae': 'agent_env',
+  '--agent-env': 'agent_env',
+};
+
+/** vero's extra_harbor_args: `--ek k=v` and the like become our typed fields (the same flags reach Harbor); the rest pass through. */
+export function splitExtraArgs(args: string[]): { typed: Record<string, Record<string, string>>; rest: string[]; errors: string[] } {
+  const typed: Record<string, Record<string, string>> = {};
+  const rest: string[] = [];
+  const errors: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const flag = eq > 0 ? a.slice(0, eq) : a;
+    const field = TYPED_PAIR_FLAGS[flag];
+    if (!field) {
+      rest.push(a);
+      continue;
+    }
+    const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+    const m = value === undefined ? null : /^([^=]+)=(.*)$/s.exec(value);
+    if (!m) errors.push(`extra_harbor_args: ${flag} expects KEY=VALUE, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
+    else (typed[field] ??= {})[m[1]!] = m[2]!;
+  }
+  return { typed, rest, errors };
+}
+
+export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv = process.env): VeroMapping {
+  const refusals: string[] = [];
+  const notes: string[] = [];
+  refuseUnsupported(v, refusals);
+  const innerTask = mapTaskSource(v, baseDir, refusals);
+  checkManifest(v, baseDir, innerTask, refusals);
+
+  const exactHarbor = /==\s*([^*\s,;]+)/.exec(v.harbor_requirement)?.[1];
+  if (exactHarbor !== HARBOR_VERSION)
+    notes.push(`harbor_requirement: ${v.harbor_requirement} — the sidecar runs Harbor ${HARBOR_VERSION}, the version vero-harbor ships`);
+  notes.push(
+    `harbor_python_version: ${v.harbor_python_version} — the sidecar installs Harbor for its image's python3 (images.sidecar_python), from a bundled wheelhouse (default_index unused)`,
+  );
+  if (!v.base_image_main || !v.base_image_sidecar)
+    notes.push('base_image_main/base_image_sidecar: unset, so vero-harbor’s Debian images (vero’s uv python3.12 image lacks Node.js ≥ 20)');
+  if (v.infrastructure_retry_delay_seconds !== 5 || v.infrastructure_max_attempts > 1)
+    notes.push(
+      `infrastructure_retry_delay_seconds: ${v.infrastructure_retry_delay_seconds} — a task retried for infrastructure reasons waits vero-harbor's own back-off instead`,
+    );
+  if (v.feedback_max_bytes !== 3000 && !v.feedback_transcripts) notes.push('feedback_max_bytes: unused without feedback_transcripts');
+  if (v.include_evals_skill)
+    notes.push('include_evals_skill: the `vero` commands are documented in instruction.md and `vero --help` (no separate skill file)');
+  if (v.wandb) notes.push('wandb: mode disabled, nothing is reported');
+
+  const shared = new Set([...v.agent_access.map((a) => a.partition), v.selection_partition]);
+  v.targets.forEach((t, i) => {
+    if ((t.n_attempts !== null || t.aggregate_attempts !== null) && shared.has(t.partition))
+      refusals.push(
+        `targets.${i}: n_attempts/aggregate_attempts cannot override an agent-evaluable partition ("${t.partition}" is shared with search/selection)`,
+      );
+  });
+
+  const splits = Object.keys(v.partitions).map((p) => {
+    const a = v.agent_access.find((x) => x.partition === p);
+    if (!a) return { split: p, access: 'no_access' };
+    return {
+      split: p,
+      access: a.disclosure === 'full' ? 'viewable' : 'non_viewable',
+      ...(a.disclosure === 'aggregate' ? { min_aggregate_cases: a.min_aggregate_cases } : {}),
+    };
+  });
+  for (const a of v.agent_access)
+    if (!(a.partition in v.partitions)) refusals.push(`agent_access: partition "${a.partition}" is not in partitions`);
+  const budgets = v.agent_access.map((a) => {
+    if (a.total_runs === null && a.total_cases === null)
+      notes.push(`agent_access.${a.partition}: no total_runs/total_cases (unlimited in vero) becomes ${UNLIMITED_RUNS} runs`);
+    return {
+      split: a.partition,
+      ...(a.total_runs !== null ? { total_run_budget: a.total_runs } : {}),
+      ...(a.total_cases !== null ? { total_sample_budget: a.total_cases } : {}),
+      ...(a.total_runs === null && a.total_cases === null ? { total_run_budget: UNLIMITED_RUNS } : {}),
+    };
+  });
+
+  const agentTimeoutMultiplier = v.case_timeout_seconds / v.task_agent_timeout_seconds;
+  const extra = splitExtraArgs(v.extra_harbor_args);
+  refusals.push(...extra.errors);
+  const harbor = {
+    agent: v.agent_import_path ?? 'oracle',
+    ...(v.model !== null ? { model: v.model } : {}),
+    environment: v.environment_name,
+    n_attempts: v.n_attempts,
+    max_retries: v.max_retries,
+    retry_wait_multiplier: v.retry_wait_multiplier,
+    retry_min_wait_sec: v.retry_min_wait_seconds,
+    retry_max_wait_sec: v.retry_max_wait_seconds,
+    ...(agentTimeoutMultiplier !== 1 ? { agent_timeout_multiplier: agentTimeoutMultiplier } : {}),
+    env: v.task_environment,
+    ...extra.typed,
+    extra_args: extra.rest,
+  };
+  const gateway = mapGateway(v, refusals, notes, env);
+  const g = v.inference_gateway;
+  // vero's rule: every model that will be requested is allowed by its scope, or the first call is a 403.
+  if (g && v.model !== null && !g.evaluation.allowed_models.includes(v.model))
+    refusals.push(`model: ${v.model} is not in inference_gateway.evaluation.allowed_models (${g.evaluation.allowed_models.join(', ')})`);
+  if (g && v.model !== null && !(g.finalization ?? g.evaluation).allowed_models.includes(v.model))
+    refusals.push(
+      `model: ${v.model} is not in the finalization scope's allowed_models (${(g.finalization ?? g.evaluation).allowed_models.join(', ')})`,
+    );
+  const objectiveFailure = v.objective.failure_value;
+
+  const config: Record<string, unknown> = {
+    name: v.name,
+    description: v.description,
+    agent_repo: path.resolve(baseDir, v.agent_repo),
+    mode: 'B',
+    harbor,
+    ...(innerTask ? { inner_task: innerTask } : {}),
+    partition: v.partitions,
+    scoring: {
+      aggregate: v.aggregate_attempts,
+      reward_key: v.reward_key,
+      agent_task_attempts: Math.min(v.infrastructure_max_attempts, 10),
+      trusted_task_attempts: Math.min(v.infrastructure_max_attempts, 10),
+      error_rate_threshold: v.error_rate_threshold ?? 1,
+    },
+    objective: { direction: v.objective.direction, ...(objectiveFailure !== null ? { failure_value: objectiveFailure } : {}) },
+    splits,
+    budgets,
+    reward_mode: v.reward_mode,
+    submit_enabled: v.reward_mode === 'submit',
+    selection_split: v.selection_partition,
+    auto_best_k: v.rescore_top_k,
+    min_selection_coverage: v.selection_coverage_threshold,
+    baseline_floor: v.baseline_floor,
+    ...(v.baseline_selection_score !== null ? { baseline_selection_score: v.baseline_selection_score } : {}),
+    score_baseline: v.score_baseline,
+    targets: v.targets.map((t) => ({
+      split: t.partition,
+      reward_key: t.reward_key,
+      failure_value: t.failure_value,
+      ...(t.baseline_reward !== null ? { baseline_reward: t.baseline_reward } : {}),
+      ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
+      ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
+    })),
+    read_only_paths: v.read_only_paths,
+    secrets: v.secrets,
+    ...(gateway ? { gateway } : {}),
+    ...(v.base_image_main && v.base_image_sidecar ? { images: { main: v.base_image_main, sidecar: v.base_image_sidecar } } : {}),
+    timeout: v.timeout_seconds,
+    ...(v.evaluation_drain_timeout_seconds !== null ? { drain_timeout: v.evaluation_drain_timeout_seconds } : {}),
+    max_concurrency: v.max_concurrency,
+    verifier_timeout: v.verifier_timeout_seconds ?? Math.max(1, Math.floor(v.timeout_seconds)),
+    build_timeout: v.build_timeout_seconds,
+    optimizer_env: v.agent_env,
+    instruction: {
+      ...(v.instruction_template !== null ? { template: path.resolve(baseDir, v.instruction_template) } : {}),
+      multifidelity: v.instruct_multifidelity,
+      exhaust_budget: v.instruct_exhaust_budget,
+      evaluation_set_name: v.evaluation_set_name,
+    },
+  };
+  return { config, refusals, notes };
+}

@@ -1,0 +1,399 @@
+/**
+ * scaleapi/vero's own build files (test/fixtures/vero, unchanged from vero at 0b0e867): each is read with vero's
+ * meaning and defaults into our schema, what cannot be honoured is refused by name, all at once; `${NAME}`
+ * parameters; Jinja instruction templates; and a vero file building into a task end to end.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- vero's YAML is read untyped here, field by field, as vero reads it */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml } from 'yaml';
+import { BuildConfig, BuildConfigFile, loadBuildConfig, readBuildDocument } from '../../compiler/build-config';
+import { buildTaskDir } from '../../compiler/compile';
+import { instructionText } from '../../compiler/instruction-template';
+import { serveConfig } from '../../compiler/render';
+import { ServeConfig } from '../../model/serve-config';
+import { ROOT, tempDir } from '../helpers/fixtures';
+import { runVero } from '../helpers/process';
+
+jest.setTimeout(120_000);
+
+const VERO = path.join(ROOT, 'test/fixtures/vero');
+const BENCH = (b: string, f = 'build.yaml') => `harness-engineering-bench/${b}/baseline/${f}`;
+
+/** Each file's fields that cannot be honoured, as the build names them (vero's defaults for ${params}). */
+const REFUSED: Record<string, string[]> = {
+  'examples/harness-conformance/build.yaml': [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'inference_gateway.request_log_attribution',
+  ],
+  'examples/harbor-circle-packing/build.yaml': [
+    'evaluation_backend',
+    'agent_access.0.expose_case_resources',
+    'objective.selector.metric',
+    'objective.constraints',
+  ],
+  [BENCH('browsecomp-plus')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'task_services_use_upstream',
+    'harness_user',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('gaia')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('gaia', 'build.shell.yaml')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('officeqa')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('swe-atlas-qna')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'optimizer_harbor_args',
+    'task_services_use_upstream',
+    'harness_user',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'optimizer_harbor_args',
+    'task_services_use_upstream',
+    'harness_user',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('swe-bench-pro')]: ['feedback_transcripts', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['feedback_transcripts', 'wandb', 'task_source'],
+  [BENCH('tau3')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'task_services_use_upstream',
+    'harness_user',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('terminal-bench')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+  [BENCH('terminal-bench', 'build.azure.yaml')]: [
+    'feedback_transcripts',
+    'agent_access.0.expose_case_resources',
+    'wandb',
+    'task_source',
+    'inference_gateway.request_log_attribution',
+  ],
+};
+
+/** The vero file as vero's loader reads it with no parameters set: every `${NAME:-default}` at its default. */
+function veroView(file: string): Record<string, any> {
+  const text = fs.readFileSync(file, 'utf8').replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:-([^}]*)\}/g, '$1');
+  return parseYaml(text) as Record<string, any>;
+}
+
+/** What the file compiles to: our config (mapped) and the serve.json the sidecar would load. */
+function compiled(file: string): { config: BuildConfig; serve: ServeConfig; refusals: string[] } {
+  const doc = readBuildDocument(file, {}, {});
+  const config = { ...BuildConfigFile.parse(doc.raw), file, baseDir: path.dirname(file), format: doc.format, notes: doc.notes };
+  const serve = serveConfig({ config, baseCommit: '0'.repeat(40), splitSizes: {} });
+  return { config, serve, refusals: doc.refusals };
+}
+
+describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
+  const file = path.join(VERO, rel);
+  const v = veroView(file);
+  const { config, serve, refusals } = compiled(file);
+
+  test('is read as vero’s format; what cannot be honoured is refused by name with its reason, all at once', () => {
+    expect(config.format).toBe('vero');
+    expect(refusals.map((r) => /\(vero format\): ([^:]+):/.exec(r)?.[1])).toEqual(REFUSED[rel]);
+    for (const r of refusals) expect(r.split(': ').slice(2).join(': ').length).toBeGreaterThan(20); // a reason, not just a name
+    let message = '';
+    try {
+      loadBuildConfig(file);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    for (const field of REFUSED[rel]!) expect(message).toContain(`(vero format): ${field}:`);
+    if (typeof v.task_source === 'string' && v.task_source.includes('@'))
+      expect(message).toContain(`task_source: ${v.task_source} is a Harbor registry dataset; registry task sources are not supported yet`);
+  });
+
+  test('access tiers, k-anonymity floors and budgets mean what vero’s agent_access says', () => {
+    const declared = Object.keys(v.partitions ?? v.partition_files);
+    expect(serve.splits.map((s) => s.split)).toEqual(declared);
+    for (const s of serve.splits) {
+      const a = (v.agent_access as any[]).find((x) => x.partition === s.split);
+      if (!a) expect(s.access).toBe('no_access');
+      else if ((a.disclosure ?? 'aggregate') === 'full') expect(s.access).toBe('viewable');
+      else expect(s).toEqual({ split: s.split, access: 'non_viewable', min_aggregate_cases: a.min_aggregate_cases ?? 5 });
+    }
+    expect(serve.budgets).toEqual(
+      (v.agent_access as any[]).map((a) => ({
+        split: a.partition,
+        ...(a.total_runs !== undefined ? { total_run_budget: a.total_runs } : {}),
+        ...(a.total_cases !== undefined ? { total_sample_budget: a.total_cases } : {}),
+        ...(a.total_runs === undefined && a.total_cases === undefined ? { total_run_budget: 1_000_000 } : {}),
+      })),
+    );
+    expect(serve.selection_split).toBe(v.selection_partition);
+    expect(serve.min_selection_coverage).toBe(v.selection_coverage_threshold ?? 0.9);
+  });
+
+  test('targets with attempts, aggregation, failure values and pinned baselines; reward mode; retries and timeouts', () => {
+    expect(serve.targets).toEqual(
+      (v.targets as any[]).map((t) => ({
+        split: t.partition,
+        reward_key: t.reward_key ?? 'reward',
+        failure_value: t.failure_value ?? 0,
+        ...(t.baseline_reward !== undefined ? { baseline_reward: t.baseline_reward } : {}),
+        ...(t.n_attempts !== undefined ? { n_attempts: t.n_attempts } : {}),
+        ...(t.aggregate_attempts !== undefined ? { aggregate: t.aggregate_attempts } : {}),
+      })),
+    );
+    expect(serve.reward_mode).toBe(v.reward_mode ?? 'auto_best');
+    expect(serve.submit_enabled).toBe((v.reward_mode ?? 'auto_best') === 'submit'); // a submission is possible, auto_best the fallback
+    expect(serve.auto_best_k).toBe(v.rescore_top_k ?? 3);
+    expect(serve.baseline_floor).toBe(v.baseline_floor ?? false);
+    expect(serve.score_baseline).toBe(v.score_baseline ?? true); // vero's default is true, ours false
+    expect(serve.scoring).toMatchObject({
+      aggregate: v.aggregate_attempts ?? 'mean', // vero's default is mean, ours best
+      trusted_task_attempts: v.infrastructure_max_attempts ?? 3,
+      agent_task_attempts: v.infrastructure_max_attempts ?? 3,
+      error_rate_threshold: v.error_rate_threshold ?? 0.1, // vero's default 0.1, ours 1
+    });
+    expect(serve.mode_b!.harbor).toMatchObject({
+      environment: v.environment_name ?? 'modal', // vero's default is modal, ours docker
+      n_attempts: v.n_attempts ?? 1,
+      max_retries: v.max_retries ?? 2, // vero's default 2, ours 0
+      retry_wait_multiplier: v.retry_wait_multiplier ?? 2,
+      retry_min_wait_sec: v.retry_min_wait_seconds ?? 4,
+      retry_max_wait_sec: v.retry_max_wait_seconds ?? 60,
+    });
+    const ratio = (v.case_timeout_seconds ?? 180) / (v.task_agent_timeout_seconds ?? 600);
+    expect(serve.mode_b!.harbor.agent_timeout_multiplier).toBe(ratio === 1 ? undefined : ratio);
+    expect(serve.timeout_sec).toBe(v.timeout_seconds ?? 1800);
+    expect(config.verifier_timeout).toBe(v.verifier_timeout_seconds ?? v.timeout_seconds ?? 1800);
+    expect(config.optimizer_env).toEqual(v.agent_env ?? {});
+    expect(serve.max_concurrency).toBe(v.max_concurrency ?? 8);
+  });
+
+  test('gateway scopes, models and limits; finalization absent is a copy of evaluation', () => {
+    const g = v.inference_gateway;
+    const scope = (s: any) => ({
+      models: s.allowed_models,
+      aliases: s.model_aliases ?? {},
+      ...(s.max_requests !== undefined ? { max_requests: s.max_requests } : {}),
+      ...(s.max_tokens !== undefined ? { max_input_tokens: s.max_tokens, max_output_tokens: s.max_tokens } : {}),
+      max_concurrency: s.max_concurrency ?? 8,
+    });
+    expect(serve.gateway!.scopes).toEqual({
+      producer: scope(g.producer),
+      evaluation: scope(g.evaluation),
+      finalization: scope(g.finalization ?? g.evaluation),
+    });
+    expect(serve.gateway!.upstreams.openai).toEqual({
+      base_url: 'https://api.openai.com',
+      key_env: g.upstream_api_key_env ?? 'OPENAI_API_KEY',
+    });
+    expect(serve.gateway!.request_log.max_body_bytes).toBe(g.request_log_body_bytes ?? 16384);
+  });
+});
+
+test('spot values: Terminal-Bench’s pinned baseline over 3 averaged attempts, its Modal kwargs, SWE-bench Pro’s timeout ratio', () => {
+  const tb = compiled(path.join(VERO, BENCH('terminal-bench'))).serve;
+  expect(tb.targets).toEqual([
+    { split: 'test', reward_key: 'reward', failure_value: 0, baseline_reward: 0.2407, n_attempts: 3, aggregate: 'mean' },
+  ]);
+  expect(tb.mode_b!.harbor).toMatchObject({
+    environment_kwargs: { app_name: 'harness-engineering-bench', sandbox_idle_timeout_secs: '3600' },
+    extra_args: [],
+    max_retries: 4,
+    retry_max_wait_sec: 120,
+  });
+  expect(tb.gateway!.scopes.finalization.max_input_tokens).toBe(1_100_000_000);
+  expect(compiled(path.join(VERO, BENCH('swe-bench-pro'))).serve.mode_b!.harbor.agent_timeout_multiplier).toBe(0.6);
+});
+
+describe('build parameters', () => {
+  const write = (text: string) => {
+    const file = path.join(tempDir(), 'build.yaml');
+    fs.writeFileSync(file, text);
+    return file;
+  };
+  const ours = (extra: string) =>
+    `name: acme/p\nagent_repo: .\nmode: A\ndataset: d\ninference: {command: x}\nscorer: {dir: s, command: y}\nsplits: [{split: train, access: viewable}]\ntargets: [{split: train}]\n${extra}`;
+
+  test('--param over the environment over the default; an unquoted value is read as YAML, a quoted one stays a string', () => {
+    const file = write(ours('max_concurrency: ${CONC:-8}\ndescription: "${DESC:-none}"\nsecrets: ["${S1}"]\n'));
+    const doc = (params: Record<string, string>, env: Record<string, string>) =>
+      readBuildDocument(file, params, env).raw as Record<string, unknown>;
+    expect(doc({}, { S1: 'A' })).toMatchObject({ max_concurrency: 8, description: 'none', secrets: ['A'] });
+    expect(doc({}, { S1: 'A', CONC: '3', DESC: '12' })).toMatchObject({ max_concurrency: 3, description: '12' });
+    expect(doc({ CONC: '5', S1: 'B' }, { S1: 'A', CONC: '3' })).toMatchObject({ max_concurrency: 5, secrets: ['B'] });
+    // An empty value is unset (vero's rule): the default applies.
+    expect(doc({ CONC: '' }, { S1: 'A' })).toMatchObject({ max_concurrency: 8 });
+  });
+
+  test('every missing parameter is named with file:line:column, all at once; ${NAME:?message} carries its message', () => {
+    const file = write(ours('description: >-\n  a ${FIRST} and\n  ${SECOND:?say which model}\nsecrets: ["${THIRD}"]\n'));
+    let message = '';
+    try {
+      loadBuildConfig(file);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message.split('\n')).toEqual([
+      `${file}:10:5: build parameter FIRST is unset; pass --param FIRST=VALUE or set the environment variable`,
+      `${file}:11:3: required build parameter SECOND is unset: say which model`,
+      `${file}:12:12: build parameter THIRD is unset; pass --param THIRD=VALUE or set the environment variable`,
+    ]);
+  });
+
+  test('vero’s own file: ${target_model} follows --param into the harbor model and the evaluation allow-list', () => {
+    const file = path.join(VERO, 'examples/harness-conformance/build.yaml');
+    const doc = readBuildDocument(file, { target_model: 'openai/gpt-5.4-mini', inner_env: 'docker' }, {});
+    const c = BuildConfigFile.parse(doc.raw);
+    expect(c.harbor!.model).toBe('openai/gpt-5.4-mini');
+    expect(c.harbor!.environment).toBe('docker');
+    expect(c.gateway!.scopes.evaluation.models).toEqual(['openai/gpt-5.4-mini']);
+  });
+});
+
+describe('instruction templates (Jinja, rendered by nunjucks)', () => {
+  const base = () => {
+    const doc = readBuildDocument(path.join(VERO, BENCH('gaia', 'build.shell.yaml')), {}, {});
+    return { ...BuildConfigFile.parse(doc.raw), file: 'gaia', baseDir: VERO, format: 'vero' as const, notes: [] };
+  };
+
+  test('gaia’s shell template extends the built-in: its framing replaces ours, the protocol is inherited', () => {
+    const text = instructionText(base());
+    expect(text).toMatch(/^# Build the program, then optimize it\n\nThe program in `\/workspace\/agent` is a skeleton\./);
+    expect(text).toContain('The trusted evaluation sidecar owns the cases, scoring,\nbudget, and final candidate selection.'); // disclose_budget
+    expect(text).toContain('## Objective');
+    expect(text).not.toContain('# Optimize the agent in /workspace/agent');
+    expect(text).toContain('## How to evaluate a candidate');
+    expect(text).toContain('`vero eval --split validation`');
+    // instruct_multifidelity and instruct_exhaust_budget (both true here) add vero's budget guidance.
+    expect(text).toContain('## Allocate the evaluation budget');
+    expect(text).toContain('Aggregate-only requests must cover at least 5 cases');
+    expect(text).toContain('Unspent evaluation budget is wasted');
+  });
+
+  test('an undefined variable or a syntax error in a template is a config error naming it', () => {
+    const dir = tempDir();
+    for (const [name, src] of [
+      ['undef.md.j2', '{% extends "instruction.md.j2" %}{% block framing %}{{ no_such_thing }}{% endblock %}'],
+      ['syntax.md.j2', '{% if %}'],
+    ]) {
+      fs.writeFileSync(path.join(dir, name!), src!);
+      expect(() => instructionText({ ...base(), instruction: { ...base().instruction, template: path.join(dir, name!) } })).toThrow(
+        new RegExp(`instruction template .*${name!.replace('.', '\\.')}`),
+      );
+    }
+  });
+});
+
+test('vero’s harness-conformance, its three refused settings off, builds into a task that means what vero’s file says', async () => {
+  const dir = path.join(tempDir(), 'conformance');
+  fs.cpSync(path.join(VERO, 'examples/harness-conformance'), dir, { recursive: true });
+  const yaml = fs
+    .readFileSync(path.join(dir, 'build.yaml'), 'utf8')
+    .replace('feedback_transcripts: true', 'feedback_transcripts: false')
+    .replace('expose_case_resources: true', 'expose_case_resources: false')
+    .replace('request_log_attribution: true', 'request_log_attribution: false');
+  fs.writeFileSync(path.join(dir, 'build.yaml'), yaml);
+  const git = (...a: string[]) => execFileSync('git', ['-C', path.join(dir, 'target'), '-c', 'user.name=t', '-c', 'user.email=t@t', ...a]);
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'seed');
+  const out = path.join(tempDir(), 'task');
+  const r = await buildTaskDir(path.join(dir, 'build.yaml'), out, {
+    skipSecretCheck: true,
+    params: { target_model: 'openai/gpt-5.4-mini' },
+  });
+  expect(r.warnings).toEqual(
+    expect.arrayContaining([
+      'harbor_requirement: harbor[modal]==0.20.0 — the sidecar runs Harbor 0.25.0, the version vero-harbor ships',
+      expect.stringMatching(/^verifier_timeout: 1800 s is below finalize's worst case/),
+    ]),
+  );
+  const serve = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
+  expect(serve).toMatchObject({
+    task_name: 'vero/harness-conformance',
+    reward_mode: 'submit',
+    submit_enabled: true,
+    score_baseline: false,
+    auto_best_k: 1,
+    splits: [
+      { split: 'development', access: 'viewable' },
+      { split: 'validation', access: 'non_viewable', min_aggregate_cases: 2 },
+      { split: 'test', access: 'no_access' },
+    ],
+    scoring: { aggregate: 'best', trusted_task_attempts: 2, error_rate_threshold: 0.5 },
+  });
+  expect(serve.mode_b!.partition).toEqual({
+    development: ['conformance-01', 'conformance-02'],
+    validation: ['conformance-03', 'conformance-04'],
+    test: ['conformance-05', 'conformance-06'],
+  });
+  expect(serve.mode_b!.harbor).toMatchObject({
+    agent: 'conformance_agent.agent:ConformanceAgent',
+    model: 'openai/gpt-5.4-mini',
+    max_retries: 1,
+  });
+  const toml = parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as Record<string, Record<string, unknown>>;
+  expect(toml.verifier!.timeout_sec).toBe(1800);
+  expect(toml.environment!.build_timeout_sec).toBe(1800);
+  const compose = parseYaml(fs.readFileSync(path.join(out, 'environment/docker-compose.yaml'), 'utf8')) as {
+    services: Record<string, { environment: Record<string, string> }>;
+  };
+  // agent_env reaches every process of the optimizer's container; the secrets stay blanked there.
+  expect(compose.services.main!.environment).toMatchObject({
+    BASH_MAX_TIMEOUT_MS: '1800000',
+    UV_TOOL_BIN_DIR: '/home/agent/.local/bin',
+    MODAL_TOKEN_ID: '',
+  });
+  expect(fs.readFileSync(path.join(out, 'instruction.md'), 'utf8')).toContain('This is a CONFORMANCE CHECK');
+});
+
+test('vero build --print-config shows what a vero file became in our schema, names every refusal and exits 2', async () => {
+  const file = path.join(VERO, 'examples/harness-conformance/build.yaml');
+  const r = await runVero(['build', '-c', file, '--print-config', '--param', 'optimizer_model=anthropic/claude-x']);
+  expect(r.code).toBe(2);
+  const printed = parseYaml(r.stdout) as Record<string, any>;
+  expect(printed).toMatchObject({ mode: 'B', selection_split: 'validation', reward_mode: 'submit', submit_enabled: true });
+  expect(printed.gateway.scopes.producer.models).toEqual(['anthropic/claude-x']);
+  expect(r.stdout).toMatch(/^# note: harbor_requirement: harbor\[modal\]==0\.20\.0/m);
+  for (const f of REFUSED['examples/harness-conformance/build.yaml']!) expect(r.stderr).toContain(`(vero format): ${f}:`);
+  const bad = await runVero(['build', '-c', file, '--print-config', '--param', 'no-equals']);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--param no-equals: expected NAME=VALUE');
+});
