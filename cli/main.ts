@@ -23,6 +23,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
     ['serve', 'eval', 'budget', 'submit', 'finalize'],
     () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,
   ],
+  [['evals'], () => (require('./evals-commands') as typeof import('./evals-commands')).registerEvalsCommands],
   [['worker', 'dev', 'demo'], () => (require('./dev-commands') as typeof import('./dev-commands')).registerDevCommands],
   [
     ['completion'],
