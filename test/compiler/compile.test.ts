@@ -226,6 +226,7 @@ describe('a mode B build', () => {
   test('instruction.md is true to the config', () => {
     const text = fs.readFileSync(path.join(out, 'instruction.md'), 'utf8');
     expect(text).toContain('vero eval --split validation');
+    expect(text).toContain('Run `vero eval wait <id>` (again as often as it says still running)');
     expect(text).toContain('| `test` | no_access | hidden');
     expect(text).toContain(
       '| `validation` | non_viewable | you can evaluate it and see the aggregate score only (a request must cover at least 5 cases, or the whole split) | 3 run(s) |',
