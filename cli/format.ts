@@ -1,4 +1,5 @@
 /** Plain-text tables for the CLI (the same data is printed as JSON with --json). */
+import { attemptHealth } from '../model/attempt-health';
 import type { CandidateResult, TaskResult } from '../model/eval-types';
 import type { Usage } from '../model/trial-ranking';
 
@@ -77,6 +78,22 @@ export function spendLine(r: CandidateResult): string | null {
   return `${caps}${sp.pool ? ` of spend pool ${sp.pool}` : ''}: this evaluation spent $${sp.spent.costUsd.toFixed(4)}, ${sp.spent.tokens} tokens${unmetered}`;
 }
 
+/** Attempt health (model/attempt-health.ts) of an evaluation's trials: shown when any attempt measured nothing. */
+function healthLines(r: CandidateResult): string[] {
+  const h = attemptHealth(
+    (r.tasks ?? []).map((t) => ({
+      trials: t.nTrials,
+      dead: t.nTrials - (t.trialRewards?.length ?? t.nTrials),
+      inputTokens: t.usage?.inputTokens ?? null,
+      outputTokens: t.usage?.outputTokens ?? null,
+    })),
+  );
+  if (h.n_starved + h.n_dead === 0) return [];
+  return [
+    `attempts  unmeasured ${fmtScore(h.unmeasured_attempt_rate)} (starved ${fmtScore(h.starved_attempt_rate)}, dead ${fmtScore(h.dead_infra_attempt_rate)}) of ${h.n_attempts}${h.warning ? `\nwarning   ${h.warning}` : ''}`,
+  ];
+}
+
 export function resultSummary(r: CandidateResult): string {
   const nRun = r.nRun ?? r.nTasks;
   const notRun = r.nTasks - nRun;
@@ -99,6 +116,7 @@ export function resultSummary(r: CandidateResult): string {
     ...(r.usage && (r.usage.costUsd !== null || r.usage.inputTokens !== null)
       ? [`cost      ${fmtCost(r.usage.costUsd) ?? '-'}${fmtTokens(r.usage) ? ` (${fmtTokens(r.usage)} tokens)` : ''}`]
       : []),
+    ...healthLines(r),
     ...(r.harborVersions?.length ? [`harbor    ${r.harborVersions.join(', ')}`] : []),
     ...(r.skippedDirs?.length
       ? [

@@ -26,6 +26,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
     ['serve', 'eval', 'budget', 'submit', 'finalize'],
     () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,
   ],
+  [['evals'], () => (require('./evals-commands') as typeof import('./evals-commands')).registerEvalsCommands],
   [['worker', 'dev', 'demo'], () => (require('./dev-commands') as typeof import('./dev-commands')).registerDevCommands],
   [
     ['completion'],
@@ -35,9 +36,11 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
 ];
 
 export function buildProgram(argv: string[] = []): Command {
-  const program = new Command('vero')
-    .description('Evaluate agent candidates (git commits) on Harbor tasks as durable Temporal workflows.')
-    .version(require('../../package.json').version as string)
+  const command = argv.find((a) => !a.startsWith('-'));
+  const program = new Command('vero').description('Evaluate agent candidates (git commits) on Harbor tasks as durable Temporal workflows.');
+  // vero's `evals run|submit --version <commit>` names a candidate: the program's --version would take it.
+  if (command !== 'evals') program.version(require('../../package.json').version as string);
+  program
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
     .addHelpText(
@@ -49,7 +52,6 @@ budget_exhausted (a spend cap kept tasks from running: its results are partial).
 
 Quick start: vero dev (in one terminal), then vero start-eval -c examples/vero.yaml --candidate improved --wait`,
     );
-  const command = argv.find((a) => !a.startsWith('-'));
   const group = GROUPS.find(([names]) => command !== undefined && names.includes(command));
   for (const [, load] of group ? [group] : GROUPS) load()(program);
   return program;

@@ -3,6 +3,16 @@ import { spawn } from 'node:child_process';
 import { Command } from 'commander';
 import { compiledServeConfig, gatewayLaunch } from '../infra/gateway-launch';
 import { ConfigError } from '../model/errors';
+import {
+  agentOf,
+  DEFAULT_TOOL_TIMEOUT_SEC,
+  OUTER_TRIAL_RETRIES,
+  outerRetryArgs,
+  TOOL_TIMEOUT_ENV,
+  toolTimeoutArgs,
+  TRANSPORT_EXCEPTIONS,
+} from '../model/outer-trial';
+import { parseIntFlag } from './int-flag';
 
 /** A word as a POSIX shell reads it: as it is when it holds nothing special, else single-quoted. */
 const shellWord = (w: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
@@ -10,6 +20,8 @@ const shellWord = (w: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(w) ? w : `'${w
 interface RunFlags {
   harbor: string;
   print?: boolean;
+  toolTimeout: number;
+  outerRetries: number;
 }
 
 export function registerRunCommand(program: Command): void {
@@ -20,6 +32,18 @@ export function registerRunCommand(program: Command): void {
     .argument('[harborArgs...]', 'passed to harbor run as they are, after --: e.g. -- -a <agent> -m <model> -e docker')
     .option('--harbor <bin>', 'the harbor executable', 'harbor')
     .option('--print', 'print the environment and the harbor command instead of running it (for CI or a wrapper)')
+    .option(
+      '--tool-timeout <sec>',
+      `cap on each of the optimizer's tool calls, for harnesses that document one (${Object.keys(TOOL_TIMEOUT_ENV).join(', ')}); 0: leave the harness's default`,
+      parseIntFlag('--tool-timeout'),
+      DEFAULT_TOOL_TIMEOUT_SEC,
+    )
+    .option(
+      '--outer-retries <n>',
+      `retries of an outer trial that lost its connection to its sandbox (${TRANSPORT_EXCEPTIONS.join(', ')} only); 0: none`,
+      parseIntFlag('--outer-retries'),
+      OUTER_TRIAL_RETRIES,
+    )
     .addHelpText(
       'after',
       `
@@ -28,6 +52,13 @@ sidecar (${'$'}VERO_GATEWAY_PRODUCER_TOKEN_SHA256, which the task's compose file
 optimizer's agent as --ae OPENAI_API_KEY / OPENAI_BASE_URL / ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL (and
 LLM_API_KEY / LLM_BASE_URL, OPENAI_HOST / OPENAI_BASE_PATH for openhands-sdk and goose). The upstream keys stay in
 this environment, for the sidecar only. Exit code: harbor's.
+
+Each tool call of a known harness is capped (--tool-timeout, as --ae variables: claude-code's
+BASH_DEFAULT_TIMEOUT_MS/BASH_MAX_TIMEOUT_MS, opencode's OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS), above
+\`vero eval\`'s own 240 s bound. An outer trial that loses its sandbox connection is retried once (harbor
+--max-retries 1 --retry-include ${TRANSPORT_EXCEPTIONS.join(' --retry-include ')}); never on any other error, since a
+retry restarts the optimizer from zero. Both go before your harbor arguments: yours win (a later --ae NAME=,
+--max-retries or --retry-include).
 
   vero run /tmp/my-task -- -a claude-code -m anthropic/claude-sonnet-4-5 -e docker`,
     )
@@ -40,7 +71,15 @@ this environment, for the sidecar only. Exit code: harbor's.
         throw new ConfigError(`<task>: ${task} is not a vero build output (${(e as Error).message.split('\n')[0]})`);
       }
       const launch = hasGateway ? gatewayLaunch(task) : null;
-      const argv = ['run', '-p', task, ...(launch?.harborArgs ?? []), ...harborArgs];
+      const argv = [
+        'run',
+        '-p',
+        task,
+        ...(launch?.harborArgs ?? []),
+        ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout),
+        ...outerRetryArgs(o.outerRetries),
+        ...harborArgs,
+      ];
       if (o.print) {
         for (const [k, v] of Object.entries(launch?.env ?? {})) process.stdout.write(`export ${k}=${shellWord(v)}\n`);
         process.stdout.write(`${[o.harbor, ...argv].map(shellWord).join(' ')}\n`);

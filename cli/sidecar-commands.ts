@@ -8,8 +8,18 @@ import { Command } from 'commander';
 import { ConfigError, SidecarError } from '../model/errors';
 import { serve } from '../sidecar/serve';
 import { parseIntFlag } from './options';
+import {
+  deadlineOf,
+  DEFAULT_POLL_SEC,
+  DEFAULT_WAIT_SEC,
+  jobJson,
+  type JobAnswer,
+  runningText,
+  type WaitFlags,
+  waitForJob,
+} from './eval-job-wait';
 
-function sidecarUrl(flag?: string): URL {
+export function sidecarUrl(flag?: string): URL {
   const raw = flag ?? process.env.VERO_EVAL_URL;
   if (!raw) throw new ConfigError('VERO_EVAL_URL is not set (the compiled task sets it to the eval sidecar); or pass --url');
   try {
@@ -66,8 +76,8 @@ export function call(
 }
 
 /**
- * `call`, re-sent while the sidecar cannot be reached or restarts (status 0 or 502-504), for up to 10 minutes:
- * with a request id in the body, a re-sent evaluation is never charged twice.
+ * `call`, re-sent while the sidecar cannot be reached or restarts (status 0 or 502-504), for up to 10 minutes
+ * (or until `deadline`, a time in ms): with a request id in the body, a re-sent evaluation is never charged twice.
  */
 export async function callRetrying(
   base: URL,
@@ -76,8 +86,9 @@ export async function callRetrying(
   body?: unknown,
   headers: Record<string, string> = {},
   retryStatuses: number[] = [0, 502, 503, 504],
+  deadline?: number,
 ): Promise<unknown> {
-  const until = Date.now() + 10 * 60_000;
+  const until = deadline ?? Date.now() + 10 * 60_000;
   for (let waitMs = 1_000; ; waitMs = Math.min(waitMs * 2, 30_000)) {
     try {
       return await call(base, method, route, body, headers);
@@ -127,43 +138,118 @@ function registerServe(program: Command): void {
     });
 }
 
-/** `vero eval`: one metered evaluation (the optimizer's). */
+/** What `vero eval` prints for a finished evaluation. */
+export function resultText(r: Record<string, unknown>): string {
+  const x = r as {
+    commit: string;
+    split: string;
+    n_samples: number;
+    n_errors: number;
+    mean_score: number;
+    result_path: string | null;
+    budget_remaining: unknown;
+    invalid_reason?: string;
+  };
+  return `${x.split} @ ${x.commit.slice(0, 12)}: mean score ${x.mean_score.toFixed(3)} over ${x.n_samples} sample(s)${x.n_errors ? `, ${x.n_errors} error(s) counted as 0` : ''}${x.invalid_reason ? `\nINVALID, not a score of the candidate: ${x.invalid_reason}` : ''}${x.result_path ? `\nresults: ${x.result_path}` : ''}\nbudget left: ${JSON.stringify(x.budget_remaining)}`;
+}
+
+/** Prints a job as `vero eval` does: its result when complete, else its id, progress and what to run next. */
+export function printJob(job: JobAnswer, json?: boolean): void {
+  out(jobJson(job), json, () => (job.status === 'complete' && job.result ? resultText(job.result) : runningText(job)));
+}
+
+export interface EvalRequest {
+  split: string;
+  commit?: string;
+  num_samples?: number;
+  sample_ids?: number[];
+  case_ids?: string[];
+}
+
+/** Starts (or re-attaches to) one evaluation job and waits for it within the bound. */
+export async function startAndWait(url: URL, req: EvalRequest, flags: WaitFlags & { detach?: boolean }): Promise<JobAnswer> {
+  // One id for this evaluation, re-sent on every retry: the sidecar charges it once, and it is the job's id.
+  const body = { ...req, request_id: randomUUID() };
+  const deadline = deadlineOf(flags);
+  const job = (await callRetrying(url, 'POST', '/eval/jobs', body, {}, undefined, deadline)) as JobAnswer;
+  return flags.detach ? job : waitForJob(url, job, flags, deadline);
+}
+
+const waitOptions = (c: Command) =>
+  c
+    .option(
+      '--timeout <sec>',
+      `return after at most this many seconds (default $VERO_EVAL_WAIT_SEC or ${DEFAULT_WAIT_SEC}); an evaluation still running is not stopped`,
+      parseIntFlag('--timeout'),
+    )
+    .option(
+      '--poll-interval <sec>',
+      `seconds between checks (default ${DEFAULT_POLL_SEC})`,
+      parseIntFlag('--poll-interval', { min: 1, max: 3600 }),
+    );
+
+/** `vero eval`: one metered evaluation (the optimizer's), waited for within a bound; `vero eval wait ID` resumes. */
 function registerEval(program: Command): void {
-  program
-    .command('eval')
-    .description('evaluate a committed candidate on a split through the eval sidecar (spends budget)')
-    .requiredOption('--split <split>', 'the split to evaluate on')
-    .option('--commit <ref>', 'commit to evaluate (default HEAD of /workspace/agent)')
-    .option('--num-samples <n>', 'evaluate the first N samples only', parseIntFlag('--num-samples'))
-    .option('--sample-ids <ids>', 'comma-separated sample ids')
-    .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
-    .option('--json', 'machine-readable output')
-    .action(async (o: { split: string; commit?: string; numSamples?: number; sampleIds?: string; url?: string; json?: boolean }) => {
-      const body = {
-        split: o.split,
-        commit: o.commit,
-        num_samples: o.numSamples,
-        sample_ids: o.sampleIds?.split(',').map((x) => Number(x.trim())),
-        // One id for this evaluation, re-sent on every retry: the sidecar charges it once.
-        request_id: randomUUID(),
-      };
-      const r = (await callRetrying(sidecarUrl(o.url), 'POST', '/eval', body)) as {
-        commit: string;
-        split: string;
-        n_samples: number;
-        n_errors: number;
-        mean_score: number;
-        result_path: string | null;
-        budget_remaining: unknown;
-        invalid_reason?: string;
-      };
-      out(
-        r,
-        o.json,
-        () =>
-          `${r.split} @ ${r.commit.slice(0, 12)}: mean score ${r.mean_score.toFixed(3)} over ${r.n_samples} sample(s)${r.n_errors ? `, ${r.n_errors} error(s) counted as 0` : ''}${r.invalid_reason ? `\nINVALID, not a score of the candidate: ${r.invalid_reason}` : ''}${r.result_path ? `\nresults: ${r.result_path}` : ''}\nbudget left: ${JSON.stringify(r.budget_remaining)}`,
-      );
-    });
+  waitOptions(
+    program
+      .command('eval')
+      .usage('--split <split> [options]  |  vero eval wait <id> [options]')
+      .description(
+        'evaluate a committed candidate on a split through the eval sidecar (spends budget); returns within a bound (--timeout) with the result, or with the evaluation id and its progress when it is still running: then `vero eval wait ID` (waits within the same bound; safe to repeat, never charged again)',
+      )
+      .argument('[wait]', '`wait`, to wait for an evaluation already started')
+      .argument('[id]', 'with `wait`: the evaluation id `vero eval` printed')
+      .option('--split <split>', 'the split to evaluate on (required unless waiting)')
+      .option('--commit <ref>', 'commit to evaluate (default HEAD of /workspace/agent)')
+      .option('--num-samples <n>', 'evaluate the first N samples only', parseIntFlag('--num-samples'))
+      .option('--sample-ids <ids>', 'comma-separated sample ids')
+      .option('--detach', 'return the evaluation id at once, without waiting')
+      .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
+      .option('--json', 'machine-readable output'),
+  )
+    .addHelpText(
+      'after',
+      `
+Exit code: 0 with the result, or with a still-running evaluation (its id, progress, and the command to wait
+for it); 1 when the evaluation failed or was cancelled, or the sidecar refused the request (the reason on
+stderr). The budget is charged once per evaluation, however many times it is waited for.`,
+    )
+    .action(
+      async (
+        verb: string | undefined,
+        id: string | undefined,
+        o: WaitFlags & {
+          split?: string;
+          commit?: string;
+          numSamples?: number;
+          sampleIds?: string;
+          url?: string;
+          json?: boolean;
+          detach?: boolean;
+        },
+      ) => {
+        const url = sidecarUrl(o.url);
+        if (verb !== undefined) {
+          if (verb !== 'wait' || !id)
+            throw new ConfigError(
+              `expected \`vero eval wait <id>\` or \`vero eval --split <split>\`, got "${[verb, id].filter(Boolean).join(' ')}"`,
+            );
+          return printJob(await waitForJob(url, id, o), o.json);
+        }
+        if (!o.split) throw new ConfigError("required option '--split <split>' not specified");
+        const job = await startAndWait(
+          url,
+          {
+            split: o.split,
+            ...(o.commit ? { commit: o.commit } : {}),
+            ...(o.numSamples !== undefined ? { num_samples: o.numSamples } : {}),
+            ...(o.sampleIds ? { sample_ids: o.sampleIds.split(',').map((x) => Number(x.trim())) } : {}),
+          },
+          o,
+        );
+        printJob(job, o.json);
+      },
+    );
 }
 
 /** `vero budget`: the splits, what may be seen of each, and what is left. */

@@ -58,7 +58,10 @@ function ensurePackages(packages: string[]): string[] {
 }
 
 /** vero with its production dependencies, copied by the compiler: no `npm ci` in the image. */
-const INSTALL_VERO = [`COPY vero ${CONTAINER.veroDir}`, `RUN ln -s ${CONTAINER.veroDir}/bin/vero /usr/local/bin/vero && vero --version`];
+const INSTALL_VERO = [
+  `COPY vero ${CONTAINER.veroDir}`,
+  `RUN ln -s ${CONTAINER.veroDir}/bin/vero /usr/local/bin/vero && ln -s ${CONTAINER.veroDir}/bin/evals /usr/local/bin/evals && vero --version`,
+];
 
 export function mainDockerfile(c: BuildConfig): string {
   return [

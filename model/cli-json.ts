@@ -293,7 +293,19 @@ export const BuildJson = z.strictObject({
 });
 
 /** The sidecar's answers as `vero eval` / `vero budget` print them: its API's fields, camelCased. */
-export const SidecarEvalJson = z.looseObject({
+/** `vero eval` of an evaluation still running at its bound: its id, how far it is, and the command to wait for it. */
+export const SidecarEvalRunningJson = z.looseObject({
+  evalId: z.string(),
+  status: z.literal('running'),
+  split: z.string(),
+  commit: z.string(),
+  nSamples: z.number().int(),
+  elapsedSec: z.number(),
+  progress: z.looseObject({ done: z.number().int(), total: z.number().int(), errors: z.number().int() }).optional(),
+  next: z.string().describe('vero eval wait <evalId>'),
+});
+export const SidecarEvalResultJson = z.looseObject({
+  evalId: z.string().optional(),
   commit: z.string(),
   split: z.string(),
   nSamples: z.number().int(),
@@ -302,7 +314,18 @@ export const SidecarEvalJson = z.looseObject({
   resultPath: z.string().nullable(),
   budgetRemaining: z.unknown(),
   invalidReason: z.string().optional(),
+  attemptHealth: z
+    .looseObject({
+      nAttempts: z.number().int(),
+      starvedAttemptRate: num,
+      deadInfraAttemptRate: num,
+      unmeasuredAttemptRate: num,
+      deflationFactor: nullableNum,
+      warning: z.string().optional(),
+    })
+    .optional(),
 });
+export const SidecarEvalJson = z.union([SidecarEvalResultJson, SidecarEvalRunningJson]);
 export const SidecarBudgetJson = z.looseObject({
   splits: z.array(
     z.looseObject({

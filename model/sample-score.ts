@@ -10,6 +10,8 @@ export interface SampleScore {
   /** Mode B: the task's trials, and those that ended without rewards (dead: infrastructure or a crash). */
   n_trials?: number;
   n_dead_trials?: number;
+  /** Mode B: live trials that ran with 0 input and 0 output tokens (model calls refused): not the candidate's score. */
+  n_starved_trials?: number;
   /** What the task's model calls cost through the gateway (agent evaluations of a task with a gateway). */
   model_usage?: ScopeUsage;
 }

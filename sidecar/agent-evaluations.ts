@@ -4,9 +4,12 @@
  * what the agent may see of it. Those in flight are tracked so finalize can wait for them (the optimizer's last
  * candidate may be its best); once finalize has begun, none is accepted.
  */
+import { randomUUID } from 'node:crypto';
+import { CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { transferCommit } from './commit-transfer';
 import { conflict, notEvaluable } from './errors';
+import { AdmittedEval, EvalJobStore, type JobRecord, type JobView, notFound } from './eval-jobs';
 import type { FinalizeResult } from './finalize';
 import { refuseProtectedChanges } from './protected-paths';
 import { routeResults } from './results-routing';
@@ -18,6 +21,8 @@ const EvalBody = z.strictObject({
   commit: z.string().min(1).optional(),
   sample_ids: z.array(z.number().int()).optional(),
   num_samples: z.number().int().optional(),
+  /** Samples by name (a Harbor task name; a Mode A row id), as vero's `--case-id` names them. */
+  case_ids: z.array(z.string().min(1)).optional(),
   /** The client's id for this request (retries re-send it): charged once, the same evaluation returned. */
   request_id: z
     .string()
@@ -25,18 +30,99 @@ const EvalBody = z.strictObject({
     .optional(),
 });
 
+/** The evaluation's workflow was cancelled (finalize's drain cancels what it left). */
+const isCancellation = (e: unknown): boolean =>
+  e instanceof CancelledFailure || (e instanceof Error && e.cause instanceof CancelledFailure);
+
 const closedMessage = 'finalization has begun: no new evaluations (nothing was charged)';
 
 export class AgentEvaluations {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
+  private readonly jobs: EvalJobStore;
+  /** The jobs this process is running (a job found on disk as running, and not here, is resumed). */
+  private readonly running = new Set<string>();
 
-  constructor(private readonly d: SidecarDeps) {}
+  constructor(private readonly d: SidecarDeps) {
+    this.jobs = new EvalJobStore(d.cfg.paths.admin_volume);
+  }
 
-  /** One `POST /eval`, tracked while it runs. */
+  /** One blocking `POST /eval`, tracked while it runs. */
   async run(rawBody: unknown): Promise<unknown> {
     if (this.closed) throw conflict(closedMessage);
-    const work = this.evaluate(rawBody);
+    return this.track(this.admit(rawBody).then((a) => this.complete(a)));
+  }
+
+  /**
+   * `POST /eval/jobs`: checked and charged as `POST /eval` (a refusal is answered at once), then run in the
+   * sidecar; answers the job at once. The same request id again returns the same job (charged once).
+   */
+  async start(rawBody: unknown): Promise<JobView> {
+    if (this.closed) throw conflict(closedMessage);
+    const body = EvalBody.parse(rawBody ?? {});
+    const requestId = body.request_id ?? randomUUID();
+    const known = this.jobs.get(requestId);
+    if (known && (known.status !== 'running' || this.running.has(requestId))) return this.view(known);
+    const admitted = await this.admit({ ...body, request_id: requestId });
+    this.launch(
+      known ?? {
+        job_id: requestId,
+        status: 'running',
+        split: admitted.split,
+        commit: admitted.commit,
+        n_samples: admitted.ids.length,
+        started_at: new Date().toISOString(),
+        admitted,
+      },
+    );
+    return this.view(this.jobs.get(requestId)!);
+  }
+
+  /** `GET /eval/jobs/:id`: the job; one a restarted sidecar finds running is resumed (nothing charged again). */
+  async job(id: string): Promise<JobView> {
+    const rec = this.jobs.get(id);
+    if (!rec) throw notFound(`no evaluation job "${id}"`);
+    if (rec.status === 'running' && !this.running.has(id)) {
+      if (this.closed) {
+        this.jobs.put({ ...rec, status: 'cancelled', finished_at: new Date().toISOString(), error: closedMessage });
+      } else {
+        this.d.log(`eval: resuming job ${id} after a restart (not charged again)`);
+        this.launch(rec);
+      }
+    }
+    return this.view(this.jobs.get(id)!);
+  }
+
+  /** No evaluation is accepted from now on (finalize has begun). */
+  close(): void {
+    this.closed = true;
+  }
+
+  private async view(rec: JobRecord): Promise<JobView> {
+    const progress =
+      rec.status === 'running' ? await this.d.engine.progressOf(rec.commit, rec.split, rec.admitted.ids).catch(() => undefined) : undefined;
+    return EvalJobStore.view(rec, progress);
+  }
+
+  /** Runs an admitted job in the background, recording how it ends. */
+  private launch(rec: JobRecord): void {
+    this.jobs.put(rec);
+    this.running.add(rec.job_id);
+    const done = (patch: Partial<JobRecord>) => {
+      this.running.delete(rec.job_id);
+      this.jobs.put({ ...rec, ...patch, finished_at: new Date().toISOString() });
+    };
+    void this.track(this.complete(rec.admitted)).then(
+      (result) => done({ status: 'complete', result }),
+      (e: unknown) => {
+        const cancelled = isCancellation(e);
+        this.d.log(`eval: job ${rec.job_id} ${cancelled ? 'cancelled' : 'failed'}: ${(e as Error).message}`);
+        done({ status: cancelled ? 'cancelled' : 'failed', error: cancelled ? 'cancelled: finalization has begun' : (e as Error).message });
+      },
+    );
+  }
+
+  private async track<T>(work: Promise<T>): Promise<T> {
     this.inFlight.add(work);
     try {
       return await work;
@@ -45,13 +131,9 @@ export class AgentEvaluations {
     }
   }
 
-  /** No evaluation is accepted from now on (finalize has begun). */
-  close(): void {
-    this.closed = true;
-  }
-
-  private async evaluate(rawBody: unknown) {
-    const { cfg, engine, ledger, registry, log } = this.d;
+  /** Checks and charges a request: tier gate, samples, commit, read-only paths, then the durable reservation. */
+  private async admit(rawBody: unknown): Promise<AdmittedEval> {
+    const { cfg, engine, ledger, log } = this.d;
     const body = EvalBody.parse(rawBody ?? {});
     if (body.dataset_id !== undefined && body.dataset_id !== cfg.task_name)
       throw notEvaluable(`unknown dataset_id "${body.dataset_id}" (this task's is "${cfg.task_name}")`);
@@ -59,7 +141,8 @@ export class AgentEvaluations {
     const access = engine.tier(body.split);
     if (access === 'no_access') throw notEvaluable(`split "${body.split}" is not evaluable`);
     // 2. Which samples, and which commit (a request rejected here costs nothing).
-    const { ids, full } = engine.selectForAgent(body.split, { sample_ids: body.sample_ids, num_samples: body.num_samples });
+    const sampleIds = body.case_ids ? engine.idsOfNames(body.split, body.case_ids) : body.sample_ids;
+    const { ids, full } = engine.selectForAgent(body.split, { sample_ids: sampleIds, num_samples: body.num_samples });
     const commit = await transferCommit(cfg.repo_path, cfg.agent_repo_path, body.commit);
     await refuseProtectedChanges(cfg, commit, 'eval', log);
     // Finalize began while this request was being checked: it would not be waited for.
@@ -72,22 +155,30 @@ export class AgentEvaluations {
       body.request_id ? { id: body.request_id, samples: ids.join(',') } : undefined,
     );
     if (replayed) log(`eval: request ${body.request_id} re-sent; not charged again`);
-    // 4. The evaluation itself, then what the agent may see of it.
-    const out = await engine.evaluate(commit, body.split, ids);
+    return { request_id: body.request_id ?? '', split: body.split, commit, ids, full, access, budget_remaining: remaining };
+  }
+
+  /** 4. The evaluation itself, then its registry entry and what the agent may see of it. */
+  private async complete(a: AdmittedEval) {
+    const { cfg, engine, registry } = this.d;
+    const { commit, split, ids, full, access } = a;
+    const out = await engine.evaluate(commit, split, ids);
     await registry.add({
       commit,
-      split: body.split,
+      split,
       n_samples: ids.length,
       full_split: full,
       mean_score: out.meanScore,
       n_errors: out.nErrors,
       admin: false,
-      ...(body.request_id ? { request_id: body.request_id } : {}),
+      ...(a.request_id ? { request_id: a.request_id } : {}),
       ...(out.invalid ? { invalid: out.invalid } : {}),
+      attempt_health: { ...out.health },
     });
+    if (out.health.warning) this.d.log(`eval: ${split} @ ${commit.slice(0, 12)}: ${out.health.warning}`);
     const summary = {
       commit,
-      split: body.split,
+      split,
       n_samples: ids.length,
       n_errors: out.nErrors,
       mean_score: out.meanScore,
@@ -95,9 +186,10 @@ export class AgentEvaluations {
       ...(out.invalid ? { invalid_reason: out.invalid } : {}),
       ...(out.modelUsage ? { model_usage: out.modelUsage } : {}),
       ...(out.trials ?? {}),
+      attempt_health: out.health,
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
-    return { ...summary, result_path: resultDir, budget_remaining: remaining };
+    return { ...summary, result_path: resultDir, budget_remaining: a.budget_remaining };
   }
 
   /**

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { evalInputFor, settingsFrom, startOrAttach, withTasks } from '../client/eval-client';
+import { evalInputFor, getProgress, settingsFrom, startOrAttach, withTasks } from '../client/eval-client';
 import { evalConfigOf } from '../infra/eval-config-file';
 import { CandidateResult, EvalSettings, NO_INFERENCE_OUTPUT } from '../model/eval-types';
 import { HarborSection } from '../model/harbor-config';
@@ -18,6 +18,7 @@ import { evaluateSamples } from '../workflows';
 import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
 import type { ScopeUsage } from '../model/gateway-policy';
 import { InfrastructureError } from '../model/errors';
+import { attemptHealth, type AttemptHealth, starvedAttempts, type TaskAttempts } from '../model/attempt-health';
 
 export interface SampleRequest {
   sample_ids?: number[];
@@ -41,11 +42,34 @@ export interface EvalOutcome {
   trials?: { n_trials: number; n_dead_trials: number };
   /** What the evaluation's model calls cost through the gateway (when the task has one). */
   modelUsage?: ScopeUsage;
+  /** Starved, dead and unmeasured attempts, with a warning when they deflate the mean. */
+  health: AttemptHealth;
   /**
    * Why the evaluation is not a score of the candidate: its model budget ran out (the gateway refused a call), so
    * a low mean would be the budget's, not the candidate's.
    */
   invalid?: string;
+}
+
+/**
+ * One sample's attempts for attempt health. Mode B: its trials; starved from Harbor's token counts, or, when Harbor
+ * reported none, from the gateway's count of the task's calls (0 tokens with refused calls). Mode A: one attempt,
+ * dead when the trusted scorer did not score it.
+ */
+function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
+  if (mode === 'A')
+    return {
+      trials: 1,
+      dead: x.score === null && !(x.error ?? '').startsWith(NO_INFERENCE_OUTPUT) ? 1 : 0,
+      inputTokens: null,
+      outputTokens: null,
+    };
+  const trials = x.n_trials ?? 0;
+  const dead = x.n_dead_trials ?? 0;
+  if (x.n_starved_trials) return { trials, dead, inputTokens: 0, outputTokens: 0 };
+  const u = x.model_usage;
+  const refusedAll = u && u.refused_budget > 0 && u.input_tokens === 0 && u.output_tokens === 0;
+  return { trials, dead, inputTokens: refusedAll ? 0 : null, outputTokens: refusedAll ? 0 : null };
 }
 
 /** Agent-requested evaluations are metered on the evaluation scope; the verifier's on its own. */
@@ -101,6 +125,25 @@ export class Engine {
     private readonly temporal: { client: Client; taskQueue: string } | null,
     private readonly gateway: Gateway | null = null,
   ) {}
+
+  /** The workflow id of each agent evaluation now running (Mode B), by evaluation key: for its progress. */
+  private readonly workflowIds = new Map<string, string>();
+
+  /** How far a running agent evaluation is (Mode B: tasks done of total, errors); undefined when unknown. */
+  async progressOf(commit: string, split: string, ids: number[]): Promise<{ done: number; total: number; errors: number } | undefined> {
+    const id = this.workflowIds.get(this.evaluationKey(commit, split, ids));
+    if (!id || !this.temporal) return undefined;
+    const p = await getProgress(this.temporal.client, id);
+    return { done: p.done, total: p.total, errors: p.errors };
+  }
+
+  /** Sample ids of sample names (Mode B task names, Mode A row ids), refused by name when unknown. */
+  idsOfNames(split: string, names: string[]): number[] {
+    const all = this.splitSamples(split);
+    const unknown = names.filter((n) => !all.includes(n));
+    if (unknown.length) throw badRequest(`unknown case id(s) of split "${split}": ${unknown.join(', ')}`);
+    return names.map((n) => all.indexOf(n));
+  }
 
   /** Cancels every agent evaluation still running (their harbor runs are stopped); returns how many. */
   async cancelAgentEvaluations(): Promise<number> {
@@ -195,6 +238,7 @@ export class Engine {
             envFile,
             kind,
             opts,
+            this.evaluationKey(commit, split, ids),
           )
         : await this.evaluateModeA(commit, split, ids, envFile, kind);
     const modelUsage = this.gateway
@@ -211,6 +255,7 @@ export class Engine {
     const errors = samples.filter((s) => s.score === null);
     const nInfraErrors =
       this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;
+    const health = attemptHealth(samples.map((x) => sampleAttempts(x, this.cfg.mode)));
     // A case without a score counts as the failure value: 0 when maximising, the worst score when minimising.
     const failureValue = opts.failureValue ?? this.cfg.objective.failure_value ?? 0;
     const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? failureValue), 0) / samples.length : failureValue;
@@ -222,6 +267,7 @@ export class Engine {
       nErrors: errors.length,
       nInfraErrors,
       fullSplit: ids.length === names.length,
+      health,
       ...(this.cfg.mode === 'B'
         ? {
             trials: {
@@ -264,6 +310,7 @@ export class Engine {
     envFile: string | undefined,
     kind: EvaluationKind,
     target: TargetScoring,
+    key: string,
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
     const settings = this.settings(envFile, kind, target);
@@ -279,7 +326,13 @@ export class Engine {
     // run the agent requested, which had fewer attempts and was metered on the agent's budget.
     const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
-    const result = withTasks((await this.tracked(kind, handle, () => handle.result())) as CandidateResult);
+    if (kind === 'agent') this.workflowIds.set(key, input.evalId);
+    let result: CandidateResult;
+    try {
+      result = withTasks((await this.tracked(kind, handle, () => handle.result())) as CandidateResult);
+    } finally {
+      if (kind === 'agent') this.workflowIds.delete(key);
+    }
     // 1 means never (the workflow would call an evaluation whose every task errored "failed" even then).
     const failed =
       kind === 'agent' && this.cfg.scoring.error_rate_threshold < 1 && result.status === 'failed'
@@ -289,7 +342,16 @@ export class Engine {
     const byTask = new Map(rows.map((t) => [t.task, t]));
     const samples = tasks.map((name, i): SampleScore => {
       const t = byTask.get(name);
-      const trials = t ? { n_trials: t.nTrials, n_dead_trials: t.nTrials - (t.trialRewards?.length ?? t.nTrials) } : {};
+      const dead = t ? t.nTrials - (t.trialRewards?.length ?? t.nTrials) : 0;
+      const starved = t
+        ? starvedAttempts({
+            trials: t.nTrials,
+            dead,
+            inputTokens: t.usage?.inputTokens ?? null,
+            outputTokens: t.usage?.outputTokens ?? null,
+          })
+        : 0;
+      const trials = t ? { n_trials: t.nTrials, n_dead_trials: dead, ...(starved ? { n_starved_trials: starved } : {}) } : {};
       return { id: ids[i]!, name, score: t?.score ?? null, error: t ? t.error : 'no result', ...trials };
     });
     return { samples, ...(failed ? { failed } : {}) };

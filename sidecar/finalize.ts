@@ -64,6 +64,12 @@ async function trustedScore(
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
   }
   if (out.invalid) throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" is not a score: ${out.invalid}`);
+  // A starved attempt (0 input and 0 output tokens: its model calls were refused) says nothing of the candidate:
+  // its 0 would be a low reward that is not the candidate's. Invalid, not low: fail (503), record nothing.
+  if (out.health.n_starved > 0)
+    throw unscorable(
+      `the trusted evaluation of ${commit.slice(0, 12)} on "${split}" has ${out.health.n_starved} of ${out.health.n_attempts} attempt(s) starved (0 input and 0 output tokens): not a score`,
+    );
   if (out.nInfraErrors > 0) {
     const first = out.samples.find((s) => s.score === null);
     throw unscorable(

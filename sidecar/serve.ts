@@ -19,6 +19,7 @@ import { buildServer } from './server';
 import { Gateway } from './gateway/gateway';
 import { gatewayStatus } from './gateway/server';
 import { createAdminToken } from './token';
+import { lockSessionDir } from './session-lock';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export function loadServeConfig(file: string): ServeConfig {
@@ -52,6 +53,8 @@ export async function serve(
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sidecar: ${line}\n`);
   for (const dir of [cfg.paths.home, cfg.paths.admin_volume, cfg.paths.agent_volume]) fs.mkdirSync(dir, { recursive: true });
   fs.chmodSync(cfg.paths.admin_volume, 0o700);
+  // One sidecar per session dir, before any state is read (a second one would reserve from a stale ledger).
+  const lock = lockSessionDir(cfg.paths.admin_volume);
   const ledger = Ledger.open(path.join(cfg.paths.admin_volume, 'ledger.json'), cfg.budgets);
   const registry = CandidateRegistry.open(path.join(cfg.paths.admin_volume, 'candidates.json'));
   const token = createAdminToken(cfg.paths.token_path);
@@ -106,6 +109,7 @@ export async function serve(
     await workerConnection.close();
     await client.connection.close();
     await devServer?.stop();
+    lock.release();
   };
   // A port in use is said (and what started is stopped), not a stack trace.
   await listenOn(app, opts.host ?? cfg.host, opts.port ?? cfg.port, '--port').catch(async (e: unknown) => {

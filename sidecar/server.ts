@@ -44,6 +44,8 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
   app.get('/health', async () => ({ ok: true }));
   app.get('/status', async () => status(d));
   app.post('/eval', async (req) => evals.run(req.body));
+  app.post('/eval/jobs', async (req) => evals.start(req.body));
+  app.get<{ Params: { id: string } }>('/eval/jobs/:id', async (req) => evals.job(req.params.id));
   app.post('/submit', async (req) => submit(d, req.body));
   app.post('/finalize', async (req) => {
     const header = req.headers.authorization;

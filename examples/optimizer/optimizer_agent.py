@@ -68,6 +68,13 @@ class ExampleOptimizer(BaseAgent):
     async def setup(self, environment: BaseEnvironment) -> None:
         return
 
+    async def _eval(self, environment: BaseEnvironment, args: str, log: list) -> tuple[int, str]:
+        """`vero eval`, then `vero eval wait ID` while it answers that the evaluation is still running (its bound)."""
+        code, out = await self._sh(environment, f"vero eval {args} --json", log)
+        while code == 0 and json.loads(out).get("status") == "running":
+            code, out = await self._sh(environment, f"vero eval wait {json.loads(out)['evalId']} --json", log)
+        return code, out
+
     async def _sh(self, environment: BaseEnvironment, command: str, log: list) -> tuple[int, str]:
         result = await environment.exec(command, cwd=REPO)
         out = (result.stdout or "") + (result.stderr or "")
@@ -104,7 +111,7 @@ class ExampleOptimizer(BaseAgent):
             if code != 0:
                 raise RuntimeError("the improvement did not apply")
             # 3. Spend budget on the viewable split and read its per-case results.
-            code, out = await self._sh(environment, "vero eval --split train --json", log)
+            code, out = await self._eval(environment, "--split train", log)
             if code == 0:
                 result_path = json.loads(out).get("resultPath")  # vero eval --json: camelCase (schemas/eval.schema.json)
                 if result_path:
@@ -112,7 +119,7 @@ class ExampleOptimizer(BaseAgent):
             if self.crash_after_train:
                 raise RuntimeError("crash_after_train: the optimizer died before its verifier")
             # 4. The selection split: the sidecar chooses among candidates by it.
-            await self._sh(environment, "vero eval --split validation --json", log)
+            await self._eval(environment, "--split validation", log)
             await self._sh(environment, "vero budget", log)
         finally:
             (self.logs_dir / "optimizer.json").write_text(json.dumps(log, indent=2))

@@ -226,6 +226,7 @@ describe('a mode B build', () => {
   test('instruction.md is true to the config', () => {
     const text = fs.readFileSync(path.join(out, 'instruction.md'), 'utf8');
     expect(text).toContain('vero eval --split validation');
+    expect(text).toContain('Run `vero eval wait <id>` (again as often as it says still running)');
     expect(text).toContain('| `test` | no_access | hidden');
     expect(text).toContain(
       '| `validation` | non_viewable | you can evaluate it and see the aggregate score only (a request must cover at least 5 cases, or the whole split) | 3 run(s) |',
@@ -602,6 +603,16 @@ describe('a task with an inference gateway', () => {
     expect(command).toContain('--ae ANTHROPIC_BASE_URL=http://eval-sidecar:8001');
     expect(command).toMatch(/-a oracle -e docker$/);
     expect(command).not.toContain('OPENAI'); // no openai upstream, no openai variables
+    // One outer-trial retry, on a lost sandbox connection only; no tool-call cap for a harness without one.
+    expect(command).toContain('--max-retries 1 --retry-include StreamTerminatedError --retry-include ConnectionError -a oracle');
+    expect(command).not.toContain('TIMEOUT_MS');
+    // A known harness gets its tool-call cap (overridable, or off), before the user's arguments (which win).
+    const claude = (await runVero(['run', out, '--print', '--tool-timeout', '120', '--', '-a', 'claude-code', '-e', 'docker'])).stdout;
+    expect(claude).toContain('--ae BASH_DEFAULT_TIMEOUT_MS=120000 --ae BASH_MAX_TIMEOUT_MS=120000 --max-retries 1');
+    const opencode = (await runVero(['run', out, '--print', '--outer-retries', '0', '--', '--agent', 'opencode'])).stdout;
+    expect(opencode).toContain('--ae OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS=300000 --agent opencode');
+    expect(opencode).not.toContain('--max-retries');
+    expect((await runVero(['run', out, '--print', '--tool-timeout', '0', '--', '-a', 'claude-code'])).stdout).not.toContain('TIMEOUT_MS');
   });
 
   test('a gateway key listed in secrets, port 8000 and a bad upstream are refused, all at once', async () => {

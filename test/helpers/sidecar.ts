@@ -126,7 +126,7 @@ export async function startSidecar(s: Setup, env: Record<string, string> = {}): 
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-  for (let i = 0; i < 300 && !/listening on \d+/.test(stdout); i++) {
+  for (let i = 0; i < 1200 && !/listening on \d+/.test(stdout); i++) {
     if (proc.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
   }
