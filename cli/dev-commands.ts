@@ -15,23 +15,12 @@ import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks }
 import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseDurationFlag, parseIntFlag, withConnection } from './options';
 import { startOrphanReaper } from '../worker/orphan-reaper';
+import { handleInterrupts, killGroup } from './interrupts';
 import type { Deployment } from '../infra/deployment';
 import { TEMPORAL_DEFAULTS, type EvalConfig } from '../model/eval-config';
 import type { Client } from '@temporalio/client';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
-
-function onInterrupt(stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = () => {
-    if (stopping) return;
-    stopping = true;
-    process.stderr.write('\nstopping…\n');
-    void stop().then(() => process.exit(0));
-  };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-}
 
 /**
  * The orphan reaper of this host (worker/orphan-reaper.ts): harbor groups that a dead worker left behind and
@@ -138,44 +127,58 @@ function registerDev(program: Command): void {
         maxConcurrentTasks?: number;
         shutdownGrace: number;
       }) => {
-        installCliRuntimeLogger();
+        installCliRuntimeLogger({ ownSignals: true });
+        // Ctrl-C is how `vero dev` ends (exit 0), also while it starts.
+        const interrupts = handleInterrupts(0);
         const db = o.db ?? homePaths(defaultHome()).temporalDb;
-        const server = await startDevServer({
-          temporalCli: findTemporalCli(),
-          port: o.port,
-          ui: true,
-          uiPort: o.uiPort,
-          dbFile: db,
-          dbSync: o.dbSync,
-          logFile: `${db}.log`,
-        });
+        const server = await interrupts.start(
+          (onKill) =>
+            startDevServer({
+              temporalCli: findTemporalCli(),
+              port: o.port,
+              ui: true,
+              uiPort: o.uiPort,
+              dbFile: db,
+              dbSync: o.dbSync,
+              logFile: `${db}.log`,
+              onSpawn: (pid) => onKill(killGroup(pid)),
+            }),
+          (s) => s.stop(),
+        );
         print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
-        let stopWorker = async () => undefined as void;
         if (o.worker) {
-          const { worker, connection, deployment } = await createVeroWorker({
-            address: server.address,
-            namespace: TEMPORAL_DEFAULTS.namespace,
-            taskQueue: o.taskQueue,
-            maxConcurrentTasks: o.maxConcurrentTasks,
-            shutdownGraceTime: `${o.shutdownGrace}s`,
-          });
-          const running = worker.run();
-          const reaper = await hostReaper(server.address, deployment);
+          await interrupts.start(
+            () =>
+              startWorker(server.address, {
+                taskQueue: o.taskQueue,
+                maxConcurrentTasks: o.maxConcurrentTasks,
+                shutdownGraceTime: `${o.shutdownGrace}s`,
+              }),
+            (w) => w.stop(),
+          );
           print(`worker polling ${o.taskQueue}`);
-          stopWorker = async () => {
-            if (worker.getState() === 'RUNNING') worker.shutdown();
-            await running;
-            await reaper.stop();
-            await connection.close();
-          };
         }
-        onInterrupt(async () => {
-          await stopWorker();
-          await server.stop();
-        });
         await new Promise(() => undefined);
       },
     );
+}
+
+/** An in-process worker with this host's orphan reaper; `stop` drains it (running harbors get its grace). */
+async function startWorker(
+  address: string,
+  opts: { taskQueue: string; maxConcurrentTasks?: number; shutdownGraceTime?: string },
+): Promise<{ stop(): Promise<void> }> {
+  const { worker, connection, deployment } = await createVeroWorker({ address, namespace: TEMPORAL_DEFAULTS.namespace, ...opts });
+  const running = worker.run();
+  const reaper = await hostReaper(address, deployment);
+  return {
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await reaper.stop();
+      await connection.close();
+    },
+  };
 }
 
 interface DemoFlags {
@@ -205,13 +208,18 @@ function registerDemo(program: Command): void {
 
 /** The README's main job: two candidates of the example agent evaluated on a dev server of the demo's own. */
 async function runDemo(o: DemoFlags): Promise<void> {
-  installCliRuntimeLogger();
   if (o.optimize) {
+    installCliRuntimeLogger();
     const { demoOptimize, DEMO_MODES } = require('./demo-optimize') as typeof import('./demo-optimize');
     if (o.mode !== undefined && !(o.mode in DEMO_MODES)) throw new ConfigError(`--mode: expected a or b, got "${o.mode}"`);
     const modes = o.mode ? [o.mode as keyof typeof DEMO_MODES] : (['a', 'b'] as const).slice();
     return demoOptimize({ home: path.resolve(o.home ?? path.join(defaultHome(), 'demo-optimize')), modes, json: o.json });
   }
+  // Ctrl-C stops the demo's server and worker and exits (130; 0 once it is only kept up by --keep); a second one
+  // kills them at once.
+  installCliRuntimeLogger({ ownSignals: true });
+  let kept = false;
+  const interrupts = handleInterrupts(() => (kept ? 0 : 130));
   // The demo's state goes to the user's home dir, never into the package (a global install is read-only).
   const home = path.resolve(o.home ?? path.join(defaultHome(), o.real ? 'demo-real' : 'demo'));
   const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
@@ -224,7 +232,22 @@ async function runDemo(o: DemoFlags): Promise<void> {
   fs.mkdirSync(home, { recursive: true });
   const repo = path.join(home, 'agent-repo');
   execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const { server, taskQueue, stop } = await startDemoStack(home);
+  const server = await interrupts.start(
+    (onKill) =>
+      startDevServer({
+        temporalCli: findTemporalCli(),
+        ui: true,
+        dbFile: homePaths(home).temporalDb,
+        logFile: path.join(home, 'temporal.log'),
+        onSpawn: (pid) => onKill(killGroup(pid)),
+      }),
+    (s) => s.stop(),
+  );
+  const taskQueue = 'vero-demo';
+  await interrupts.start(
+    () => startWorker(server.address, { taskQueue, shutdownGraceTime: '5s' }),
+    (w) => w.stop(),
+  );
   try {
     process.stderr.write(`Temporal dev server ${server.address}, Web UI ${server.uiUrl}\n`);
     const results: CandidateResult[] = [];
@@ -252,32 +275,12 @@ async function runDemo(o: DemoFlags): Promise<void> {
       );
     if (o.keep) {
       process.stderr.write('server and worker keep running; Ctrl-C stops them\n');
-      onInterrupt(stop);
+      kept = true;
       await new Promise(() => undefined);
     }
   } finally {
-    if (!o.keep) await stop();
+    if (!o.keep) await interrupts.stopAll();
   }
-}
-
-/** The demo's own dev server (its SQLite file in the demo's home) and an in-process worker; `stop` ends both. */
-async function startDemoStack(home: string) {
-  const server = await startDevServer({
-    temporalCli: findTemporalCli(),
-    ui: true,
-    dbFile: homePaths(home).temporalDb,
-    logFile: path.join(home, 'temporal.log'),
-  });
-  const taskQueue = 'vero-demo';
-  const { worker, connection } = await createVeroWorker({ address: server.address, namespace: TEMPORAL_DEFAULTS.namespace, taskQueue });
-  const running = worker.run();
-  const stop = async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running;
-    await connection.close();
-    await server.stop();
-  };
-  return { server, taskQueue, stop };
 }
 
 async function evaluateDemoCandidate(client: Client, cfg: EvalConfig, candidate: string): Promise<CandidateResult> {

@@ -27,10 +27,12 @@ import {
   retryingActivities,
   workflowPollers,
   uiLink,
+  uncommittedNote,
   withTasks,
 } from '../client/eval-client';
 import { capsText, fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
+import { labelOf } from '../client/view-data';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
 
@@ -189,6 +191,8 @@ function registerStartEval(program: Command): void {
       const { overrides, flags } = overridesFrom(o, START_EVAL_OVERRIDES);
       const cfg = loadEvalConfig(file, overrides, flags);
       const input = await prepareEvalInput(cfg, o.candidate);
+      const edits = await uncommittedNote(cfg.agent_repo, o.candidate, input.candidate);
+      if (edits) process.stderr.write(`${edits}\n`);
       if (o.printConfig) {
         // Harbor's --print-config habit: what would run, resolved, without running it (no server needed).
         const { evalId, configDigest: digest, candidate, candidateRef, tasks, settings, skippedDirs } = input;
@@ -444,7 +448,7 @@ function registerList(program: Command): void {
         ['evaluation', 'candidate', 'status', 'score', 'cost', 'started'],
         rows.map((r) => [
           r.evalId,
-          r.candidate?.slice(0, 12) ?? null,
+          r.candidate ? labelOf(r) : null,
           r.status,
           fmtScore(r.score),
           fmtCost(r.costUsd),

@@ -24,7 +24,7 @@ import { configDigest, evalWorkflowId } from '../model/eval-identity';
 import { CandidateResult, EvalInput, EvalSettings, Progress } from '../model/eval-types';
 import { ConfigError, TemporalUnreachableError } from '../model/errors';
 import { chunksPerRun, inputSizeProblem } from '../model/history-bounds';
-import { isGitRepo, resolveCommit } from '../infra/git';
+import { git, isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 import {
@@ -145,6 +145,21 @@ export async function prepareEvalInput(cfg: EvalConfig, candidateRef: string): P
   });
 }
 
+/**
+ * A note when the candidate is the commit checked out in the agent repo and that checkout has uncommitted
+ * changes to tracked files: what is evaluated is the commit, not the edits (null otherwise, or not a work tree).
+ */
+export async function uncommittedNote(agentRepo: string, candidateRef: string, commit: string): Promise<string | null> {
+  try {
+    if ((await git(['rev-parse', 'HEAD'], { cwd: agentRepo })) !== commit) return null;
+    const changed = (await git(['status', '--porcelain', '--untracked-files=no'], { cwd: agentRepo })).split('\n').filter(Boolean);
+    if (!changed.length) return null;
+    return `note: ${agentRepo} has uncommitted changes to ${changed.length} file(s); the committed ${candidateRef} (${commit.slice(0, 12)}) is what is evaluated, not your edits: commit them to evaluate them`;
+  } catch {
+    return null; // a bare repo or a URL: nothing checked out
+  }
+}
+
 export interface StartOutcome {
   handle: WorkflowHandle<typeof evaluateCandidate>;
   /** started: a new run; attached: joined a running one; existing: returned a completed one. */
@@ -181,7 +196,7 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     args: [input],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-    memo: { home: input.home },
+    memo: { home: input.home, candidateRef: input.candidateRef },
     typedSearchAttributes: [
       { key: VeroCandidate, value: input.candidate },
       veroStatus('queued'),
@@ -318,6 +333,8 @@ export async function getProgress(client: Client, evalId: string): Promise<Progr
 export interface EvalListing {
   evalId: string;
   candidate: string | null;
+  /** The ref the candidate was started as (a tag, a branch, HEAD), when its start recorded it. */
+  candidateRef: string | null;
   status: string;
   score: number | null;
   /** Harbor's cost_usd summed over the evaluation's trials, when any trial reported it. */
@@ -336,11 +353,16 @@ export async function listEvaluations(client: Client, opts: { limit?: number; co
   const digestFilter = opts.configDigest ? ` AND VeroConfigDigest = '${opts.configDigest.replace(/[^0-9a-f]/g, '')}'` : '';
   // A large evaluation continues as new every few hundred chunks: list each once, by its current run.
   const query = `WorkflowType = 'evaluateCandidate' AND ExecutionStatus != 'ContinuedAsNew'${digestFilter}`;
+  // One row per evaluation: an id re-run (--force) or reset has more than one closed run; the newest is listed.
+  const seen = new Set<string>();
   for await (const w of client.workflow.list({ query, pageSize: 200 })) {
+    if (seen.has(w.workflowId)) continue;
+    seen.add(w.workflowId);
     const sa = w.typedSearchAttributes;
     out.push({
       evalId: w.workflowId,
       candidate: sa.get(VeroCandidate) ?? null,
+      candidateRef: typeof w.memo?.candidateRef === 'string' ? w.memo.candidateRef : null,
       status: sa.get(VeroStatus) ?? w.status.name.toLowerCase(),
       score: sa.get(VeroScore) ?? null,
       costUsd: sa.get(VeroCostUsd) ?? null,

@@ -68,7 +68,7 @@ export async function evaluationRows(client: Client, opts: { configDigest?: stri
       return {
         evalId: l.evalId,
         candidate: r?.candidate ?? l.candidate,
-        candidateRef: r?.candidateRef ?? null,
+        candidateRef: r?.candidateRef ?? l.candidateRef,
         status: l.status,
         workflowStatus: l.workflowStatus,
         score: r?.score ?? l.score,

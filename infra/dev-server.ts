@@ -29,6 +29,8 @@ export interface DevServerOptions {
   namespace?: string;
   logFile?: string;
   startTimeoutMs?: number;
+  /** Told the server's pid as soon as it is spawned (its process group), before it is ready: to kill it on a second Ctrl-C. */
+  onSpawn?: (pid: number) => void;
 }
 
 export const DB_SYNC_MODES = ['normal', 'full'] as const;
@@ -142,6 +144,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(opts.temporalCli, args, { stdio: ['ignore', out, out], detached: true });
   if (typeof out === 'number') fs.closeSync(out);
+  if (child.pid) opts.onSpawn?.(child.pid);
   if (opts.dbFile && child.pid) fs.writeFileSync(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port, ownerPid: process.pid }));
   let exited: number | null = null;
   child.on('exit', (code) => (exited = code ?? -1));

@@ -162,6 +162,10 @@ export const ResultsJson = z.union([CandidateResultJson, PartialResultsJson]);
 export const ListRowJson = z.strictObject({
   evalId: z.string(),
   candidate: z.string().nullable(),
+  candidateRef: z
+    .string()
+    .nullable()
+    .describe('the ref it was started as (tag, branch, HEAD); null for evaluations started before refs were kept'),
   status: z.string(),
   score: nullableNum,
   costUsd: nullableNum,

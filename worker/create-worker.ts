@@ -76,9 +76,10 @@ function workflowCode(
 
 /**
  * The SDK logs every worker state change at INFO; CLI commands show warnings and above unless VERO_LOG_LEVEL
- * says otherwise. Must run before the first worker or connection is created.
+ * says otherwise. Must run before the first worker or connection is created. `ownSignals`: the command handles
+ * SIGINT/SIGTERM itself (cli/interrupts.ts), and the SDK's runtime does not (its handler would race ours).
  */
-export function installCliRuntimeLogger(): void {
+export function installCliRuntimeLogger(opts: { ownSignals?: boolean } = {}): void {
   const level = (process.env.VERO_LOG_LEVEL ?? 'WARN').toUpperCase() as LogLevel;
   // VERO_LOG_FORMAT=json: one JSON object per line on stderr, for log collectors.
   const json = (process.env.VERO_LOG_FORMAT ?? '').toLowerCase() === 'json';
@@ -91,7 +92,7 @@ export function installCliRuntimeLogger(): void {
       })
     : new DefaultLogger(level);
   try {
-    Runtime.install({ logger });
+    Runtime.install({ logger, ...(opts.ownSignals ? { shutdownSignals: [] } : {}) });
   } catch {
     /* already installed (tests install their own) */
   }

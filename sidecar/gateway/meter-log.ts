@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
+import { LedgerCorruptError } from '../../model/errors';
 
 const write = promisify(fs.write);
 const fdatasync = promisify(fs.fdatasync);
@@ -52,7 +53,7 @@ export class MeterLog {
         out.push(JSON.parse(line) as { seq: number });
       } catch (e) {
         const last = lines.slice(i + 1).every((l) => !l.trim());
-        if (!last) throw new Error(`${file}: line ${i + 1} is not a record (${(e as Error).message})`);
+        if (!last) throw new LedgerCorruptError(`${file}: line ${i + 1} is not a record (${(e as Error).message})`);
       }
     });
     return out;

@@ -20,11 +20,15 @@ export interface RequestLogEntry {
 }
 
 export class RequestLog {
+  /** The current file's size, kept here (no stat per request). */
+  private size: number;
+
   constructor(
     private readonly file: string,
     private readonly limits: { max_body_bytes: number; max_file_bytes: number; keep: number },
   ) {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    this.size = fs.existsSync(file) ? fs.statSync(file).size : 0;
   }
 
   /** A body as logged: at most max_body_bytes of it, and how much was left out. */
@@ -38,9 +42,13 @@ export class RequestLog {
   write(entry: RequestLogEntry): void {
     const line = `${JSON.stringify(entry)}\n`;
     try {
-      const size = fs.existsSync(this.file) ? fs.statSync(this.file).size : 0;
-      if (size > 0 && size + line.length > this.limits.max_file_bytes) this.rotate();
+      const bytes = Buffer.byteLength(line);
+      if (this.size > 0 && this.size + bytes > this.limits.max_file_bytes) {
+        this.rotate();
+        this.size = 0;
+      }
       fs.appendFileSync(this.file, line, { mode: 0o600 });
+      this.size += bytes;
     } catch {
       // The log is a convenience: a full disk must not fail a model call (the meter is the durable record).
     }
