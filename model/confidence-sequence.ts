@@ -19,6 +19,7 @@
  * A paired difference D = B − A of two scores in [0, 1] lies in [−1, 1]; `differenceSequence` maps it to
  * (D + 1)/2 in [0, 1] and back. Pure arithmetic, no I/O (workflow code uses it).
  */
+import { ConfigError } from './errors';
 
 export interface CsPoint {
   /** Observations so far. */
@@ -58,7 +59,7 @@ export class BettingCs {
 
   constructor(opts: CsOptions) {
     const { alpha } = opts;
-    if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha: expected a number in (0, 1), got ${alpha}`);
+    if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`alpha: expected a number in (0, 1), got ${alpha}`);
     this.cap = opts.lambdaCap ?? 0.5;
     this.logTerm = Math.log(2 / alpha);
   }

@@ -210,6 +210,7 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
     const scope = (s: any) => ({
       models: s.allowed_models,
       aliases: s.model_aliases ?? {},
+      allow_unbounded_input: false,
       ...(s.max_requests !== undefined ? { max_requests: s.max_requests } : {}),
       ...(s.max_tokens !== undefined ? { max_input_tokens: s.max_tokens, max_output_tokens: s.max_tokens } : {}),
       max_concurrency: s.max_concurrency ?? 8,
