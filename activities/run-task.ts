@@ -156,6 +156,7 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
     error: row.status === 'error' ? `${row.error}; ${how}` : null,
     usage: row.usage,
     trialRewards: row.trialRewards,
+    ...(row.nInvalidTrials ? { nInvalidTrials: row.nInvalidTrials, invalidReasons: row.invalidReasons } : {}),
     harborVersion: harborVersionOf(t.jobDir),
     notes: t.notes,
   };

@@ -41,12 +41,25 @@ export function registerTrialsCommand(program: Command): void {
         process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
         return;
       }
+      const withInvalid = rows.some((r) => r.nInvalidTrials);
       const out = table(
-        ['task', 'status', 'score', 'trials', 'chosen trial', 'exceptions'],
-        rows.map((r) => [r.task, r.status, fmtScore(r.score), r.nTrials, r.trial, r.exceptions.join(',')]),
+        ['task', 'status', 'score', 'trials', 'chosen trial', 'exceptions', ...(withInvalid ? ['not valid'] : [])],
+        rows.map((r) => [
+          r.task,
+          r.status,
+          fmtScore(r.score),
+          r.nTrials,
+          r.trial,
+          r.exceptions.join(','),
+          ...(withInvalid ? [r.nInvalidTrials ? `${r.nInvalidTrials}: ${r.invalidReasons.join(', ')}` : ''] : []),
+        ]),
       );
       const scored = rows.filter((r) => r.status === 'scored');
       const mean = rows.length ? scored.reduce((a, r) => a + (r.score ?? 0), 0) / rows.length : 0;
-      process.stdout.write(`${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)\n`);
+      const nInvalid = rows.reduce((a, r) => a + r.nInvalidTrials, 0);
+      const invalidNote = nInvalid ? `; ${nInvalid} trial(s) with a reward Harbor's error policy marks not valid, never scored` : '';
+      process.stdout.write(
+        `${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)${invalidNote}\n`,
+      );
     });
 }

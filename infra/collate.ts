@@ -176,10 +176,13 @@ export interface CollatedRow {
   error: string | null;
   usage: CollatedTask['usage'];
   trialRewards: number[];
+  nInvalidTrials?: number;
+  invalidReasons?: string[];
   jobDir: string;
 }
 
 export function collatedRow(c: CollatedTask, jobDir: string): CollatedRow {
   const { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards } = c;
-  return { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards, jobDir };
+  const invalid = c.nInvalidTrials ? { nInvalidTrials: c.nInvalidTrials, invalidReasons: c.invalidReasons } : {};
+  return { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards, ...invalid, jobDir };
 }

@@ -39,6 +39,14 @@ export const TaskRowJson = z.strictObject({
   error: z.string().nullable(),
   usage: UsageJson.optional(),
   trialRewards: z.array(num).optional(),
+  nInvalidTrials: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "trials whose reward Harbor's error policy marks not valid (a model-provider failure, a spent budget, a failed verifier): never scored",
+    ),
+  invalidReasons: z.array(z.string()).optional().describe('why those trials are not valid: each distinct `ExceptionType (what it is)`'),
   harborVersion: z.string().nullable().optional(),
   notes: z.array(z.string()).optional(),
 });
@@ -87,6 +95,7 @@ export const CandidateResultJson = z.strictObject({
   finishedAt: isoTime,
   usage: UsageJson.optional(),
   harborVersions: z.array(z.string()).optional(),
+  nInvalidTrials: z.number().int().optional().describe("trials over all tasks whose reward Harbor's error policy marks not valid"),
   skippedDirs: z.array(SkippedDir).optional(),
   spend: SpendReportJson.optional(),
   nRun: z.number().int().optional(),

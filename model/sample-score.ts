@@ -10,6 +10,8 @@ export interface SampleScore {
   /** Mode B: the task's trials, and those that ended without rewards (dead: infrastructure or a crash). */
   n_trials?: number;
   n_dead_trials?: number;
+  /** Of the dead, those with a reward Harbor's error policy marks not valid (a model-provider failure, a spent budget). */
+  n_invalid_trials?: number;
   /** What the task's model calls cost through the gateway (agent evaluations of a task with a gateway). */
   model_usage?: ScopeUsage;
 }

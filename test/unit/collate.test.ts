@@ -108,6 +108,16 @@ test('the fast trial check agrees with the TrialResult schema, case by case', ()
     { ...ok, agent_result: null },
     { ...ok, started_at: null, finished_at: '2026-01-01T00:00:00Z' },
     { ...ok, finished_at: 5 },
+    { ...ok, schema_version: 1 },
+    { ...ok, schema_version: 2 },
+    { ...ok, schema_version: '1' },
+    { ...ok, reward_valid: false },
+    { ...ok, reward_valid: null },
+    { ...ok, reward_valid: 'no' },
+    { ...ok, exception_info: { exception_type: 'E', policy: { should_retry: true, should_grade: true, has_valid_reward: false } } },
+    { ...ok, exception_info: { exception_type: 'E', policy: null } },
+    { ...ok, exception_info: { exception_type: 'E', policy: { has_valid_reward: 'no' } } },
+    { ...ok, exception_info: { exception_type: 'E', policy: [] } },
   ];
   for (const c of cases) expect({ c, fast: isTrialResult(c) }).toEqual({ c, fast: TrialResult.safeParse(c).success });
 });
