@@ -5,7 +5,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { DEFAULT_HARBOR_VERSION } from '../../model/harbor-version';
 import { DATASET, invocations, STANDIN, tempDir } from '../helpers/fixtures';
 
 const TRIAL_NAME = /^(.{1,32})__([2-9A-HJ-NP-Za-km-z]{7})$/;
@@ -75,6 +75,7 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
 
   const result = readJson(path.join(t, 'result.json'));
   expect(Object.keys(result)).toEqual([
+    'schema_version', // Harbor 0.26 (the default version): the schema first, the computed reward_valid last
     'id',
     'task_name',
     'trial_name',
@@ -95,6 +96,7 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
     'agent_execution',
     'verifier',
     'step_results',
+    'reward_valid',
   ]);
   const dirName = path.basename(t).split('__')[0]!;
   expect(result.task_name).toBe(`mini-bench/${dirName}`); // [task].name, not the dir name
@@ -195,7 +197,7 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
   });
   expect(readJson(path.join(job, 'lock.json'))).toMatchObject({
     schema_version: 3,
-    harbor: { version: HARBOR_VERSION },
+    harbor: { version: DEFAULT_HARBOR_VERSION },
     n_concurrent_trials: 4,
   });
 });
@@ -336,7 +338,7 @@ test('usage errors exit 2 with Click wording; config errors exit 1', () => {
   expect(noMatch.stderr).toMatch(/ValueError: No tasks matched the filter\(s\) \["nope"\]/);
   expect(harbor(['run', '-p', '/nonexistent', '-y']).code).toBe(1);
   expect(harbor(['run', '-i', 'x']).stderr).toContain('Cannot specify task filters without --path, --dataset or --task.');
-  expect(harbor(['--version']).stdout).toBe(`${HARBOR_VERSION}\n`);
+  expect(harbor(['--version']).stdout).toBe(`${DEFAULT_HARBOR_VERSION}\n`);
 });
 
 test('--print-config prints the JobConfig and runs nothing', () => {
@@ -485,7 +487,7 @@ test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0,
   expect(score('oracle', 'o')).toEqual({ 'hello-world': 1, 'count-words': 1, 'sum-numbers': 1 });
   expect(score('nop', 'n')).toEqual({ 'hello-world': 0, 'count-words': 0, 'sum-numbers': 0 });
   expect(score('agent:MiniAgent', 'm')).toEqual({ 'hello-world': 1, 'count-words': 0.25, 'sum-numbers': 0 });
-  expect(execFileSync(STANDIN, ['--version'], { encoding: 'utf8' })).toBe(`${HARBOR_VERSION}\n`);
+  expect(execFileSync(STANDIN, ['--version'], { encoding: 'utf8' })).toBe(`${DEFAULT_HARBOR_VERSION}\n`);
 });
 
 test('--dry-run validates without running (no job dir) and reports config errors with exit 1', () => {
@@ -552,4 +554,42 @@ test('registry task paths resolve against the working directory, as in Harbor 0.
   );
   expect(r.code).toBe(0);
   expect(trialDirs(path.join(jobs, 'j'))).toHaveLength(1);
+});
+
+test("Harbor 0.26's result format and policy by default; 0.25's when HARBOR_STANDIN_VERSION asks for it", () => {
+  const scenario = {
+    tasks: {
+      'hello-world': { exception: 'ApiRateLimitError', reward: 1 },
+      'count-words': { exception: 'NonZeroAgentExitCodeError', reward: 0.5 },
+    },
+  };
+  const run = (env: Record<string, string>) => {
+    const jobs = tempDir();
+    const args = ['run', '-p', DATASET, '-i', 'hello-world', '-i', 'count-words', '-r', '2', '-o', jobs, '--job-name', 'j', '-y', '-q'];
+    expect(harbor(args, { env: { HARBOR_STANDIN_SCENARIO: JSON.stringify(scenario), ...env } }).code).toBe(0);
+    const job = path.join(jobs, 'j');
+    const byTask = Object.fromEntries(trialDirs(job).map((t) => [path.basename(t).split('__')[0]!, readJson(path.join(t, 'result.json'))]));
+    return { job, byTask, stats: readJson(path.join(job, 'result.json')).stats as Record<string, unknown> };
+  };
+  const v26 = run({});
+  expect(v26.byTask['hello-world']).toMatchObject({
+    schema_version: 1,
+    reward_valid: false,
+    exception_info: { exception_type: 'ApiRateLimitError', policy: { should_retry: true, should_grade: true, has_valid_reward: false } },
+  });
+  expect(v26.byTask['count-words']).toMatchObject({ reward_valid: true, exception_info: { policy: { has_valid_reward: true } } });
+  // 0.26 retries the rate limit (twice) but not the agent's non-zero exit; 0.25 retried both.
+  expect(v26.stats.n_retries).toBe(2);
+  expect(readJson(path.join(v26.job, 'lock.json')).harbor).toMatchObject({ version: '0.26.0' });
+  const evals26 = Object.values(v26.stats.evals as Record<string, { metrics: { mean: number }[] }>)[0]!;
+  expect(evals26.metrics[0]!.mean).toBe(0.5); // only the valid reward counts in 0.26's mean
+
+  const v25 = run({ HARBOR_STANDIN_VERSION: '0.25.0' });
+  expect(v25.byTask['hello-world']!.schema_version).toBeUndefined();
+  expect(v25.byTask['hello-world']!.reward_valid).toBeUndefined();
+  expect(v25.byTask['hello-world']!.exception_info).not.toHaveProperty('policy');
+  expect(v25.stats.n_retries).toBe(4);
+  expect(readJson(path.join(v25.job, 'lock.json')).harbor).toMatchObject({ version: '0.25.0' });
+  expect(harbor(['--version'], { env: { HARBOR_STANDIN_VERSION: '0.25.0' } }).stdout).toBe('0.25.0\n');
+  expect(harbor(['--version'], { env: { HARBOR_STANDIN_VERSION: '9.9.9' } }).code).toBe(2);
 });
