@@ -223,7 +223,13 @@ export const CleanJson = z.strictObject({
   unknown: z.array(z.string()).describe('evaluations in the home this server does not know, left (no --forgotten)'),
 });
 
-export const TrialsJson = z.strictObject({ tasks: z.array(TaskRowJson) });
+export const TrialsJson = z.strictObject({
+  tasks: z.array(TaskRowJson),
+  skippedJobDirs: z
+    .array(z.strictObject({ jobDir: z.string(), reason: z.string() }))
+    .optional()
+    .describe('job dirs without any result.json (crashed, empty or still running), with why; absent when none'),
+});
 
 export const DemoJson = z.strictObject({ results: z.array(CandidateResultJson), best: z.string(), ui: z.string().nullable() });
 
