@@ -16,6 +16,7 @@ import type { CandidateSource, RunTaskInput, TaskResult } from '../model/eval-ty
 import { FailureType } from '../model/failures';
 import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
+import { unsupportedHarborWarning } from '../model/harbor-version';
 import { faultPause } from './fault-pause';
 import { launchUntilSettled } from './harbor-launch';
 import { jobFinished, liveOrphan, pruneForResume } from './harbor-orphans';
@@ -141,6 +142,9 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
       ? [`${loaded.invalid.length} unreadable result.json (${loaded.invalid[0]!.file}: ${loaded.invalid[0]!.reason})`]
       : []),
   ].join(', ');
+  const harborVersion = harborVersionOf(t.jobDir);
+  const unsupported = unsupportedHarborWarning(harborVersion);
+  if (unsupported && !t.notes.includes(unsupported)) t.notes.push(unsupported);
   const result: TaskResult = {
     task: t.task,
     status: row.status,
@@ -157,7 +161,7 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
     usage: row.usage,
     trialRewards: row.trialRewards,
     ...(row.nInvalidTrials ? { nInvalidTrials: row.nInvalidTrials, invalidReasons: row.invalidReasons } : {}),
-    harborVersion: harborVersionOf(t.jobDir),
+    harborVersion,
     notes: t.notes,
   };
   if (row.status === 'scored') return result;

@@ -183,6 +183,12 @@ const EvalRef = z.strictObject({ evalId: z.string(), candidate: z.string(), cand
 export const CompareJson = z.strictObject({
   a: EvalRef,
   b: EvalRef,
+  harborVersions: z
+    .strictObject({ a: z.array(z.string()), b: z.array(z.string()), differ: z.boolean() })
+    .optional()
+    .describe(
+      'the Harbor versions each evaluation ran on (from its jobs); differ: they are not the same, so the scores may not be comparable',
+    ),
   n: z.number().int(),
   deltas: z.array(z.strictObject({ task: z.string(), a: num, b: num, delta: num })),
   onlyInA: z.array(z.string()),

@@ -30,3 +30,14 @@ export function unsupportedHarborWarning(v: string | null): string | null {
   if (v === null || isSupportedHarborVersion(v)) return null;
   return `Harbor ${v} is not a version vero-harbor supports (${SUPPORTED_HARBOR_VERSIONS.join(', ')}): it runs, with rewards judged by Harbor 0.26's error policy; install a supported one with scripts/ensure-harbor`;
 }
+
+/**
+ * Whether two evaluations ran on different Harbor versions (each result's `harborVersions`, from its jobs'
+ * lock.json): what a comparison of them must say, or null when the versions are the same (or unknown).
+ */
+export function harborVersionsDiffer(a: readonly string[] | undefined, b: readonly string[] | undefined): string | null {
+  if (!a?.length || !b?.length) return null;
+  const key = (v: readonly string[]) => [...v].sort().join(', ');
+  if (key(a) === key(b)) return null;
+  return `A and B ran on different Harbor versions (A ${key(a)}, B ${key(b)}): Harbor 0.26 no longer counts a reward its error policy marks not valid, so scores may differ for that reason alone`;
+}

@@ -1,4 +1,5 @@
 import { errorPolicyOf, noRetryExceptionTypes, rewardValidity } from '../../model/harbor-error-policy';
+import { harborVersionsDiffer, unsupportedHarborWarning } from '../../model/harbor-version';
 import type { TrialResult } from '../../model/harbor-result';
 
 const base = { task_name: 't', trial_name: 't__AAAAAAA', verifier_result: { rewards: { reward: 0 } } };
@@ -70,4 +71,12 @@ describe('rewardValidity: the file first, then the table', () => {
     expect(rewardValidity(withException('BudgetExceededError')).why).toMatch(/^BudgetExceededError \(.*budget/);
     expect(rewardValidity(withException('ApiRateLimitError')).why).toMatch(/^ApiRateLimitError \(.*model-provider/);
   });
+});
+
+test('a comparison says when A and B ran on different Harbor versions; unsupported versions get a warning', () => {
+  expect(harborVersionsDiffer(['0.25.0'], ['0.26.0'])).toMatch(/different Harbor versions \(A 0\.25\.0, B 0\.26\.0\)/);
+  expect(harborVersionsDiffer(['0.26.0'], ['0.26.0'])).toBeNull();
+  expect(harborVersionsDiffer(undefined, ['0.26.0'])).toBeNull(); // unknown (results recorded before versions were)
+  expect(unsupportedHarborWarning('0.26.0')).toBeNull();
+  expect(unsupportedHarborWarning('0.27.0')).toMatch(/Harbor 0\.27\.0 is not a version vero-harbor supports \(0\.25\.0, 0\.26\.0\)/);
 });
