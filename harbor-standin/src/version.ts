@@ -1,9 +1,9 @@
 /**
- * Which Harbor the stand-in imitates: HARBOR_STANDIN_VERSION (a supported version), else the default one. 0.26
+ * Which Harbor the stand-in imitates: HARBOR_STANDIN_VERSION (a supported version), else the tested pin (0.25.0). 0.26
  * writes `schema_version`, `reward_valid` and `exception_info.policy` into trial results, counts only valid
  * rewards in the job's mean, and its default retry exclusions are every type whose policy says "no retry".
  */
-import { DEFAULT_HARBOR_VERSION, isSupportedHarborVersion, SupportedHarborVersion } from '../../model/harbor-version';
+import { HARBOR_VERSION, isSupportedHarborVersion, SupportedHarborVersion } from '../../model/harbor-version';
 import { errorPolicyOf, noRetryExceptionTypes } from '../../model/harbor-error-policy';
 
 /** Harbor 0.25's default `RetryConfig.exclude_exceptions`. */
@@ -21,7 +21,7 @@ export const RETRY_EXCLUDE_025 = [
 
 function standinVersion(): SupportedHarborVersion {
   const v = process.env.HARBOR_STANDIN_VERSION;
-  if (!v) return DEFAULT_HARBOR_VERSION;
+  if (!v) return HARBOR_VERSION;
   if (!isSupportedHarborVersion(v)) {
     process.stderr.write(`harbor stand-in: HARBOR_STANDIN_VERSION=${v} is not one it imitates (0.25.0, 0.26.0)\n`);
     process.exit(2);

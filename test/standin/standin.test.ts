@@ -5,7 +5,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_HARBOR_VERSION } from '../../model/harbor-version';
+import { HARBOR_VERSION } from '../../model/harbor-version';
 import { DATASET, invocations, STANDIN, tempDir } from '../helpers/fixtures';
 
 const TRIAL_NAME = /^(.{1,32})__([2-9A-HJ-NP-Za-km-z]{7})$/;
@@ -75,7 +75,6 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
 
   const result = readJson(path.join(t, 'result.json'));
   expect(Object.keys(result)).toEqual([
-    'schema_version', // Harbor 0.26 (the default version): the schema first, the computed reward_valid last
     'id',
     'task_name',
     'trial_name',
@@ -96,7 +95,6 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
     'agent_execution',
     'verifier',
     'step_results',
-    'reward_valid',
   ]);
   const dirName = path.basename(t).split('__')[0]!;
   expect(result.task_name).toBe(`mini-bench/${dirName}`); // [task].name, not the dir name
@@ -197,7 +195,7 @@ test('a job writes the exact layout and Harbor field names, types and timestamp 
   });
   expect(readJson(path.join(job, 'lock.json'))).toMatchObject({
     schema_version: 3,
-    harbor: { version: DEFAULT_HARBOR_VERSION },
+    harbor: { version: HARBOR_VERSION },
     n_concurrent_trials: 4,
   });
 });
@@ -338,7 +336,7 @@ test('usage errors exit 2 with Click wording; config errors exit 1', () => {
   expect(noMatch.stderr).toMatch(/ValueError: No tasks matched the filter\(s\) \["nope"\]/);
   expect(harbor(['run', '-p', '/nonexistent', '-y']).code).toBe(1);
   expect(harbor(['run', '-i', 'x']).stderr).toContain('Cannot specify task filters without --path, --dataset or --task.');
-  expect(harbor(['--version']).stdout).toBe(`${DEFAULT_HARBOR_VERSION}\n`);
+  expect(harbor(['--version']).stdout).toBe(`${HARBOR_VERSION}\n`);
 });
 
 test('--print-config prints the JobConfig and runs nothing', () => {
@@ -487,7 +485,7 @@ test('without a scenario, outcomes follow the agent under test (oracle 1, nop 0,
   expect(score('oracle', 'o')).toEqual({ 'hello-world': 1, 'count-words': 1, 'sum-numbers': 1 });
   expect(score('nop', 'n')).toEqual({ 'hello-world': 0, 'count-words': 0, 'sum-numbers': 0 });
   expect(score('agent:MiniAgent', 'm')).toEqual({ 'hello-world': 1, 'count-words': 0.25, 'sum-numbers': 0 });
-  expect(execFileSync(STANDIN, ['--version'], { encoding: 'utf8' })).toBe(`${DEFAULT_HARBOR_VERSION}\n`);
+  expect(execFileSync(STANDIN, ['--version'], { encoding: 'utf8' })).toBe(`${HARBOR_VERSION}\n`);
 });
 
 test('--dry-run validates without running (no job dir) and reports config errors with exit 1', () => {
@@ -556,7 +554,7 @@ test('registry task paths resolve against the working directory, as in Harbor 0.
   expect(trialDirs(path.join(jobs, 'j'))).toHaveLength(1);
 });
 
-test("Harbor 0.26's result format and policy by default; 0.25's when HARBOR_STANDIN_VERSION asks for it", () => {
+test("Harbor 0.26's result format and policy with HARBOR_STANDIN_VERSION=0.26.0; 0.25's by default", () => {
   const scenario = {
     tasks: {
       'hello-world': { exception: 'ApiRateLimitError', reward: 1 },
@@ -571,7 +569,7 @@ test("Harbor 0.26's result format and policy by default; 0.25's when HARBOR_STAN
     const byTask = Object.fromEntries(trialDirs(job).map((t) => [path.basename(t).split('__')[0]!, readJson(path.join(t, 'result.json'))]));
     return { job, byTask, stats: readJson(path.join(job, 'result.json')).stats as Record<string, unknown> };
   };
-  const v26 = run({});
+  const v26 = run({ HARBOR_STANDIN_VERSION: '0.26.0' });
   expect(v26.byTask['hello-world']).toMatchObject({
     schema_version: 1,
     reward_valid: false,
@@ -584,7 +582,7 @@ test("Harbor 0.26's result format and policy by default; 0.25's when HARBOR_STAN
   const evals26 = Object.values(v26.stats.evals as Record<string, { metrics: { mean: number }[] }>)[0]!;
   expect(evals26.metrics[0]!.mean).toBe(0.5); // only the valid reward counts in 0.26's mean
 
-  const v25 = run({ HARBOR_STANDIN_VERSION: '0.25.0' });
+  const v25 = run({});
   expect(v25.byTask['hello-world']!.schema_version).toBeUndefined();
   expect(v25.byTask['hello-world']!.reward_valid).toBeUndefined();
   expect(v25.byTask['hello-world']!.exception_info).not.toHaveProperty('policy');
