@@ -11,7 +11,7 @@ import { writeFileDurable } from '../infra/atomic-file';
 import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
 import { harborJobFiles } from '../model/paths';
-import { addUsage, NO_USAGE, rewardsOf, type Usage, usageOf } from '../model/trial-ranking';
+import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/trial-ranking';
 import { JOB_ENV } from '../model/harbor-argv';
 
 export interface PidFile {
@@ -80,9 +80,9 @@ export function previousHarborFailures(details: unknown, file: string): number {
 }
 
 /**
- * Before Harbor resumes the job: delete trials that are unreadable or failed without rewards (infrastructure
- * errors), so they run again; keep every trial that has rewards. Trials without result.json are Harbor's to
- * delete.
+ * Before Harbor resumes the job: delete trials that are unreadable, failed without rewards (infrastructure
+ * errors) or have a reward Harbor's error policy marks not valid (a model-provider failure, a spent budget), so
+ * they run again; keep every trial whose reward counts. Trials without result.json are Harbor's to delete.
  */
 export function pruneForResume(jobDir: string, usageFile?: string): string[] {
   const removed: string[] = [];
@@ -98,7 +98,7 @@ export function pruneForResume(jobDir: string, usageFile?: string): string[] {
     const file = harborJobFiles.trialResult(jobDir, e.name);
     if (!fs.existsSync(file)) continue;
     const r = readTrialFile(file, jobDir);
-    const keep = 'trial' in r && rewardsOf(r.trial.result) !== null;
+    const keep = 'trial' in r && hasValidReward(r.trial.result);
     if (!keep) {
       if ('trial' in r) spent[e.name] = usageOf(r.trial.result);
       if (usageFile) recordPrunedUsage(usageFile, spent); // before the trial is gone: its spend is never lost

@@ -94,6 +94,7 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
   const failed = errorRate >= input.settings.errorRateThreshold && s.nErrors > 0;
   const status: EvalStatus = nNotRun > 0 ? 'budget_exhausted' : failed ? 'failed' : 'completed';
   const resultFile = resultFileFor(input.home, input.evalId);
+  const nInvalidTrials = tasks.reduce((a, t) => a + (t.nInvalidTrials ?? 0), 0);
   const result: CandidateResult = {
     evalId: input.evalId,
     candidate: input.candidate,
@@ -117,6 +118,7 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     usage: tasks.map((t) => t.usage ?? NO_USAGE).reduce(addUsage, NO_USAGE),
     harborVersions: [...new Set(tasks.map((t) => t.harborVersion).filter((v): v is string => !!v))].sort(),
     skippedDirs: input.skippedDirs ?? [],
+    ...(nInvalidTrials ? { nInvalidTrials } : {}),
     ...(input.settings.spendCap ? { spend: spendReport(input, nNotRun), nRun: ran.length } : {}),
   };
   const samplesDir = homePaths(input.home).samplesDir(input.evalId);

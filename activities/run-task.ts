@@ -16,6 +16,7 @@ import type { CandidateSource, RunTaskInput, TaskResult } from '../model/eval-ty
 import { FailureType } from '../model/failures';
 import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
+import { unsupportedHarborWarning } from '../model/harbor-version';
 import { faultPause } from './fault-pause';
 import { launchUntilSettled } from './harbor-launch';
 import { jobFinished, liveOrphan, prunedUsage, pruneForResume } from './harbor-orphans';
@@ -142,6 +143,9 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
       ? [`${loaded.invalid.length} unreadable result.json (${loaded.invalid[0]!.file}: ${loaded.invalid[0]!.reason})`]
       : []),
   ].join(', ');
+  const harborVersion = harborVersionOf(t.jobDir);
+  const unsupported = unsupportedHarborWarning(harborVersion);
+  if (unsupported && !t.notes.includes(unsupported)) t.notes.push(unsupported);
   const result: TaskResult = {
     task: t.task,
     status: row.status,
@@ -158,7 +162,8 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
     // Every trial that ran: those still in the job, and those removed before a retry (they cost money too).
     usage: addUsage(row.usage, prunedUsage(t.prunedUsageFile)),
     trialRewards: row.trialRewards,
-    harborVersion: harborVersionOf(t.jobDir),
+    ...(row.nInvalidTrials ? { nInvalidTrials: row.nInvalidTrials, invalidReasons: row.invalidReasons } : {}),
+    harborVersion,
     notes: t.notes,
   };
   if (row.status === 'scored') return result;

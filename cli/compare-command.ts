@@ -8,6 +8,7 @@ import type { CandidateResult } from '../model/eval-types';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { harborVersionsDiffer } from '../model/harbor-version';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -77,9 +78,12 @@ evaluation); 3 no server.`,
       });
       if (a.configDigest !== b.configDigest)
         process.stderr.write('warning: A and B were evaluated under different configs (tasks, harbor settings or scoring)\n');
+      const versions = harborVersionsDiffer(a.harborVersions, b.harborVersions);
+      if (versions) process.stderr.write(`warning: ${versions}\n`);
       const out = {
         a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
         b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
+        harborVersions: { a: a.harborVersions ?? [], b: b.harborVersions ?? [], differ: versions !== null },
         ...c,
       };
       if (o.json) return print(JSON.stringify(out, null, 2));
@@ -98,6 +102,7 @@ evaluation); 3 no server.`,
           `mean      A ${c.meanA.toFixed(3)}  B ${c.meanB.toFixed(3)}  delta ${c.meanDelta >= 0 ? '+' : ''}${c.meanDelta.toFixed(3)}${c.ci95 ? `  95% CI [${c.ci95[0].toFixed(3)}, ${c.ci95[1].toFixed(3)}] (paired bootstrap, ${c.bootstrap.resamples} resamples, seed ${c.bootstrap.seed})` : ''}`,
           `flips     ${c.flippedToPass.length} to pass, ${c.flippedToFail.length} to fail (pass = score ≥ ${threshold}); exact McNemar p = ${c.mcnemar.pValue.toPrecision(3)}`,
           `verdict   ${c.summary}`,
+          ...(versions ? [`harbor    ${versions}`] : []),
         ].join('\n'),
       );
     } finally {

@@ -12,6 +12,7 @@ import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '..
 import { PROJECT_ROOT } from '../infra/package-root';
 import { DemoFailedError } from '../model/errors';
 import { table } from './format';
+import { HARBOR_VERSION } from '../model/harbor-version';
 
 export const DEMO_MODES = { a: 'mode-a', b: 'mode-b' } as const;
 
@@ -36,7 +37,7 @@ function candidateTable(o: CompiledTaskOutcome): string {
 }
 
 export async function demoOptimize(opts: { home: string; modes: (keyof typeof DEMO_MODES)[]; json?: boolean }): Promise<void> {
-  const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
+  const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [HARBOR_VERSION], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();

@@ -19,6 +19,7 @@ import { handleInterrupts, killGroup } from './interrupts';
 import type { Deployment } from '../infra/deployment';
 import { TEMPORAL_DEFAULTS, type EvalConfig } from '../model/eval-config';
 import type { Client } from '@temporalio/client';
+import { HARBOR_VERSION } from '../model/harbor-version';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -224,7 +225,7 @@ async function runDemo(o: DemoFlags): Promise<void> {
   const home = path.resolve(o.home ?? path.join(defaultHome(), o.real ? 'demo-real' : 'demo'));
   const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
   const harborCommand = o.real
-    ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
+    ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [HARBOR_VERSION], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
       }).trim()

@@ -26,10 +26,20 @@ export function fmtTokens(u: Usage | undefined): string | null {
   return `${k(u.inputTokens)} in / ${k(u.outputTokens)} out`;
 }
 
-/** The note column: the error (with Harbor's exception message), else exceptions, a salvage, or a fresh job. */
+/** `2 trial(s) with a reward that is not valid: ApiRateLimitError (…)`, or null when none. */
+export function invalidTrialsNote(t: Pick<TaskResult, 'nInvalidTrials' | 'invalidReasons'>): string | null {
+  if (!t.nInvalidTrials) return null;
+  return `${t.nInvalidTrials} trial(s) with a reward that is not valid, not scored: ${(t.invalidReasons ?? []).join(', ')}`;
+}
+
+/**
+ * The note column: the error (with Harbor's exception message), else the trials not valid and exceptions, a
+ * salvage, or a fresh job.
+ */
 export function taskNote(t: TaskResult): string {
+  const invalid = invalidTrialsNote(t);
   const notes = [
-    ...(t.error ? [t.error] : t.exceptions.length ? [t.exceptions.join(',')] : []),
+    ...(t.error ? [t.error] : [...(invalid ? [invalid] : []), ...(t.exceptions.length ? [t.exceptions.join(',')] : [])]),
     ...(t.timedOut && !t.error ? ['timed out (salvaged)'] : []),
     ...(t.notes ?? []),
   ];
@@ -118,6 +128,9 @@ export function resultSummary(r: CandidateResult): string {
       : []),
     ...healthLines(r),
     ...(r.harborVersions?.length ? [`harbor    ${r.harborVersions.join(', ')}`] : []),
+    ...(r.nInvalidTrials
+      ? [`invalid   ${r.nInvalidTrials} trial(s) with a reward Harbor's error policy marks not valid (never scored; see the rows)`]
+      : []),
     ...(r.skippedDirs?.length
       ? [
           `skipped   ${r.skippedDirs.length} dataset dir(s) that are not tasks: ${r.skippedDirs.map((d) => `${d.dir} (${d.reason})`).join(', ')}`,

@@ -6,7 +6,7 @@
 import { labelOf, progressSeries, type EvaluationRow } from '../client/view-data';
 import type { CandidateResult } from '../model/eval-types';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
-import { fmtCost } from './format';
+import { fmtCost, invalidTrialsNote } from './format';
 import { cellClass, chartBlock, comparisonText, deltaChart, esc, page, progressChart } from './views';
 
 /** A result as a row of the evaluations views (its progress point is in evaluation order: no repo here). */
@@ -57,7 +57,10 @@ function matrix(ranked: CandidateResult[], tasks: string[]): string {
     const cells = ranked.map((r) => {
       const t = (r.tasks ?? []).find((x) => x.task === task);
       if (!t) return '<td class="none">–</td>';
-      const title = t.error ?? (t.exceptions.length ? t.exceptions.join(', ') : `trial ${t.trial ?? ''}`);
+      const title = [
+        t.error ?? (t.exceptions.length ? t.exceptions.join(', ') : `trial ${t.trial ?? ''}`),
+        ...(t.error ? [] : [invalidTrialsNote(t) ?? []].flat()),
+      ].join('; ');
       const shown = t.status === 'error' ? 'error' : t.status === 'not_run' ? 'not run' : (t.score ?? 0).toFixed(2);
       return `<td class="${cellClass(t.score, t.status)}" title="${esc(title)}">${shown}</td>`;
     });
@@ -77,7 +80,7 @@ export function renderReport(
   const { points, baseline } = progressSeries(results.map(rowOf));
   const summaryRows = ranked.map((r) => {
     const link = opts.uiLink?.(r.evalId);
-    return `<tr><td>${esc(labelOf(r))}</td><td class="num">${r.score.toFixed(3)}</td><td class="num">${r.nScored}/${r.nTasks}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors}</td><td class="num">${esc(fmtCost(r.usage?.costUsd) ?? '–')}</td><td>${esc(r.status)}</td><td>${link ? `<a href="${esc(link)}">${esc(r.evalId)}</a>` : esc(r.evalId)}</td></tr>`;
+    return `<tr><td>${esc(labelOf(r))}</td><td class="num">${r.score.toFixed(3)}</td><td class="num">${r.nScored}/${r.nTasks}</td><td class="num${r.nErrors ? ' warn' : ''}">${r.nErrors}</td><td class="num${r.nInvalidTrials ? ' warn' : ''}">${r.nInvalidTrials ?? 0}</td><td class="num">${esc(fmtCost(r.usage?.costUsd) ?? '–')}</td><td>${esc(r.status)}</td><td>${link ? `<a href="${esc(link)}">${esc(r.evalId)}</a>` : esc(r.evalId)}</td></tr>`;
   });
   return page({
     title: opts.title ?? 'vero-harbor: candidate comparison',
@@ -88,7 +91,7 @@ ${scoreChart(ranked)}
 ${points.length >= 2 ? `<h2>Progress over candidates</h2>\n${progressChart(points, baseline)}\n<p class="note">In the order they were evaluated; baseline: ${esc(points[0]!.label)}.</p>` : ''}
 ${ranked.length >= 2 ? comparisonSection(ranked[0]!, ranked[1]!) : ''}
 <h2>Candidates</h2>
-<table><thead><tr><th>candidate</th><th>score</th><th>scored</th><th>errors</th><th>cost</th><th>status</th><th>evaluation (Web UI)</th></tr></thead><tbody>
+<table><thead><tr><th>candidate</th><th>score</th><th>scored</th><th>errors</th><th title="trials whose reward Harbor's error policy marks not valid: never scored">invalid trials</th><th>cost</th><th>status</th><th>evaluation (Web UI)</th></tr></thead><tbody>
 ${summaryRows.join('\n')}
 </tbody></table>
 <h2>Tasks × candidates</h2>

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { collatedRow } from '../infra/collate';
+import { collatedRow, jobDirsWithoutResults } from '../infra/collate';
 import { collateInParallel, MAX_COLLATION_THREADS, PARALLEL_MIN_TRIALS } from '../infra/collate-parallel';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
@@ -31,6 +31,9 @@ export function registerTrialsCommand(program: Command): void {
         threads: o.threads,
       });
       for (const bad of invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
+      // Every job dir is a row or a named skip: a crashed or empty one is never dropped silently.
+      const skipped = jobDirsWithoutResults(dir);
+      for (const s of skipped) process.stderr.write(`warning: no row for ${s.jobDir}: ${s.reason}\n`);
       if (o.json) {
         // The rows of `vero results --json`, less what only a run knows (runs, timedOut, notes, harborVersion).
         const jobOf = (trial: string | null) => {
@@ -38,15 +41,30 @@ export function registerTrialsCommand(program: Command): void {
           return file ? path.dirname(path.dirname(file)) : path.resolve(dir);
         };
         const tasks = rows.map((r) => collatedRow(r, jobOf(r.trial)));
-        process.stdout.write(`${JSON.stringify({ tasks }, null, 2)}\n`);
+        const skippedJobDirs = skipped.length ? { skippedJobDirs: skipped } : {};
+        process.stdout.write(`${JSON.stringify({ tasks, ...skippedJobDirs }, null, 2)}\n`);
         return;
       }
+      const withInvalid = rows.some((r) => r.nInvalidTrials);
       const out = table(
-        ['task', 'status', 'score', 'trials', 'chosen trial', 'exceptions'],
-        rows.map((r) => [r.task, r.status, fmtScore(r.score), r.nTrials, r.trial, r.exceptions.join(',')]),
+        ['task', 'status', 'score', 'trials', 'chosen trial', 'exceptions', ...(withInvalid ? ['not valid'] : [])],
+        rows.map((r) => [
+          r.task,
+          r.status,
+          fmtScore(r.score),
+          r.nTrials,
+          r.trial,
+          r.exceptions.join(','),
+          ...(withInvalid ? [r.nInvalidTrials ? `${r.nInvalidTrials}: ${r.invalidReasons.join(', ')}` : ''] : []),
+        ]),
       );
       const scored = rows.filter((r) => r.status === 'scored');
       const mean = rows.length ? scored.reduce((a, r) => a + (r.score ?? 0), 0) / rows.length : 0;
-      process.stdout.write(`${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)\n`);
+      const nInvalid = rows.reduce((a, r) => a + r.nInvalidTrials, 0);
+      const invalidNote = nInvalid ? `; ${nInvalid} trial(s) with a reward Harbor's error policy marks not valid, never scored` : '';
+      const skippedNote = skipped.length ? `; ${skipped.length} job dir(s) without any result.json, no row (named above)` : '';
+      process.stdout.write(
+        `${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)${invalidNote}${skippedNote}\n`,
+      );
     });
 }

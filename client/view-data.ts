@@ -13,6 +13,7 @@ import { homeRelative } from '../infra/home-file';
 import { CandidateResult, countedTaskScores, TaskResult } from '../model/eval-types';
 import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { scoreUncertainty } from '../model/uncertainty';
+import { hasInvalidReward } from '../model/trial-ranking';
 import { listEvaluations, withTasks } from './eval-client';
 import { partialResults } from './partial-results';
 
@@ -232,7 +233,9 @@ function trialsOf(home: string, jobDir: string): TrialView[] {
         name: r.trial_name,
         rewards: r.verifier_result?.rewards ?? null,
         exception: r.exception_info
-          ? `${r.exception_info.exception_type}: ${(r.exception_info.exception_message ?? '').split('\n')[0]}`
+          ? `${r.exception_info.exception_type}: ${(r.exception_info.exception_message ?? '').split('\n')[0]}${
+              hasInvalidReward(r) ? ' (reward not valid: not scored)' : ''
+            }`
           : null,
         startedAt: r.started_at ?? null,
         durationSec: Number.isFinite(start) && Number.isFinite(end) ? (end - start) / 1000 : null,

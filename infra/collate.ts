@@ -85,6 +85,34 @@ export function listTrialDirs(dir: string): string[] {
   return jobDirs.flatMap((job) => subdirs(job));
 }
 
+/** A job dir that gives no row: none of its trial dirs has a result.json. */
+export interface SkippedJobDir {
+  jobDir: string;
+  reason: string;
+}
+
+/**
+ * The job dirs (of a jobs dir, or the one job dir) that collation cannot make a row of, each with why: no trial
+ * dir at all (harbor stopped before its first trial), or trial dirs none of which has a result.json (harbor
+ * crashed, or still runs). An evaluation makes error rows of the same situations; `vero trials` names them.
+ */
+export function jobDirsWithoutResults(dir: string): SkippedJobDir[] {
+  const jobDirs = isJobDir(dir) ? [dir] : subdirs(dir);
+  const out: SkippedJobDir[] = [];
+  for (const jobDir of jobDirs) {
+    const trialDirs = subdirs(jobDir);
+    if (trialDirs.some((t) => fs.existsSync(harborJobFiles.resultIn(t)))) continue;
+    const what = isJobDir(jobDir) ? 'a Harbor job dir' : 'a dir without config.json and lock.json';
+    out.push({
+      jobDir,
+      reason: trialDirs.length
+        ? `${what} whose ${trialDirs.length} trial dir(s) have no result.json: harbor crashed or still runs`
+        : `${what} without trial dirs: harbor stopped before its first trial, or never started`,
+    });
+  }
+  return out;
+}
+
 /** Reads the result.json of each trial dir (see readTrialFile); a missing one (a running trial) is no row at all. */
 export function readTrialDirs(trialDirs: readonly string[], within: string, opts: LoadOptions = {}): LoadedJobs {
   const out: LoadedJobs = { trials: [], invalid: [] };
@@ -176,10 +204,13 @@ export interface CollatedRow {
   error: string | null;
   usage: CollatedTask['usage'];
   trialRewards: number[];
+  nInvalidTrials?: number;
+  invalidReasons?: string[];
   jobDir: string;
 }
 
 export function collatedRow(c: CollatedTask, jobDir: string): CollatedRow {
   const { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards } = c;
-  return { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards, jobDir };
+  const invalid = c.nInvalidTrials ? { nInvalidTrials: c.nInvalidTrials, invalidReasons: c.invalidReasons } : {};
+  return { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards, ...invalid, jobDir };
 }

@@ -39,6 +39,14 @@ export const TaskRowJson = z.strictObject({
   error: z.string().nullable(),
   usage: UsageJson.optional(),
   trialRewards: z.array(num).optional(),
+  nInvalidTrials: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "trials whose reward Harbor's error policy marks not valid (a model-provider failure, a spent budget, a failed verifier): never scored",
+    ),
+  invalidReasons: z.array(z.string()).optional().describe('why those trials are not valid: each distinct `ExceptionType (what it is)`'),
   harborVersion: z.string().nullable().optional(),
   notes: z.array(z.string()).optional(),
 });
@@ -87,6 +95,7 @@ export const CandidateResultJson = z.strictObject({
   finishedAt: isoTime,
   usage: UsageJson.optional(),
   harborVersions: z.array(z.string()).optional(),
+  nInvalidTrials: z.number().int().optional().describe("trials over all tasks whose reward Harbor's error policy marks not valid"),
   skippedDirs: z.array(SkippedDir).optional(),
   spend: SpendReportJson.optional(),
   nRun: z.number().int().optional(),
@@ -183,6 +192,12 @@ const EvalRef = z.strictObject({ evalId: z.string(), candidate: z.string(), cand
 export const CompareJson = z.strictObject({
   a: EvalRef,
   b: EvalRef,
+  harborVersions: z
+    .strictObject({ a: z.array(z.string()), b: z.array(z.string()), differ: z.boolean() })
+    .optional()
+    .describe(
+      'the Harbor versions each evaluation ran on (from its jobs); differ: they are not the same, so the scores may not be comparable',
+    ),
   n: z.number().int(),
   deltas: z.array(z.strictObject({ task: z.string(), a: num, b: num, delta: num })),
   onlyInA: z.array(z.string()),
@@ -280,7 +295,13 @@ export const CleanJson = z.strictObject({
     .describe('with --yes: items checked again right before removal and left (in use since the plan, or not removable)'),
 });
 
-export const TrialsJson = z.strictObject({ tasks: z.array(TaskRowJson) });
+export const TrialsJson = z.strictObject({
+  tasks: z.array(TaskRowJson),
+  skippedJobDirs: z
+    .array(z.strictObject({ jobDir: z.string(), reason: z.string() }))
+    .optional()
+    .describe('job dirs without any result.json (crashed, empty or still running), with why; absent when none'),
+});
 
 export const DemoJson = z.strictObject({ results: z.array(CandidateResultJson), best: z.string(), ui: z.string().nullable() });
 

@@ -110,8 +110,12 @@ export interface TaskResult {
   error: string | null;
   /** Cost and tokens of all the task's trials (absent in results recorded before it existed). */
   usage?: Usage;
-  /** Each rewarded trial's reward, in trial-name order (absent in results recorded before it existed). */
+  /** Each validly rewarded trial's reward, in trial-name order (absent in results recorded before it existed). */
   trialRewards?: number[];
+  /** Trials whose reward Harbor's error policy marks not valid, never scored (absent before it existed, and when none). */
+  nInvalidTrials?: number;
+  /** Why: each distinct `ExceptionType (what it is)`. */
+  invalidReasons?: string[];
   /** The Harbor version that ran the job (its lock.json). */
   harborVersion?: string | null;
   /** Things the user should know about how the row came to be (e.g. a job restarted in a fresh dir). */
@@ -201,6 +205,8 @@ export interface CandidateResult {
   usage?: Usage;
   /** The Harbor versions that ran the tasks (one, normally). */
   harborVersions?: string[];
+  /** Trials, over all tasks, whose reward Harbor's error policy marks not valid (absent when none). */
+  nInvalidTrials?: number;
   /** Dataset dirs that are not tasks, with the reason. */
   skippedDirs?: { dir: string; reason: string }[];
   /** The spend caps and what was spent, when a cap was set (model/spend-cap.ts). */

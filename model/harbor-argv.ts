@@ -8,6 +8,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { commandArgv } from './command-line';
 import type { HarborSection } from './harbor-config';
 import { escapeFnmatch } from './fnmatch';
+import { noRetryExceptionTypes } from './harbor-error-policy';
 
 export interface HarborTaskRun {
   harbor: HarborSection;
@@ -21,13 +22,29 @@ export interface HarborTaskRun {
   jobConfigFile?: string;
 }
 
-/** The job config (`-c`) for the retry backoff, or null when none is set: `{retry: {…}}` only. */
-export function retryBackoffConfig(h: HarborSection): { retry: Record<string, number> } | null {
+/**
+ * The job config (`-c`) for what Harbor has no flags for, or null when none is set: the retry backoff
+ * (`{retry: {…}}`) and Harbor 0.26's `override_error_policy`.
+ */
+export function retryBackoffConfig(
+  h: HarborSection,
+): { retry?: Record<string, number>; override_error_policy?: NonNullable<HarborSection['override_error_policy']> } | null {
   const retry: Record<string, number> = {};
   if (h.retry_wait_multiplier !== undefined) retry.wait_multiplier = h.retry_wait_multiplier;
   if (h.retry_min_wait_sec !== undefined) retry.min_wait_sec = h.retry_min_wait_sec;
   if (h.retry_max_wait_sec !== undefined) retry.max_wait_sec = h.retry_max_wait_sec;
-  return Object.keys(retry).length ? { retry } : null;
+  const overrides = h.override_error_policy && Object.keys(h.override_error_policy).length ? h.override_error_policy : null;
+  if (!Object.keys(retry).length && !overrides) return null;
+  return { ...(Object.keys(retry).length ? { retry } : {}), ...(overrides ? { override_error_policy: overrides } : {}) };
+}
+
+/**
+ * `--retry-exclude` values: none (Harbor's default list stays), or the configured ones plus Harbor 0.26's policy
+ * exclusions, which a non-empty list would otherwise drop; sorted, so the argv is the same on every attempt.
+ */
+export function retryExcludeOf(h: HarborSection): string[] {
+  if (h.retry_exclude.length === 0) return [];
+  return [...new Set([...h.retry_exclude, ...noRetryExceptionTypes()])].sort();
 }
 
 export function launcher(harbor: HarborSection, worktree: string): string[] {
@@ -73,7 +90,7 @@ export function harborArgv(run: HarborTaskRun): string[] {
   argv.push('-r', String(h.max_retries));
   argv.push('-n', String(Math.min(h.n_concurrent_trials ?? h.n_attempts, h.n_attempts)));
   for (const e of h.retry_include) argv.push('--retry-include', e);
-  for (const e of h.retry_exclude) argv.push('--retry-exclude', e);
+  for (const e of retryExcludeOf(h)) argv.push('--retry-exclude', e);
   // The flags override the file field by field (Harbor merges `retry.max_retries` etc. into it).
   if (run.jobConfigFile) argv.push('-c', run.jobConfigFile);
   const multipliers = [

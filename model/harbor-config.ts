@@ -36,8 +36,27 @@ export const HarborSection = z
     /** `-n`: trials of one task in flight (default: all attempts at once). */
     n_concurrent_trials: z.number().int().min(1).optional(),
     retry_include: z.array(z.string().min(1)).default([]),
-    /** Replaces Harbor's default exclude list when non-empty. */
+    /**
+     * Exception types Harbor must not retry. Non-empty, it replaces Harbor's default list, so vero adds Harbor 0.26's
+     * policy exclusions (every type whose error policy says "no retry": model/harbor-error-policy.ts) to it: a
+     * retry list never re-runs what Harbor's policy would not.
+     */
     retry_exclude: z.array(z.string().min(1)).default([]),
+    /**
+     * Harbor 0.26's `override_error_policy` (job config): per exception type name, what to retry, grade and count as
+     * a valid reward. Passed in vero's job config file (`-c`); Harbor keeps it in lock.json, so a job resumes only
+     * with the same overrides (as every other knob here, it is part of the evaluation's config digest).
+     */
+    override_error_policy: z
+      .record(
+        z.string().min(1),
+        z.strictObject({
+          should_retry: z.boolean().optional(),
+          should_grade: z.boolean().optional(),
+          has_valid_reward: z.boolean().optional(),
+        }),
+      )
+      .optional(),
     /**
      * Harbor's backoff before a retry, min(retry_min_wait_sec × retry_wait_multiplier^attempt, retry_max_wait_sec)
      * (Harbor's defaults 1, 1, 60: a constant second, too short for a rate-limit storm). Harbor has no flags for

@@ -2,7 +2,7 @@
  * Harbor's trial results as collation reads them: their type, the check of its hot path, times and task keys. The
  * zod schemas (model/harbor-schemas.ts) explain a file that fails the check, and are loaded only then.
  */
-import type { TrialResult } from './harbor-schemas';
+import { KNOWN_RESULT_SCHEMA_VERSIONS, type TrialResult } from './harbor-schemas';
 
 export type { TrialResult };
 
@@ -37,6 +37,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const optStr = (v: unknown) => v === undefined || v === null || typeof v === 'string';
 const num = (v: unknown) => typeof v === 'number' && Number.isFinite(v); // zod 4's z.number() is finite
 const optNum = (v: unknown) => v === undefined || v === null || num(v);
+const optBool = (v: unknown) => v === undefined || v === null || typeof v === 'boolean';
 
 /**
  * The hot path of collation: whether `json` satisfies `TrialResult` (the fields vero reads, nothing else),
@@ -45,6 +46,8 @@ const optNum = (v: unknown) => v === undefined || v === null || num(v);
  */
 export function isTrialResult(json: unknown): json is TrialResult {
   if (!isObj(json) || typeof json.task_name !== 'string' || typeof json.trial_name !== 'string') return false;
+  if (json.schema_version !== undefined && !KNOWN_RESULT_SCHEMA_VERSIONS.includes(json.schema_version as number)) return false;
+  if (!optBool(json.reward_valid)) return false;
   if (json.id !== undefined && typeof json.id !== 'string') return false;
   const id = json.task_id;
   if (
@@ -66,6 +69,9 @@ export function isTrialResult(json: unknown): json is TrialResult {
   if (ex !== undefined && ex !== null) {
     if (!isObj(ex) || typeof ex.exception_type !== 'string') return false;
     if (!optStr(ex.exception_message) || !optStr(ex.exception_traceback) || !optStr(ex.occurred_at)) return false;
+    const p = ex.policy;
+    if (p !== undefined && p !== null && !(isObj(p) && optBool(p.should_retry) && optBool(p.should_grade) && optBool(p.has_valid_reward)))
+      return false;
   }
   const ar = json.agent_result;
   if (ar !== undefined && ar !== null) {
@@ -86,6 +92,8 @@ export function scoringFields(r: TrialResult): TrialResult {
   const ar = r.agent_result;
   const vr = r.verifier_result;
   const out: TrialResult = { task_name: r.task_name, trial_name: r.trial_name };
+  if (r.schema_version !== undefined) out.schema_version = r.schema_version;
+  if (r.reward_valid !== undefined) out.reward_valid = r.reward_valid;
   if (r.id !== undefined) out.id = r.id;
   if (r.task_id !== undefined) out.task_id = r.task_id;
   if (r.source !== undefined) out.source = r.source;
@@ -93,7 +101,14 @@ export function scoringFields(r: TrialResult): TrialResult {
   if (vr !== undefined) out.verifier_result = vr === null ? null : { rewards: vr.rewards };
   if (ex !== undefined)
     out.exception_info =
-      ex === null ? null : { exception_type: ex.exception_type, exception_message: ex.exception_message, occurred_at: ex.occurred_at };
+      ex === null
+        ? null
+        : {
+            exception_type: ex.exception_type,
+            exception_message: ex.exception_message,
+            occurred_at: ex.occurred_at,
+            ...(ex.policy !== undefined ? { policy: ex.policy } : {}),
+          };
   if (ar !== undefined)
     out.agent_result =
       ar === null

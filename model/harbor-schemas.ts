@@ -1,17 +1,28 @@
 /**
- * zod schemas for the Harbor (0.22–0.25) JSON files vero-harbor reads (reference/harbor.md §3). Collation's hot
+ * zod schemas for the Harbor (0.22–0.26) JSON files vero-harbor reads (reference/harbor.md §3). Collation's hot
  * path does not load them (model/harbor-result.ts isTrialResult): zod is ≈ 50 ms of start-up for `vero trials`.
  */
 import { z } from 'zod';
 
 const timestamp = z.string().nullable().optional();
 
+/** Harbor 0.26's verdict on an exception (model/harbor-error-policy.ts); absent in 0.25 results. */
+export const ExceptionPolicy = z.looseObject({
+  should_retry: z.boolean().nullable().optional(),
+  should_grade: z.boolean().nullable().optional(),
+  has_valid_reward: z.boolean().nullable().optional(),
+});
+
 export const ExceptionInfo = z.looseObject({
   exception_type: z.string(),
   exception_message: z.string().nullable().optional(),
   exception_traceback: z.string().nullable().optional(),
   occurred_at: timestamp,
+  policy: ExceptionPolicy.nullable().optional(),
 });
+
+/** The result-file schema versions vero-harbor reads: omitted means 1 (Harbor ≤ 0.25 writes none; 0.26 writes 1). */
+export const KNOWN_RESULT_SCHEMA_VERSIONS: readonly number[] = [1];
 
 export const TaskId = z.union([
   z.looseObject({ path: z.string() }),
@@ -20,6 +31,12 @@ export const TaskId = z.union([
 
 /** The fields of `TrialResult` that collation uses; other fields are kept but not checked. */
 export const TrialResult = z.looseObject({
+  schema_version: z
+    .number()
+    .refine((v) => KNOWN_RESULT_SCHEMA_VERSIONS.includes(v), {
+      message: `is not a result schema version vero-harbor reads (known: ${KNOWN_RESULT_SCHEMA_VERSIONS.join(', ')})`,
+    })
+    .optional(),
   id: z.string().optional(),
   task_name: z.string(),
   trial_name: z.string(),
@@ -32,6 +49,8 @@ export const TrialResult = z.looseObject({
     .nullable()
     .optional(),
   exception_info: ExceptionInfo.nullable().optional(),
+  /** Harbor ≥ 0.26: whether the reward counts (its job mean counts only these). */
+  reward_valid: z.boolean().nullable().optional(),
   agent_result: z
     .looseObject({
       cost_usd: z.number().nullable().optional(),

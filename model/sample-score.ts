@@ -12,6 +12,8 @@ export interface SampleScore {
   n_dead_trials?: number;
   /** Mode B: live trials that ran with 0 input and 0 output tokens (model calls refused): not the candidate's score. */
   n_starved_trials?: number;
+  /** Of the dead, those with a reward Harbor's error policy marks not valid (a model-provider failure, a spent budget). */
+  n_invalid_trials?: number;
   /** What the task's model calls cost through the gateway (agent evaluations of a task with a gateway). */
   model_usage?: ScopeUsage;
 }

@@ -1,8 +1,11 @@
 /**
  * Choosing and scoring trials, pure. Ranking is total and independent of directory order (vero.md §6.1 #2):
- * clean (rewards and no exception) > has rewards > later finished_at > content tie-break.
+ * a valid reward (model/harbor-error-policy.ts) > clean (rewards and no exception) > has rewards > later
+ * finished_at > content tie-break. Only valid rewards score: a reward Harbor marks not valid (a model-provider
+ * failure, a spent budget, a failed verifier) is the infrastructure's, never the candidate's.
  */
 import { createHash } from 'node:crypto';
+import { rewardValidity } from './harbor-error-policy';
 import { parseHarborTime, type TrialResult } from './harbor-result';
 
 export interface LoadedTrial {
@@ -33,8 +36,23 @@ export function isClean(t: TrialResult): boolean {
   return rewardsOf(t) !== null && !t.exception_info;
 }
 
+/** Rewards that count: the trial has rewards and Harbor's error policy leaves them valid. */
+export function hasValidReward(t: TrialResult): boolean {
+  return rewardsOf(t) !== null && rewardValidity(t).valid;
+}
+
+/** Rewards that do not count (Harbor marks them not valid). */
+export function hasInvalidReward(t: TrialResult): boolean {
+  return rewardsOf(t) !== null && !rewardValidity(t).valid;
+}
+
 const rankKey = (t: LoadedTrial) =>
-  [isClean(t.result) ? 1 : 0, rewardsOf(t.result) ? 1 : 0, parseHarborTime(t.result.finished_at) ?? -Infinity] as const;
+  [
+    hasValidReward(t.result) ? 1 : 0,
+    isClean(t.result) ? 1 : 0,
+    rewardsOf(t.result) ? 1 : 0,
+    parseHarborTime(t.result.finished_at) ?? -Infinity,
+  ] as const;
 
 function compareKeyed(a: { t: LoadedTrial; k: ReturnType<typeof rankKey> }, b: { t: LoadedTrial; k: ReturnType<typeof rankKey> }): number {
   for (let i = 0; i < a.k.length; i++) if (a.k[i] !== b.k[i]) return a.k[i]! > b.k[i]! ? -1 : 1;
@@ -75,13 +93,18 @@ export interface TaskScore {
   /** The chosen trial (the best-ranked one). */
   trial: string | null;
   nTrials: number;
+  /** Trials with a valid reward (those that count). */
   nScored: number;
   nClean: number;
+  /** Trials whose reward Harbor marks not valid: never the candidate's score. */
+  nInvalidTrials: number;
+  /** Why they are not valid: each distinct `Type (what it is)`, sorted. */
+  invalidReasons: string[];
   exceptions: string[];
   error: string | null;
   /** What the task's trials cost, summed over all of them (retries and attempts cost money too). */
   usage: Usage;
-  /** The reward of each trial that has one, in trial-name order (pass@k and the within-task spread use them). */
+  /** The reward of each trial that has a valid one, in trial-name order (pass@k and the within-task spread use them). */
   trialRewards: number[];
 }
 
@@ -136,13 +159,16 @@ function exceptionSummaries(ranked: LoadedTrial[]): string[] {
 export function scoreTask(trials: LoadedTrial[], opts: { rewardKey?: string | null; aggregate?: Aggregation } = {}): TaskScore {
   const ranked = rankTrials(trials);
   const best = ranked[0];
-  const scored = ranked.filter((t) => rewardsOf(t.result));
+  const scored = ranked.filter((t) => hasValidReward(t.result));
+  const invalid = ranked.filter((t) => hasInvalidReward(t.result));
   const exceptions = [...new Set(ranked.map((t) => t.result.exception_info?.exception_type).filter((x): x is string => !!x))].sort();
   const base = {
     trial: best?.result.trial_name ?? null,
     nTrials: ranked.length,
     nScored: scored.length,
     nClean: ranked.filter((t) => isClean(t.result)).length,
+    nInvalidTrials: invalid.length,
+    invalidReasons: [...new Set(invalid.map((t) => rewardValidity(t.result).why!))].sort(),
     exceptions,
     usage: ranked.map((t) => usageOf(t.result)).reduce(addUsage, NO_USAGE),
     trialRewards: [...scored]
@@ -154,7 +180,9 @@ export function scoreTask(trials: LoadedTrial[], opts: { rewardKey?: string | nu
     const why =
       ranked.length === 0
         ? 'no trial result'
-        : `no trial has verifier rewards (${exceptionSummaries(ranked).join('; ') || 'no exception recorded'})`;
+        : invalid.length > 0
+          ? `no trial has a valid reward: ${invalid.length} of ${ranked.length} trial(s) rewarded but not valid (${exceptionSummaries(invalid).join('; ') || 'Harbor marked them not valid'})${invalid.length < ranked.length ? `; the others unrewarded (${exceptionSummaries(ranked.filter((t) => !invalid.includes(t))).join('; ') || 'no exception recorded'})` : ''}`
+          : `no trial has verifier rewards (${exceptionSummaries(ranked).join('; ') || 'no exception recorded'})`;
     return { status: 'error', score: null, metrics: {}, error: why, ...base };
   }
   const nonFinite = (score: number, what: string): TaskScore => ({

@@ -38,8 +38,11 @@ export interface EvalOutcome {
    */
   nInfraErrors: number;
   fullSplit: boolean;
-  /** Mode B: trials run, and trials that ended without rewards (a mean diluted by an outage shows here). */
-  trials?: { n_trials: number; n_dead_trials: number };
+  /**
+   * Mode B: trials run, trials that ended without a reward that counts (a mean diluted by an outage shows here),
+   * and of those, the ones with a reward Harbor's error policy marks not valid.
+   */
+  trials?: { n_trials: number; n_dead_trials: number; n_invalid_trials: number };
   /** What the evaluation's model calls cost through the gateway (when the task has one). */
   modelUsage?: ScopeUsage;
   /** Starved, dead and unmeasured attempts, with a warning when they deflate the mean. */
@@ -273,6 +276,7 @@ export class Engine {
             trials: {
               n_trials: samples.reduce((a, x) => a + (x.n_trials ?? 0), 0),
               n_dead_trials: samples.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
+              n_invalid_trials: samples.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
             },
           }
         : {}),
@@ -351,7 +355,15 @@ export class Engine {
             outputTokens: t.usage?.outputTokens ?? null,
           })
         : 0;
-      const trials = t ? { n_trials: t.nTrials, n_dead_trials: dead, ...(starved ? { n_starved_trials: starved } : {}) } : {};
+      // A trial whose reward is not valid is dead too: its task is an error row (after its attempts), never a low score.
+      const trials = t
+        ? {
+            n_trials: t.nTrials,
+            n_dead_trials: dead,
+            n_invalid_trials: t.nInvalidTrials ?? 0,
+            ...(starved ? { n_starved_trials: starved } : {}),
+          }
+        : {};
       return { id: ids[i]!, name, score: t?.score ?? null, error: t ? t.error : 'no result', ...trials };
     });
     return { samples, ...(failed ? { failed } : {}) };

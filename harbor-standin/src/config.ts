@@ -1,18 +1,10 @@
 /** `JobConfig` and `TrialConfig` as harbor 0.22 writes them (reference/harbor.md §3.1, §3.4). */
 import { f } from './pyjson';
+import { defaultRetryExclude } from './version';
 import type { LocalTask } from './tasks';
 
-export const DEFAULT_RETRY_EXCLUDE = [
-  'AgentTimeoutError',
-  'VerifierTimeoutError',
-  'RewardFileNotFoundError',
-  'RewardFileEmptyError',
-  'VerifierOutputParseError',
-  'ApiUsageLimitError',
-  'AgentSafetyRefusalError',
-  'AgentAuthenticationError',
-  'ModelNotFoundError',
-];
+/** The imitated version's default retry exclusions (./version.ts). */
+export const DEFAULT_RETRY_EXCLUDE = defaultRetryExclude();
 
 export const ENVIRONMENT_TYPES = [
   'docker',

@@ -7,7 +7,7 @@ import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialCon
 import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario } from './scenario';
 import { jobStats, TrialRecord } from './stats';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { policyJson, rewardValid, STANDIN_VERSION, WRITES_REWARD_VALIDITY } from './version';
 import { ConfigError, LocalTask } from './tasks';
 
 const SHORTUUID_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
@@ -84,7 +84,8 @@ function taskChecksum(dir: string): string {
 
 function exceptionInfo(type: string, message: string, at: Date): Record<string, unknown> {
   const traceback = `Traceback (most recent call last):\n  File "harbor/trial/trial.py", line 1, in run\n${type}: ${message}\n`;
-  return { exception_type: type, exception_message: message, exception_traceback: traceback, occurred_at: utcZ(at) };
+  const info = { exception_type: type, exception_message: message, exception_traceback: traceback, occurred_at: utcZ(at) };
+  return WRITES_REWARD_VALIDITY ? { ...info, policy: policyJson(type) } : info;
 }
 
 export class Job {
@@ -242,7 +243,7 @@ export class Job {
     return {
       schema_version: 3,
       created_at: utcZ(new Date()),
-      harbor: { version: HARBOR_VERSION, git_commit_hash: null, is_editable: false },
+      harbor: { version: STANDIN_VERSION, git_commit_hash: null, is_editable: false },
       n_concurrent_trials: this.spec.nConcurrent,
       retry: (this.config as { retry: unknown }).retry,
       trials: this.tasks.map((t) => ({
@@ -397,6 +398,7 @@ export class Job {
       return { started_at: utcZ(new Date(t0 + d * a)), finished_at: utcZ(new Date(t0 + d * b)) };
     };
     const result = {
+      ...(WRITES_REWARD_VALIDITY ? { schema_version: 1 } : {}),
       id: randomUUID(),
       task_name: p.task.taskName,
       trial_name: trialName,
@@ -426,6 +428,7 @@ export class Job {
       agent_execution: agentRan ? span(0.2, 0.8) : null,
       verifier: verifierRuns ? span(0.8, 1) : null,
       step_results: null,
+      ...(WRITES_REWARD_VALIDITY ? { reward_valid: rewardValid(rewards !== null, exceptionType) } : {}),
     };
     const text = dumps(result);
     const resultFile = path.join(dir, 'result.json');
@@ -450,6 +453,7 @@ export class Job {
       const now = new Date();
       for (const r of this.running.values()) {
         const result = {
+          ...(WRITES_REWARD_VALIDITY ? { schema_version: 1 } : {}),
           id: randomUUID(),
           task_name: r.task.taskName,
           trial_name: r.trialName,
@@ -470,6 +474,7 @@ export class Job {
           agent_execution: null,
           verifier: null,
           step_results: null,
+          ...(WRITES_REWARD_VALIDITY ? { reward_valid: false } : {}),
         };
         fs.writeFileSync(path.join(r.dir, 'result.json'), dumps(result));
         this.records.push({

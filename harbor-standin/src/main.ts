@@ -11,10 +11,10 @@ import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
 import { defaultJobName, dumps } from './pyjson';
 import { agentImportProblem, AttemptCounter, loadScenario } from './scenario';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { STANDIN_VERSION } from './version';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
-const VERSION = HARBOR_VERSION;
+const VERSION = STANDIN_VERSION;
 const BUILTIN_AGENTS = new Set(
   'oracle nop claude-code cline-cli cortex-code terminus terminus-1 terminus-2 aider codex cursor-cli gemini-cli antigravity-cli rovodev-cli goose grok-build hermes junie mini-swe-agent nemo-agent swe-agent opencode openclaw openhands openhands-sdk antigravity-sdk kimi-code kimi-cli langgraph deerflow mimo mcode pi qwen-coder copilot-cli devin trae-agent computer-1 eve fx dspy-rlm vibe'.split(
     ' ',

@@ -1,5 +1,6 @@
 /** `JobResult.stats` (reference/harbor.md §3.2). */
 import { f, PyFloat } from './pyjson';
+import { rewardValid, WRITES_REWARD_VALIDITY } from './version';
 
 export interface TrialRecord {
   trialName: string;
@@ -49,7 +50,9 @@ function passAtK(records: TrialRecord[]): Record<string, PyFloat> | undefined {
   return out;
 }
 
-function metrics(records: TrialRecord[]): Record<string, PyFloat>[] {
+function metrics(all: TrialRecord[]): Record<string, PyFloat>[] {
+  // Harbor 0.26 counts only trials whose reward is valid; 0.25 counted every trial (an unrewarded one as 0).
+  const records = WRITES_REWARD_VALIDITY ? all.filter((r) => rewardValid(r.rewards !== null, r.exceptionType)) : all;
   const keys = [...new Set(records.flatMap((r) => Object.keys(r.rewards ?? {})))];
   if (records.length === 0) return [{ mean: new PyFloat(0) }];
   const meanOf = (key: string) =>

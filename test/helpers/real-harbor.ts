@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { agentRepo, DATASET, ROOT, tempDir } from './fixtures';
+import { HARBOR_VERSION } from '../../model/harbor-version';
 
 export const BASE_IMAGE = 'vero-base:bookworm';
 
@@ -19,9 +20,15 @@ export function realHarborUnavailable(): string | null {
   return null;
 }
 
-/** The pinned harbor (installed by scripts/ensure-harbor on first use). */
-export function harborBin(): string {
-  return execFileSync(path.join(ROOT, 'scripts', 'ensure-harbor'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+/**
+ * A pinned harbor (installed by scripts/ensure-harbor on first use): the tier's tested version unless
+ * VERO_HARBOR_VERSION (or `version`) names another supported one.
+ */
+export function harborBin(version: string = process.env.VERO_HARBOR_VERSION ?? HARBOR_VERSION): string {
+  return execFileSync(path.join(ROOT, 'scripts', 'ensure-harbor'), [version], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
 export interface TaskSpec {

@@ -553,3 +553,41 @@ test('registry task paths resolve against the working directory, as in Harbor 0.
   expect(r.code).toBe(0);
   expect(trialDirs(path.join(jobs, 'j'))).toHaveLength(1);
 });
+
+test("Harbor 0.26's result format and policy with HARBOR_STANDIN_VERSION=0.26.0; 0.25's by default", () => {
+  const scenario = {
+    tasks: {
+      'hello-world': { exception: 'ApiRateLimitError', reward: 1 },
+      'count-words': { exception: 'NonZeroAgentExitCodeError', reward: 0.5 },
+    },
+  };
+  const run = (env: Record<string, string>) => {
+    const jobs = tempDir();
+    const args = ['run', '-p', DATASET, '-i', 'hello-world', '-i', 'count-words', '-r', '2', '-o', jobs, '--job-name', 'j', '-y', '-q'];
+    expect(harbor(args, { env: { HARBOR_STANDIN_SCENARIO: JSON.stringify(scenario), ...env } }).code).toBe(0);
+    const job = path.join(jobs, 'j');
+    const byTask = Object.fromEntries(trialDirs(job).map((t) => [path.basename(t).split('__')[0]!, readJson(path.join(t, 'result.json'))]));
+    return { job, byTask, stats: readJson(path.join(job, 'result.json')).stats as Record<string, unknown> };
+  };
+  const v26 = run({ HARBOR_STANDIN_VERSION: '0.26.0' });
+  expect(v26.byTask['hello-world']).toMatchObject({
+    schema_version: 1,
+    reward_valid: false,
+    exception_info: { exception_type: 'ApiRateLimitError', policy: { should_retry: true, should_grade: true, has_valid_reward: false } },
+  });
+  expect(v26.byTask['count-words']).toMatchObject({ reward_valid: true, exception_info: { policy: { has_valid_reward: true } } });
+  // 0.26 retries the rate limit (twice) but not the agent's non-zero exit; 0.25 retried both.
+  expect(v26.stats.n_retries).toBe(2);
+  expect(readJson(path.join(v26.job, 'lock.json')).harbor).toMatchObject({ version: '0.26.0' });
+  const evals26 = Object.values(v26.stats.evals as Record<string, { metrics: { mean: number }[] }>)[0]!;
+  expect(evals26.metrics[0]!.mean).toBe(0.5); // only the valid reward counts in 0.26's mean
+
+  const v25 = run({});
+  expect(v25.byTask['hello-world']!.schema_version).toBeUndefined();
+  expect(v25.byTask['hello-world']!.reward_valid).toBeUndefined();
+  expect(v25.byTask['hello-world']!.exception_info).not.toHaveProperty('policy');
+  expect(v25.stats.n_retries).toBe(4);
+  expect(readJson(path.join(v25.job, 'lock.json')).harbor).toMatchObject({ version: '0.25.0' });
+  expect(harbor(['--version'], { env: { HARBOR_STANDIN_VERSION: '0.25.0' } }).stdout).toBe('0.25.0\n');
+  expect(harbor(['--version'], { env: { HARBOR_STANDIN_VERSION: '9.9.9' } }).code).toBe(2);
+});

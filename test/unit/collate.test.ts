@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import { isTrialResult } from '../../model/harbor-result';
 import { TrialResult } from '../../model/harbor-schemas';
 import * as path from 'node:path';
-import { collate, loadTrials, TaskNameMismatchError } from '../../infra/collate';
-import { tempDir } from '../helpers/fixtures';
+import { collate, jobDirsWithoutResults, loadTrials, TaskNameMismatchError } from '../../infra/collate';
+import { ROOT, tempDir } from '../helpers/fixtures';
+import { spawnSync } from 'node:child_process';
 
 function writeTrial(jobs: string, job: string, trialName: string, body: Record<string, unknown> | string): void {
   const dir = path.join(jobs, job, trialName);
@@ -108,6 +109,16 @@ test('the fast trial check agrees with the TrialResult schema, case by case', ()
     { ...ok, agent_result: null },
     { ...ok, started_at: null, finished_at: '2026-01-01T00:00:00Z' },
     { ...ok, finished_at: 5 },
+    { ...ok, schema_version: 1 },
+    { ...ok, schema_version: 2 },
+    { ...ok, schema_version: '1' },
+    { ...ok, reward_valid: false },
+    { ...ok, reward_valid: null },
+    { ...ok, reward_valid: 'no' },
+    { ...ok, exception_info: { exception_type: 'E', policy: { should_retry: true, should_grade: true, has_valid_reward: false } } },
+    { ...ok, exception_info: { exception_type: 'E', policy: null } },
+    { ...ok, exception_info: { exception_type: 'E', policy: { has_valid_reward: 'no' } } },
+    { ...ok, exception_info: { exception_type: 'E', policy: [] } },
   ];
   for (const c of cases) expect({ c, fast: isTrialResult(c) }).toEqual({ c, fast: TrialResult.safeParse(c).success });
 });
@@ -155,4 +166,25 @@ test('a loaded trial keeps the fields scoring reads; whole results only when ask
     finished_at: '2026-08-22T12:00:00Z',
   });
   expect(loadTrials(jobs, { whole: true }).trials[0]!.result).toEqual(full);
+});
+
+test('vero trials: every job dir is a row or a named skip (a crashed or empty job dir is never dropped silently)', () => {
+  const jobs = tempDir();
+  for (const t of ['a', 'b', 'c', 'd', 'e']) {
+    jobDir(jobs, `job-${t}`);
+    writeTrial(jobs, `job-${t}`, `${t}__AAAAAAA`, trial(t, `${t}__AAAAAAA`, { reward: 1 }));
+  }
+  jobDir(jobs, 'job-empty'); // harbor stopped before its first trial
+  jobDir(jobs, 'job-crashed');
+  fs.mkdirSync(path.join(jobs, 'job-crashed', 'f__AAAAAAA', 'agent'), { recursive: true }); // no result.json
+  expect(jobDirsWithoutResults(jobs).map((s) => path.basename(s.jobDir))).toEqual(['job-crashed', 'job-empty']);
+  const vero = (args: string[]) => spawnSync(path.join(ROOT, 'bin', 'vero'), args, { encoding: 'utf8' });
+  const text = vero(['trials', jobs]);
+  expect(text.status).toBe(0);
+  expect(text.stdout).toMatch(/5 task\(s\), 5 scored.*2 job dir\(s\) without any result\.json/);
+  expect(text.stderr).toContain(`no row for ${path.join(jobs, 'job-empty')}: a Harbor job dir without trial dirs`);
+  expect(text.stderr).toContain(`no row for ${path.join(jobs, 'job-crashed')}: a Harbor job dir whose 1 trial dir(s) have no result.json`);
+  const json = JSON.parse(vero(['trials', jobs, '--json']).stdout) as { tasks: unknown[]; skippedJobDirs: { jobDir: string }[] };
+  expect(json.tasks).toHaveLength(5);
+  expect(json.skippedJobDirs.map((s) => s.jobDir)).toEqual([path.join(jobs, 'job-crashed'), path.join(jobs, 'job-empty')]);
 });

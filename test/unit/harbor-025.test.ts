@@ -2,6 +2,7 @@
  * What Harbor 0.25 changed, at the level of pure functions: task discovery, kwargs round-trips, refused
  * flags, start-failure classification, Docker leftover names, exception messages, usage, bounds.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { composeProjectPrefix } from '../../infra/docker';
@@ -12,7 +13,7 @@ import { EvalConfigFile } from '../../model/eval-config';
 import { kwargItem, preflightArgv } from '../../model/harbor-argv';
 import { HarborSection } from '../../model/harbor-config';
 import { listDataset, notATaskBecause } from '../../infra/harbor-task-dir';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { DEFAULT_HARBOR_VERSION, HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor-version';
 import { listSource, resolvedRegistryFile } from '../../infra/task-source';
 import { ConfigError } from '../../model/errors';
 import { LoadedTrial, scoreTask } from '../../model/trial-ranking';
@@ -224,7 +225,15 @@ test('relative registry task paths are resolved against the registry file for ha
   expect(parsed[0]!.tasks.map((t) => t.path)).toEqual([path.join(dir, 'sub', 'tasks', 'a'), '/abs/b']);
 });
 
-test('the Harbor version is pinned once: ensure-harbor installs what the compiler emits and the tests expect', () => {
+test('the Harbor versions are pinned once: ensure-harbor installs the supported ones, 0.26 by default', () => {
   const script = fs.readFileSync(path.join(ROOT, 'scripts', 'ensure-harbor'), 'utf8');
-  expect(script).toContain(`HARBOR_VERSION="${HARBOR_VERSION}"`);
+  expect(script).toContain(`DEFAULT_HARBOR_VERSION="${DEFAULT_HARBOR_VERSION}"`);
+  expect(script).toContain(`SUPPORTED_HARBOR_VERSIONS="${SUPPORTED_HARBOR_VERSIONS.join(' ')}"`);
+  expect(SUPPORTED_HARBOR_VERSIONS).toContain(HARBOR_VERSION);
+  const refused = spawnSync(path.join(ROOT, 'scripts', 'ensure-harbor'), ['0.24.0'], {
+    encoding: 'utf8',
+    env: { ...process.env, HARBOR_BIN: '' },
+  });
+  expect(refused.status).toBe(2);
+  expect(refused.stderr).toMatch(/Harbor 0\.24\.0 is not a version vero-harbor supports \(supported: 0\.25\.0 0\.26\.0\)/);
 });

@@ -1,5 +1,5 @@
 import { collidingFlags, HarborSection } from '../../model/harbor-config';
-import { harborArgv, jobNameFor, launcher } from '../../model/harbor-argv';
+import { harborArgv, jobNameFor, launcher, retryBackoffConfig } from '../../model/harbor-argv';
 
 const base = { source: { path: '/data/ds' }, task: 'hello', jobsDir: '/runs/x/jobs', jobName: 'hello', worktree: '/wt/abc' };
 const flagValue = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
@@ -35,7 +35,13 @@ test('every typed knob is emitted as its real flag', () => {
   expect(flagValue(argv, '--ae')).toBe('API_BASE=http://x');
   expect(flagValue(argv, '--ek')).toBe('keep_containers=true');
   expect(flagValue(argv, '--retry-include')).toBe('RuntimeError');
-  expect(flagValue(argv, '--retry-exclude')).toBe('AgentTimeoutError');
+  // The configured exclusions, plus Harbor 0.26's policy exclusions a non-empty list would drop.
+  const excluded = argv.filter((a, i) => argv[i - 1] === '--retry-exclude');
+  expect(excluded).toEqual(
+    expect.arrayContaining(['AgentTimeoutError', 'NonZeroAgentExitCodeError', 'BudgetExceededError', 'CancelledError']),
+  );
+  expect(excluded).not.toContain('ApiRateLimitError');
+  expect(excluded).toEqual([...excluded].sort());
   expect(flagValue(argv, '--timeout-multiplier')).toBe('2');
   expect(flagValue(argv, '--agent-timeout-multiplier')).toBe('3');
   expect(flagValue(argv, '-o')).toBe('/runs/x/jobs');
@@ -83,4 +89,14 @@ test('launcher substitution and job names', () => {
   expect(jobNameFor('hello-world')).toBe('hello-world');
   expect(jobNameFor('org/name')).toMatch(/^org__name-[0-9a-f]{8}$/);
   expect(jobNameFor('org/name')).not.toBe(jobNameFor('org__name'));
+});
+
+test("retry_include never drops Harbor's default exclusions; override_error_policy goes to the job config file", () => {
+  const onlyInclude = harborArgv({ ...base, harbor: HarborSection.parse({ retry_include: ['ApiRateLimitError'] }) });
+  expect(onlyInclude).not.toContain('--retry-exclude'); // Harbor's default exclusions stay in force
+  const h = HarborSection.parse({ override_error_policy: { ApiRateLimitError: { has_valid_reward: true } } });
+  expect(retryBackoffConfig(h)).toEqual({ override_error_policy: { ApiRateLimitError: { has_valid_reward: true } } });
+  expect(retryBackoffConfig(HarborSection.parse({}))).toBeNull();
+  expect(() => HarborSection.parse({ override_error_policy: { X: { has_valid_reward: 'yes' } } })).toThrow();
+  expect(() => HarborSection.parse({ override_error_policy: { X: { bogus: true } } })).toThrow();
 });

@@ -93,3 +93,45 @@ describe('scoreTask', () => {
     expect(s.metrics).toEqual({ reward_mean: 0.5, n_attempts: 3, n_scored: 2, n_clean: 1 });
   });
 });
+
+describe('reward validity (Harbor 0.26 error policy)', () => {
+  test('a rate-limited trial with a reward never beats a valid one, and never scores', () => {
+    const limited = trial({ rewards: { reward: 1 }, exception: 'ApiRateLimitError', finished_at: '2026-08-22T13:00:00Z' });
+    const valid = trial({ rewards: { reward: 0.25 }, exception: 'AgentTimeoutError', finished_at: '2026-08-22T11:00:00Z' });
+    expect(rankTrials([limited, valid])[0]).toBe(valid);
+    expect(scoreTask([limited, valid])).toMatchObject({
+      status: 'scored',
+      score: 0.25,
+      nScored: 1,
+      nInvalidTrials: 1,
+      invalidReasons: [expect.stringMatching(/^ApiRateLimitError /)],
+      trialRewards: [0.25],
+    });
+  });
+
+  test('all trials invalid: an error row naming the exception, never a silent 0 or pass', () => {
+    const refused = trial({ rewards: { reward: 0 }, exception: 'BudgetExceededError' });
+    const s = scoreTask([refused]);
+    expect(s).toMatchObject({ status: 'error', score: null, nScored: 0, nInvalidTrials: 1, trialRewards: [] });
+    expect(s.error).toMatch(/no trial has a valid reward.*BudgetExceededError/);
+    const passedThenLimited = trial({ rewards: { reward: 1 }, exception: 'RateLimitError' });
+    expect(scoreTask([passedThenLimited])).toMatchObject({ status: 'error', score: null });
+  });
+
+  test("the agent's own failures keep their reward", () => {
+    for (const e of ['NonZeroAgentExitCodeError', 'AgentTimeoutError', 'ContextWindowExceededError'])
+      expect(scoreTask([trial({ rewards: { reward: 0.5 }, exception: e })])).toMatchObject({
+        status: 'scored',
+        score: 0.5,
+        nInvalidTrials: 0,
+      });
+  });
+
+  test("0.26's reward_valid decides, also against the table; mean aggregation counts only valid rewards", () => {
+    const overridden = trial({ rewards: { reward: 1 }, exception: 'ApiRateLimitError', reward_valid: true });
+    expect(scoreTask([overridden])).toMatchObject({ status: 'scored', score: 1 });
+    const a = trial({ rewards: { reward: 1 } });
+    const b = trial({ rewards: { reward: 0 }, exception: 'ApiInternalServerError' });
+    expect(scoreTask([a, b], { aggregate: 'mean' })).toMatchObject({ status: 'scored', score: 1, nScored: 1, nInvalidTrials: 1 });
+  });
+});
