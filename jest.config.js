@@ -1,4 +1,5 @@
-// execa (and its dependency tree) ships ESM only; jest runs CommonJS. Those packages are transformed by
+// TypeScript is compiled by swc (types are checked once by `npm run typecheck`, not per test file). execa (and its
+// dependency tree) ships ESM only; jest runs CommonJS. Those packages are transformed by
 // swc; the list is computed from execa's dependency tree so an upgrade does not silently break tests.
 const fs = require('node:fs');
 const path = require('node:path');
@@ -36,7 +37,7 @@ module.exports = {
   testTimeout: 60_000,
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     '^.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
   // unicorn-magic exports only an "import" condition, which jest's CommonJS resolver does not match.
