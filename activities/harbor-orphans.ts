@@ -55,7 +55,8 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
 
 export function writePidFile(pidFile: string, pid: number, startedAt: number): void {
   const procStart = procStartTime(pid) ?? undefined;
-  fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt, procStart } satisfies PidFile));
+  // Atomic (a reader never sees half of it), not flushed: it matters while this host runs.
+  writeFileDurable(pidFile, JSON.stringify({ pid, host: hostId(), startedAt, procStart } satisfies PidFile), { fsync: false });
 }
 
 /** Whether harbor finished the job (the job-level result.json has its finished_at). */

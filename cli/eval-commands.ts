@@ -35,6 +35,7 @@ import { partialResults } from '../client/partial-results';
 import { labelOf } from '../client/view-data';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { writeFileDurable } from '../infra/atomic-file';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
@@ -512,7 +513,7 @@ function registerReport(program: Command): void {
     const results = await completedResults(client, digestScope(o));
     if (results.length === 0) throw new ConfigError('no completed evaluation to report (check -c / --all and the Temporal address)');
     const { renderReport } = require('./report') as typeof import('./report');
-    fs.writeFileSync(
+    writeFileDurable(
       o.output,
       renderReport(results, {
         title: o.title,
