@@ -11,25 +11,14 @@ import { scoreUncertainty, separable } from '../model/uncertainty';
 import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
-import {
-  awaitResult,
-  getProgress,
-  listEvaluations,
-  pickBest,
-  prepareEvalInput,
-  setConcurrency,
-  settingsFrom,
-  spendPoolState,
-  startOrAttach,
-  queueCapacity,
-  capacityNote,
-  progressIfAnswered,
-  retryingActivities,
-  workflowPollers,
-  uiLink,
-  uncommittedNote,
-  withTasks,
-} from '../client/eval-client';
+import { awaitResult, pickBest, withTasks } from '../client/eval-results';
+import { getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
+import { listEvaluations } from '../client/eval-listing';
+import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
+import { spendPoolState } from '../client/spend-pools';
+import { startOrAttach } from '../client/eval-start';
+import { queueCapacity, capacityNote, workflowPollers } from '../client/worker-capacity';
+import { uiLink } from '../client/connection';
 import { capsText, fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
 import { labelOf } from '../client/view-data';

@@ -5,20 +5,12 @@
  * connect → prepareEvalInput (a vero.yaml read by loadEvalConfig, and a candidate) → startOrAttach →
  * getProgress / awaitResult → withTasks; listEvaluations, pickBest, comparePaired, queryEvaluations.
  */
-export {
-  connect,
-  prepareEvalInput,
-  startOrAttach,
-  getProgress,
-  awaitResult,
-  withTasks,
-  listEvaluations,
-  pickBest,
-  setConcurrency,
-  uiLink,
-  type EvalListing,
-  type StartOutcome,
-} from './eval-client';
+export { connect, uiLink } from './connection';
+export { prepareEvalInput } from './eval-input';
+export { startOrAttach, type StartOutcome } from './eval-start';
+export { getProgress, setConcurrency } from './running-eval';
+export { awaitResult, withTasks, pickBest } from './eval-results';
+export { listEvaluations, type EvalListing } from './eval-listing';
 export { partialResults, type PartialResults } from './partial-results';
 export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } from './query';
 export type { QuerySources } from './query-tables';

@@ -12,7 +12,8 @@ import { parseHarborTime } from '../model/harbor-result';
 import { homePaths } from '../model/paths';
 import { QUERY_VIEWS, type QueryViewName, rowOf, type ViewRows } from '../model/query-views';
 import { usageOf, type Usage } from '../model/trial-ranking';
-import { type EvalListing, listEvaluations, withTasks } from './eval-client';
+import { type EvalListing, listEvaluations } from './eval-listing';
+import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';
 
 export interface QuerySources {

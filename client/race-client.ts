@@ -14,7 +14,7 @@ import { ConfigError } from '../model/errors';
 import { homePaths } from '../model/paths';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
 import { raceCandidates, raceQuery } from '../workflows';
-import { prepareEvalInput } from './eval-client';
+import { prepareEvalInput } from './eval-input';
 
 export interface RaceOptions {
   confidence: number;

@@ -14,7 +14,8 @@ import { CandidateResult, countedTaskScores, TaskResult } from '../model/eval-ty
 import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { scoreUncertainty } from '../model/uncertainty';
 import { hasInvalidReward } from '../model/trial-ranking';
-import { listEvaluations, withTasks } from './eval-client';
+import { listEvaluations } from './eval-listing';
+import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';
 
 export interface EvaluationRow {

@@ -2,7 +2,8 @@
  * Harbor faults injected through the stand-in's scenarios: each ends as the documented status, scores from
  * partial trials are salvaged, and nothing is silently 0.
  */
-import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult, TaskResult } from '../../model/eval-types';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';

@@ -4,7 +4,9 @@
  * period), and ends `budget_exhausted` with `not_run` rows and denominators of the tasks that ran; a spend pool
  * is one durable total over several evaluations.
  */
-import { prepareEvalInput, spendPoolState, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { spendPoolState } from '../../client/spend-pools';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult, TaskResult } from '../../model/eval-types';
 import { ConfigError } from '../../model/errors';

@@ -4,7 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/eval-types';
 import { buildWorkflowBundle, prebuiltWorkflowBundle } from '../../worker/workflow-bundle';
