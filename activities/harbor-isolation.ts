@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEnvFile } from '../infra/env-file';
-import type { EvalSettings } from '../model/eval-types';
+import type { EvalSettings } from '../model/eval-input';
 
 export interface Isolation {
   env: Record<string, string>;

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EvalSettings } from '../model/eval-types';
+import type { EvalSettings } from '../model/eval-input';
 import { runPaths } from '../model/paths';
 import { JOB_ENV } from '../model/harbor-argv';
 

@@ -12,7 +12,7 @@ import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
 import { homePaths, modeAPaths } from '../model/paths';
-import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
+import { NO_INFERENCE_OUTPUT } from '../model/task-result';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
 import { InfrastructureError } from '../model/errors';

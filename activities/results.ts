@@ -4,15 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
-import {
-  CandidateResult,
-  ChunkSummary,
-  countedTaskScores,
-  EvalStatus,
-  INLINE_TASK_LIMIT,
-  notRunRow,
-  TaskResult,
-} from '../model/eval-types';
+import { CandidateResult, EvalStatus, INLINE_TASK_LIMIT } from '../model/candidate-result';
+import { ChunkSummary } from '../model/chunk-payloads';
+import { countedTaskScores, notRunRow, TaskResult } from '../model/task-result';
 import { attemptStats, scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { DB_SYNC_MODES, startDevServer, type DbSync } from '../infra/dev-server';
 import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
-import { CandidateResult } from '../model/eval-types';
+import { CandidateResult } from '../model/candidate-result';
 import { ConfigError } from '../model/errors';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';

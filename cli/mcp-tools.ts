@@ -16,7 +16,8 @@ import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
 import { ConfigError } from '../model/errors';
-import { settledProgress, type CandidateResult } from '../model/eval-types';
+import { settledProgress } from '../model/progress';
+import { type CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 
 /** What a tool answers with: the connection `vero mcp` was started with. */

@@ -4,7 +4,7 @@
  * candidates matrix, errors, cost and Web UI links.
  */
 import { labelOf, progressSeries, type EvaluationRow } from '../client/view-data';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { fmtCost, invalidTrialsNote } from './format';
 import { cellClass, chartBlock, comparisonText, deltaChart, esc, page, progressChart } from './views';

@@ -4,7 +4,7 @@
  */
 import type { EvalConfig } from '../model/eval-config';
 import { configDigest, evalWorkflowId } from '../model/eval-identity';
-import { EvalInput, type EvalSettings } from '../model/eval-types';
+import { EvalInput, type EvalSettings } from '../model/eval-input';
 import { ConfigError } from '../model/errors';
 import { chunksPerRun, inputSizeProblem } from '../model/history-bounds';
 import { git, isGitRepo, resolveCommit } from '../infra/git';

@@ -1,7 +1,7 @@
 /** An evaluation's result: awaited through server outages, with its rows, and the best of several. */
 import * as fs from 'node:fs';
 import { type Client, ServiceError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 
 /** A failure that means the server could not be asked (down, restarting, unreachable), not that it said no. */
 function serverOutage(e: unknown): boolean {

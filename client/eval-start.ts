@@ -2,7 +2,7 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { EvalInput } from '../model/eval-types';
+import type { EvalInput } from '../model/eval-input';
 import { VeroCandidate, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/search-attributes';
 import { evaluateCandidate } from '../workflows';
 import { ensureSpendPool } from './spend-pools';

@@ -1,6 +1,6 @@
 /** A running evaluation: its progress, its concurrency, and why it may not be moving. */
 import { type Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { Progress } from '../model/eval-types';
+import type { Progress } from '../model/progress';
 import { ConfigError } from '../model/errors';
 import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
 
