@@ -22,14 +22,14 @@ import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 export const MANIFEST = '.vero-build.json';
 const EXECUTABLES = new Set(['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh', `environment/${CONTEXT.startScript}`]);
 
-export interface CompileOptions {
+export interface BuildOptions {
   /** Build even when declared secrets are missing from this environment (the compose guard still applies). */
   skipSecretCheck?: boolean;
   /** `${NAME}` values for the build file (over the environment). */
   params?: Record<string, string>;
 }
 
-export interface CompileResult {
+export interface BuildResult {
   outDir: string;
   taskName: string;
   mode: 'A' | 'B';
@@ -120,7 +120,7 @@ function listFiles(root: string): string[] {
   return out;
 }
 
-export async function buildTaskDir(configFile: string, outDir: string, opts: CompileOptions = {}): Promise<CompileResult> {
+export async function buildTaskDir(configFile: string, outDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
   const config = loadBuildConfig(configFile, opts.params);
   const missing = missingSecrets(config);
   if (missing.length && !opts.skipSecretCheck) {

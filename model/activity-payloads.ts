@@ -89,7 +89,7 @@ export interface ModeAInput {
   envFile?: string;
 }
 
-export interface CompileTaskInput {
+export interface BuildTaskInput {
   configFile: string;
   outDir: string;
   skipSecretCheck?: boolean;

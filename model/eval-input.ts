@@ -9,7 +9,10 @@
  * - `CandidateSource`: where a worker checks the candidate out from (repo, commit, home); `worktree`: the
  *   checkout's path on a worker.
  * - Mode A is the `evaluateSamples` workflow (inference + trusted scorer, activity `runModeA`); Mode B is an
- *   evaluation of Harbor tasks (`evaluateCandidate`). `vero build` compiles a build.yaml (the compiler).
+ *   evaluation of Harbor tasks (`evaluateCandidate`).
+ * - *build*: `vero build` turns a build.yaml into a Harbor task dir (compiler/); the TypeScript names say build
+ *   (`buildTask`, `buildTaskDir`, `BuildTaskInput`, `BuildResult`); only the activity keeps its recorded name,
+ *   `compileTaskDir`.
  */
 import { z } from 'zod';
 import { HarborSection } from './harbor-config';
