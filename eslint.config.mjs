@@ -31,6 +31,14 @@ const PLACEMENT_RULES = [
     ],
   },
   {
+    // Activities are thin wrappers: the file system is reached through infra/ helpers.
+    covers: (f) => f.startsWith('activities/'),
+    imports: ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({
+      name,
+      message: 'activities are thin: do file I/O in an infra/ helper (one per side effect)',
+    })),
+  },
+  {
     // Every docker command through infra/docker.ts; every git command through infra/git.ts.
     covers: (f) => f !== 'infra/docker.ts' && !HARBOR_HELPERS.test(f),
     syntax: [

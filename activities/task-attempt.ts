@@ -14,10 +14,9 @@ import type { RunTaskInput } from '../model/activity-payloads';
 import { harborArgv, jobNameFor } from '../model/harbor-argv';
 import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
-import { countTrialResults, previousHarborFailures, type AttemptProgress } from './harbor-orphans';
+import { countTrialResults, previousHarborFailures, writeHarborFailures, type AttemptProgress } from '../infra/harbor-jobs';
 import { DEFAULT_STOP_GRACE_SEC, harborCwd, harborEnv, usesLocalDocker } from './harbor-process';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
-import { writeFileDurable } from '../infra/atomic-file';
 
 export class TaskAttempt {
   readonly ctx = Context.current();
@@ -29,7 +28,7 @@ export class TaskAttempt {
   readonly logFile: string;
   readonly pidFile: string;
   readonly failuresFile: string;
-  /** What trials removed before a retry spent (harbor-orphans.ts): the row meters every trial that ran. */
+  /** What trials removed before a retry spent (infra/harbor-jobs.ts): the row meters every trial that ran. */
   readonly prunedUsageFile: string;
   readonly graceMs: number;
   readonly env: Record<string, string>;
@@ -152,7 +151,7 @@ export class TaskAttempt {
   /** A harbor run that produced no rewarded trial: counted against `task_attempts`, on disk and in the heartbeat. */
   countHarborFailure(): void {
     this.harborFailures += 1;
-    writeFileDurable(this.failuresFile, String(this.harborFailures), { fsync: false });
+    writeHarborFailures(this.failuresFile, this.harborFailures);
     this.beat();
   }
 }
