@@ -1,5 +1,6 @@
 /**
- * The activities of vero-harbor. All I/O lives here; workflows reach these through proxyActivities.
+ * The activities of vero-harbor: the workflows' only way to I/O (through proxyActivities), each a thin wrapper
+ * over infra/'s helpers.
  */
 import { compileTaskDir } from './compile-task';
 import { runModeA } from './mode-a';
