@@ -6,7 +6,7 @@ import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
-import { CandidateResult } from '../model/candidate-result';
+import { CandidateResult, rankResults } from '../model/candidate-result';
 import { countedTaskScores, type TaskResult } from '../model/task-result';
 import { settledProgress, type Progress } from '../model/progress';
 import { scoreUncertainty, separable } from '../model/uncertainty';
@@ -470,8 +470,7 @@ function registerBest(program: Command): void {
       return;
     }
     // Is the winner told apart from the runner-up at 95%? (Computed from the tasks: older results lack it.)
-    const ranked = [...results].sort((a, b) => b.score - a.score);
-    const second = ranked.find((r) => r.evalId !== best.evalId);
+    const second = rankResults(results)[1];
     const u = (r: CandidateResult) => r.uncertainty ?? scoreUncertainty(countedTaskScores(withTasks(r).tasks ?? []));
     const runnerUp = second
       ? { evalId: second.evalId, candidateRef: second.candidateRef, score: second.score, separable: separable(u(best), u(second)) }

@@ -47,3 +47,16 @@ export interface CandidateResult {
 }
 
 export const INLINE_TASK_LIMIT = 1000;
+
+/**
+ * The one ranking of evaluations (`vero best`, its runner-up, `vero report`, the library's pickBest): highest score,
+ * then fewer errors, then earlier start, then id. A spend cap's partial evaluation scores only the tasks it ran:
+ * not comparable, not ranked.
+ */
+export function rankResults<R extends Pick<CandidateResult, 'status' | 'score' | 'nErrors' | 'startedAt' | 'evalId'>>(results: R[]): R[] {
+  return results
+    .filter((r) => r.status !== 'budget_exhausted')
+    .sort(
+      (a, b) => b.score - a.score || a.nErrors - b.nErrors || a.startedAt.localeCompare(b.startedAt) || a.evalId.localeCompare(b.evalId),
+    );
+}
