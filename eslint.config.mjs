@@ -1,6 +1,116 @@
 // ESLint (flat config) with typescript-eslint; Prettier owns formatting.
+import * as fs from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+// The rules the docs state about where things live (docs/architecture.md), over the product's code. bench/ and
+// test/ start and inspect processes, Docker and files of their own, and are not covered.
+const PRODUCT_DIRS = ['workflows', 'activities', 'model', 'infra', 'client', 'worker', 'cli', 'compiler', 'sidecar', 'harbor'];
+// Harbor's own launchers, where they are and in the Harbor folder they are moving to.
+const HARBOR_HELPERS = /^(infra\/(harbor-forkserver|compiled-task-run)\.ts|(infra\/)?harbor\/.*)$/;
+const PROCESS_HELPERS = /^infra\/(process-group|docker|git|dev-server|foreground)\.ts$/;
+const LAYOUT_NAMES =
+  'repos|worktrees|results|runs|jobs|chunks|stale-jobs|harbor-cwd|mode-a|temporal\\.db|config\\.json|lock\\.json|result\\.json|trial\\.log';
+const LAYOUT_SUFFIXES = '\\.(pid|harbor\\.log|harbor-failures|pruned-usage\\.json)';
+
+/** Each rule: the files it covers, and what it restricts there (ESLint's own rules, combined per file below). */
+const PLACEMENT_RULES = [
+  {
+    // Every child process through the process helpers.
+    covers: (f) => !PROCESS_HELPERS.test(f) && !HARBOR_HELPERS.test(f),
+    imports: [
+      { name: 'execa', message: 'start child processes through infra/process-group.ts (or infra/foreground.ts, git.ts, docker.ts)' },
+      {
+        name: 'node:child_process',
+        message: 'start child processes through infra/process-group.ts (or infra/foreground.ts, git.ts, docker.ts)',
+      },
+      {
+        name: 'child_process',
+        message: 'start child processes through infra/process-group.ts (or infra/foreground.ts, git.ts, docker.ts)',
+      },
+    ],
+  },
+  {
+    // Activities are thin wrappers: the file system is reached through infra/ helpers.
+    covers: (f) => f.startsWith('activities/'),
+    imports: ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({
+      name,
+      message: 'activities are thin: do file I/O in an infra/ helper (one per side effect)',
+    })),
+  },
+  {
+    // Every docker command through infra/docker.ts; every git command through infra/git.ts.
+    covers: (f) => f !== 'infra/docker.ts' && !HARBOR_HELPERS.test(f),
+    syntax: [
+      { selector: "CallExpression[arguments.0.value='docker']", message: 'run docker through infra/docker.ts' },
+      { selector: "ArrayExpression[elements.0.value='docker']", message: 'run docker through infra/docker.ts' },
+    ],
+  },
+  {
+    covers: (f) => f !== 'infra/git.ts',
+    syntax: [
+      { selector: "CallExpression[arguments.0.value='git']", message: 'run git through infra/git.ts' },
+      { selector: "ArrayExpression[elements.0.value='git']", message: 'run git through infra/git.ts' },
+    ],
+  },
+  {
+    // The home's layout and Harbor's job dir are spelled only in model/paths.ts (the compiled task's layout is
+    // the compiler's and the sidecar's own).
+    covers: (f) => f !== 'model/paths.ts' && !/^(compiler|sidecar)\//.test(f) && !HARBOR_HELPERS.test(f),
+    syntax: [
+      {
+        selector: `CallExpression[callee.property.name=/^(join|resolve)$/] > Literal[value=/^(${LAYOUT_NAMES})$/]`,
+        message: 'the on-disk layout is spelled only in model/paths.ts: use homePaths/runPaths/harborJobFiles',
+      },
+      {
+        selector: `Literal[value=/^[^/]*${LAYOUT_SUFFIXES}$/], TemplateElement[value.raw=/${LAYOUT_SUFFIXES}$/]`,
+        message: 'the on-disk layout is spelled only in model/paths.ts: use homePaths/runPaths/harborJobFiles',
+      },
+    ],
+  },
+  {
+    // Every file written whole goes through the atomic writer (others read it: a reader never sees half a file).
+    covers: (f) => f !== 'infra/atomic-file.ts',
+    properties: [
+      { property: 'writeFileSync', message: 'write files through infra/atomic-file.ts (writeFileDurable / writeJsonDurable)' },
+      { property: 'writeFile', message: 'write files through infra/atomic-file.ts (writeFileDurable / writeJsonDurable)' },
+    ],
+  },
+  {
+    // Everything vero throws is a VeroError (its exit code and retryability from the failure table); the
+    // workflows' update validators reject with a plain Error, Temporal's way.
+    covers: (f) => !f.startsWith('workflows/'),
+    syntax: [
+      {
+        selector:
+          'ThrowStatement > NewExpression[callee.name=/^(Type|Range)?Error$/], ThrowStatement > LogicalExpression > NewExpression[callee.name=/^(Type|Range)?Error$/], ThrowStatement > CallExpression[callee.name=/^(Type|Range)?Error$/]',
+        message: 'throw a VeroError (model/errors.ts) so the failure has a type, an exit code and a retryability',
+      },
+    ],
+  },
+];
+
+/** One config per distinct combination of placement rules, over the product's files as they are now. */
+function placementConfigs() {
+  const groups = new Map();
+  for (const dir of PRODUCT_DIRS.filter((d) => fs.existsSync(d)))
+    for (const rel of fs.readdirSync(dir, { recursive: true })) {
+      const f = `${dir}/${rel}`;
+      if (!f.endsWith('.ts')) continue;
+      const rules = PLACEMENT_RULES.filter((r) => r.covers(f));
+      const key = rules.map((r) => PLACEMENT_RULES.indexOf(r)).join(',');
+      if (!groups.has(key)) groups.set(key, { rules, files: [] });
+      groups.get(key).files.push(f);
+    }
+  return [...groups.values()].map(({ rules, files }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': ['error', { paths: rules.flatMap((r) => r.imports ?? []) }],
+      'no-restricted-syntax': ['error', ...rules.flatMap((r) => r.syntax ?? [])],
+      'no-restricted-properties': ['error', ...rules.flatMap((r) => r.properties ?? [])],
+    },
+  }));
+}
 
 export default tseslint.config(
   {
@@ -38,6 +148,7 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  ...placementConfigs(),
   {
     // Workflow code must stay deterministic. An allow-list: the workflow SDK, the pure model, other workflow
     // modules, and activity *types*.

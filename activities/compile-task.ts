@@ -1,11 +1,11 @@
-import type { CompileTaskInput } from '../model/activity-payloads';
-import { buildTaskDir, CompileResult } from '../compiler/compile';
+import type { BuildTaskInput } from '../model/activity-payloads';
+import { buildTaskDir, BuildResult } from '../compiler/compile';
 import { asActivityFailure } from '../model/errors';
 
-export type { CompileTaskInput };
+export type { BuildTaskInput };
 
 /** The compiler as an activity. Payloads carry paths and names only: secret values never enter Temporal. */
-export async function compileTaskDir(input: CompileTaskInput): Promise<CompileResult> {
+export async function compileTaskDir(input: BuildTaskInput): Promise<BuildResult> {
   try {
     return await buildTaskDir(input.configFile, input.outDir, { skipSecretCheck: input.skipSecretCheck, params: input.params });
   } catch (e) {

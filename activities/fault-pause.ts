@@ -4,9 +4,9 @@
  * SIGKILL the worker exactly there. Points: `collate` (runTask, after harbor exited, before its job dir is
  * read) and `finalize` (finalizeEvaluation, before the result file is written). Unset in production: no effect.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
+import { writeFileDurable } from '../infra/atomic-file';
 
 export async function faultPause(point: 'collate' | 'finalize'): Promise<void> {
   const spec = process.env.VERO_FAULT_PAUSE;
@@ -15,7 +15,7 @@ export async function faultPause(point: 'collate' | 'finalize'): Promise<void> {
   if (!entry) return;
   const ms = Number(entry.slice(point.length + 1));
   const dir = process.env.VERO_FAULT_MARKER_DIR;
-  if (dir) fs.writeFileSync(path.join(dir, point), `${process.pid}\n`);
+  if (dir) writeFileDurable(path.join(dir, point), `${process.pid}\n`, { fsync: false });
   const end = Date.now() + ms;
   while (Date.now() < end) {
     Context.current().heartbeat();

@@ -1,36 +1,13 @@
 /** The environment and OS user of a harbor process: untrusted candidate code sees nothing it was not given. */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { readEnvFile } from '../infra/env-file';
-import type { EvalSettings } from '../model/eval-types';
+import { chownTree, lookupUser } from '../infra/os-user';
+import type { EvalSettings } from '../model/eval-input';
 
 export interface Isolation {
   env: Record<string, string>;
   cleanEnv: boolean;
   uid?: number;
   gid?: number;
-}
-
-/** uid/gid of a local user, from /etc/passwd; null when there is no such user. */
-function lookupUser(name: string): { uid: number; gid: number; home: string } | null {
-  try {
-    for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
-      const f = line.split(':');
-      if (f[0] === name) return { uid: Number(f[2]), gid: Number(f[3]), home: f[5] ?? '/' };
-    }
-  } catch {
-    /* no passwd file */
-  }
-  return null;
-}
-
-function chownTree(dir: string, uid: number, gid: number): void {
-  fs.chownSync(dir, uid, gid);
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) chownTree(p, uid, gid);
-    else fs.lchownSync(p, uid, gid);
-  }
 }
 
 /**

@@ -3,19 +3,17 @@
  * host record written at start), and its ending is decided by model/launch-decision.ts — collect the job, start
  * a fresh job dir, wait for the host (Docker, disk) and launch again, or fail with a typed error.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, runInGroup } from '../infra/process-group';
 import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
 import { decideLaunch, type LaunchDecision } from '../model/launch-decision';
-import { harborJobFiles } from '../model/paths';
 import { isolationFor } from './harbor-isolation';
-import { recordPrunedUsage, usageOfJob, writePidFile } from './harbor-orphans';
-import { freeBytes, usesLocalDocker } from './harbor-process';
+import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from '../infra/harbor-jobs';
+import { usesLocalDocker } from './harbor-process';
 import { dockerAnswers } from '../infra/docker';
-import { fileSize, readSince } from '../infra/file-tail';
+import { appendToLog, fileSize, readSince } from '../infra/file-tail';
 import type { TaskAttempt } from './task-attempt';
 
 /** Free space that counts as "the disk has room again" after harbor failed on a full disk. */
@@ -31,7 +29,7 @@ async function launchOnce(
   const cwd = t.cwd();
   const iso = isolationFor(t.s, t.env, [t.paths.jobsDir, t.input.worktree, cwd], t.task);
   const offset = fileSize(t.logFile);
-  fs.appendFileSync(t.logFile, `\n# vero-harbor attempt ${t.attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
+  appendToLog(t.logFile, `\n# vero-harbor attempt ${t.attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
   // The attempt's first heartbeat is this timer's first tick: one at launch would cost a server write per task and
   // report nothing (no trial has run yet); a cancel is seen at the first tick.
   const timer = setInterval(t.beat, t.heartbeatEveryMs());
@@ -48,7 +46,7 @@ async function launchOnce(
       detachOnAbort: t.leaveForNextAttempt,
       harborFork: true,
       onStart: (pid, forked) => {
-        if (forked) fs.appendFileSync(t.logFile, `# forked by the worker's harbor fork server (Harbor imported once): pid ${pid}\n`);
+        if (forked) appendToLog(t.logFile, `# forked by the worker's harbor fork server (Harbor imported once): pid ${pid}\n`);
         const startedAt = Date.now();
         writePidFile(t.pidFile, pid, startedAt);
         t.record(pid, startedAt);
@@ -91,7 +89,7 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
       notFound: run.notFound,
       timedOut: run.timedOut,
       exitCode: run.exitCode,
-      jobStarted: fs.existsSync(harborJobFiles.config(t.jobDir)),
+      jobStarted: jobStarted(t.jobDir),
       output,
     });
     if (decision.kind === 'leave-for-next-attempt') {
@@ -100,7 +98,7 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
       throw t.aborted('timed out');
     }
     if (run.pid !== null) forgetGroup(run.pid);
-    fs.rmSync(t.pidFile, { force: true });
+    removePidFile(t.pidFile);
     if (run.cancelled || run.timedOut) await t.cleanUp(run.cancelled ? 'cancelled' : 'task timeout');
     switch (decision.kind) {
       case 'cancelled':
@@ -118,9 +116,8 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
         // Harbor will not resume this job (its task files or config changed since the last attempt): start a
         // fresh one, and keep the old dir for inspection.
         const aside = t.paths.staleJob(t.jobName, t.attempt, launch);
-        fs.mkdirSync(path.dirname(aside), { recursive: true });
         recordPrunedUsage(t.prunedUsageFile, usageOfJob(t.jobDir, path.basename(aside))); // its trials ran: metered
-        fs.renameSync(t.jobDir, aside);
+        setJobAside(t.jobDir, aside);
         t.notes.push(`harbor refused to resume the job (${decision.reason}); started a fresh job, the old one is at ${aside}`);
         t.ctx.log.warn('harbor refused to resume; starting a fresh job dir', { task: t.task, reason: decision.reason, aside });
         continue;

@@ -4,19 +4,17 @@
  * `-a module:Class` imports the candidate's agent), stopped the way Harbor expects (SIGTERM to harbor alone, a grace
  * long enough for its Docker teardown). What a launch's ending means is model/launch-decision.ts.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EvalSettings } from '../model/eval-types';
+import type { EvalSettings } from '../model/eval-input';
 import { runPaths } from '../model/paths';
 import { JOB_ENV } from '../model/harbor-argv';
+import { ensureDir } from '../infra/harbor-jobs';
 
 export const DEFAULT_STOP_GRACE_SEC = 60;
 
 /** The empty directory harbor runs in. */
 export function harborCwd(runDir: string): string {
-  const dir = runPaths(runDir).harborCwd;
-  fs.mkdirSync(dir, { recursive: true });
-  return dir;
+  return ensureDir(runPaths(runDir).harborCwd);
 }
 
 /** Variables vero adds to harbor's environment (on top of `harbor.env`, which wins except for the marker). */
@@ -34,14 +32,4 @@ export function harborEnv(s: EvalSettings, worktree: string, jobDir: string): Re
 /** Whether trials run in local Docker (Harbor's default environment), so Docker state is ours to check and clean. */
 export function usesLocalDocker(s: EvalSettings): boolean {
   return s.harbor.environment === undefined || s.harbor.environment === 'docker';
-}
-
-/** Free bytes for an unprivileged writer on the filesystem of `dir` (null when it cannot be read). */
-export function freeBytes(dir: string): number | null {
-  try {
-    const st = fs.statfsSync(dir);
-    return st.bavail * st.bsize;
-  } catch {
-    return null;
-  }
 }

@@ -1,5 +1,6 @@
 /**
- * The activities of vero-harbor. All I/O lives here; workflows reach these through proxyActivities.
+ * The activities of vero-harbor: the workflows' only way to I/O (through proxyActivities), each a thin wrapper
+ * over infra/'s helpers.
  */
 import { compileTaskDir } from './compile-task';
 import { runModeA } from './mode-a';
@@ -8,7 +9,7 @@ import { prepareCandidate } from './prepare-candidate';
 import { finalizeEvaluation, saveChunkResults } from './results';
 import { runTask, type RunTaskInput } from './run-task';
 import type { Deployment } from '../infra/deployment';
-import type { TaskResult } from '../model/eval-types';
+import type { TaskResult } from '../model/task-result';
 
 /** `deployment`: the worker's (infra/deployment.ts), recorded with each harbor group it starts. */
 export function createActivities(deployment?: Deployment) {

@@ -5,16 +5,15 @@
  */
 import type { ModeAInput } from '../model/activity-payloads';
 import type { SampleScore } from '../model/sample-score';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { Context } from '@temporalio/activity';
+import { Context, CancelledFailure } from '@temporalio/activity';
 import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
 import { homePaths, modeAPaths } from '../model/paths';
-import { NO_INFERENCE_OUTPUT } from '../model/eval-types';
-import { writeJsonDurable } from '../infra/atomic-file';
+import { NO_INFERENCE_OUTPUT } from '../model/task-result';
+import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
+import { ensureModeADir, readAnswerLines, readSplitRows } from '../infra/mode-a-files';
 import { InfrastructureError } from '../model/errors';
 
 export type { ModeAInput };
@@ -23,27 +22,11 @@ export async function runModeA(input: ModeAInput): Promise<{ resultFile: string 
   return withHeartbeat(() => evaluate(input));
 }
 
-function jsonLines(text: string): unknown[] {
-  const out: unknown[] = [];
-  for (const line of text.split('\n')) {
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      /* not a JSON row */
-    }
-  }
-  return out;
-}
-
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   const dir = homePaths(input.home).modeADir(input.id);
   const files = modeAPaths(dir);
-  fs.mkdirSync(dir, { recursive: true });
-  const rows = fs
-    .readFileSync(path.join(input.datasetDir, `${input.split}.jsonl`), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l, i) => ({ i, row: JSON.parse(l) as { id?: unknown; inputs: unknown; labels: unknown } }));
+  ensureModeADir(dir);
+  const rows = readSplitRows<{ id?: unknown; inputs: unknown; labels: unknown }>(input.datasetDir, input.split);
   const chosen = input.ids.map((i) => rows[i]!);
   const worktree = homePaths(input.home).worktree(input.commit);
   await ensureWorktree(input.repo, input.commit, worktree);
@@ -52,7 +35,9 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   const signal = Context.current().cancellationSignal;
 
   // Untrusted: the candidate's inference sees the inputs only, never the labels, in its own process group.
-  fs.writeFileSync(files.inputs, `${chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n')}\n`);
+  writeFileDurable(files.inputs, `${chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n')}\n`, {
+    fsync: false,
+  });
   const inf = await runInGroup(input.inference, {
     cwd: worktree,
     env: {
@@ -67,17 +52,18 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
     deadline,
     signal,
   });
-  if (inf.cancelled) throw signal.reason ?? new Error('cancelled');
+  if (inf.cancelled) throw signal.reason ?? new CancelledFailure('cancelled');
   const outputs = new Map<number, unknown>();
-  for (const o of jsonLines(fs.readFileSync(files.outputs, 'utf8')) as { id: number; output: unknown }[])
+  for (const o of readAnswerLines(files.outputs) as { id: number; output: unknown }[])
     if (o && typeof o === 'object' && 'id' in o) outputs.set(Number(o.id), o.output);
 
   const toScore = chosen.filter(({ i }) => outputs.has(i));
   const scores = new Map<number, number>();
   if (toScore.length) {
-    fs.writeFileSync(
+    writeFileDurable(
       files.toScore,
       `${toScore.map(({ i, row }) => JSON.stringify({ id: i, output: outputs.get(i), labels: row.labels })).join('\n')}\n`,
+      { fsync: false },
     );
     const sc = await runInGroup(input.scorer.command, {
       cwd: input.scorer.cwd,
@@ -87,10 +73,10 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
       deadline,
       signal,
     });
-    if (sc.cancelled) throw signal.reason ?? new Error('cancelled');
+    if (sc.cancelled) throw signal.reason ?? new CancelledFailure('cancelled');
     if (sc.exitCode !== 0)
       throw new InfrastructureError(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${files.scorerLog}`);
-    for (const s of jsonLines(fs.readFileSync(files.scores, 'utf8')) as { id: number; score: number }[])
+    for (const s of readAnswerLines(files.scores) as { id: number; score: number }[])
       if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
   }
   const result: SampleScore[] = chosen.map(({ i, row }) => ({

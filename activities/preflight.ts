@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import type { PreflightInput } from '../model/activity-payloads';
-import { Context } from '@temporalio/activity';
+import { Context, CancelledFailure } from '@temporalio/activity';
 import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
 import { jobNameFor, preflightArgv } from '../model/harbor-argv';
@@ -61,7 +61,7 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
     deadline: Date.now() + 5 * 60_000,
     harborFork: true, // its first use starts the worker's fork server, warm for the tasks that follow
   });
-  if (run.cancelled) throw Context.current().cancellationSignal.reason ?? new Error('cancelled');
+  if (run.cancelled) throw Context.current().cancellationSignal.reason ?? new CancelledFailure('cancelled');
   const output = readSince(logFile, offset);
   if (run.notFound) {
     throw typedFailure(

@@ -1,22 +1,16 @@
 /** Evaluation results on disk: chunk files during the run, one result file (+ per-sample files) at the end. */
 import type { FinalizeInput, SaveChunkInput } from '../model/activity-payloads';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
-import {
-  CandidateResult,
-  ChunkSummary,
-  countedTaskScores,
-  EvalStatus,
-  INLINE_TASK_LIMIT,
-  notRunRow,
-  TaskResult,
-} from '../model/eval-types';
+import { CandidateResult, EvalStatus, INLINE_TASK_LIMIT } from '../model/candidate-result';
+import { ChunkSummary } from '../model/chunk-payloads';
+import { countedTaskScores, notRunRow, TaskResult } from '../model/task-result';
 import { attemptStats, scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
+import { readChunkRows, replaceSamples } from '../infra/result-files';
 import type { SpendReport } from '../model/spend-cap';
 
 export type { FinalizeInput, SaveChunkInput };
@@ -81,7 +75,7 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
   const tasks: TaskResult[] = input.tasks ? [...input.tasks] : [];
   for (let i = 0; !input.tasks && i < input.nChunks; i++) {
     const file = runPaths(input.runDir).chunkFile(i);
-    tasks.push(...(JSON.parse(fs.readFileSync(file, 'utf8')) as TaskResult[]));
+    tasks.push(...readChunkRows(file));
   }
   const notRunWhy = `not started: ${input.spend?.reached ?? ''}`;
   for (const task of input.spend?.notStarted ?? []) tasks.push(notRunRow(task, notRunWhy, runPaths(input.runDir).jobsDir));
@@ -122,9 +116,11 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     ...(input.settings.spendCap ? { spend: spendReport(input, nNotRun), nRun: ran.length } : {}),
   };
   const samplesDir = homePaths(input.home).samplesDir(input.evalId);
-  fs.rmSync(samplesDir, { recursive: true, force: true });
   // The samples are committed by the result file (flushed, written last); a retried finalize writes them again.
-  tasks.forEach((t, i) => writeJsonDurable(path.join(samplesDir, `${i}.json`), sampleResult(t, i, input), { fsync: false }));
+  replaceSamples(
+    samplesDir,
+    tasks.map((t, i) => sampleResult(t, i, input)),
+  );
   writeJsonDurable(resultFile, { ...result, runDir: input.runDir, settings: input.settings });
   return { ...result, tasks: tasks.length <= INLINE_TASK_LIMIT ? tasks : null };
 }

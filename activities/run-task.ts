@@ -6,20 +6,28 @@
  * runTask is a protocol of named steps: prepare the attempt → stop a cancelled retry → collect or adopt a
  * previous attempt's harbor, else launch (harbor-launch.ts) → settle the attempt (collate, count a failure).
  */
-import * as fs from 'node:fs';
 import { collate, loadTrials, TaskNameMismatchError } from '../infra/collate';
 import type { Deployment } from '../infra/deployment';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, stopGroup, watchGroup } from '../infra/process-group';
 import { asActivityFailure, typedFailure } from '../model/errors';
-import type { CandidateSource, RunTaskInput, TaskResult } from '../model/eval-types';
+import type { CandidateSource, RunTaskInput } from '../model/activity-payloads';
+import type { TaskResult } from '../model/task-result';
 import { FailureType } from '../model/failures';
-import { JobLock } from '../model/harbor-schemas';
-import { harborJobFiles } from '../model/paths';
 import { unsupportedHarborWarning } from '../model/harbor-version';
 import { faultPause } from './fault-pause';
 import { launchUntilSettled } from './harbor-launch';
-import { jobFinished, liveOrphan, prunedUsage, pruneForResume } from './harbor-orphans';
+import {
+  ensureDir,
+  hasPidFile,
+  jobFinished,
+  jobHarborVersion,
+  liveOrphan,
+  prunedUsage,
+  pruneForResume,
+  removePidFile,
+} from '../infra/harbor-jobs';
+import { isCheckedOut } from '../infra/git';
 import { addUsage } from '../model/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
 import { TaskAttempt } from './task-attempt';
@@ -28,21 +36,12 @@ export type { CandidateSource, RunTaskInput };
 
 /** The run's own dirs and the candidate's checkout exist on this worker (made here when missing). */
 export async function onThisHost(runDir: string, worktree: string, candidate?: CandidateSource): Promise<void> {
-  fs.mkdirSync(runDir, { recursive: true });
-  if (fs.existsSync(worktree)) return;
+  ensureDir(runDir);
+  if (isCheckedOut(worktree)) return;
   if (!candidate) {
     throw typedFailure(FailureType.GitError, `the candidate checkout ${worktree} is missing on this worker`);
   }
   await materializeCandidate(candidate.agentRepo, candidate.commit, candidate.home);
-}
-
-function harborVersionOf(jobDir: string): string | null {
-  try {
-    const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(harborJobFiles.lock(jobDir), 'utf8')));
-    return lock.success ? (lock.data.harbor?.version ?? null) : null;
-  } catch {
-    return null;
-  }
 }
 
 const ADOPTED_OR_COLLECTED: GroupRunResult = {
@@ -87,9 +86,9 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
   const orphan = liveOrphan(t.jobDir, t.pidFile);
   const deadline = (orphan?.startedAt ?? Date.now()) + t.s.taskTimeoutSec * 1000;
   // The pid file outlives only a harbor whose worker died; if that harbor already finished the job, collect it.
-  if (!orphan && fs.existsSync(t.pidFile) && jobFinished(t.jobDir)) {
+  if (!orphan && hasPidFile(t.pidFile) && jobFinished(t.jobDir)) {
     t.notes.push('collected the job that the harbor of an attempt whose worker died had finished');
-    fs.rmSync(t.pidFile, { force: true });
+    removePidFile(t.pidFile);
     return { run: ADOPTED_OR_COLLECTED, deadline };
   }
   if (!orphan) {
@@ -116,7 +115,7 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
   forgetGroup(orphan.pid);
   if (adopted.cancelled || adopted.timedOut) await t.cleanUp(adopted.cancelled ? 'cancelled' : 'task timeout');
   if (adopted.cancelled) throw t.aborted('cancelled');
-  fs.rmSync(t.pidFile, { force: true });
+  removePidFile(t.pidFile);
   if (adopted.timedOut || jobFinished(t.jobDir)) return { run: adopted, deadline };
   pruneForResume(t.jobDir, t.prunedUsageFile); // it died before finishing: resume the job
   return { run: null, deadline };
@@ -143,7 +142,7 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
       ? [`${loaded.invalid.length} unreadable result.json (${loaded.invalid[0]!.file}: ${loaded.invalid[0]!.reason})`]
       : []),
   ].join(', ');
-  const harborVersion = harborVersionOf(t.jobDir);
+  const harborVersion = jobHarborVersion(t.jobDir);
   const unsupported = unsupportedHarborWarning(harborVersion);
   if (unsupported && !t.notes.includes(unsupported)) t.notes.push(unsupported);
   const result: TaskResult = {
@@ -180,7 +179,7 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
 export async function runTask(input: RunTaskInput, deployment?: Deployment): Promise<TaskResult> {
   const t = new TaskAttempt(input, deployment);
   await onThisHost(input.runDir, input.worktree, input.candidate);
-  fs.mkdirSync(t.paths.jobsDir, { recursive: true });
+  ensureDir(t.paths.jobsDir);
   if (t.attempt > 1) await stopIfCancelledRetry(t);
   const { run, deadline } = await collectOrAdopt(t);
   return settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));

@@ -3,18 +3,18 @@
  * toward Temporal and the host (heartbeats, the host's record of its harbor group, Docker cleanup after a
  * stop). The steps of runTask (run-task.ts, harbor-launch.ts) share it.
  */
-import * as fs from 'node:fs';
-import { Context } from '@temporalio/activity';
+import { Context, CancelledFailure } from '@temporalio/activity';
 import type { Deployment } from '../infra/deployment';
 import { hostId, recordGroup } from '../infra/host-groups';
 import { tail } from '../infra/file-tail';
 import { resolvedRegistryFile } from '../infra/task-source';
 import { harborJobConfigFile } from '../infra/harbor-job-config';
-import type { EvalSettings, RunTaskInput } from '../model/eval-types';
+import type { EvalSettings } from '../model/eval-input';
+import type { RunTaskInput } from '../model/activity-payloads';
 import { harborArgv, jobNameFor } from '../model/harbor-argv';
 import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
-import { countTrialResults, previousHarborFailures, type AttemptProgress } from './harbor-orphans';
+import { countTrialResults, previousHarborFailures, writeHarborFailures, type AttemptProgress } from '../infra/harbor-jobs';
 import { DEFAULT_STOP_GRACE_SEC, harborCwd, harborEnv, usesLocalDocker } from './harbor-process';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
@@ -28,7 +28,7 @@ export class TaskAttempt {
   readonly logFile: string;
   readonly pidFile: string;
   readonly failuresFile: string;
-  /** What trials removed before a retry spent (harbor-orphans.ts): the row meters every trial that ran. */
+  /** What trials removed before a retry spent (infra/harbor-jobs.ts): the row meters every trial that ran. */
   readonly prunedUsageFile: string;
   readonly graceMs: number;
   readonly env: Record<string, string>;
@@ -116,7 +116,7 @@ export class TaskAttempt {
 
   /** The error this attempt ends with when it was aborted. */
   aborted(fallback: string): unknown {
-    return this.ctx.cancellationSignal.reason ?? new Error(fallback);
+    return this.ctx.cancellationSignal.reason ?? new CancelledFailure(fallback);
   }
 
   /** This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts). */
@@ -151,7 +151,7 @@ export class TaskAttempt {
   /** A harbor run that produced no rewarded trial: counted against `task_attempts`, on disk and in the heartbeat. */
   countHarborFailure(): void {
     this.harborFailures += 1;
-    fs.writeFileSync(this.failuresFile, String(this.harborFailures));
+    writeHarborFailures(this.failuresFile, this.harborFailures);
     this.beat();
   }
 }

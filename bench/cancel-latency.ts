@@ -10,7 +10,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connect, getProgress, prepareEvalInput, setConcurrency, startOrAttach } from '../client/eval-client';
+import { connect } from '../client/connection';
+import { getProgress, setConcurrency } from '../client/running-eval';
+import { prepareEvalInput } from '../client/eval-input';
+import { startOrAttach } from '../client/eval-start';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { benchWorkspace, median, numberArg, startVeroDev } from './fixtures';

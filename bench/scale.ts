@@ -15,10 +15,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
+import { connect } from '../client/connection';
+import { prepareEvalInput } from '../client/eval-input';
+import { startOrAttach } from '../client/eval-start';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { benchWorkspace, numberArg, stringArg } from './fixtures';
@@ -29,7 +31,8 @@ import type { Client } from '@temporalio/client';
 import { createActivities } from '../activities';
 import { deploymentOf } from '../infra/deployment';
 import { chunksPerRun } from '../model/history-bounds';
-import type { RunTaskInput, TaskResult } from '../model/eval-types';
+import type { RunTaskInput } from '../model/activity-payloads';
+import type { TaskResult } from '../model/task-result';
 import { runPaths } from '../model/paths';
 
 /** A row like a real one of the stand-in (same fields, names and size), returned without running anything. */

@@ -7,10 +7,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client';
+import { connect } from '../client/connection';
+import { prepareEvalInput } from '../client/eval-input';
+import { startOrAttach } from '../client/eval-start';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { benchWorkspace, numberArg } from './fixtures';

@@ -1,7 +1,7 @@
 /** `vero build`: compile a build.yaml into a Harbor task dir (durably on a worker when a Temporal server is given). */
 import { WorkflowFailedError } from '@temporalio/client';
 import { Command, Option } from 'commander';
-import { connect } from '../client/eval-client';
+import { connect } from '../client/connection';
 import { runBuild } from '../client/build-client';
 import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';

@@ -1,10 +1,11 @@
 /** `vero compare A B`: is candidate B better than A, on the tasks both evaluated (model/paired-comparison.ts). */
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
-import { prepareEvalInput, withTasks } from '../client/eval-client';
+import { prepareEvalInput } from '../client/eval-input';
+import { withTasks } from '../client/eval-results';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';

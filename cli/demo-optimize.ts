@@ -4,15 +4,16 @@
  * task, runs it with Harbor's oracle (the baseline's reward) and with the example optimizer (which commits the
  * example's improvement and spends eval budget), and prints both rewards and the sidecar's candidate table.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../compiler/compile';
 import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../infra/compiled-task-run';
 import { PROJECT_ROOT } from '../infra/package-root';
+import { ensureHarbor, makeAgentRepo } from '../infra/foreground';
 import { DemoFailedError } from '../model/errors';
 import { table } from './format';
 import { HARBOR_VERSION } from '../model/harbor-version';
+import { demoOptimizePaths } from '../model/paths';
 
 export const DEMO_MODES = { a: 'mode-a', b: 'mode-b' } as const;
 
@@ -37,25 +38,23 @@ function candidateTable(o: CompiledTaskOutcome): string {
 }
 
 export async function demoOptimize(opts: { home: string; modes: (keyof typeof DEMO_MODES)[]; json?: boolean }): Promise<void> {
-  const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [HARBOR_VERSION], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  const harbor = ensureHarbor(HARBOR_VERSION);
   // The examples with their relative paths, next to a fresh example agent repo.
-  const examples = path.join(opts.home, 'examples');
+  const home = demoOptimizePaths(opts.home);
+  const examples = home.examples;
   fs.rmSync(examples, { recursive: true, force: true });
   fs.cpSync(path.join(PROJECT_ROOT, 'examples'), examples, { recursive: true, filter: (s) => !s.includes(`${path.sep}agent-repo`) });
-  execFileSync(path.join(examples, 'make-agent-repo.sh'), [path.join(examples, 'agent-repo')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  makeAgentRepo(path.join(examples, 'agent-repo'), examples);
   const summary: Record<string, { baseline: number | null; optimized: number | null; candidates: unknown }> = {};
   for (const mode of opts.modes) {
     const name = DEMO_MODES[mode];
-    const taskDir = path.join(opts.home, 'tasks', name);
+    const taskDir = home.taskDir(name);
     process.stderr.write(
       `\n== ${name}: vero build (copies vero, its dependencies${mode === 'b' ? ', Harbor and the inner images' : ''}) ==\n`,
     );
     const built = await buildTaskDir(path.join(examples, name, 'build.yaml'), taskDir);
     for (const w of built.warnings) process.stderr.write(`warning: ${w}\n`);
-    const jobsDir = path.join(opts.home, 'jobs', name);
+    const jobsDir = home.jobsDir(name);
     fs.rmSync(jobsDir, { recursive: true, force: true });
     const usual = mode === 'b' ? '≈ 2 min' : '≈ 1 min';
     process.stderr.write(`harbor run -p ${taskDir} -a oracle -e docker (builds both images; ${usual}) …\n`);

@@ -1,17 +1,20 @@
 /** `vero worker`, `vero dev` (dev server + Web UI + worker) and `vero demo` (the README's main job). */
 import { homePaths } from '../model/paths';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { DB_SYNC_MODES, startDevServer, type DbSync } from '../infra/dev-server';
 import { defaultHome, loadEvalConfig } from '../infra/eval-config-file';
-import { CandidateResult } from '../model/eval-types';
+import { CandidateResult } from '../model/candidate-result';
 import { ConfigError } from '../model/errors';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
+import { ensureHarbor, makeAgentRepo } from '../infra/foreground';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { connect, pickBest, prepareEvalInput, startOrAttach, uiLink, withTasks } from '../client/eval-client';
+import { connect, uiLink } from '../client/connection';
+import { pickBest, withTasks } from '../client/eval-results';
+import { prepareEvalInput } from '../client/eval-input';
+import { startOrAttach } from '../client/eval-start';
 import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, parseDurationFlag, parseIntFlag, withConnection } from './options';
 import { startOrphanReaper } from '../worker/orphan-reaper';
@@ -224,15 +227,10 @@ async function runDemo(o: DemoFlags): Promise<void> {
   // The demo's state goes to the user's home dir, never into the package (a global install is read-only).
   const home = path.resolve(o.home ?? path.join(defaultHome(), o.real ? 'demo-real' : 'demo'));
   const configFile = path.join(PROJECT_ROOT, 'examples', o.real ? 'vero.real.yaml' : 'vero.yaml');
-  const harborCommand = o.real
-    ? execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [HARBOR_VERSION], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-      }).trim()
-    : undefined;
+  const harborCommand = o.real ? ensureHarbor(HARBOR_VERSION) : undefined;
   fs.mkdirSync(home, { recursive: true });
   const repo = path.join(home, 'agent-repo');
-  execFileSync(path.join(PROJECT_ROOT, 'examples', 'make-agent-repo.sh'), [repo], { stdio: ['ignore', 'ignore', 'inherit'] });
+  makeAgentRepo(repo);
   const server = await interrupts.start(
     (onKill) =>
       startDevServer({

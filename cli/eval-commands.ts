@@ -6,35 +6,27 @@ import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
-import { CandidateResult, countedTaskScores, settledProgress, type Progress, type TaskResult } from '../model/eval-types';
+import { CandidateResult, rankResults } from '../model/candidate-result';
+import { countedTaskScores, type TaskResult } from '../model/task-result';
+import { settledProgress, type Progress } from '../model/progress';
 import { scoreUncertainty, separable } from '../model/uncertainty';
 import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
-import {
-  awaitResult,
-  getProgress,
-  listEvaluations,
-  pickBest,
-  prepareEvalInput,
-  setConcurrency,
-  settingsFrom,
-  spendPoolState,
-  startOrAttach,
-  queueCapacity,
-  capacityNote,
-  progressIfAnswered,
-  retryingActivities,
-  workflowPollers,
-  uiLink,
-  uncommittedNote,
-  withTasks,
-} from '../client/eval-client';
+import { awaitResult, pickBest, withTasks } from '../client/eval-results';
+import { getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
+import { listEvaluations } from '../client/eval-listing';
+import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
+import { spendPoolState } from '../client/spend-pools';
+import { startOrAttach } from '../client/eval-start';
+import { queueCapacity, capacityNote, workflowPollers } from '../client/worker-capacity';
+import { uiLink } from '../client/connection';
 import { capsText, fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
 import { labelOf } from '../client/view-data';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { writeFileDurable } from '../infra/atomic-file';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 const printJson = (v: unknown): void => print(JSON.stringify(v, null, 2));
@@ -478,8 +470,7 @@ function registerBest(program: Command): void {
       return;
     }
     // Is the winner told apart from the runner-up at 95%? (Computed from the tasks: older results lack it.)
-    const ranked = [...results].sort((a, b) => b.score - a.score);
-    const second = ranked.find((r) => r.evalId !== best.evalId);
+    const second = rankResults(results)[1];
     const u = (r: CandidateResult) => r.uncertainty ?? scoreUncertainty(countedTaskScores(withTasks(r).tasks ?? []));
     const runnerUp = second
       ? { evalId: second.evalId, candidateRef: second.candidateRef, score: second.score, separable: separable(u(best), u(second)) }
@@ -512,7 +503,7 @@ function registerReport(program: Command): void {
     const results = await completedResults(client, digestScope(o));
     if (results.length === 0) throw new ConfigError('no completed evaluation to report (check -c / --all and the Temporal address)');
     const { renderReport } = require('./report') as typeof import('./report');
-    fs.writeFileSync(
+    writeFileDurable(
       o.output,
       renderReport(results, {
         title: o.title,

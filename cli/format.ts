@@ -1,6 +1,7 @@
 /** Plain-text tables for the CLI (the same data is printed as JSON with --json). */
 import { attemptHealth } from '../model/attempt-health';
-import type { CandidateResult, TaskResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
+import type { TaskResult } from '../model/task-result';
 import type { Usage } from '../model/trial-ranking';
 
 export function table(headers: string[], rows: (string | number | null)[][]): string {

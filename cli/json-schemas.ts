@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { CLI_JSON_SCHEMAS, type CliJsonCommand } from '../model/cli-json';
+import { writeJsonDurable } from '../infra/atomic-file';
 
 export const SCHEMA_COMMANDS = Object.keys(CLI_JSON_SCHEMAS) as CliJsonCommand[];
 
@@ -20,7 +21,7 @@ export const schemaFile = (dir: string, command: CliJsonCommand): string => path
 
 export function writeSchemas(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
-  for (const c of SCHEMA_COMMANDS) fs.writeFileSync(schemaFile(dir, c), `${JSON.stringify(jsonSchemaOf(c), null, 2)}\n`);
+  for (const c of SCHEMA_COMMANDS) writeJsonDurable(schemaFile(dir, c), jsonSchemaOf(c), { fsync: false });
 }
 
 if (require.main === module) {

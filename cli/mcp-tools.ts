@@ -5,13 +5,19 @@
  */
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { getProgress, listEvaluations, prepareEvalInput, setConcurrency, startOrAttach, uiLink, withTasks } from '../client/eval-client';
+import { getProgress, setConcurrency } from '../client/running-eval';
+import { listEvaluations } from '../client/eval-listing';
+import { prepareEvalInput } from '../client/eval-input';
+import { startOrAttach } from '../client/eval-start';
+import { uiLink } from '../client/connection';
+import { withTasks } from '../client/eval-results';
 import { partialResults } from '../client/partial-results';
 import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
 import { ConfigError } from '../model/errors';
-import { settledProgress, type CandidateResult } from '../model/eval-types';
+import { settledProgress } from '../model/progress';
+import { type CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 
 /** What a tool answers with: the connection `vero mcp` was started with. */

@@ -7,7 +7,7 @@ import { EvalConfig } from '../model/eval-config';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError } from '../model/errors';
 import type { Client } from '@temporalio/client';
-import { connect } from '../client/eval-client';
+import { connect } from '../client/connection';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export interface ConnectionFlags {

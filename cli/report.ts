@@ -4,7 +4,7 @@
  * candidates matrix, errors, cost and Web UI links.
  */
 import { labelOf, progressSeries, type EvaluationRow } from '../client/view-data';
-import type { CandidateResult } from '../model/eval-types';
+import { type CandidateResult, rankResults } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { fmtCost, invalidTrialsNote } from './format';
 import { cellClass, chartBlock, comparisonText, deltaChart, esc, page, progressChart } from './views';
@@ -75,7 +75,8 @@ export function renderReport(
   results: CandidateResult[],
   opts: { title?: string; uiLink?: (evalId: string) => string | null; generatedAt: string },
 ): string {
-  const ranked = [...results].sort((a, b) => b.score - a.score || a.nErrors - b.nErrors || a.startedAt.localeCompare(b.startedAt));
+  // The ranked evaluations first (best, runner-up, …), then the spend caps' partial ones, which are not ranked.
+  const ranked = [...rankResults(results), ...results.filter((r) => r.status === 'budget_exhausted')];
   const tasks = [...new Set(ranked.flatMap((r) => (r.tasks ?? []).map((t) => t.task)))].sort();
   const { points, baseline } = progressSeries(results.map(rowOf));
   const summaryRows = ranked.map((r) => {

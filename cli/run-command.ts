@@ -1,6 +1,6 @@
 /** `vero run`: starts a compiled task under `harbor run -p`, with the optimizer's gateway token when it has a gateway. */
-import { spawn } from 'node:child_process';
 import { Command } from 'commander';
+import { runInForeground } from '../infra/foreground';
 import { compiledServeConfig, gatewayLaunch } from '../infra/gateway-launch';
 import { ConfigError } from '../model/errors';
 import {
@@ -85,15 +85,8 @@ retry restarts the optimizer from zero. Both go before your harbor arguments: yo
         process.stdout.write(`${[o.harbor, ...argv].map(shellWord).join(' ')}\n`);
         return;
       }
-      const child = spawn(o.harbor, argv, { stdio: 'inherit', env: { ...process.env, ...launch?.env } });
-      const forward = (sig: NodeJS.Signals) => child.kill(sig);
-      process.on('SIGINT', forward).on('SIGTERM', forward);
-      const code = await new Promise<number>((resolve, reject) => {
-        child.on('error', (e: NodeJS.ErrnoException) =>
-          reject(e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e),
-        );
-        child.on('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1)));
+      process.exitCode = await runInForeground(o.harbor, argv, launch?.env).catch((e: NodeJS.ErrnoException) => {
+        throw e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e;
       });
-      process.exitCode = code;
     });
 }

@@ -18,6 +18,7 @@ import {
   type WaitFlags,
   waitForJob,
 } from './eval-job-wait';
+import { writeFileDurable } from '../infra/atomic-file';
 
 export function sidecarUrl(flag?: string): URL {
   const raw = flag ?? process.env.VERO_EVAL_URL;
@@ -321,8 +322,7 @@ function registerFinalize(program: Command): void {
         baselines?: Record<string, { reward: number | null; source: string; error?: string }>;
       };
       const write = (file: string, v: unknown) => {
-        fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-        fs.writeFileSync(file, JSON.stringify(v, null, file === o.output ? undefined : 2));
+        writeFileDurable(path.resolve(file), JSON.stringify(v, null, file === o.output ? undefined : 2));
       };
       if (o.details) write(o.details, r);
       write(o.output, r.rewards);

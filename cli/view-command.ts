@@ -1,6 +1,7 @@
 /** `vero view`: a local web app over Temporal visibility and the result files (cli/view-server.ts). */
 import { Command } from 'commander';
-import { settingsFrom, uiLink } from '../client/eval-client';
+import { settingsFrom } from '../client/eval-input';
+import { uiLink } from '../client/connection';
 import { defaultHome } from '../infra/eval-config-file';
 import { resolveTasks } from '../infra/task-source';
 import { configDigest } from '../model/eval-identity';

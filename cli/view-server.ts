@@ -12,7 +12,7 @@ import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile } from '.
 import { readHomeFile } from '../infra/home-file';
 import { refuseForeignHosts } from '../infra/host-check';
 import { listenOn } from '../infra/listen';
-import type { TaskResult } from '../model/eval-types';
+import type { TaskResult } from '../model/task-result';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage } from './view-pages';
 import { CHART_JS_FILE } from './views';

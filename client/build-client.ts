@@ -7,13 +7,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { CompileTaskInput } from '../activities/compile-task';
-import { buildTaskDir, CompileResult } from '../compiler/compile';
+import type { BuildTaskInput } from '../activities/compile-task';
+import { buildTaskDir, BuildResult } from '../compiler/compile';
 import { ConfigError } from '../model/errors';
 import { buildTask } from '../workflows';
 
 /** The workflow id of a build: the build.yaml's bytes, the output dir and the options. */
-export function buildWorkflowId(input: CompileTaskInput): string {
+export function buildWorkflowId(input: BuildTaskInput): string {
   let text: Buffer;
   try {
     text = fs.readFileSync(input.configFile);
@@ -34,7 +34,7 @@ export function buildWorkflowId(input: CompileTaskInput): string {
 }
 
 export interface BuildOutcome {
-  result: CompileResult;
+  result: BuildResult;
   /** The workflow that ran it (null: in process). */
   workflowId: string | null;
 }
@@ -43,7 +43,7 @@ export async function runBuild(
   opts: { configFile: string; outDir: string; skipSecretCheck?: boolean; params?: Record<string, string> },
   temporal?: { client: Client; taskQueue: string; onStarted?: (workflowId: string) => void },
 ): Promise<BuildOutcome> {
-  const input: CompileTaskInput = {
+  const input: BuildTaskInput = {
     configFile: path.resolve(opts.configFile),
     outDir: path.resolve(opts.outDir),
     ...(opts.skipSecretCheck ? { skipSecretCheck: true } : {}),

@@ -17,7 +17,7 @@ import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { git } from '../infra/git';
 import { hostId } from '../infra/host-groups';
 import { processAlive } from '../infra/process-alive';
-import { homePaths } from '../model/paths';
+import { homePaths, isPidFile, runPaths } from '../model/paths';
 import { VeroCandidate } from '../model/search-attributes';
 
 export interface CleanItem {
@@ -81,8 +81,8 @@ async function describeEval(client: Client, evalId: string): Promise<Known> {
  */
 function harborRunning(evalDir: string): boolean {
   for (const run of entries(evalDir)) {
-    const jobs = path.join(evalDir, run, 'jobs');
-    for (const f of entries(jobs).filter((n) => n.endsWith('.pid'))) {
+    const jobs = runPaths(path.join(evalDir, run)).jobsDir;
+    for (const f of entries(jobs).filter(isPidFile)) {
       try {
         const p = JSON.parse(fs.readFileSync(path.join(jobs, f), 'utf8')) as { pid: number; host?: string };
         if (p.host !== hostId() || processAlive(p.pid)) return true;
@@ -117,8 +117,8 @@ export async function planClean(
   const now = opts.now ?? Date.now();
   const cutoff = now - olderThanSec * 1000;
   const age = (ms: number) => `${Math.floor((now - ms) / 86_400_000)} d old`;
-  const runs = path.join(home, 'runs');
-  const ids = [...new Set([...entries(runs), ...entries(path.join(home, 'results')).map((f) => f.replace(/\.json$/, ''))])];
+  const { runsDir: runs, resultsDir } = homePaths(home);
+  const ids = [...new Set([...entries(runs), ...entries(resultsDir).map((f) => f.replace(/\.json$/, ''))])];
   const known = new Map<string, Known>();
   for (const id of ids) known.set(id, await describeEval(client, id));
   const busy = new Set(entries(runs).filter((id) => known.get(id)?.status === 'RUNNING' || harborRunning(path.join(runs, id))));
@@ -142,12 +142,12 @@ export async function planClean(
     });
   }
   for (const id of ids.filter((i) => known.get(i) === null && mayGo(i))) {
-    for (const p of [homePaths(home).resultFile(id), path.join(home, 'results', id)]) {
+    for (const p of [homePaths(home).resultFile(id), homePaths(home).resultDir(id)]) {
       if (fs.existsSync(p)) items.push({ path: p, kind: 'result', reason: 'its evaluation is not in Temporal any more', bytes: sizeOf(p) });
     }
   }
-  for (const commit of entries(path.join(home, 'worktrees'))) {
-    const dir = path.join(home, 'worktrees', commit);
+  for (const commit of entries(homePaths(home).worktreesDir)) {
+    const dir = homePaths(home).worktree(commit);
     if (inUse.has(commit) || !fs.statSync(dir).isDirectory()) continue;
     const changed = fs.statSync(dir).mtimeMs;
     if (changed > cutoff) continue;
@@ -176,7 +176,7 @@ async function stillInUse(client: Client, home: string, item: CleanItem, cutoff:
     return lastChange(item.path) > cutoff ? 'it changed since the plan' : null;
   }
   if (fs.statSync(item.path).mtimeMs > cutoff) return 'it changed since the plan';
-  const runs = path.join(home, 'runs');
+  const runs = homePaths(home).runsDir;
   for (const evalId of entries(runs).filter((e) => commitOf(e) === id)) {
     const k = await describeEval(client, evalId);
     if (k?.status === 'RUNNING' || harborRunning(path.join(runs, evalId))) return `${evalId} uses it`;
@@ -218,8 +218,8 @@ export async function applyClean(
     }
   }
   if (removed.some((i) => i.kind === 'worktree')) {
-    for (const mirror of entries(path.join(home, 'repos'))) {
-      await git(['-C', path.join(home, 'repos', mirror), 'worktree', 'prune']).catch(() => undefined);
+    for (const mirror of entries(homePaths(home).reposDir)) {
+      await git(['-C', path.join(homePaths(home).reposDir, mirror), 'worktree', 'prune']).catch(() => undefined);
     }
   }
   return { removed, left };

@@ -5,25 +5,20 @@
  * connect → prepareEvalInput (a vero.yaml read by loadEvalConfig, and a candidate) → startOrAttach →
  * getProgress / awaitResult → withTasks; listEvaluations, pickBest, comparePaired, queryEvaluations.
  */
-export {
-  connect,
-  prepareEvalInput,
-  startOrAttach,
-  getProgress,
-  awaitResult,
-  withTasks,
-  listEvaluations,
-  pickBest,
-  setConcurrency,
-  uiLink,
-  type EvalListing,
-  type StartOutcome,
-} from './eval-client';
+export { connect, uiLink } from './connection';
+export { prepareEvalInput } from './eval-input';
+export { startOrAttach, type StartOutcome } from './eval-start';
+export { getProgress, setConcurrency } from './running-eval';
+export { awaitResult, withTasks, pickBest } from './eval-results';
+export { listEvaluations, type EvalListing } from './eval-listing';
 export { partialResults, type PartialResults } from './partial-results';
 export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } from './query';
 export type { QuerySources } from './query-tables';
 export { QUERY_VIEWS, type ViewDef, type ViewColumn } from '../model/query-views';
 export { loadEvalConfig, type EvalConfig } from '../infra/eval-config-file';
 export { comparePaired, taskScoresOf, type PairedComparison, type CompareOptions } from '../model/paired-comparison';
-export type { CandidateResult, TaskResult, Progress, EvalInput, EvalStatus } from '../model/eval-types';
+export type { CandidateResult, EvalStatus } from '../model/candidate-result';
+export type { TaskResult } from '../model/task-result';
+export type { Progress } from '../model/progress';
+export type { EvalInput } from '../model/eval-input';
 export { VeroError, ConfigError, TemporalUnreachableError, ExitCode } from '../model/errors';

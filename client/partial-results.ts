@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { collate, collatedRow, type CollatedRow, loadTrials } from '../infra/collate';
-import { EvalInput } from '../model/eval-types';
+import { EvalInput } from '../model/eval-input';
 import { jobNameFor } from '../model/harbor-argv';
 import { homePaths, runPaths } from '../model/paths';
 

@@ -7,12 +7,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { loadTrials } from '../infra/collate';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 import { parseHarborTime } from '../model/harbor-result';
 import { homePaths } from '../model/paths';
 import { QUERY_VIEWS, type QueryViewName, rowOf, type ViewRows } from '../model/query-views';
 import { usageOf, type Usage } from '../model/trial-ranking';
-import { type EvalListing, listEvaluations, withTasks } from './eval-client';
+import { type EvalListing, listEvaluations } from './eval-listing';
+import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';
 
 export interface QuerySources {

@@ -9,11 +9,13 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { EvalConfig } from '../model/eval-config';
-import type { CandidateResult, EvalInput } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
+import type { EvalInput } from '../model/eval-input';
 import { ConfigError } from '../model/errors';
+import { homePaths } from '../model/paths';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
 import { raceCandidates, raceQuery } from '../workflows';
-import { prepareEvalInput } from './eval-client';
+import { prepareEvalInput } from './eval-input';
 
 export interface RaceOptions {
   confidence: number;
@@ -26,7 +28,7 @@ export interface RaceOptions {
 
 /** Rows stored for this commit under this digest: its full evaluation's file and earlier races' entries. */
 export function storedRows(home: string, commit: string, digest: string): RaceInput['stored'][number] {
-  const dir = path.join(home, 'results');
+  const dir = homePaths(home).resultsDir;
   if (!fs.existsSync(dir)) return [];
   const byTask = new Map<string, RaceInput['stored'][number][number]>();
   for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json'))) {

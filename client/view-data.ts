@@ -3,18 +3,20 @@
  * the home: the evaluations (with their candidates in commit order), one evaluation's tasks and trials, and two
  * candidates side by side. Finished results never change, so they are read once per process.
  */
-import { harborLogOf } from '../model/paths';
+import { belowRunJobsDir, HARBOR_TRIAL_FILES, harborLogOf, isHarborLog } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { loadTrials } from '../infra/collate';
 import { git } from '../infra/git';
 import { homeRelative } from '../infra/home-file';
-import { CandidateResult, countedTaskScores, TaskResult } from '../model/eval-types';
+import { CandidateResult } from '../model/candidate-result';
+import { countedTaskScores, TaskResult } from '../model/task-result';
 import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { scoreUncertainty } from '../model/uncertainty';
 import { hasInvalidReward } from '../model/trial-ranking';
-import { listEvaluations, withTasks } from './eval-client';
+import { listEvaluations } from './eval-listing';
+import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';
 
 export interface EvaluationRow {
@@ -180,7 +182,7 @@ export interface EvaluationDetail {
 const MAX_TRIAL_FILES = 12;
 /** The agent's files a trial links: trajectories, text and logs. */
 const AGENT_FILE = /trajectory|\.txt$|\.log$/;
-const TRIAL_FILES = ['result.json', 'trial.log', 'exception.txt'];
+const TRIAL_FILES: string[] = Object.values(HARBOR_TRIAL_FILES);
 
 /**
  * Whether a path relative to the home is one the viewer links (and so may serve): a task's harbor log, or a
@@ -188,11 +190,12 @@ const TRIAL_FILES = ['result.json', 'trial.log', 'exception.txt'];
  * Nothing else under the home (the Temporal database, worktrees, repos, results) is ever served.
  */
 export function isLinkedFile(rel: string): boolean {
-  const p = rel.split('/');
-  if (p.some((s) => s === '' || s === '.' || s === '..') || p[0] !== 'runs' || p[3] !== 'jobs') return false;
-  if (p.length === 5) return p[4]!.endsWith('.harbor.log');
-  if (p.length === 7) return TRIAL_FILES.includes(p[6]!);
-  return p.length === 8 && ((p[6] === 'agent' && AGENT_FILE.test(p[7]!)) || p[6] === 'verifier');
+  const parts = rel.split('/');
+  const p = parts.some((s) => s === '' || s === '.' || s === '..') ? null : belowRunJobsDir(parts); // <job>/<trial>/…
+  if (p === null) return false;
+  if (p.length === 1) return isHarborLog(p[0]!);
+  if (p.length === 3) return TRIAL_FILES.includes(p[2]!);
+  return p.length === 4 && ((p[2] === 'agent' && AGENT_FILE.test(p[3]!)) || p[2] === 'verifier');
 }
 
 /** The link of a file: its path relative to the home when the viewer serves it (isLinkedFile), else null. */
@@ -212,9 +215,9 @@ function trialFiles(home: string, trialDir: string): FileLink[] {
           .sort()
       : [];
   return [
-    ...link('result.json', path.join(trialDir, 'result.json')),
-    ...link('trial.log', path.join(trialDir, 'trial.log')),
-    ...link('exception', path.join(trialDir, 'exception.txt')),
+    ...link('result.json', path.join(trialDir, HARBOR_TRIAL_FILES.result)),
+    ...link('trial.log', path.join(trialDir, HARBOR_TRIAL_FILES.log)),
+    ...link('exception', path.join(trialDir, HARBOR_TRIAL_FILES.exception)),
     ...listed('agent')
       .filter((n) => AGENT_FILE.test(n))
       .flatMap((n) => link(`agent/${n}`, path.join(trialDir, 'agent', n))),

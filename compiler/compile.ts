@@ -8,9 +8,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../model/errors';
-import { execFileSync } from 'node:child_process';
+import { ensureHarborWheelhouse } from '../infra/foreground';
 import { findTemporalCli } from '../infra/temporal-cli';
-import { PROJECT_ROOT } from '../infra/package-root';
 import { buildBaseline } from './baseline';
 import { BuildConfig, loadBuildConfig } from './build-config';
 import { CONTEXT } from './containers';
@@ -18,18 +17,19 @@ import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
 import { finalizeBound, renderFiles } from './render';
 import { copyVeroPackage } from './vero-package';
+import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 
 export const MANIFEST = '.vero-build.json';
 const EXECUTABLES = new Set(['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh', `environment/${CONTEXT.startScript}`]);
 
-export interface CompileOptions {
+export interface BuildOptions {
   /** Build even when declared secrets are missing from this environment (the compose guard still applies). */
   skipSecretCheck?: boolean;
   /** `${NAME}` values for the build file (over the environment). */
   params?: Record<string, string>;
 }
 
-export interface CompileResult {
+export interface BuildResult {
   outDir: string;
   taskName: string;
   mode: 'A' | 'B';
@@ -62,10 +62,7 @@ export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.
 /** The pinned Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
 function harborWheelhouse(python: string): string {
   try {
-    return execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [python], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    }).trim();
+    return ensureHarborWheelhouse(python);
   } catch {
     throw new ConfigError(`no Harbor wheelhouse for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`);
   }
@@ -91,7 +88,7 @@ async function addSidecarTools(config: BuildConfig, env: string): Promise<string
       `the inner tasks build FROM ${notLoaded.join(', ')}, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry`,
     );
   if (preload.length) await saveImages(preload, path.join(env, CONTEXT.nestedImages), config.file);
-  else fs.writeFileSync(path.join(env, CONTEXT.nestedImages), ''); // nothing to load; the start script skips an empty file
+  else writeFileDurable(path.join(env, CONTEXT.nestedImages), '', { fsync: false }); // nothing to load; the start script skips an empty file
   return warnings;
 }
 
@@ -123,7 +120,7 @@ function listFiles(root: string): string[] {
   return out;
 }
 
-export async function buildTaskDir(configFile: string, outDir: string, opts: CompileOptions = {}): Promise<CompileResult> {
+export async function buildTaskDir(configFile: string, outDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
   const config = loadBuildConfig(configFile, opts.params);
   const missing = missingSecrets(config);
   if (missing.length && !opts.skipSecretCheck) {
@@ -158,8 +155,8 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       );
     for (const [rel, text] of Object.entries(renderFiles({ config, baseCommit: baseline.commit, splitSizes: sizes }))) {
       const file = path.join(tmp, rel);
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, text, { mode: EXECUTABLES.has(rel) ? 0o755 : 0o644 });
+      // Not flushed one by one: the whole dir is renamed into place once built.
+      writeFileDurable(file, text, { mode: EXECUTABLES.has(rel) ? 0o755 : 0o644, fsync: false });
     }
     const files = listFiles(tmp);
     // Streamed and awaited: the context is hundreds of MB, read on a worker's event loop.
@@ -180,7 +177,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Com
       source_commit: baseline.source.sha,
       files: Object.fromEntries(digests),
     };
-    fs.writeFileSync(path.join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    writeJsonDurable(path.join(tmp, MANIFEST), manifest, { fsync: false });
 
     let old: string | null = null;
     if (fs.existsSync(out)) {

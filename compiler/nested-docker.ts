@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execa } from 'execa';
+import { missingImages, saveImagesTar } from '../infra/docker';
 import { ConfigError } from '../model/errors';
 
 /** Harbor's default environment is docker: only a named remote one (modal, daytona, …) needs no engine. */
@@ -38,16 +38,12 @@ export function innerBaseImages(innerTaskDir: string): string[] {
 
 /** Saves the images into one tar for the sidecar's engine; every missing image is named at once. */
 export async function saveImages(images: string[], tarFile: string, configFile: string): Promise<void> {
-  const missing: string[] = [];
-  for (const image of images) {
-    const r = await execa('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { reject: false });
-    if (r.exitCode !== 0) missing.push(image);
-  }
+  const missing = await missingImages(images);
   if (missing.length)
     throw new ConfigError(
       `${configFile}: nested_docker.preload_images: not in the local Docker engine: ${missing.join(', ')} (build or pull them first; scripts/ensure-docker makes vero-base:bookworm)`,
     );
   fs.mkdirSync(path.dirname(tarFile), { recursive: true });
-  const r = await execa('docker', ['image', 'save', '-o', tarFile, ...images], { reject: false });
-  if (r.exitCode !== 0) throw new ConfigError(`docker image save ${images.join(' ')} failed: ${String(r.stderr).trim()}`);
+  const failed = await saveImagesTar(images, tarFile);
+  if (failed !== null) throw new ConfigError(`docker image save ${images.join(' ')} failed: ${failed}`);
 }

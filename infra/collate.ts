@@ -24,7 +24,7 @@ export interface LoadedJobs {
 }
 
 function isJobDir(dir: string): boolean {
-  return fs.existsSync(path.join(dir, 'config.json')) && fs.existsSync(path.join(dir, 'lock.json'));
+  return fs.existsSync(harborJobFiles.config(dir)) && fs.existsSync(harborJobFiles.lock(dir));
 }
 
 function subdirs(dir: string): string[] {

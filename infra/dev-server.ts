@@ -10,6 +10,8 @@ import { ConfigError } from '../model/errors';
 import { processAlive } from './process-alive';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 import { InfrastructureError } from '../model/errors';
+import { devServerPidFile } from '../model/paths';
+import { writeFileDurable } from './atomic-file';
 
 export interface DevServerOptions {
   temporalCli: string;
@@ -75,8 +77,7 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** `<db>.pid`: the dev server that owns a SQLite file, so a later start can find one left behind. */
-const pidFileFor = (dbFile: string) => `${dbFile}.pid`;
+const pidFileFor = devServerPidFile;
 
 /**
  * A dev server left running on this SQLite file (its owner was SIGKILLed; the server is a detached group)
@@ -145,7 +146,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const child = spawn(opts.temporalCli, args, { stdio: ['ignore', out, out], detached: true });
   if (typeof out === 'number') fs.closeSync(out);
   if (child.pid) opts.onSpawn?.(child.pid);
-  if (opts.dbFile && child.pid) fs.writeFileSync(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port, ownerPid: process.pid }));
+  if (opts.dbFile && child.pid)
+    writeFileDurable(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port, ownerPid: process.pid }), { fsync: false });
   let exited: number | null = null;
   child.on('exit', (code) => (exited = code ?? -1));
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);

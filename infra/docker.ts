@@ -1,5 +1,6 @@
 /**
- * Every Docker command vero runs: whether the engine answers, and the removal of what a killed trial left.
+ * Every Docker command vero runs: whether the engine answers, the removal of what a killed trial left, and the
+ * compiler's inner images (which are present, saving them into a tar).
  *
  * What a Docker trial of Harbor leaves behind when its harbor process is killed before its teardown: the
  * compose project `sanitize(<trial>__env)` with its container (`…-main-1`), network (`…_default`), image
@@ -75,4 +76,20 @@ export async function dockerAnswers(env: Record<string, string>): Promise<boolea
   } catch {
     return false;
   }
+}
+
+/** Which of `images` the local Docker engine does not have. */
+export async function missingImages(images: string[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const image of images) {
+    const r = await execa('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { reject: false });
+    if (r.exitCode !== 0) missing.push(image);
+  }
+  return missing;
+}
+
+/** `docker image save` of `images` into one tar; null when it worked, else docker's stderr. */
+export async function saveImagesTar(images: string[], tarFile: string): Promise<string | null> {
+  const r = await execa('docker', ['image', 'save', '-o', tarFile, ...images], { reject: false });
+  return r.exitCode === 0 ? null : String(r.stderr).trim();
 }

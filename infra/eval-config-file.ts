@@ -54,7 +54,7 @@ export function loadEvalConfig(
 
 /**
  * A config built by code (the sidecar's Mode B evaluations), validated by the same schema as a vero.yaml and
- * resolved the same way: its settings come from the same builder (client/eval-client.ts settingsFrom).
+ * resolved the same way: its settings come from the same builder (client/eval-input.ts settingsFrom).
  */
 export function evalConfigOf(raw: Record<string, unknown>, where = 'settings'): EvalConfig {
   return configFrom(structuredClone(raw), null, where, {}, {});

@@ -1,5 +1,11 @@
-/** Reading the end of a log file someone is appending to: one reader for harbor logs and error messages. */
+/**
+ * A log file being appended to: appending a line of vero's own to it, and reading its end (one reader for
+ * harbor logs and error messages).
+ */
 import * as fs from 'node:fs';
+
+/** Appends vero's own notes to a log (harbor writes the rest of it). */
+export const appendToLog = (file: string, text: string): void => fs.appendFileSync(file, text);
 
 /** A file's size now (0 when it does not exist): the offset to read a later append from. */
 export const fileSize = (file: string): number => fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;

@@ -51,6 +51,9 @@ export async function gitBuffer(args: string[], opts: GitOptions = {}): Promise<
   return Buffer.from(r.stdout);
 }
 
+/** Whether a candidate's checkout is at `worktree` on this host. */
+export const isCheckedOut = (worktree: string): boolean => fs.existsSync(worktree);
+
 export async function isGitRepo(dir: string): Promise<boolean> {
   if (!fs.existsSync(dir)) return false;
   try {

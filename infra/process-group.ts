@@ -5,10 +5,9 @@
  *
  * Its named exceptions, each a different kind of child: git (infra/git.ts, short and foreground), docker
  * (infra/docker.ts, short queries), the dev server (infra/dev-server.ts: a detached server with a pid file of
- * its own, stopped by its owner or the next start), the provisioning scripts a command runs in the foreground
- * (scripts/ensure-*, examples/make-agent-repo.sh: execFileSync, their progress on the user's terminal), and
- * `vero run` / infra/compiled-task-run.ts (harbor in the foreground on the user's terminal: Ctrl-C reaches it
- * as it reaches any foreground job).
+ * its own, stopped by its owner or the next start), what a command runs in the foreground on the user's terminal
+ * (infra/foreground.ts: the provisioning scripts and `vero run`'s harbor; infra/compiled-task-run.ts: harbor on
+ * a compiled task). A lint rule keeps it so (eslint.config.mjs).
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';

@@ -1,9 +1,27 @@
 /**
- * The inputs of the activities other than runTask (model/eval-types.ts has it and the workflows' payloads):
- * what crosses the workflow/activity boundary, small by design, pointers to files. Pure types.
+ * The activities' inputs: what crosses the workflow/activity boundary, small by design, pointers to files.
+ * Pure types.
  */
-import type { CandidateSource, EvalSettings, TaskResult } from './eval-types';
+import type { EvalSettings } from './eval-input';
+import type { TaskResult } from './task-result';
 import type { Spend } from './spend-cap';
+
+/** What a worker needs to check a candidate out on its own host. */
+export interface CandidateSource {
+  agentRepo: string;
+  commit: string;
+  home: string;
+}
+
+/** The runTask activity's input: one task of one evaluation run. */
+export interface RunTaskInput {
+  runDir: string;
+  task: string;
+  worktree: string;
+  settings: EvalSettings;
+  /** Where the candidate comes from, so any worker can materialize `worktree` (absent in older histories). */
+  candidate?: CandidateSource;
+}
 
 export interface PrepareCandidateInput {
   agentRepo: string;
@@ -71,7 +89,7 @@ export interface ModeAInput {
   envFile?: string;
 }
 
-export interface CompileTaskInput {
+export interface BuildTaskInput {
   configFile: string;
   outDir: string;
   skipSecretCheck?: boolean;

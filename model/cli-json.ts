@@ -5,7 +5,7 @@
  * validates each command's real output against its file. Fields a later version adds are optional here.
  */
 import { z } from 'zod';
-import { EvalSettings } from './eval-types';
+import { EvalSettings } from './eval-input';
 
 const num = z.number();
 const nullableNum = num.nullable();

@@ -1,6 +1,6 @@
 /** Identity of an evaluation: the same candidate and score-relevant config give the same workflow id. */
 import { createHash } from 'node:crypto';
-import type { EvalSettings } from './eval-types';
+import type { EvalSettings } from './eval-input';
 
 /** Canonical JSON: object keys sorted at every level. */
 export function canonicalJson(value: unknown): string {

@@ -32,12 +32,20 @@ const index5 = (i: number): string => String(i).padStart(5, '0');
 
 export function homePaths(home: string) {
   return {
+    reposDir: join(home, 'repos'),
     mirror: (repoDigest: string) => join(home, 'repos', `${repoDigest}.git`),
+    worktreesDir: join(home, 'worktrees'),
     worktree: (commit: string) => join(home, 'worktrees', commit),
+    resultsDir: join(home, 'results'),
     resultFile: (evalId: string) => join(home, 'results', `${evalId}.json`),
+    /** An evaluation's dir beside its result file (its samples). */
+    resultDir: (evalId: string) => join(home, 'results', evalId),
     samplesDir: (evalId: string) => join(home, 'results', evalId, 'samples'),
     modeADir: (id: string) => join(home, 'mode-a', id),
     temporalDb: join(home, 'temporal.db'),
+    runsDir: join(home, 'runs'),
+    /** Every run dir of one evaluation. */
+    evalRunsDir: (evalId: string) => join(home, 'runs', evalId),
     runDir: (evalId: string, runId: string) => join(home, 'runs', evalId, runId),
   };
 }
@@ -85,6 +93,32 @@ export const harborJobFiles = {
   /** A trial dir's result.json. */
   resultIn: (trialDir: string) => join(trialDir, 'result.json'),
 };
+
+/** Whether a file of a jobs dir is a job's pid file (`<job>.pid`). */
+export const isPidFile = (name: string): boolean => name.endsWith('.pid');
+
+/** Whether a file of a jobs dir is a job's harbor log (`<job>.harbor.log`). */
+export const isHarborLog = (name: string): boolean => name.endsWith('.harbor.log');
+
+/** The parts of a home-relative path below a run's jobs dir (`runs/<evalId>/<runId>/jobs/…`), else null. */
+export function belowRunJobsDir(parts: string[]): string[] | null {
+  return parts.length > 4 && parts[0] === 'runs' && parts[3] === 'jobs' ? parts.slice(4) : null;
+}
+
+/** The files of a Harbor trial dir that people read (the viewer links them). */
+export const HARBOR_TRIAL_FILES = { result: 'result.json', log: 'trial.log', exception: 'exception.txt' } as const;
+
+/** `<db>.pid`: the dev server that owns a SQLite file, so a later start can find one left behind. */
+export const devServerPidFile = (dbFile: string): string => `${dbFile}.pid`;
+
+/** `vero demo --optimize`'s home: the examples it copies, the tasks it builds, the jobs it runs. */
+export function demoOptimizePaths(home: string) {
+  return {
+    examples: join(home, 'examples'),
+    taskDir: (name: string) => join(home, 'tasks', name),
+    jobsDir: (name: string) => join(home, 'jobs', name),
+  };
+}
 
 /** `<jobsDir>/<job>.harbor.log`: harbor's output for a job (next to its dir), as `runPaths(…).job(…).harborLog`. */
 export const harborLogOf = (jobDir: string): string => `${jobDir}.harbor.log`;

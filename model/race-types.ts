@@ -6,7 +6,9 @@
 import { sha256 } from '@noble/hashes/sha2';
 import { utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
-import { EvalSettings, type CandidateResult, type TaskResult } from './eval-types';
+import { EvalSettings } from './eval-input';
+import { type CandidateResult } from './candidate-result';
+import { type TaskResult } from './task-result';
 
 export const RaceCandidate = z.strictObject({
   /** The id of this candidate's part of the race: a partial evaluation `vero results` and `vero compare` read. */

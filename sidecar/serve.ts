@@ -2,7 +2,7 @@
 import { homePaths } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connect } from '../client/eval-client';
+import { connect } from '../client/connection';
 import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { startDevServer, DevServer } from '../infra/dev-server';
 import { formatZodIssues } from '../model/config-issues';

@@ -25,6 +25,8 @@ export function lockSessionDir(adminVolume: string): SessionLock {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx', 0o600);
+      // The lock is the exclusive create itself, so the holder is written into it (not renamed over it).
+      // eslint-disable-next-line no-restricted-properties -- written to the fd the exclusive create returned
       fs.writeFileSync(fd, `${JSON.stringify(me)}\n`);
       fs.fsyncSync(fd);
       fs.closeSync(fd);

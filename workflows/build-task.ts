@@ -4,7 +4,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CompileTaskInput } from '../activities/compile-task';
+import type { BuildTaskInput } from '../activities/compile-task';
 import { FailureType } from '../model/failures';
 
 const { compileTaskDir } = proxyActivities<Activities>({
@@ -12,6 +12,6 @@ const { compileTaskDir } = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.ConfigError] },
 });
 
-export async function buildTask(input: CompileTaskInput): ReturnType<Activities['compileTaskDir']> {
+export async function buildTask(input: BuildTaskInput): ReturnType<Activities['compileTaskDir']> {
   return await compileTaskDir.executeWithOptions({ summary: `build ${input.configFile} → ${input.outDir}`.slice(0, 200) }, [input]);
 }

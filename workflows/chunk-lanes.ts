@@ -16,7 +16,9 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { causeChain } from '../model/errors';
-import { countFinished, errorRow, notRunRow, type ChunkInput, type Progress, type TaskResult } from '../model/eval-types';
+import { countFinished, type Progress } from '../model/progress';
+import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
+import { type ChunkInput } from '../model/chunk-payloads';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { jobNameFor } from '../model/harbor-argv';
 import { runPaths } from '../model/paths';

@@ -5,7 +5,7 @@
  * on waits for the parent's verdict on its last task's spend (`spendMetered`) before it starts another.
  */
 import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
-import type { Progress } from '../model/eval-types';
+import type { Progress } from '../model/progress';
 import { spendCapReachedSignal, spendMeteredSignal } from './queries';
 
 export class ChunkSpendStop {

@@ -22,16 +22,10 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { PreparedCandidate } from '../model/activity-payloads';
-import {
-  CandidateResult,
-  ChunkInput,
-  ChunkSummary,
-  Continuation,
-  EvalInput,
-  INLINE_TASK_LIMIT,
-  newProgress,
-  type Progress,
-} from '../model/eval-types';
+import { CandidateResult, INLINE_TASK_LIMIT } from '../model/candidate-result';
+import { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
+import { Continuation, EvalInput } from '../model/eval-input';
+import { newProgress, type Progress } from '../model/progress';
 import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';

@@ -4,8 +4,9 @@
  */
 import { ActivityCancellationType, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ChunkInput, ChunkSummary, EvalSettings } from '../model/eval-types';
-import { newProgress } from '../model/eval-types';
+import type { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
+import type { EvalSettings } from '../model/eval-input';
+import { newProgress } from '../model/progress';
 import { CONFIG_FAILURES } from '../model/failures';
 import { ChunkLanes } from './chunk-lanes';
 import { ChunkSpendStop } from './chunk-spend-stop';

@@ -23,7 +23,8 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ChunkInput, ChunkSummary, Progress } from '../model/eval-types';
+import type { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
+import type { Progress } from '../model/progress';
 import type { Spend } from '../model/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
 import { evaluateChunk } from './evaluate-chunk';

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Progress } from '../model/eval-types';
+import type { Progress } from '../model/progress';
 
 /** Progress of an evaluation (parent) or of one chunk (child). */
 export const progressQuery = defineQuery<Progress>('progress');

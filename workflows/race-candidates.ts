@@ -28,7 +28,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { causeChain } from '../model/errors';
-import { errorRow, notRunRow, type TaskResult } from '../model/eval-types';
+import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { jobNameFor } from '../model/harbor-argv';
 import { homePaths, runPaths } from '../model/paths';

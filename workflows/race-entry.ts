@@ -6,7 +6,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { FinalizeInput } from '../model/activity-payloads';
-import type { CandidateResult } from '../model/eval-types';
+import type { CandidateResult } from '../model/candidate-result';
 import { CONFIG_FAILURES } from '../model/failures';
 
 const { finalizeEvaluation } = proxyActivities<Activities>({

@@ -10,7 +10,7 @@
  * the cap check its own last spend fed (patched 'spend-verdict-before-next-task').
  */
 import { CancellationScope, getExternalWorkflowHandle, patched, setHandler } from '@temporalio/workflow';
-import type { Progress } from '../model/eval-types';
+import type { Progress } from '../model/progress';
 import { chunkWorkflowId } from '../model/paths';
 import { addSpend, capReached, NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
 import type { LanePool } from './lane-grants';

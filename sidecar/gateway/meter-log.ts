@@ -13,6 +13,8 @@ const write = promisify(fs.write);
 const fdatasync = promisify(fs.fdatasync);
 const ftruncate = promisify(fs.ftruncate);
 const close = promisify(fs.close);
+// The snapshot is written like infra/atomic-file's (temp, fdatasync, rename), but off the event loop.
+// eslint-disable-next-line no-restricted-properties -- the asynchronous form of the atomic writer
 const writeFile = promisify(fs.writeFile);
 const rename = promisify(fs.rename);
 const open = promisify(fs.open);

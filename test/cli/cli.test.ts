@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { freePort } from '../../infra/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { chromium } from '../helpers/chromium';
-import { queueCapacity } from '../../client/eval-client';
+import { queueCapacity } from '../../client/worker-capacity';
 import { runVero, spawnWorker, until } from '../helpers/process';
 import { address, cancelAndSettle, client, uniqueQueue, withWorker } from '../helpers/temporal';
 

@@ -6,7 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { listEvaluations, uncommittedNote } from '../../client/eval-client';
+import { listEvaluations } from '../../client/eval-listing';
+import { uncommittedNote } from '../../client/eval-input';
 import { VeroCandidate, VeroConfigDigest } from '../../model/search-attributes';
 import { agentRepo } from '../helpers/fixtures';
 import { client, uniqueQueue } from '../helpers/temporal';

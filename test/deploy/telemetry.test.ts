@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { evalFixture, ROOT } from '../helpers/fixtures';
 import { address, client, uniqueQueue } from '../helpers/temporal';

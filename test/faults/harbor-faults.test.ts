@@ -2,9 +2,11 @@
  * Harbor faults injected through the stand-in's scenarios: each ends as the documented status, scores from
  * partial trials are salvaged, and nothing is silently 0.
  */
-import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult, TaskResult } from '../../model/eval-types';
+import type { CandidateResult } from '../../model/candidate-result';
+import type { TaskResult } from '../../model/task-result';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 

@@ -1,9 +1,10 @@
 /** Graceful worker shutdown: SIGTERM drains (the running harbor run finishes and is reported), then the worker exits 0. */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/eval-types';
+import type { CandidateResult } from '../../model/candidate-result';
 import { evalFixture, invocations, ROOT, runsPerTask } from '../helpers/fixtures';
 import { spawnWorker, until } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';

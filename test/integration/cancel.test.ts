@@ -5,7 +5,9 @@
  * harbor of it runs. Real dev server, real worker, the stand-in (tasks that would run for a minute).
  */
 import type { Client } from '@temporalio/client';
-import { getProgress, prepareEvalInput, setConcurrency, startOrAttach } from '../../client/eval-client';
+import { getProgress, setConcurrency } from '../../client/running-eval';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { evalFixture, invocations } from '../helpers/fixtures';
 import { pidAlive } from '../helpers/process';

@@ -5,9 +5,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { getProgress, prepareEvalInput, setConcurrency, startOrAttach, listEvaluations } from '../../client/eval-client';
+import { getProgress, setConcurrency } from '../../client/running-eval';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
+import { listEvaluations } from '../../client/eval-listing';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/eval-types';
+import type { CandidateResult } from '../../model/candidate-result';
 import { DATASET, evalFixture, invocations, preflights, runsPerTask, STANDIN, tempDir, taskOf } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 import { until } from '../helpers/process';

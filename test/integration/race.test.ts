@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { prepareRaceInput, raceResult, startRace } from '../../client/race-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/eval-types';
+import type { CandidateResult } from '../../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../../model/paired-comparison';
 import { raceOrder, type RaceResult } from '../../model/race-types';
 import { conforming } from '../helpers/json-schema';

@@ -4,9 +4,12 @@
  * period), and ends `budget_exhausted` with `not_run` rows and denominators of the tasks that ran; a spend pool
  * is one durable total over several evaluations.
  */
-import { prepareEvalInput, spendPoolState, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { spendPoolState } from '../../client/spend-pools';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult, TaskResult } from '../../model/eval-types';
+import type { CandidateResult } from '../../model/candidate-result';
+import type { TaskResult } from '../../model/task-result';
 import { ConfigError } from '../../model/errors';
 import { evalFixture, invocations, runsPerTask, taskOf } from '../helpers/fixtures';
 import { pidAlive } from '../helpers/process';

@@ -4,9 +4,10 @@
  * the cap is reached, at any concurrency, in one chunk or across chunks, with or without `budget_grace`.
  * Real dev server, real worker, the stand-in reporting each trial's cost_usd.
  */
-import { prepareEvalInput, startOrAttach } from '../../client/eval-client';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/eval-types';
+import type { CandidateResult } from '../../model/candidate-result';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 

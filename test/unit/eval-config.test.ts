@@ -4,7 +4,7 @@ import { loadEvalConfig } from '../../infra/eval-config-file';
 import { ConfigError } from '../../model/errors';
 import { configDigest, evalWorkflowId } from '../../model/eval-identity';
 import { resolveTasks } from '../../infra/task-source';
-import { settingsFrom } from '../../client/eval-client';
+import { settingsFrom } from '../../client/eval-input';
 import { DATASET, tempDir } from '../helpers/fixtures';
 
 function write(text: string): string {

@@ -7,7 +7,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { liveOrphan, writePidFile } from '../../activities/harbor-orphans';
+import { liveOrphan, writePidFile } from '../../infra/harbor-jobs';
 import { closeForkServers, consoleScriptPython, removeStaleServerDirs } from '../../infra/harbor-forkserver';
 import { groupAlive, runInGroup } from '../../infra/process-group';
 import { hostId } from '../../infra/host-groups';

@@ -1,5 +1,5 @@
 /** The rules that keep every workflow history of an evaluation bounded (model/history-bounds.ts). */
-import { evalInputFor, settingsFrom } from '../../client/eval-client';
+import { evalInputFor, settingsFrom } from '../../client/eval-input';
 import { ConfigError } from '../../model/errors';
 import { EvalConfigFile } from '../../model/eval-config';
 import { chunksPerRun, inputSizeProblem, MAX_INPUT_BYTES, PARENT_EVENT_BUDGET, parentEventsPerChunk } from '../../model/history-bounds';

@@ -1,5 +1,5 @@
 /** The sidecar's Mode B evaluations get their settings through the CLI's schema and builder. */
-import { settingsFrom } from '../../client/eval-client';
+import { settingsFrom } from '../../client/eval-input';
 import { evalConfigOf } from '../../infra/eval-config-file';
 import { DEFAULT_EXECUTION } from '../../model/eval-config';
 import { ServeConfig } from '../../model/serve-config';

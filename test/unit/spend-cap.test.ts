@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { settingsFrom } from '../../client/eval-client';
+import { settingsFrom } from '../../client/eval-input';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { ConfigError } from '../../model/errors';
 import { configDigest } from '../../model/eval-identity';

@@ -1,5 +1,5 @@
 /** Worker identities carry host and slots; default slots follow memory, not cores. */
-import { capacityNote } from '../../client/eval-client';
+import { capacityNote } from '../../client/worker-capacity';
 import { defaultActivitySlots, parseWorkerIdentity, workerIdentity } from '../../model/worker-identity';
 
 const GiB = 1024 ** 3;

@@ -1,15 +1,16 @@
 /**
- * A task's job dir across attempts: the pid file of its harbor, a previous attempt's harbor still running
- * (an orphan to adopt), a job that harbor finished without its worker, the trials to re-run on resume, and the
- * failures earlier attempts counted.
+ * What is on disk around a task's harbor runs, across attempts: the jobs dir and the dir harbor runs in, the pid
+ * file of its harbor, a previous attempt's harbor still running (an orphan to adopt), a job that harbor finished
+ * without its worker, the trials to re-run on resume, a job set aside, and the failures earlier attempts counted.
  */
-import { procHasEnv, procStartTime } from '../infra/proc';
+import { procHasEnv, procStartTime } from './proc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadTrials, readTrialFile } from '../infra/collate';
-import { writeFileDurable } from '../infra/atomic-file';
-import { hostId } from '../infra/host-groups';
-import { groupAlive } from '../infra/process-group';
+import { loadTrials, readTrialFile } from './collate';
+import { writeFileDurable } from './atomic-file';
+import { hostId } from './host-groups';
+import { groupAlive } from './process-group';
+import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
 import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/trial-ranking';
 import { JOB_ENV } from '../model/harbor-argv';
@@ -53,9 +54,16 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   return same ? prev : null;
 }
 
+/** Whether a pid file is there (its harbor may have died or finished). */
+export const hasPidFile = (pidFile: string): boolean => fs.existsSync(pidFile);
+
+/** Removes the pid file of a harbor that is no more (or no longer ours). */
+export const removePidFile = (pidFile: string): void => fs.rmSync(pidFile, { force: true });
+
 export function writePidFile(pidFile: string, pid: number, startedAt: number): void {
   const procStart = procStartTime(pid) ?? undefined;
-  fs.writeFileSync(pidFile, JSON.stringify({ pid, host: hostId(), startedAt, procStart } satisfies PidFile));
+  // Atomic (a reader never sees half of it), not flushed: it matters while this host runs.
+  writeFileDurable(pidFile, JSON.stringify({ pid, host: hostId(), startedAt, procStart } satisfies PidFile), { fsync: false });
 }
 
 /** Whether harbor finished the job (the job-level result.json has its finished_at). */
@@ -65,6 +73,46 @@ export function jobFinished(jobDir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether harbor started the job (it wrote the job's config.json). */
+export const jobStarted = (jobDir: string): boolean => fs.existsSync(harborJobFiles.config(jobDir));
+
+/** The Harbor version that ran the job (its lock.json), null when it does not say. */
+export function jobHarborVersion(jobDir: string): string | null {
+  try {
+    const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(harborJobFiles.lock(jobDir), 'utf8')));
+    return lock.success ? (lock.data.harbor?.version ?? null) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Moves a job dir Harbor refused to resume out of the way (kept for inspection, never deleted). */
+export function setJobAside(jobDir: string, aside: string): void {
+  fs.mkdirSync(path.dirname(aside), { recursive: true });
+  fs.renameSync(jobDir, aside);
+}
+
+/** Makes a dir harbor needs (the jobs dir, its working directory) when it is missing; the dir. */
+export function ensureDir(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Free bytes for an unprivileged writer on the filesystem of `dir` (null when it cannot be read). */
+export function freeBytes(dir: string): number | null {
+  try {
+    const st = fs.statfsSync(dir);
+    return st.bavail * st.bsize;
+  } catch {
+    return null;
+  }
+}
+
+/** Records the failures counted so far, for a later attempt on this host. */
+export function writeHarborFailures(file: string, count: number): void {
+  writeFileDurable(file, String(count), { fsync: false });
 }
 
 /** Failures counted by earlier attempts: the last heartbeat's details, or this host's record of them. */

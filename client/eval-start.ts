@@ -1,0 +1,61 @@
+/** Starting an evaluation: start it, or attach to the running one, or return the completed one. */
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { EvalInput } from '../model/eval-input';
+import { VeroCandidate, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/search-attributes';
+import { evaluateCandidate } from '../workflows';
+import { ensureSpendPool } from './spend-pools';
+
+export interface StartOutcome {
+  handle: WorkflowHandle<typeof evaluateCandidate>;
+  /** started: a new run; attached: joined a running one; existing: returned a completed one. */
+  mode: 'started' | 'attached' | 'existing';
+  /**
+   * The home of the evaluation attached to, when it is not this config's (`home` is operational, so it is not
+   * part of the evaluation id): its files are there.
+   */
+  otherHome?: string;
+}
+
+async function describe(client: Client, id: string): Promise<WorkflowExecutionDescription | null> {
+  try {
+    return await client.workflow.getHandle(id).describe();
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return null;
+    throw e;
+  }
+}
+
+/** Starts the evaluation, or attaches to the running one, or returns the completed one (unless `force`). */
+export async function startOrAttach(client: Client, input: EvalInput, taskQueue: string, force = false): Promise<StartOutcome> {
+  const prev = await describe(client, input.evalId);
+  const prevHome = typeof prev?.memo?.home === 'string' ? prev.memo.home : undefined;
+  const otherHome = prevHome !== undefined && prevHome !== input.home ? { otherHome: prevHome } : {};
+  if (prev?.status.name === 'RUNNING') return { handle: client.workflow.getHandle(input.evalId), mode: 'attached', ...otherHome };
+  if (prev?.status.name === 'COMPLETED' && !force)
+    return { handle: client.workflow.getHandle(input.evalId), mode: 'existing', ...otherHome };
+  if (input.settings.spendCap?.pool) await ensureSpendPool(client, input.settings.spendCap, taskQueue);
+  const source = input.settings.source.path ?? input.settings.source.dataset ?? '';
+  const handle = await client.workflow.start(evaluateCandidate, {
+    workflowId: input.evalId,
+    taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    memo: { home: input.home, candidateRef: input.candidateRef },
+    typedSearchAttributes: [
+      { key: VeroCandidate, value: input.candidate },
+      veroStatus('queued'),
+      { key: VeroTaskSource, value: source },
+      { key: VeroConfigDigest, value: input.configDigest },
+    ],
+    staticSummary: `candidate ${input.candidateRef} (${input.candidate.slice(0, 12)}) on ${input.tasks.length} task(s)`.slice(0, 200),
+    staticDetails: [
+      `**candidate** \`${input.candidate}\` (${input.candidateRef})`,
+      `**tasks** ${input.tasks.length} from \`${source}\``,
+      `**agent** \`${input.settings.harbor.agent}\`${input.settings.harbor.model ? ` model \`${input.settings.harbor.model}\`` : ''}, attempts ${input.settings.harbor.n_attempts}, retries ${input.settings.harbor.max_retries}`,
+    ].join('\n\n'),
+  });
+  return { handle, mode: 'started' };
+}

@@ -1,0 +1,63 @@
+/** A running evaluation: its progress, its concurrency, and why it may not be moving. */
+import { type Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Progress } from '../model/progress';
+import { ConfigError } from '../model/errors';
+import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
+
+/** Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks. */
+export async function getProgress(client: Client, evalId: string): Promise<Progress> {
+  const p = await client.workflow.getHandle(evalId).query(progressQuery);
+  const chunks = p.runningChunks ?? (p.currentChunk ? [p.currentChunk] : []);
+  const total = { ...p, running: chunks.length ? 0 : p.running };
+  for (const id of chunks) {
+    try {
+      const c = await client.workflow.getHandle(id).query(progressQuery);
+      total.done += c.done;
+      total.running += c.running;
+      total.scored += c.scored;
+      total.errors += c.errors;
+      total.scoreSum += c.scoreSum;
+      if (c.notRun) total.notRun = (total.notRun ?? 0) + c.notRun;
+    } catch {
+      /* the chunk is starting or just finished */
+    }
+  }
+  return total;
+}
+
+/** An evaluation's progress, or null when no worker could answer within `timeoutMs` (none polls, or it is busy). */
+export async function progressIfAnswered(client: Client, evalId: string, timeoutMs = 10_000): Promise<Progress | null> {
+  try {
+    return await client.connection.withDeadline(Date.now() + timeoutMs, () => getProgress(client, evalId));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Changes the concurrency of a running evaluation (a Temporal update, validated by the workflow and recorded in
+ * its history). Resolves once the new value is in force: after lowering, no task starts until fewer than
+ * `concurrency` run. Throws ConfigError when the workflow refuses (finished, started before lane grants).
+ */
+export async function setConcurrency(client: Client, evalId: string, concurrency: number): Promise<ConcurrencyChange> {
+  const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
+  const d = await handle.describe();
+  if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); its concurrency cannot change`);
+  try {
+    return await handle.executeUpdate(setConcurrencyUpdate, { args: [concurrency] });
+  } catch (e) {
+    if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
+    throw e;
+  }
+}
+
+/**
+ * Why a running evaluation may not be moving, from what Temporal knows: each of its activities that is being
+ * retried after a failure (the preflight's reason when Docker is down, say), with its attempt and last failure.
+ */
+export function retryingActivities(d: WorkflowExecutionDescription): string[] {
+  return (d.raw.pendingActivities ?? []).flatMap((a) => {
+    const message = a.lastFailure?.message?.split('\n')[0];
+    return message ? [`${a.activityType?.name ?? 'an activity'} is retrying (attempt ${a.attempt ?? '?'}): ${message}`] : [];
+  });
+}

@@ -1,0 +1,42 @@
+/**
+ * Children a `vero` command runs in the foreground, on the user's terminal: the provisioning scripts
+ * (scripts/ensure-*, examples/make-agent-repo.sh: their progress on stderr) and `vero run`'s harbor (Ctrl-C
+ * reaches it as it reaches any foreground job). What vero supervises goes through infra/process-group.ts.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { PROJECT_ROOT } from './package-root';
+
+/** Runs a script to completion, its stderr on the terminal; its stdout, trimmed. Throws when it fails. */
+function scriptOutput(file: string, args: string[]): string {
+  return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+/** scripts/ensure-temporal: the Temporal CLI (TEMPORAL_CLI_PATH, PATH, or the pinned install, made on first use). */
+export const ensureTemporal = (): string => scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-temporal'), []);
+
+/** scripts/ensure-harbor: the pinned Harbor's command (provisioned and cached on first use). */
+export const ensureHarbor = (version: string): string => scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [version]);
+
+/** scripts/ensure-harbor-wheelhouse: the pinned Harbor as wheels for this Python (cached). */
+export const ensureHarborWheelhouse = (python: string): string =>
+  scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [python]);
+
+/** examples/make-agent-repo.sh (of `examplesDir`, default the package's): the example agent repo at `dest`. */
+export function makeAgentRepo(dest: string, examplesDir = path.join(PROJECT_ROOT, 'examples')): void {
+  execFileSync(path.join(examplesDir, 'make-agent-repo.sh'), [dest], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/**
+ * Runs a program on this terminal with `env` over this process's environment, passing SIGINT and SIGTERM on;
+ * its exit code (128 when a signal ended it). Rejects with the spawn error (code ENOENT: not found).
+ */
+export function runInForeground(file: string, argv: string[], env: Record<string, string> = {}): Promise<number> {
+  const child = spawn(file, argv, { stdio: 'inherit', env: { ...process.env, ...env } });
+  const forward = (sig: NodeJS.Signals) => child.kill(sig);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  return new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1)));
+  });
+}
