@@ -48,8 +48,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\.\\./model/[\\w-]+$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
-              message: 'workflow code may import only @temporalio/workflow, ../model/* and ./* (I/O belongs in an activity)',
+              regex: '^(?!@temporalio/workflow$|\\.\\./model/[\\w-]+$|\\.\\./harbor/job-name$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
+              message:
+                'workflow code may import only @temporalio/workflow, ../model/*, ../harbor/job-name and ./* (I/O belongs in an activity)',
             },
             {
               group: ['../activities', '../activities/*'],

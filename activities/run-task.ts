@@ -4,10 +4,10 @@
  * only missing or infra-failed ones run again.
  *
  * runTask is a protocol of named steps: prepare the attempt → stop a cancelled retry → collect or adopt a
- * previous attempt's harbor, else launch (harbor-launch.ts) → settle the attempt (collate, count a failure).
+ * previous attempt's harbor, else launch (harbor/launch.ts) → settle the attempt (collate, count a failure).
  */
 import * as fs from 'node:fs';
-import { collate, loadTrials, TaskNameMismatchError } from '../infra/collate';
+import { collate, loadTrials, TaskNameMismatchError } from '../harbor/collate';
 import type { Deployment } from '../infra/deployment';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, stopGroup, watchGroup } from '../infra/process-group';
@@ -18,11 +18,11 @@ import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
 import { unsupportedHarborWarning } from '../model/harbor-version';
 import { faultPause } from './fault-pause';
-import { launchUntilSettled } from './harbor-launch';
-import { jobFinished, liveOrphan, prunedUsage, pruneForResume } from './harbor-orphans';
+import { launchUntilSettled } from '../harbor/launch';
+import { jobFinished, liveOrphan, prunedUsage, pruneForResume } from '../harbor/orphans';
 import { addUsage } from '../model/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
-import { TaskAttempt } from './task-attempt';
+import { TaskAttempt } from '../harbor/task-attempt';
 
 export type { CandidateSource, RunTaskInput };
 

@@ -24,7 +24,7 @@ import { connect, prepareEvalInput, startOrAttach } from '../client/eval-client'
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import type { CandidateResult } from '../model/eval-types';
-import { harborArgv } from '../model/harbor-argv';
+import { harborArgv } from '../harbor/argv';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';

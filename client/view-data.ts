@@ -7,7 +7,7 @@ import { harborLogOf } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { loadTrials } from '../infra/collate';
+import { loadTrials } from '../harbor/collate';
 import { git } from '../infra/git';
 import { homeRelative } from '../infra/home-file';
 import { CandidateResult, countedTaskScores, TaskResult } from '../model/eval-types';

@@ -18,7 +18,7 @@ import type { Activities } from '../activities';
 import { causeChain } from '../model/errors';
 import { countFinished, errorRow, notRunRow, type ChunkInput, type Progress, type TaskResult } from '../model/eval-types';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor-argv';
+import { jobNameFor } from '../harbor/job-name';
 import { runPaths } from '../model/paths';
 import { type Spend, spendOfTask } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';

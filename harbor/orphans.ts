@@ -6,13 +6,13 @@
 import { procHasEnv, procStartTime } from '../infra/proc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadTrials, readTrialFile } from '../infra/collate';
+import { loadTrials, readTrialFile } from './collate';
 import { writeFileDurable } from '../infra/atomic-file';
 import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
 import { harborJobFiles } from '../model/paths';
 import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/trial-ranking';
-import { JOB_ENV } from '../model/harbor-argv';
+import { JOB_ENV } from './argv';
 
 export interface PidFile {
   pid: number;
@@ -48,7 +48,7 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   }
   if (prev.host !== hostId() || !groupAlive(prev.pid)) return null;
   // The same process: its environment names this job (a spawned harbor), or its start time is the recorded one (a
-  // harbor forked by the fork server, whose environment is the server's: infra/harbor-forkserver.ts).
+  // harbor forked by the fork server, whose environment is the server's: harbor/forkserver.ts).
   const same = procHasEnv(prev.pid, JOB_ENV, jobDir) || (prev.procStart !== undefined && procStartTime(prev.pid) === prev.procStart);
   return same ? prev : null;
 }
