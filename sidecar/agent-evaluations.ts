@@ -13,7 +13,7 @@ import { AdmittedEval, EvalJobStore, type JobRecord, type JobView, notFound } fr
 import type { FinalizeResult } from './finalize';
 import { refuseProtectedChanges } from './protected-paths';
 import { routeResults } from './results-routing';
-import type { SidecarDeps } from './server';
+import type { SidecarDeps } from './deps';
 
 const EvalBody = z.strictObject({
   split: z.string().min(1),

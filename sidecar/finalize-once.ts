@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { writeJsonDurable } from '../infra/atomic-file';
 import type { AgentEvaluations } from './agent-evaluations';
 import { finalize, type FinalizeResult } from './finalize';
-import type { SidecarDeps } from './server';
+import type { SidecarDeps } from './deps';
 
 export class FinalizeOnce {
   private running: Promise<FinalizeResult> | null = null;

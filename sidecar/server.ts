@@ -5,31 +5,17 @@
 import * as path from 'node:path';
 import Fastify, { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ServeConfig } from '../model/serve-config';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { AgentEvaluations } from './agent-evaluations';
 import { transferCommit } from './commit-transfer';
-import type { Engine } from './engine';
+import type { SidecarDeps } from './deps';
 import { conflict, forbidden } from './errors';
 import { FinalizeOnce } from './finalize-once';
 import { useErrorReplies, useStrictJsonBodies } from './http-json';
 import { refuseProtectedChanges } from './protected-paths';
-import type { Ledger } from './ledger';
-import type { CandidateRegistry } from './registry';
 import { tokenMatches } from './token';
 
 const SubmitBody = z.strictObject({ commit: z.string().min(1).optional() });
-
-export interface SidecarDeps {
-  cfg: ServeConfig;
-  engine: Engine;
-  ledger: Ledger;
-  registry: CandidateRegistry;
-  token: string;
-  log: (line: string) => void;
-  /** The gateway's usage and limits per scope, when the task has one (numbers only). */
-  gatewayStatus?: () => unknown;
-}
 
 export function buildServer(d: SidecarDeps): FastifyInstance {
   // Evaluations can take hours: no server-side request timeout (Node's default is 5 minutes). On close (SIGTERM),

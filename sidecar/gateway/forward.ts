@@ -12,7 +12,7 @@ import { requestBound } from '../../model/request-bound';
 import { meteredBody } from './metered-stream';
 import type { Settlement } from './meter';
 import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
-import type { GatewayContext, GatewayDeps } from './server';
+import type { GatewayContext, GatewayDeps } from './context';
 
 /** Response headers passed back to the client; everything else (cookies, upstream auth hints) stays upstream. */
 const PASSED_RESPONSE_HEADERS = ['content-type', 'retry-after', 'x-request-id', 'request-id', 'openai-processing-ms', 'x-should-retry'];

@@ -5,24 +5,13 @@
  * upstream reports. Only the endpoints of ENDPOINTS are forwarded, to the upstream path of that table.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent } from 'undici';
 import { ENDPOINTS, GATEWAY_SCOPES, type Endpoint, type GatewaySpec, type Provider } from '../../model/gateway-policy';
+import type { GatewayContext, GatewayDeps } from './context';
 import { forward, MAX_TASK_NAME_BYTES, presentedToken, refuse } from './forward';
 import type { Meter } from './meter';
 import { refusals } from './provider-errors';
-import { redactorFor, type Redactor } from './redact';
-import type { RequestLog } from './request-log';
-import type { TokenStore } from './tokens';
-
-export interface GatewayDeps {
-  spec: GatewaySpec;
-  /** Upstream keys by provider, from the sidecar's environment. */
-  keys: Partial<Record<Provider, string>>;
-  tokens: TokenStore;
-  meter: Meter;
-  requestLog: RequestLog;
-  log: (line: string) => void;
-}
+import { redactorFor } from './redact';
 
 const isLoopback = (url: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 
@@ -36,16 +25,6 @@ export function gatewayStatus(spec: GatewaySpec, meter: Meter) {
       }),
     ),
   };
-}
-
-/** What the request handlers share: the deps, the upstream timeout and the HTTP clients to reach the upstreams. */
-export interface GatewayContext {
-  d: GatewayDeps;
-  timeoutMs: number;
-  /** The direct client for an upstream on this machine, else the proxy-aware one. */
-  dispatcherFor: (url: string) => Dispatcher;
-  /** Removes the upstream keys from what is relayed or logged. */
-  redact: Redactor;
 }
 
 export function buildGateway(d: GatewayDeps): FastifyInstance {

@@ -1,0 +1,27 @@
+/** What the gateway is built from (its deps) and what its request handlers share (sidecar/gateway/server.ts, forward.ts). */
+import type { Dispatcher } from 'undici';
+import type { GatewaySpec, Provider } from '../../model/gateway-policy';
+import type { Meter } from './meter';
+import type { Redactor } from './redact';
+import type { RequestLog } from './request-log';
+import type { TokenStore } from './tokens';
+
+export interface GatewayDeps {
+  spec: GatewaySpec;
+  /** Upstream keys by provider, from the sidecar's environment. */
+  keys: Partial<Record<Provider, string>>;
+  tokens: TokenStore;
+  meter: Meter;
+  requestLog: RequestLog;
+  log: (line: string) => void;
+}
+
+/** What the request handlers share: the deps, the upstream timeout and the HTTP clients to reach the upstreams. */
+export interface GatewayContext {
+  d: GatewayDeps;
+  timeoutMs: number;
+  /** The direct client for an upstream on this machine, else the proxy-aware one. */
+  dispatcherFor: (url: string) => Dispatcher;
+  /** Removes the upstream keys from what is relayed or logged. */
+  redact: Redactor;
+}
