@@ -14,6 +14,7 @@
  * | the job started and was not a refused resume            | collect                  | (as below)           |
  * | refused to resume the job dir (changed task or config)  | fresh-job                | config-error         |
  * | Docker engine down                                      | wait (docker)            | unavailable          |
+ * | Harbor refused the options (0.26: an unknown --ek key)  | config-error             | config-error         |
  * | disk full                                               | wait (disk)              | config-error         |
  * | anything else before the job started                    | config-error             | config-error         |
  */
@@ -65,6 +66,23 @@ const DISK_FULL = /No space left on device|ENOSPC|\[Errno 28\]/i;
 /** Harbor refusing to resume a job dir whose lock or config no longer matches. */
 const REFUSED_RESUME = /lock\.json that does not match|cannot be resumed with a different config/;
 
+/** Harbor 0.26 refusing the job's typed options (an unknown `--ek` or `--ak` key, a bad value): its first line. */
+const OPTIONS_REFUSAL = /^Invalid kwargs for (environment|agent) '[^']*':$/;
+
+/**
+ * Harbor's own refusal of the job's options, its lines joined (`Invalid kwargs for environment 'docker': Unknown
+ * option 'x'. See harbor environment schema docker for available options.`), or null.
+ */
+function optionsRefusal(lines: string[]): string | null {
+  const first = lines.findIndex((l) => OPTIONS_REFUSAL.test(l));
+  if (first < 0) return null;
+  const last = lines.findIndex((l, i) => i > first && /^See harbor (environment|agent) schema /.test(l));
+  return lines
+    .slice(first, last < 0 ? first + 2 : last + 1)
+    .filter(Boolean)
+    .join(' ');
+}
+
 /**
  * Why harbor stopped before running the job, from what it printed this time: a Docker engine that is down, a
  * full disk, a job dir it will not resume (changed task files or config), or a configuration error.
@@ -76,6 +94,8 @@ export function classifyStartFailure(output: string): StartFailure {
   if (DISK_FULL.test(output)) return { kind: 'disk-full', reason: pick(DISK_FULL) || 'no space left on device' };
   const stale = pick(REFUSED_RESUME);
   if (stale) return { kind: 'stale-job', reason: stale.replace(/^FileExistsError:\s*/, '') };
+  const refused = optionsRefusal(lines);
+  if (refused) return { kind: 'config', reason: refused };
   const last =
     [...lines].reverse().find((l) => /Error|error|failed|No tasks|not found|Invalid/.test(l)) ?? lines.filter(Boolean).at(-1) ?? '';
   return { kind: 'config', reason: last };

@@ -99,3 +99,24 @@ test.each<[string, Partial<LaunchFacts>, unknown]>([
 ])('dry run: %s', (_name, facts, decision) => {
   expect(decideLaunch(ended(facts), 'dry-run')).toEqual(decision);
 });
+
+/** Harbor 0.26's words when an `--ek` key is not one of the environment's options (printed, exit 1, no job dir). */
+const UNKNOWN_EK_026 = [
+  'No agent auth resolution',
+  "Invalid kwargs for environment 'docker':",
+  "  Unknown option 'bogus_key'.",
+  'See harbor environment schema docker for available options.',
+  'Skipped: agents[0]: kwargs validation; agent has no options schema.',
+].join('\n');
+const UNKNOWN_EK_REASON =
+  "Invalid kwargs for environment 'docker': Unknown option 'bogus_key'. See harbor environment schema docker for available options.";
+
+test.each<[string, 'task' | 'dry-run']>([
+  ['a task', 'task'],
+  ['the dry run', 'dry-run'],
+])("Harbor 0.26 refusing an unknown --ek key: a config error in Harbor's own words, for %s", (_name, purpose) => {
+  expect(decideLaunch(ended({ exitCode: 1, output: UNKNOWN_EK_026 }), purpose)).toEqual({
+    kind: 'config-error',
+    reason: UNKNOWN_EK_REASON,
+  });
+});
