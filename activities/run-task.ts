@@ -18,6 +18,7 @@ import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
 import { unsupportedHarborWarning } from '../model/harbor-version';
 import { faultPause } from './fault-pause';
+import { resumedAcrossVersionsNote } from '../harbor/job-versions';
 import { launchUntilSettled } from '../harbor/launch';
 import { jobFinished, liveOrphan, prunedUsage, pruneForResume } from '../harbor/orphans';
 import { addUsage } from '../model/trial-ranking';
@@ -146,6 +147,8 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
   const harborVersion = harborVersionOf(t.jobDir);
   const unsupported = unsupportedHarborWarning(harborVersion);
   if (unsupported && !t.notes.includes(unsupported)) t.notes.push(unsupported);
+  const resumedAcross = resumedAcrossVersionsNote(loaded.trials, harborVersion);
+  if (resumedAcross) t.notes.push(resumedAcross);
   const result: TaskResult = {
     task: t.task,
     status: row.status,
