@@ -101,11 +101,22 @@ export function classifyStartFailure(output: string): StartFailure {
   return { kind: 'config', reason: last };
 }
 
+/** What a task's launch can come to. */
+export type TaskLaunchDecision = Exclude<LaunchDecision, { kind: 'dry-run-ok' | 'unavailable' }>;
+/** What the dry run can come to. */
+export type DryRunDecision = Extract<
+  LaunchDecision,
+  { kind: 'cancelled' | 'launcher-not-found' | 'usage-error' | 'config-error' | 'dry-run-ok' | 'unavailable' }
+>;
+
+export function decideLaunch(f: LaunchFacts, purpose: 'dry-run'): DryRunDecision;
+export function decideLaunch(f: LaunchFacts, purpose?: 'task'): TaskLaunchDecision;
+export function decideLaunch(f: LaunchFacts, purpose: LaunchPurpose): LaunchDecision;
 export function decideLaunch(f: LaunchFacts, purpose: LaunchPurpose = 'task'): LaunchDecision {
+  if (purpose === 'dry-run') return decideDryRun(f);
   if (f.detached) return { kind: 'leave-for-next-attempt' };
   if (f.cancelled) return { kind: 'cancelled' };
   if (f.notFound) return { kind: 'launcher-not-found' };
-  if (purpose === 'dry-run') return decideDryRun(f);
   if (f.timedOut) return { kind: 'collect', why: 'task timeout' };
   if (f.exitCode === 2) return { kind: 'usage-error' };
   if (f.exitCode === 0) return { kind: 'collect', why: 'exit 0' };
@@ -118,7 +129,9 @@ export function decideLaunch(f: LaunchFacts, purpose: LaunchPurpose = 'task'): L
 }
 
 /** The dry run creates no job: it answers OK, or why the evaluation's argv would not run. */
-function decideDryRun(f: LaunchFacts): LaunchDecision {
+function decideDryRun(f: LaunchFacts): DryRunDecision {
+  if (f.cancelled || f.detached) return { kind: 'cancelled' }; // (never left running: it has no next attempt)
+  if (f.notFound) return { kind: 'launcher-not-found' };
   if (f.exitCode === 0) {
     const verdict = f.output.split('\n').find((l) => /Dry run (OK|complete)/.test(l));
     return { kind: 'dry-run-ok', verdict: (verdict ?? 'dry run OK').trim() };

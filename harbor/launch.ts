@@ -143,7 +143,6 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
       case 'launcher-not-found':
       case 'usage-error':
       case 'config-error':
-      case 'unavailable':
         throw launchFailure(decision, {
           purpose: 'task',
           task: t.task,
@@ -152,8 +151,6 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
           signal: run.signal,
           logTail: () => t.logTail(),
         });
-      case 'dry-run-ok':
-        throw new Error('a task launch is never a dry run');
     }
   }
 }
