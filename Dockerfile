@@ -9,6 +9,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY model model
 COPY infra infra
+COPY harbor harbor
 COPY client client
 COPY activities activities
 COPY workflows workflows
@@ -33,7 +34,7 @@ COPY bin ./bin
 COPY scripts ./scripts
 COPY examples ./examples
 COPY harbor-standin/harbor ./harbor-standin/harbor
-COPY infra/harbor-forkserver.py ./infra/harbor-forkserver.py
+COPY harbor/forkserver.py ./harbor/forkserver.py
 USER vero
 ENV VERO_HOME=/data/vero NODE_ENV=production
 # tini forwards SIGTERM: the worker drains (finishes or cancels in-flight harbor runs within its grace time), then exits.

@@ -6,8 +6,8 @@ import tseslint from 'typescript-eslint';
 // The rules the docs state about where things live (docs/architecture.md), over the product's code. bench/ and
 // test/ start and inspect processes, Docker and files of their own, and are not covered.
 const PRODUCT_DIRS = ['workflows', 'activities', 'model', 'infra', 'client', 'worker', 'cli', 'compiler', 'sidecar', 'harbor'];
-// Harbor's own launchers, where they are and in the Harbor folder they are moving to.
-const HARBOR_HELPERS = /^(infra\/(harbor-forkserver|compiled-task-run)\.ts|(infra\/)?harbor\/.*)$/;
+// Harbor's own launchers (the fork server, a compiled task's foreground run).
+const HARBOR_HELPERS = /^harbor\/(forkserver|compiled-task-run)\.ts$/;
 const PROCESS_HELPERS = /^infra\/(process-group|docker|git|dev-server|foreground)\.ts$/;
 const LAYOUT_NAMES =
   'repos|worktrees|results|runs|jobs|chunks|stale-jobs|harbor-cwd|mode-a|temporal\\.db|config\\.json|lock\\.json|result\\.json|trial\\.log';
@@ -159,8 +159,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\.\\./model/[\\w-]+$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
-              message: 'workflow code may import only @temporalio/workflow, ../model/* and ./* (I/O belongs in an activity)',
+              regex: '^(?!@temporalio/workflow$|\\.\\./model/[\\w-]+$|\\.\\./harbor/job-name$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
+              message:
+                'workflow code may import only @temporalio/workflow, ../model/*, ../harbor/job-name and ./* (I/O belongs in an activity)',
             },
             {
               group: ['../activities', '../activities/*'],

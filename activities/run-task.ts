@@ -4,9 +4,9 @@
  * only missing or infra-failed ones run again.
  *
  * runTask is a protocol of named steps: prepare the attempt → stop a cancelled retry → collect or adopt a
- * previous attempt's harbor, else launch (harbor-launch.ts) → settle the attempt (collate, count a failure).
+ * previous attempt's harbor, else launch (harbor/launch.ts) → settle the attempt (collate, count a failure).
  */
-import { collate, loadTrials, TaskNameMismatchError } from '../infra/collate';
+import { collate, loadTrials, TaskNameMismatchError } from '../harbor/collate';
 import type { Deployment } from '../infra/deployment';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, stopGroup, watchGroup } from '../infra/process-group';
@@ -16,7 +16,8 @@ import type { TaskResult } from '../model/task-result';
 import { FailureType } from '../model/failures';
 import { unsupportedHarborWarning } from '../model/harbor-version';
 import { faultPause } from './fault-pause';
-import { launchUntilSettled } from './harbor-launch';
+import { resumedAcrossVersionsNote } from '../harbor/job-versions';
+import { launchUntilSettled } from '../harbor/launch';
 import {
   ensureDir,
   hasPidFile,
@@ -26,11 +27,11 @@ import {
   prunedUsage,
   pruneForResume,
   removePidFile,
-} from '../infra/harbor-jobs';
+} from '../harbor/orphans';
 import { isCheckedOut } from '../infra/git';
 import { addUsage } from '../model/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
-import { TaskAttempt } from './task-attempt';
+import { TaskAttempt } from '../harbor/task-attempt';
 
 export type { CandidateSource, RunTaskInput };
 
@@ -145,6 +146,8 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
   const harborVersion = jobHarborVersion(t.jobDir);
   const unsupported = unsupportedHarborWarning(harborVersion);
   if (unsupported && !t.notes.includes(unsupported)) t.notes.push(unsupported);
+  const resumedAcross = resumedAcrossVersionsNote(loaded.trials, harborVersion);
+  if (resumedAcross) t.notes.push(resumedAcross);
   const result: TaskResult = {
     task: t.task,
     status: row.status,

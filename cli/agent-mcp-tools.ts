@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { camelCaseKeys } from '../model/json-case';
 import type { McpTool } from './mcp-tools';
-import { call, callRetrying } from './sidecar-commands';
+import { call, callRetrying } from './sidecar-client';
 
 export interface AgentToolContext {
   /** The sidecar (VERO_EVAL_URL in the workbench). */

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../compiler/compile';
-import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../infra/compiled-task-run';
+import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../harbor/compiled-task-run';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { ensureHarbor, makeAgentRepo } from '../infra/foreground';
 import { DemoFailedError } from '../model/errors';

@@ -4,7 +4,7 @@
  * finished (the evaluation keeps running in the sidecar; waiting again is always safe and costs nothing).
  */
 import { SidecarError } from '../model/errors';
-import { callRetrying } from './sidecar-commands';
+import { callRetrying } from './sidecar-client';
 
 /** Default bound of one `vero eval` / `vero eval wait` call: under the tool-call caps `vero run` sets (300 s). */
 export const DEFAULT_WAIT_SEC = 240;

@@ -7,7 +7,8 @@ import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
 import { DEFAULT_POLL_SEC, DEFAULT_WAIT_SEC, type JobAnswer, type WaitFlags, waitForJob } from './eval-job-wait';
 import { parseIntFlag } from './options';
-import { call, sidecarUrl, startAndWait } from './sidecar-commands';
+import { call, sidecarUrl } from './sidecar-client';
+import { startAndWait } from './sidecar-commands';
 
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 const collect = (v: string, prev: string[] = []) => [...prev, v];

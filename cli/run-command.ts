@@ -1,7 +1,8 @@
 /** `vero run`: starts a compiled task under `harbor run -p`, with the optimizer's gateway token when it has a gateway. */
 import { Command } from 'commander';
 import { runInForeground } from '../infra/foreground';
-import { compiledServeConfig, gatewayLaunch } from '../infra/gateway-launch';
+import { compiledTaskArgv } from '../harbor/argv';
+import { compiledServeConfig, gatewayLaunch } from '../harbor/gateway-launch';
 import { ConfigError } from '../model/errors';
 import {
   agentOf,
@@ -71,15 +72,11 @@ retry restarts the optimizer from zero. Both go before your harbor arguments: yo
         throw new ConfigError(`<task>: ${task} is not a vero build output (${(e as Error).message.split('\n')[0]})`);
       }
       const launch = hasGateway ? gatewayLaunch(task) : null;
-      const argv = [
-        'run',
-        '-p',
-        task,
-        ...(launch?.harborArgs ?? []),
+      const argv = compiledTaskArgv(task, launch?.harborArgs ?? [], [
         ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout),
         ...outerRetryArgs(o.outerRetries),
         ...harborArgs,
-      ];
+      ]);
       if (o.print) {
         for (const [k, v] of Object.entries(launch?.env ?? {})) process.stdout.write(`export ${k}=${shellWord(v)}\n`);
         process.stdout.write(`${[o.harbor, ...argv].map(shellWord).join(' ')}\n`);

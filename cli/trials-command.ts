@@ -2,8 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { collatedRow, jobDirsWithoutResults } from '../infra/collate';
-import { collateInParallel, MAX_COLLATION_THREADS, PARALLEL_MIN_TRIALS } from '../infra/collate-parallel';
+import { collatedRow, jobDirsWithoutResults } from '../harbor/collate';
+import { collateInParallel, MAX_COLLATION_THREADS, PARALLEL_MIN_TRIALS } from '../harbor/collate-parallel';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 import { parseIntFlag } from './int-flag';

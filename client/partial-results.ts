@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { collate, collatedRow, type CollatedRow, loadTrials } from '../infra/collate';
+import { collate, collatedRow, type CollatedRow, loadTrials } from '../harbor/collate';
 import { EvalInput } from '../model/eval-input';
-import { jobNameFor } from '../model/harbor-argv';
+import { jobNameFor } from '../harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 
 export interface PartialResults {

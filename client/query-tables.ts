@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { loadTrials } from '../infra/collate';
+import { loadTrials } from '../harbor/collate';
 import type { CandidateResult } from '../model/candidate-result';
 import { parseHarborTime } from '../model/harbor-result';
 import { homePaths } from '../model/paths';

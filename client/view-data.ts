@@ -7,7 +7,7 @@ import { belowRunJobsDir, HARBOR_TRIAL_FILES, harborLogOf, isHarborLog } from '.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { loadTrials } from '../infra/collate';
+import { loadTrials } from '../harbor/collate';
 import { git } from '../infra/git';
 import { homeRelative } from '../infra/home-file';
 import { CandidateResult } from '../model/candidate-result';

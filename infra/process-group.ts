@@ -6,13 +6,12 @@
  * Its named exceptions, each a different kind of child: git (infra/git.ts, short and foreground), docker
  * (infra/docker.ts, short queries), the dev server (infra/dev-server.ts: a detached server with a pid file of
  * its own, stopped by its owner or the next start), what a command runs in the foreground on the user's terminal
- * (infra/foreground.ts: the provisioning scripts and `vero run`'s harbor; infra/compiled-task-run.ts: harbor on
+ * (infra/foreground.ts: the provisioning scripts and `vero run`'s harbor; harbor/compiled-task-run.ts: harbor on
  * a compiled task). A lint rule keeps it so (eslint.config.mjs).
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';
 import { InfrastructureError } from '../model/errors';
-import { forkHarbor } from './harbor-forkserver';
 
 export interface GroupRunOptions {
   cwd: string;
@@ -42,15 +41,35 @@ export interface GroupRunOptions {
   /** Called once the process has started (e.g. to record its pid for takeover); `forked` by the harbor fork server. */
   onStart?: (pid: number, forked: boolean) => void;
   /**
-   * Harbor's own console script: fork it from the worker's harbor fork server (infra/harbor-forkserver.ts: Harbor
-   * imported once) instead of spawning it, when it can (no uid, no clean environment, no stdin); else spawned.
+   * Starts the process by forking it from a server that has its program loaded (the caller's: the harbor fork
+   * server, harbor/forkserver.ts) instead of spawning it, when it can (no uid, no clean environment, no stdin);
+   * when it answers null, the process is spawned.
    */
-  harborFork?: boolean;
+  fork?: Forker;
   /** Replace the environment instead of extending this process's. */
   cleanEnv?: boolean;
   uid?: number;
   gid?: number;
 }
+
+export interface ForkedExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** A process forked by a fork server: its pid (= its process group) and its end. */
+export interface ForkedRun {
+  pid: number;
+  ended: Promise<ForkedExit>;
+  /** Lets this process exit while the run goes on (it is left for a later attempt to adopt). */
+  unref(): void;
+}
+
+/** Forks `argv` in `cwd` with `env` and its output in the given files; null when it cannot (then it is spawned). */
+export type Forker = (
+  argv: string[],
+  io: { cwd: string; env: Record<string, string>; stdout: string; stderr: string },
+) => Promise<ForkedRun | null>;
 
 export interface GroupRunResult {
   exitCode: number | null;
@@ -161,13 +180,13 @@ type StartedChild = PromiseLike<{ exitCode?: number; signal?: string; failed?: b
 };
 
 /**
- * A harbor forked by the fork server, as runInGroup sees a spawned child (boxed: an async function cannot return a
+ * A process forked by `opts.fork`, as runInGroup sees a spawned child (boxed: an async function cannot return a
  * thenable unawaited); null when it cannot be forked.
  */
 async function forkedChild(argv: string[], opts: GroupRunOptions): Promise<{ child: StartedChild } | null> {
-  if (!opts.harborFork || opts.uid !== undefined || opts.cleanEnv || opts.stdinFile) return null;
+  if (!opts.fork || opts.uid !== undefined || opts.cleanEnv || opts.stdinFile) return null;
   const env = Object.fromEntries(Object.entries({ ...process.env, ...opts.env }).filter((e): e is [string, string] => e[1] !== undefined));
-  const run = await forkHarbor(argv, { cwd: opts.cwd, env, stdout: opts.stdoutFile ?? opts.logFile, stderr: opts.logFile });
+  const run = await opts.fork(argv, { cwd: opts.cwd, env, stdout: opts.stdoutFile ?? opts.logFile, stderr: opts.logFile });
   if (!run) return null;
   const ended = run.ended.then((e) => ({ exitCode: e.exitCode ?? undefined, signal: e.signal ?? undefined, failed: false }));
   return { child: Object.assign(ended, { pid: run.pid, unref: run.unref }) };

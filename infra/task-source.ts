@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../model/errors';
 import type { EvalConfig } from '../model/eval-config';
-import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from './harbor-task-dir';
+import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from '../harbor/task-dir';
 import { writeFileDurable } from './atomic-file';
 
 export type SkippedDir = DatasetListing['skipped'][number];

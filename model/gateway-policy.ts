@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { DurationSeconds } from './durations';
-import type { RequestBound } from './request-bound';
+import type { RequestBound } from './request-bound-type';
 
 export const GATEWAY_SCOPES = ['producer', 'evaluation', 'finalization'] as const;
 export const GatewayScope = z.enum(GATEWAY_SCOPES);

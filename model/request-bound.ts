@@ -6,22 +6,12 @@
  * files and documents, tools that fetch content on the server).
  */
 import type { Endpoint } from './gateway-policy';
+import type { RequestBound } from './request-bound-type';
 
 /** Input tokens one image counts for (above what current providers charge for one rescaled image). */
 export const IMAGE_INPUT_TOKENS = 8000;
 /** Input tokens the providers' hidden tool-use prompt can add to a request with tools, and each typed tool. */
 export const TOOLS_INPUT_TOKENS = 1024;
-
-export interface RequestBound {
-  /** Input tokens the request cannot exceed (meaningless when `unbounded` is set). */
-  input_tokens: number;
-  /** How many outputs the upstream generates (`n`, `best_of`): the output limit applies to each. */
-  outputs: number;
-  /** Why the request's input cannot be bounded from its body, or null. */
-  unbounded: string | null;
-  /** The request continues a conversation the upstream keeps (`previous_response_id`, `conversation`). */
-  serverState: boolean;
-}
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const count = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : 1);

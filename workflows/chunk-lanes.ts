@@ -20,7 +20,7 @@ import { countFinished, type Progress } from '../model/progress';
 import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
 import { type ChunkInput } from '../model/chunk-payloads';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor-argv';
+import { jobNameFor } from '../harbor/job-name';
 import { runPaths } from '../model/paths';
 import { type Spend, spendOfTask } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';

@@ -30,7 +30,7 @@ import type { Activities } from '../activities';
 import { causeChain } from '../model/errors';
 import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor-argv';
+import { jobNameFor } from '../harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 import { BettingCs } from '../model/confidence-sequence';
 import { PairedRace } from '../model/race-decision';

@@ -12,6 +12,7 @@ import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } 
 import { defaultJobName, dumps } from './pyjson';
 import { agentImportProblem, AttemptCounter, loadScenario } from './scenario';
 import { STANDIN_VERSION } from './version';
+import { checkEnvironmentOptions, OptionsRefusal } from './environment-options';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
 const VERSION = STANDIN_VERSION;
@@ -252,6 +253,7 @@ function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalT
     artifacts: (o.artifact as string[] | undefined) ?? [],
   };
   checkAgentImports(spec.agents);
+  checkEnvironmentOptions(spec.environment);
   return { spec, tasks };
 }
 
@@ -410,6 +412,10 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(`No such command '${a}'.`, '');
   } catch (e) {
     if (e instanceof UsageError) usageFail(e);
+    if (e instanceof OptionsRefusal) {
+      process.stdout.write(`${e.message}\n`);
+      return 1;
+    }
     if (e instanceof ConfigError) configFail(e, e.pythonType);
     throw e;
   }

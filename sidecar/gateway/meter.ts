@@ -19,7 +19,7 @@ import {
   type ScopeUsage,
 } from '../../model/gateway-policy';
 import type { MeteredUsage } from '../../model/provider-usage';
-import type { RequestBound } from '../../model/request-bound';
+import type { RequestBound } from '../../model/request-bound-type';
 import { LedgerCorruptError } from '../ledger';
 import { MeterLog } from './meter-log';
 

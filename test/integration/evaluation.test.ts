@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
 import { getProgress, setConcurrency } from '../../client/running-eval';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
@@ -316,6 +317,26 @@ describe('candidate evaluation', () => {
       );
     });
     expect(runsPerTask(f.invocationLog)).toEqual({});
+  });
+
+  test("under Harbor 0.26 an unknown --ek key fails in the preflight as a config error, in Harbor's own words, never retried", async () => {
+    const q = uniqueQueue('strictek');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { environment_kwargs: { bogus_key: 1 }, env: { HARBOR_STANDIN_VERSION: '0.26.0' } },
+      tasks: { names: ['hello-world'] },
+    });
+    await withWorker(q, async () => {
+      const err = (await (await evaluate(f, 'improved')).handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err.cause as ApplicationFailure).type).toBe('HarborConfigError'); // exit 2, not retried
+      expect(String(err.cause?.message)).toContain(
+        "harbor preflight (--dry-run) failed: Invalid kwargs for environment 'docker': Unknown option 'bogus_key'. See harbor environment schema docker for available options.",
+      );
+    });
+    expect(runsPerTask(f.invocationLog)).toEqual({});
+    expect(preflights(f.invocationLog)).toHaveLength(1);
   });
 
   test('a missing harbor binary is a non-retryable error that names the launcher', async () => {

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
-import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../../infra/compiled-task-run';
+import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../../harbor/compiled-task-run';
 import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
 import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';

@@ -499,6 +499,33 @@ test('--dry-run validates without running (no job dir) and reports config errors
   expect(bad.stdout).toMatch(/^Dry run failed: No tasks matched the filter\(s\) \["nosuch"\]/m);
 });
 
+test('an unknown --ek key: Harbor 0.26 refuses the job in its own words (exit 1, no job dir), in the dry run too; 0.25 passes it', () => {
+  const jobs = tempDir();
+  const args = ['run', '-p', DATASET, '-i', 'hello-world', '--ek', 'bogus_key=1', '--ek', 'keep_containers=true', '-o', jobs, '-y'];
+  const refusal = [
+    "Invalid kwargs for environment 'docker':",
+    "  Unknown option 'bogus_key'.",
+    'See harbor environment schema docker for available options.',
+  ].join('\n');
+  for (const extra of [
+    ['--job-name', 'j'],
+    ['--job-name', 'j', '--dry-run'],
+  ]) {
+    const r = harbor([...args, ...extra], { env: { HARBOR_STANDIN_VERSION: '0.26.0' } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(refusal);
+    expect(fs.existsSync(path.join(jobs, 'j'))).toBe(false);
+  }
+  expect(harbor([...args, '--job-name', 'k', '--dry-run'], { env: { HARBOR_STANDIN_VERSION: '0.25.0' } }).code).toBe(0);
+  const known = harbor(
+    ['run', '-p', DATASET, '-i', 'hello-world', '--ek', 'keep_containers=true', '-o', jobs, '--job-name', 'm', '-y', '--dry-run'],
+    {
+      env: { HARBOR_STANDIN_VERSION: '0.26.0' },
+    },
+  );
+  expect(known.code).toBe(0);
+});
+
 test('Harbor 0.25 tasks: docker_image without environment/, multi-step tasks; dirs that are not tasks are left out', () => {
   const ds = tempDir();
   const write = (rel: string, text: string) => {

@@ -1,12 +1,12 @@
 /**
  * `vero trials` on several threads: the rows, unreadable files and chosen trials are those of one thread, whichever
  * thread scores which chunk, when a task's trials are named after another task, and when a thread cannot start.
- * The worker threads run the built script (dist/infra/collate-thread.js: `npm test` builds first).
+ * The worker threads run the built script (dist/harbor/collate-thread.js: `npm test` builds first).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { collate, loadTrials } from '../../infra/collate';
-import { chunksOfWholeTasks, collateInParallel, type CollatedJobs } from '../../infra/collate-parallel';
+import { collate, loadTrials } from '../../harbor/collate';
+import { chunksOfWholeTasks, collateInParallel, type CollatedJobs } from '../../harbor/collate-parallel';
 import { tempDir } from '../helpers/fixtures';
 
 function writeTrial(jobs: string, job: string, dirName: string, body: Record<string, unknown> | string): void {

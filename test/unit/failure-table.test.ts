@@ -52,7 +52,7 @@ test('an expected failure (a task attempt whose trials all failed) is BENIGN for
 
 test("everything vero throws is a VeroError (docs/architecture.md): no bare Error outside the workflows' update validators", () => {
   const bare: string[] = [];
-  for (const dir of ['activities', 'infra', 'client', 'cli', 'sidecar', 'worker', 'compiler', 'model']) {
+  for (const dir of ['activities', 'infra', 'harbor', 'client', 'cli', 'sidecar', 'worker', 'compiler', 'model']) {
     for (const f of fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[]) {
       if (!f.endsWith('.ts')) continue;
       const src = fs.readFileSync(path.join(ROOT, dir, f), 'utf8');

@@ -1,5 +1,5 @@
 /**
- * The harbor fork server (infra/harbor-forkserver.ts): a run it forks is what a spawned harbor would be (its own
+ * The harbor fork server (harbor/forkserver.ts): a run it forks is what a spawned harbor would be (its own
  * session and group, cwd, environment, PYTHONPATH, log files, exit code), stops the same way, is adopted by its
  * pid file's start time, and outlives the server. Harbor here is a stand-in package in a real virtualenv, so its
  * console script looks like Harbor's own.
@@ -7,8 +7,8 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { liveOrphan, writePidFile } from '../../infra/harbor-jobs';
-import { closeForkServers, consoleScriptPython, removeStaleServerDirs } from '../../infra/harbor-forkserver';
+import { liveOrphan, writePidFile } from '../../harbor/orphans';
+import { closeForkServers, consoleScriptPython, forkHarbor, removeStaleServerDirs } from '../../harbor/forkserver';
 import { groupAlive, runInGroup } from '../../infra/process-group';
 import { hostId } from '../../infra/host-groups';
 import { tempDir } from '../helpers/fixtures';
@@ -72,7 +72,7 @@ function serverPids(): number[] {
     .filter((pid) => {
       try {
         return (
-          fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('harbor-forkserver.py') &&
+          fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('forkserver.py') &&
           fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(venv)
         );
       } catch {
@@ -88,7 +88,7 @@ const run = (args: string[], log: string, more: Partial<Parameters<typeof runInG
     cwd: path.join(work, 'cwd'),
     env: { VERO_HARBOR_JOB_DIR: '/jobs/t', PYTHONPATH: path.join(work, 'candidate') },
     logFile: path.join(work, log),
-    harborFork: true,
+    fork: forkHarbor,
     onStart: (pid, forked) => starts.push({ pid, forked }),
     ...more,
   });
@@ -162,7 +162,7 @@ test('not a console script, or VERO_HARBOR_FORK=0: spawned as before', async () 
   const r = await runInGroup([script], {
     cwd: work,
     logFile: path.join(work, 'x.log'),
-    harborFork: true,
+    fork: forkHarbor,
     onStart: (_, f) => forkedFlags.push(f),
   });
   expect(r.exitCode).toBe(4);
@@ -192,7 +192,7 @@ test('a server that cannot start (its Python cannot import Harbor) means spawned
     const r = await runInGroup([script, 'report', '0'], {
       cwd: work,
       logFile: path.join(work, `broken-${i}.log`),
-      harborFork: true,
+      fork: forkHarbor,
       onStart: (_, f) => forked.push(f),
     });
     expect(r.exitCode).toBe(1); // the spawned script's own ImportError, as without the fork server

@@ -1,5 +1,5 @@
-/** Every row of runTask's decision table (model/launch-decision.ts). */
-import { decideLaunch, type LaunchFacts } from '../../model/launch-decision';
+/** Every row of runTask's decision table (harbor/launch-decision.ts). */
+import { decideLaunch, type LaunchFacts } from '../../harbor/launch-decision';
 
 const ended = (over: Partial<LaunchFacts>): LaunchFacts => ({
   detached: false,
@@ -63,4 +63,60 @@ test.each<[string, Partial<LaunchFacts>, unknown]>([
   ],
 ])('%s', (_name, facts, decision) => {
   expect(decideLaunch(ended(facts))).toEqual(decision);
+});
+
+/** The same table for the preflight's `--dry-run`: it creates no job, so nothing is collected or waited for. */
+test.each<[string, Partial<LaunchFacts>, unknown]>([
+  ['cancelled', { cancelled: true, exitCode: null }, { kind: 'cancelled' }],
+  ['the launcher does not exist', { notFound: true, exitCode: null }, { kind: 'launcher-not-found' }],
+  [
+    "exit 0: Harbor's verdict",
+    { exitCode: 0, output: 'loading\n  Dry run OK — 1 trial(s); nothing was run.  \n' },
+    { kind: 'dry-run-ok', verdict: 'Dry run OK — 1 trial(s); nothing was run.' },
+  ],
+  ['exit 0 without a verdict line', { exitCode: 0 }, { kind: 'dry-run-ok', verdict: 'dry run OK' }],
+  [
+    'stopped at its limit: unavailable (retried)',
+    { timedOut: true, exitCode: null },
+    { kind: 'unavailable', reason: 'harbor --dry-run did not finish within 5 minutes' },
+  ],
+  ['exit 2: a usage error', { exitCode: 2 }, { kind: 'usage-error' }],
+  [
+    'Docker down: unavailable (retried), not a wait',
+    { output: 'Docker daemon is not running' },
+    { kind: 'unavailable', reason: 'harbor preflight: Docker daemon is not running' },
+  ],
+  [
+    'a job dir from an earlier run is not collected',
+    { exitCode: 1, jobStarted: true, output: 'Dry run failed: agent kwarg "x" is not accepted by\n   the agent' },
+    { kind: 'config-error', reason: 'Dry run failed: agent kwarg "x" is not accepted by the agent' },
+  ],
+  [
+    'no verdict: the last error line',
+    { output: 'ValueError: No tasks matched the filter(s) ["x"].' },
+    { kind: 'config-error', reason: 'ValueError: No tasks matched the filter(s) ["x"].' },
+  ],
+])('dry run: %s', (_name, facts, decision) => {
+  expect(decideLaunch(ended(facts), 'dry-run')).toEqual(decision);
+});
+
+/** Harbor 0.26's words when an `--ek` key is not one of the environment's options (printed, exit 1, no job dir). */
+const UNKNOWN_EK_026 = [
+  'No agent auth resolution',
+  "Invalid kwargs for environment 'docker':",
+  "  Unknown option 'bogus_key'.",
+  'See harbor environment schema docker for available options.',
+  'Skipped: agents[0]: kwargs validation; agent has no options schema.',
+].join('\n');
+const UNKNOWN_EK_REASON =
+  "Invalid kwargs for environment 'docker': Unknown option 'bogus_key'. See harbor environment schema docker for available options.";
+
+test.each<[string, 'task' | 'dry-run']>([
+  ['a task', 'task'],
+  ['the dry run', 'dry-run'],
+])("Harbor 0.26 refusing an unknown --ek key: a config error in Harbor's own words, for %s", (_name, purpose) => {
+  expect(decideLaunch(ended({ exitCode: 1, output: UNKNOWN_EK_026 }), purpose)).toEqual({
+    kind: 'config-error',
+    reason: UNKNOWN_EK_REASON,
+  });
 });

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadTrials } from '../../infra/collate';
+import { loadTrials } from '../../harbor/collate';
 import { tempDir } from '../helpers/fixtures';
 
 const trial = (name: string) =>

@@ -3,12 +3,10 @@
  * the argv is identical on every retry of the same task, so Harbor can resume the job instead of failing
  * with FileExistsError.
  */
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
-import { commandArgv } from './command-line';
-import type { HarborSection } from './harbor-config';
-import { escapeFnmatch } from './fnmatch';
-import { noRetryExceptionTypes } from './harbor-error-policy';
+import { commandArgv } from '../model/command-line';
+import type { HarborSection } from '../model/harbor-config';
+import { escapeFnmatch } from '../model/fnmatch';
+import { noRetryExceptionTypes } from '../model/harbor-error-policy';
 
 export interface HarborTaskRun {
   harbor: HarborSection;
@@ -115,17 +113,13 @@ export function preflightArgv(run: HarborTaskRun): string[] {
   return [...harborArgv(run), '--dry-run'];
 }
 
+/**
+ * `harbor run -p <compiled task>` (`vero run`, harbor/compiled-task-run.ts): the gateway's `--ae` items
+ * (harbor/gateway-launch.ts) first, then the caller's arguments, which win where they repeat one.
+ */
+export function compiledTaskArgv(taskDir: string, gatewayArgs: string[], args: string[]): string[] {
+  return ['run', '-p', taskDir, ...gatewayArgs, ...args];
+}
+
 /** Marks the harbor process of a job dir (its environment names the dir) so a later attempt can find an orphan. */
 export const JOB_ENV = 'VERO_HARBOR_JOB_DIR';
-
-/** A job name that is a valid single path segment and stable for a task name. */
-export function jobNameFor(task: string): string {
-  const safe =
-    task
-      .replace(/[^A-Za-z0-9._-]+/g, '__')
-      .replace(/^\.+/, '_')
-      .slice(0, 120) || 'task';
-  // Sanitizing can merge names (`org/x` and `org__x`); a digest of the original keeps them apart. A pure-JS sha256
-  // (not node:crypto), so the workflows can name a task's job dir too.
-  return safe === task ? safe : `${safe}-${bytesToHex(sha256(utf8ToBytes(task))).slice(0, 8)}`;
-}

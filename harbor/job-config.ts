@@ -1,9 +1,9 @@
 /** The Harbor job config file (`-c`) of a run: written once per run dir, the same bytes on every attempt. */
-import { retryBackoffConfig } from '../model/harbor-argv';
+import { retryBackoffConfig } from './argv';
 import type { HarborSection } from '../model/harbor-config';
 import { runPaths } from '../model/paths';
 import * as fs from 'node:fs';
-import { writeFileDurable } from './atomic-file';
+import { writeFileDurable } from '../infra/atomic-file';
 
 /** Its path when the settings need one (a retry backoff), else undefined. Readable by the harness user. */
 export function harborJobConfigFile(harbor: HarborSection, runDir: string): string | undefined {

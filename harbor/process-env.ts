@@ -2,13 +2,13 @@
  * How vero runs a harbor process: from a working directory vero owns (Harbor 0.25 loads `.env.local` from
  * its cwd, so the candidate's checkout must not be it), with the candidate's checkout on PYTHONPATH (so
  * `-a module:Class` imports the candidate's agent), stopped the way Harbor expects (SIGTERM to harbor alone, a grace
- * long enough for its Docker teardown). What a launch's ending means is model/launch-decision.ts.
+ * long enough for its Docker teardown). What a launch's ending means is harbor/launch-decision.ts.
  */
 import * as path from 'node:path';
 import type { EvalSettings } from '../model/eval-input';
 import { runPaths } from '../model/paths';
-import { JOB_ENV } from '../model/harbor-argv';
-import { ensureDir } from '../infra/harbor-jobs';
+import { JOB_ENV } from './argv';
+import { ensureDir } from './orphans';
 
 export const DEFAULT_STOP_GRACE_SEC = 60;
 

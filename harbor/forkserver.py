@@ -1,9 +1,9 @@
 """
-The harbor fork server (infra/harbor-forkserver.ts starts it with harbor's own Python): imports Harbor once
+The harbor fork server (harbor/forkserver.ts starts it with harbor's own Python): imports Harbor once
 (its CLI and LiteLLM cost about 4 CPU-seconds per start) and forks a child per `harbor run`, so each task pays
 a fork instead of the imports.
 
-    python harbor-forkserver.py SOCKET
+    python forkserver.py SOCKET
 
 Each connection to SOCKET asks for one run with one JSON line: {"argv": [...], "cwd": "...", "env": {...},
 "stdout": "FILE", "stderr": "FILE"}. The child leads a session and process group of its own (as a detached

@@ -3,17 +3,17 @@
  * file of its harbor, a previous attempt's harbor still running (an orphan to adopt), a job that harbor finished
  * without its worker, the trials to re-run on resume, a job set aside, and the failures earlier attempts counted.
  */
-import { procHasEnv, procStartTime } from './proc';
+import { procHasEnv, procStartTime } from '../infra/proc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadTrials, readTrialFile } from './collate';
-import { writeFileDurable } from './atomic-file';
-import { hostId } from './host-groups';
-import { groupAlive } from './process-group';
+import { writeFileDurable } from '../infra/atomic-file';
+import { hostId } from '../infra/host-groups';
+import { groupAlive } from '../infra/process-group';
 import { JobLock } from '../model/harbor-schemas';
 import { harborJobFiles } from '../model/paths';
 import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/trial-ranking';
-import { JOB_ENV } from '../model/harbor-argv';
+import { JOB_ENV } from './argv';
 
 export interface PidFile {
   pid: number;
@@ -49,7 +49,7 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   }
   if (prev.host !== hostId() || !groupAlive(prev.pid)) return null;
   // The same process: its environment names this job (a spawned harbor), or its start time is the recorded one (a
-  // harbor forked by the fork server, whose environment is the server's: infra/harbor-forkserver.ts).
+  // harbor forked by the fork server, whose environment is the server's: harbor/forkserver.ts).
   const same = procHasEnv(prev.pid, JOB_ENV, jobDir) || (prev.procStart !== undefined && procStartTime(prev.pid) === prev.procStart);
   return same ? prev : null;
 }

@@ -1,21 +1,20 @@
 /**
  * One runTask attempt's context: the job's files, harbor's argv and environment, and the attempt's duties
  * toward Temporal and the host (heartbeats, the host's record of its harbor group, Docker cleanup after a
- * stop). The steps of runTask (run-task.ts, harbor-launch.ts) share it.
+ * stop). The steps of runTask (activities/run-task.ts, launch.ts) share it.
  */
 import { Context, CancelledFailure } from '@temporalio/activity';
 import type { Deployment } from '../infra/deployment';
 import { hostId, recordGroup } from '../infra/host-groups';
 import { tail } from '../infra/file-tail';
-import { resolvedRegistryFile } from '../infra/task-source';
-import { harborJobConfigFile } from '../infra/harbor-job-config';
 import type { EvalSettings } from '../model/eval-input';
 import type { RunTaskInput } from '../model/activity-payloads';
-import { harborArgv, jobNameFor } from '../model/harbor-argv';
+import { jobNameFor } from './job-name';
 import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
-import { countTrialResults, previousHarborFailures, writeHarborFailures, type AttemptProgress } from '../infra/harbor-jobs';
-import { DEFAULT_STOP_GRACE_SEC, harborCwd, harborEnv, usesLocalDocker } from './harbor-process';
+import { countTrialResults, previousHarborFailures, writeHarborFailures, type AttemptProgress } from './orphans';
+import { type HarborInvocation, taskInvocation } from './invocation';
+import { DEFAULT_STOP_GRACE_SEC, usesLocalDocker } from './process-env';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export class TaskAttempt {
@@ -28,10 +27,12 @@ export class TaskAttempt {
   readonly logFile: string;
   readonly pidFile: string;
   readonly failuresFile: string;
-  /** What trials removed before a retry spent (infra/harbor-jobs.ts): the row meters every trial that ran. */
+  /** What trials removed before a retry spent (orphans.ts): the row meters every trial that ran. */
   readonly prunedUsageFile: string;
   readonly graceMs: number;
   readonly env: Record<string, string>;
+  /** harbor's argv, working dir and environment (the preflight's, without `--dry-run`). */
+  readonly invocation: HarborInvocation;
   /** Things the user should know about how the row came to be. */
   readonly notes: string[] = [];
   harborFailures: number;
@@ -50,34 +51,13 @@ export class TaskAttempt {
     this.failuresFile = job.failuresFile;
     this.prunedUsageFile = job.prunedUsageFile;
     this.graceMs = (this.s.stopGraceSec ?? DEFAULT_STOP_GRACE_SEC) * 1000;
-    this.env = harborEnv(this.s, input.worktree, this.jobDir);
+    this.invocation = taskInvocation(this.s, input.runDir, input.worktree, input.task);
+    this.env = this.invocation.env;
     this.harborFailures = previousHarborFailures(this.ctx.info.heartbeatDetails, this.failuresFile);
   }
 
   get task(): string {
     return this.input.task;
-  }
-
-  /** The dir harbor runs in (made when missing). */
-  cwd(): string {
-    return harborCwd(this.input.runDir);
-  }
-
-  argv(): string[] {
-    const s = this.s;
-    const source = s.source.registry_path
-      ? { ...s.source, registry_path: resolvedRegistryFile(s.source.registry_path, this.input.runDir) }
-      : s.source;
-    const jobConfigFile = harborJobConfigFile(s.harbor, this.input.runDir);
-    return harborArgv({
-      harbor: s.harbor,
-      source,
-      task: this.task,
-      jobsDir: this.paths.jobsDir,
-      jobName: this.jobName,
-      worktree: this.input.worktree,
-      ...(jobConfigFile ? { jobConfigFile } : {}),
-    });
   }
 
   /** Each second at most: the worker sends one every HEARTBEAT_THROTTLE, and a cancel arrives with its answer. */

@@ -1,7 +1,7 @@
 /**
  * Harbor's start-up, paid once per worker: a `harbor run` spends ≈ 4 CPU-seconds importing its CLI and LiteLLM
  * before it does anything, once per task (docs/benchmarks.md). When harbor's launcher is a Python console
- * script (a virtualenv's `bin/harbor`), a fork server (infra/harbor-forkserver.py, run by that Python) imports
+ * script (a virtualenv's `bin/harbor`), a fork server (harbor/forkserver.py, run by that Python) imports
  * Harbor once and forks a child per run. The child is what a detached spawn would have been: the leader of its
  * own session and process group, in the run's cwd with its environment and log files; so stopping, timeouts
  * and adoption by a later attempt stay as they are. Only for runs without isolation (the child's
@@ -15,13 +15,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InfrastructureError } from '../model/errors';
-import { JOB_ENV } from '../model/harbor-argv';
-import { PROJECT_ROOT } from './package-root';
-import { groupAlive } from './process-group';
-import { removeDeadTemps, tempPrefixOf } from './dead-temps';
+import { JOB_ENV } from './argv';
+import { PROJECT_ROOT } from '../infra/package-root';
+import { type ForkedExit, type ForkedRun, groupAlive } from '../infra/process-group';
+import { removeDeadTemps, tempPrefixOf } from '../infra/dead-temps';
 
-const SERVER_SCRIPT = path.join(PROJECT_ROOT, 'infra', 'harbor-forkserver.py');
-/** `<tmp>/vero-harbor-fork-<host>-<worker pid>-XXXXXX/sock`: each server's socket, in a dir of its own (infra/dead-temps). */
+const SERVER_SCRIPT = path.join(PROJECT_ROOT, 'harbor', 'forkserver.py');
+/** `<tmp>/vero-harbor-fork-<host>-<worker pid>-XXXXXX/sock`: each server's socket, in a dir of its own (infra/dead-temps.ts). */
 const DIR_PREFIX = 'vero-harbor-fork-';
 
 /**
@@ -32,19 +32,6 @@ export const removeStaleServerDirs = (tmp = os.tmpdir()): string[] => removeDead
 
 /** Per-task variables: set in each child, never in the server (whose imports must not see a candidate's PYTHONPATH). */
 const PER_RUN_KEYS = ['PYTHONPATH', JOB_ENV];
-
-export interface ForkedExit {
-  exitCode: number | null;
-  signal: string | null;
-}
-
-/** A harbor run forked by the server: its pid (= its process group) and its end. */
-export interface ForkedRun {
-  pid: number;
-  ended: Promise<ForkedExit>;
-  /** Lets this process exit while the run goes on (it is left for a later attempt to adopt). */
-  unref(): void;
-}
 
 const Answer = z.union([
   z.object({ pid: z.number().int().positive() }),

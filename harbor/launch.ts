@@ -1,42 +1,69 @@
 /**
- * Launches harbor for a task until a launch settles: each launch runs in its own process group (pid file and
- * host record written at start), and its ending is decided by model/launch-decision.ts — collect the job, start
- * a fresh job dir, wait for the host (Docker, disk) and launch again, or fail with a typed error.
+ * Every launch of harbor: `launchHarbor` starts one in its own process group (the worker's fork server where it
+ * can), with its environment and OS user (harbor/isolation.ts), and returns its ending and what it printed; its
+ * ending is decided by harbor/launch-decision.ts. The preflight's dry run, a task's run (`launchUntilSettled`:
+ * collect the job, start a fresh job dir, wait for the host and launch again, or fail with a typed error) and a
+ * compiled task's run (harbor/compiled-task-run.ts) go through it.
  */
 import * as path from 'node:path';
 import { forgetGroup } from '../infra/host-groups';
-import { GroupRunResult, runInGroup } from '../infra/process-group';
+import { type GroupRunOptions, GroupRunResult, runInGroup } from '../infra/process-group';
 import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
-import { decideLaunch, type LaunchDecision } from '../model/launch-decision';
-import { isolationFor } from './harbor-isolation';
-import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from '../infra/harbor-jobs';
-import { usesLocalDocker } from './harbor-process';
 import { dockerAnswers } from '../infra/docker';
 import { appendToLog, fileSize, readSince } from '../infra/file-tail';
+import { forkHarbor } from './forkserver';
+import { type Isolation, isolationFor } from './isolation';
+import { decideLaunch, type LaunchDecision, type LaunchFacts } from './launch-decision';
+import { launchFailure } from './launch-failure';
+import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from './orphans';
+import { usesLocalDocker } from './process-env';
 import type { TaskAttempt } from './task-attempt';
+
+export interface HarborLaunch extends Omit<GroupRunOptions, 'fork' | 'env' | 'cleanEnv' | 'uid' | 'gid'> {
+  argv: string[];
+  isolation: Isolation;
+  /** Fork it from the worker's harbor fork server (harbor/forkserver.ts) when harbor is a console script. */
+  forked: boolean;
+}
+
+/** One launch of harbor, to its end; with what it printed (to its log file) during this launch. */
+export async function launchHarbor(l: HarborLaunch): Promise<{ run: GroupRunResult; output: string }> {
+  const { argv, isolation, forked, ...opts } = l;
+  const offset = fileSize(l.logFile);
+  const run = await runInGroup(argv, { ...opts, ...isolation, ...(forked ? { fork: forkHarbor } : {}) });
+  return { run, output: readSince(l.logFile, offset) };
+}
+
+/** The facts the decision table reads; `jobDir` (a task's) tells whether harbor got as far as running the job. */
+export function launchFacts(run: GroupRunResult, output: string, jobDir?: string): LaunchFacts {
+  return {
+    detached: run.detached === true,
+    cancelled: run.cancelled,
+    notFound: run.notFound,
+    timedOut: run.timedOut,
+    exitCode: run.exitCode,
+    jobStarted: jobDir !== undefined && jobStarted(jobDir),
+    output,
+  };
+}
 
 /** Free space that counts as "the disk has room again" after harbor failed on a full disk. */
 const MIN_FREE_BYTES = 256 * 1024 * 1024;
 
-/** One launch of harbor, to its end (exit, task timeout, cancel, or left running for the next attempt). */
-async function launchOnce(
-  t: TaskAttempt,
-  argv: string[],
-  launch: number,
-  deadline: number,
-): Promise<{ run: GroupRunResult; output: string }> {
-  const cwd = t.cwd();
-  const iso = isolationFor(t.s, t.env, [t.paths.jobsDir, t.input.worktree, cwd], t.task);
-  const offset = fileSize(t.logFile);
+/** One launch of a task's harbor, to its end (exit, task timeout, cancel, or left running for the next attempt). */
+async function launchTaskOnce(t: TaskAttempt, launch: number, deadline: number): Promise<{ run: GroupRunResult; output: string }> {
+  const { argv, cwd } = t.invocation;
+  const isolation = isolationFor(t.s, t.env, [t.paths.jobsDir, t.input.worktree, cwd], t.task);
   appendToLog(t.logFile, `\n# vero-harbor attempt ${t.attempt}.${launch} at ${new Date().toISOString()}: ${JSON.stringify(argv)}\n`);
   // The attempt's first heartbeat is this timer's first tick: one at launch would cost a server write per task and
   // report nothing (no trial has run yet); a cancel is seen at the first tick.
   const timer = setInterval(t.beat, t.heartbeatEveryMs());
   try {
-    const run = await runInGroup(argv, {
+    return await launchHarbor({
+      argv,
       cwd,
-      ...iso, // env, cleanEnv, uid, gid
+      isolation,
       logFile: t.logFile,
       signal: t.ctx.cancellationSignal,
       deadline,
@@ -44,7 +71,7 @@ async function launchOnce(
       stopSignal: 'SIGTERM',
       stopTarget: 'leader',
       detachOnAbort: t.leaveForNextAttempt,
-      harborFork: true,
+      forked: true,
       onStart: (pid, forked) => {
         if (forked) appendToLog(t.logFile, `# forked by the worker's harbor fork server (Harbor imported once): pid ${pid}\n`);
         const startedAt = Date.now();
@@ -52,7 +79,6 @@ async function launchOnce(
         t.record(pid, startedAt);
       },
     });
-    return { run, output: readSince(t.logFile, offset) };
   } finally {
     clearInterval(timer);
   }
@@ -80,18 +106,10 @@ async function waitForHost(t: TaskAttempt, d: Extract<LaunchDecision, { kind: 'w
 
 /** Launches until one launch settles; returns the run to collect. */
 export async function launchUntilSettled(t: TaskAttempt, deadline: number): Promise<GroupRunResult> {
-  const argv = t.argv();
+  const argv = t.invocation.argv;
   for (let launch = 1; ; launch++) {
-    const { run, output } = await launchOnce(t, argv, launch, deadline);
-    const decision = decideLaunch({
-      detached: run.detached === true,
-      cancelled: run.cancelled,
-      notFound: run.notFound,
-      timedOut: run.timedOut,
-      exitCode: run.exitCode,
-      jobStarted: jobStarted(t.jobDir),
-      output,
-    });
+    const { run, output } = await launchTaskOnce(t, launch, deadline);
+    const decision = decideLaunch(launchFacts(run, output, t.jobDir));
     if (decision.kind === 'leave-for-next-attempt') {
       t.ctx.log.warn('harbor left running for the next attempt to adopt', { task: t.task, why: t.abortWhy() });
       if (run.pid !== null) t.record(run.pid, Date.now(), 0); // no owner now: the reaper stops it if no attempt adopts it
@@ -103,13 +121,6 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
     switch (decision.kind) {
       case 'cancelled':
         throw t.aborted('cancelled');
-      case 'launcher-not-found':
-        throw typedFailure(
-          FailureType.HarborNotFound,
-          `harbor launcher not found: "${argv[0]}" (harbor.command); is Harbor installed and on PATH?`,
-        );
-      case 'usage-error':
-        throw typedFailure(FailureType.HarborUsageError, `harbor rejected its command line (exit 2): ${t.logTail()}`);
       case 'collect':
         return run;
       case 'fresh-job': {
@@ -126,11 +137,17 @@ export async function launchUntilSettled(t: TaskAttempt, deadline: number): Prom
         // The host's condition, not the evaluation's: no task is failed, and no finished one re-run, for an outage.
         await waitForHost(t, decision, deadline);
         continue;
+      case 'launcher-not-found':
+      case 'usage-error':
       case 'config-error':
-        throw typedFailure(
-          FailureType.HarborConfigError,
-          `harbor did not start the job for task "${t.task}" (exit ${run.exitCode ?? run.signal}): ${decision.reason || t.logTail()}`,
-        );
+        throw launchFailure(decision, {
+          purpose: 'task',
+          task: t.task,
+          launcher: argv[0]!,
+          exitCode: run.exitCode,
+          signal: run.signal,
+          logTail: () => t.logTail(),
+        });
     }
   }
 }

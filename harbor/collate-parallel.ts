@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Aggregation } from '../model/trial-ranking';
 import { collate, type CollatedTask, type InvalidTrialFile, listTrialDirs, readTrialDirs, taskOfTrialDir } from './collate';
-import { PROJECT_ROOT } from './package-root';
+import { PROJECT_ROOT } from '../infra/package-root';
 
 /**
  * Below this many trial dirs one thread is as fast: a worker thread takes ≈ 30 ms to start, and on 2 cores the
@@ -92,7 +92,7 @@ export function scoreClaimedChunks(job: CollationThreadJob, onChunk: (chunk: Sco
 
 /** collate-thread.js, built next to this file (from the TypeScript sources, as the tests run, the built one). */
 function threadScript(): string {
-  const dir = __filename.endsWith('.ts') ? path.join(PROJECT_ROOT, 'dist', 'infra') : __dirname;
+  const dir = __filename.endsWith('.ts') ? path.join(PROJECT_ROOT, 'dist', 'harbor') : __dirname;
   return path.join(dir, 'collate-thread.js');
 }
 

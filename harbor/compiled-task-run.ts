@@ -3,11 +3,14 @@
  * and reads back what the trial produced: the reward, the verifier's finalize details, the sidecar's session
  * snapshot and the agent's logs. Used by `vero demo --optimize` and the real-Harbor tier.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { writeFileDurable } from '../infra/atomic-file';
+import { PROJECT_ROOT } from '../infra/package-root';
+import { compiledTaskArgv } from './argv';
 import { gatewayLaunch } from './gateway-launch';
-import { PROJECT_ROOT } from './package-root';
+import { launchHarbor } from './launch';
+import { launchFailure } from './launch-failure';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
 export const EXAMPLE_OPTIMIZER = {
@@ -68,42 +71,53 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
   fs.mkdirSync(run.jobsDir, { recursive: true });
   const logFile = run.logFile ?? path.join(run.jobsDir, `${run.jobName}.harbor.log`);
   const pythonPath = run.agent.kind === 'import' ? run.agent.pythonPath : undefined;
-  const argv = [
-    'run',
-    '-p',
-    run.taskDir,
-    '-e',
-    'docker',
-    '-o',
-    run.jobsDir,
-    '--job-name',
-    run.jobName,
-    '-y',
-    '-q',
-    ...agentArgv(run.agent),
-  ];
   // A task with an inference gateway is started as `vero run` does: a producer token for the optimizer.
   const gateway = gatewayLaunch(run.taskDir);
-  if (gateway) argv.push(...gateway.harborArgs);
-  // harbor writes to the log file itself (a real descriptor, not a pipe through this process).
-  const log = fs.openSync(logFile, 'w');
-  let exitCode: number;
-  try {
-    const env = {
-      ...process.env,
-      ...run.env,
-      ...gateway?.env,
-      ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
-    };
-    const child = spawn(run.harbor, argv, { stdio: ['ignore', log, log], env });
-    const timer = setTimeout(() => child.kill('SIGTERM'), run.timeoutMs ?? 30 * 60_000);
-    exitCode = await new Promise<number>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-    }).finally(() => clearTimeout(timer));
-  } finally {
-    fs.closeSync(log);
+  const argv = [
+    run.harbor,
+    ...compiledTaskArgv(run.taskDir, gateway?.harborArgs ?? [], [
+      '-e',
+      'docker',
+      '-o',
+      run.jobsDir,
+      '--job-name',
+      run.jobName,
+      '-y',
+      '-q',
+      ...agentArgv(run.agent),
+    ]),
+  ];
+  writeFileDurable(logFile, '', { fsync: false }); // this run's output only
+  const env = {
+    ...run.env,
+    ...gateway?.env,
+    ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
+  };
+  // harbor runs in its own process group: Ctrl-C (or a SIGTERM) here stops it and its trials, as it would in the
+  // foreground, instead of leaving it running.
+  const interrupt = new AbortController();
+  const stop = () => interrupt.abort(new Error('interrupted'));
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  const { run: ended } = await launchHarbor({
+    argv,
+    cwd: process.cwd(),
+    isolation: { env, cleanEnv: false },
+    logFile,
+    signal: interrupt.signal,
+    deadline: Date.now() + (run.timeoutMs ?? 30 * 60_000),
+    graceMs: 60_000, // Harbor's own teardown of its trials
+    stopSignal: 'SIGTERM',
+    stopTarget: 'leader',
+    forked: false,
+  }).finally(() => process.off('SIGINT', stop).off('SIGTERM', stop));
+  if (ended.cancelled) throw interrupt.signal.reason;
+  if (ended.notFound) {
+    throw launchFailure(
+      { kind: 'launcher-not-found' },
+      { purpose: 'task', launcher: run.harbor, exitCode: null, signal: null, logTail: () => '' },
+    );
   }
+  const exitCode = ended.exitCode ?? (ended.signal ? 128 : 1);
   const jobDir = path.join(run.jobsDir, run.jobName);
   const trial = fs.existsSync(jobDir)
     ? (fs.readdirSync(jobDir).find((d) => fs.existsSync(path.join(jobDir, d, 'result.json'))) ?? null)

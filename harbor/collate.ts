@@ -8,7 +8,7 @@
 import { harborJobFiles } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MAX_RESULT_BYTES, readRegularText } from './bounded-read';
+import { MAX_RESULT_BYTES, readRegularText } from '../infra/bounded-read';
 import { isTrialResult, scoringFields, trialTaskKey } from '../model/harbor-result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
 import { TaskNameMismatchError } from '../model/errors';
