@@ -12,6 +12,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
     ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'spend-pool', 'list', 'best', 'report'],
     () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
   ],
+  [['pause', 'resume'], () => (require('./pause-commands') as typeof import('./pause-commands')).registerPauseCommands],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],

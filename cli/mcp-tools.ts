@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { getProgress, listEvaluations, prepareEvalInput, setConcurrency, startOrAttach, uiLink, withTasks } from '../client/eval-client';
 import { partialResults } from '../client/partial-results';
+import { pauseEvaluation, resumeEvaluation } from '../client/pause';
 import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
@@ -148,6 +149,21 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId, concurrency: z.number().int().min(1).max(MAX_CONCURRENCY) },
     readOnly: false,
     run: async (ctx, a) => ({ evalId: a.evalId, ...(await setConcurrency(ctx.client, a.evalId, a.concurrency)) }),
+  }),
+  tool({
+    name: 'pause',
+    description:
+      'Pause a running evaluation, as `vero pause`: no task starts until resumed; running tasks finish, or with stopRunning are stopped and run again on resume (their Harbor jobs resumed).',
+    input: { evalId, stopRunning: z.boolean().optional().describe('also stop the tasks running now (default false)') },
+    readOnly: false,
+    run: async (ctx, a) => pauseEvaluation(ctx.client, a.evalId, { stopRunning: a.stopRunning ?? false }),
+  }),
+  tool({
+    name: 'resume',
+    description: 'Resume a paused evaluation, as `vero resume`: its tasks start again, first those a pause stopped.',
+    input: { evalId },
+    readOnly: false,
+    run: async (ctx, a) => resumeEvaluation(ctx.client, a.evalId),
   }),
   tool({
     name: 'list',

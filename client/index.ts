@@ -20,6 +20,7 @@ export {
   type StartOutcome,
 } from './eval-client';
 export { partialResults, type PartialResults } from './partial-results';
+export { pauseEvaluation, resumeEvaluation, type PauseOutcome } from './pause';
 export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } from './query';
 export type { QuerySources } from './query-tables';
 export { QUERY_VIEWS, type ViewDef, type ViewColumn } from '../model/query-views';

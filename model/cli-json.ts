@@ -143,6 +143,10 @@ export const ProgressJson = z.strictObject({
   runningChunks: z.array(z.string()).optional(),
   concurrency: z.number().int().optional(),
   stopped: z.number().int().optional().describe('tasks that were running when a closed evaluation stopped'),
+  paused: z
+    .strictObject({ since: isoTime, stopRunning: z.boolean() })
+    .optional()
+    .describe('set while the evaluation is paused (vero pause): no task starts until vero resume'),
 });
 
 export const StatusJson = z.strictObject({
@@ -271,6 +275,14 @@ export const RaceJson = z.strictObject({
 
 export const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
 
+export const PauseJson = z.strictObject({
+  evalId: z.string(),
+  paused: z.boolean().describe('whether the evaluation is paused now'),
+  since: isoTime.nullable().describe('when it was paused (null: not paused)'),
+  stopRunning: z.boolean().describe('whether the tasks running at the pause were stopped (they run again on resume)'),
+  changed: z.boolean().describe('whether this call changed anything (false: it was already paused, or not paused)'),
+});
+
 export const SpendPoolJson = z.strictObject({
   name: z.string(),
   maxCostUsd: nullableNum,
@@ -384,6 +396,8 @@ export const CLI_JSON_SCHEMAS = {
   compare: CompareJson,
   race: RaceJson,
   'set-concurrency': SetConcurrencyJson,
+  pause: PauseJson,
+  resume: PauseJson,
   'spend-pool': SpendPoolJson,
   clean: CleanJson,
   trials: TrialsJson,

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { AttemptStats, ScoreUncertainty } from './uncertainty';
 import { HarborSection } from './harbor-config';
 import { SpendCap, type SpendReport } from './spend-cap';
+import { PauseState } from './pause-state';
 import type { TaskStatus, Usage } from './trial-ranking';
 
 export type { TaskStatus };
@@ -89,6 +90,8 @@ export const Continuation = z.strictObject({
   spent: z.strictObject({ costUsd: z.number(), tokens: z.number(), unmetered: z.number() }).optional(),
   /** The concurrency in force (it may have been changed by `vero set-concurrency`). */
   concurrency: z.number().int().min(1).optional(),
+  /** Set while the evaluation is paused (`vero pause`): the next run starts paused. */
+  paused: PauseState.optional(),
 });
 export type Continuation = z.infer<typeof Continuation>;
 
@@ -236,6 +239,8 @@ export interface Progress {
   runningChunks?: string[];
   /** The concurrency in force (an evaluation's, after any `vero set-concurrency`). */
   concurrency?: number;
+  /** Set while the evaluation is paused (`vero pause`): no task starts until `vero resume`. */
+  paused?: PauseState;
 }
 
 /**

@@ -36,6 +36,7 @@ import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
+import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery, setConcurrencyUpdate } from './queries';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
@@ -146,6 +147,8 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
   progress.concurrency = run.lanes.concurrency;
   showConcurrency(run.lanes.concurrency);
   handleSetConcurrency(run);
+  carryPause(run, continuation?.paused);
+  handlePauseAndResume({ lanes: run.lanes, progress, refusal: () => pauseRefusal(run) });
   return run;
 }
 
@@ -174,6 +177,14 @@ function handleSetConcurrency(run: Run): void {
       },
     },
   );
+}
+
+/** Why `vero pause` or `vero resume` is refused now (null: it is not). */
+function pauseRefusal(run: Run): string | null {
+  if (run.lanesGranted === false) return 'this evaluation was started by a vero-harbor without lane grants; it cannot be paused';
+  if (run.progress.phase === 'finalizing' || run.progress.phase === 'done') return 'every task of this evaluation has finished';
+  if (run.progress.phase === 'cancelling') return 'this evaluation is being cancelled';
+  return null;
 }
 
 /** The candidate checked out (or carried from the previous run) and, on the first run, Harbor's dry run. */
@@ -267,6 +278,7 @@ async function continueFrom(run: Run, prepared: Prepared, nextChunk: number): Pr
     done: { done, scored, errors, scoreSum, ...(progress.notRun ? { notRun: progress.notRun } : {}) },
     concurrency: run.lanes.concurrency,
     ...(run.meter ? { spent: run.meter.spent } : {}),
+    ...(run.lanes.paused ? { paused: run.lanes.paused } : {}),
   };
   await condition(allHandlersFinished);
   return makeContinueAsNewFunc<typeof evaluateCandidate>({
