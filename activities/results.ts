@@ -18,6 +18,9 @@ import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
 import type { SpendReport } from '../model/spend-cap';
+import { mergeRetried } from '../model/retry';
+import { typedFailure } from '../model/errors';
+import { FailureType } from '../model/failures';
 
 export type { FinalizeInput, SaveChunkInput };
 
@@ -70,6 +73,19 @@ function spendReport(input: FinalizeInput, nNotRun: number): SpendReport {
 }
 
 /** Merges the chunk files into the evaluation's result file and returns the (small) CandidateResult. */
+/** The result file a `vero retry` run updates: its rows (all of them, whatever the count), start and retries. */
+function previousResult(file: string): Pick<CandidateResult, 'startedAt' | 'retries'> & { tasks: TaskResult[] } {
+  let parsed: Partial<CandidateResult>;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<CandidateResult>;
+  } catch (e) {
+    throw typedFailure(FailureType.InvalidInput, `retry: cannot read the result file ${file}: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(parsed.tasks) || typeof parsed.startedAt !== 'string')
+    throw typedFailure(FailureType.InvalidInput, `retry: ${file} holds no result rows`);
+  return { tasks: parsed.tasks, startedAt: parsed.startedAt, retries: parsed.retries };
+}
+
 export async function finalizeEvaluation(input: FinalizeInput): Promise<CandidateResult> {
   return withHeartbeat(async () => {
     await faultPause('finalize');
@@ -86,6 +102,8 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
   const notRunWhy = `not started: ${input.spend?.reached ?? ''}`;
   for (const task of input.spend?.notStarted ?? []) tasks.push(notRunRow(task, notRunWhy, runPaths(input.runDir).jobsDir));
   tasks.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
+  const previous = input.retryOf ? previousResult(input.retryOf.resultFile) : null;
+  if (previous && input.retryOf) tasks.splice(0, tasks.length, ...mergeRetried(previous.tasks, tasks, input.retryOf.requestedAt));
   const s = summarize(0, tasks);
   // The denominators are the tasks that ran: a spend cap's `not_run` rows are neither scores nor errors.
   const ran = tasks.filter((t) => t.status !== 'not_run');
@@ -113,13 +131,21 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     configDigest: input.configDigest,
     resultFile,
     tasks,
-    startedAt: input.startedAt,
+    startedAt: previous?.startedAt ?? input.startedAt,
     finishedAt: new Date().toISOString(),
     usage: tasks.map((t) => t.usage ?? NO_USAGE).reduce(addUsage, NO_USAGE),
     harborVersions: [...new Set(tasks.map((t) => t.harborVersion).filter((v): v is string => !!v))].sort(),
     skippedDirs: input.skippedDirs ?? [],
     ...(nInvalidTrials ? { nInvalidTrials } : {}),
     ...(input.settings.spendCap ? { spend: spendReport(input, nNotRun), nRun: ran.length } : {}),
+    ...(previous && input.retryOf
+      ? {
+          retries: [
+            ...(previous.retries ?? []),
+            { at: input.retryOf.requestedAt, tasks: tasks.filter((t) => t.retried?.at === input.retryOf!.requestedAt).map((t) => t.task) },
+          ],
+        }
+      : {}),
   };
   const samplesDir = homePaths(input.home).samplesDir(input.evalId);
   fs.rmSync(samplesDir, { recursive: true, force: true });

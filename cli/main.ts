@@ -13,6 +13,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
     () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
   ],
   [['pause', 'resume'], () => (require('./pause-commands') as typeof import('./pause-commands')).registerPauseCommands],
+  [['retry'], () => (require('./retry-command') as typeof import('./retry-command')).registerRetryCommand],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { getProgress, listEvaluations, prepareEvalInput, setConcurrency, startOrAttach, uiLink, withTasks } from '../client/eval-client';
 import { partialResults } from '../client/partial-results';
 import { pauseEvaluation, resumeEvaluation } from '../client/pause';
+import { retryTasks } from '../client/retry';
 import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
@@ -164,6 +165,18 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId },
     readOnly: false,
     run: async (ctx, a) => resumeEvaluation(ctx.client, a.evalId),
+  }),
+  tool({
+    name: 'retry',
+    description:
+      'Run chosen tasks of a finished evaluation again, as `vero retry --json` (returns at once): `tasks` by name and/or `errors` (every error row); nothing else re-runs, and the result then says which rows were retried and when.',
+    input: {
+      evalId,
+      tasks: z.array(z.string().min(1)).optional().describe('task names, as in results'),
+      errors: z.boolean().optional().describe('also every task whose row is an error'),
+    },
+    readOnly: false,
+    run: async (ctx, a) => retryTasks(ctx.client, a.evalId, { tasks: a.tasks, errors: a.errors }),
   }),
   tool({
     name: 'list',

@@ -21,6 +21,7 @@ export {
 } from './eval-client';
 export { partialResults, type PartialResults } from './partial-results';
 export { pauseEvaluation, resumeEvaluation, type PauseOutcome } from './pause';
+export { retryTasks, type RetryStarted } from './retry';
 export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } from './query';
 export type { QuerySources } from './query-tables';
 export { QUERY_VIEWS, type ViewDef, type ViewColumn } from '../model/query-views';

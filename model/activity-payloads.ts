@@ -4,6 +4,7 @@
  */
 import type { CandidateSource, EvalSettings, TaskResult } from './eval-types';
 import type { Spend } from './spend-cap';
+import type { RetryOf } from './retry';
 
 export interface PrepareCandidateInput {
   agentRepo: string;
@@ -53,6 +54,8 @@ export interface FinalizeInput {
    * that never started (their rows are `not_run`). `nChunks` counts only the chunks that started.
    */
   spend?: { spent: Spend; reached: string | null; notStarted: string[] };
+  /** A `vero retry` run: its rows replace those of the same tasks in this result file (model/retry.ts). */
+  retryOf?: RetryOf;
 }
 
 export interface ModeAInput {

@@ -99,6 +99,10 @@ export const CandidateResultJson = z.strictObject({
   skippedDirs: z.array(SkippedDir).optional(),
   spend: SpendReportJson.optional(),
   nRun: z.number().int().optional(),
+  retries: z
+    .array(z.strictObject({ at: isoTime, tasks: z.array(z.string()) }))
+    .optional()
+    .describe('each vero retry of this evaluation: when it was asked for, and the tasks run again'),
 });
 
 /** `start-eval` without `--wait`: what was started or attached to. */
@@ -283,6 +287,15 @@ export const PauseJson = z.strictObject({
   changed: z.boolean().describe('whether this call changed anything (false: it was already paused, or not paused)'),
 });
 
+export const RetryStartedJson = z.strictObject({
+  evalId: z.string(),
+  runId: z.string().describe("the new run of the evaluation's workflow that runs the chosen tasks"),
+  previousRunId: z.string().describe('the run whose rows it replaces'),
+  tasks: z.array(z.string()).describe('the tasks run again'),
+  requestedAt: isoTime.describe("when the retry was asked for: the retried rows' retried.at"),
+});
+export const RetryJson = z.union([RetryStartedJson, RetryStartedJson.extend({ result: CandidateResultJson })]);
+
 export const SpendPoolJson = z.strictObject({
   name: z.string(),
   maxCostUsd: nullableNum,
@@ -398,6 +411,7 @@ export const CLI_JSON_SCHEMAS = {
   'set-concurrency': SetConcurrencyJson,
   pause: PauseJson,
   resume: PauseJson,
+  retry: RetryJson,
   'spend-pool': SpendPoolJson,
   clean: CleanJson,
   trials: TrialsJson,

@@ -16,6 +16,7 @@ import type { AttemptStats, ScoreUncertainty } from './uncertainty';
 import { HarborSection } from './harbor-config';
 import { SpendCap, type SpendReport } from './spend-cap';
 import { PauseState } from './pause-state';
+import { RetryOf, type RetriedFrom, type RetryRecord } from './retry';
 import type { TaskStatus, Usage } from './trial-ranking';
 
 export type { TaskStatus };
@@ -71,6 +72,8 @@ export const EvalInput = z.strictObject({
   settings: EvalSettings,
   /** Dirs of the dataset that are not Harbor tasks, with the reason (shown, never dropped silently). */
   skippedDirs: z.array(z.strictObject({ dir: z.string(), reason: z.string() })).optional(),
+  /** A run of `vero retry`: `tasks` are the ones run again, merged into this result file (model/retry.ts). */
+  retryOf: RetryOf.optional(),
 });
 export type EvalInput = z.infer<typeof EvalInput>;
 
@@ -123,6 +126,8 @@ export interface TaskResult {
   harborVersion?: string | null;
   /** Things the user should know about how the row came to be (e.g. a job restarted in a fresh dir). */
   notes?: string[];
+  /** Set on a row `vero retry` ran again: when, and the row it replaced. */
+  retried?: RetriedFrom;
 }
 
 /** What a worker needs to check a candidate out on its own host. */
@@ -216,6 +221,8 @@ export interface CandidateResult {
   spend?: SpendReport;
   /** Tasks that ran (nTasks − nNotRun): the score's, errorRate's and uncertainty's denominator. */
   nRun?: number;
+  /** Each `vero retry` of this evaluation: when, and which tasks ran again (their rows say what they replaced). */
+  retries?: RetryRecord[];
 }
 
 export const INLINE_TASK_LIMIT = 1000;

@@ -304,6 +304,8 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
     settings: input.settings,
     startedAt: run.startedAt,
     skippedDirs: input.skippedDirs,
+    // A `vero retry` run: its rows replace those of the same tasks in the evaluation's result file.
+    ...(input.retryOf && patched('retry-tasks') ? { retryOf: input.retryOf } : {}),
     ...(meter
       ? {
           spend: { spent: meter.spent, reached: meter.reached, notStarted: meter.reached ? input.tasks.slice(notStarted * plan.size) : [] },

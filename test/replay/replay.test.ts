@@ -23,7 +23,8 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // lanes) replay too; today's start the next chunk ahead of its lanes, and the capped one tells it to stop.
   // `spend-verdict`: lanes wait for the (pool's) verdict on their last spend before starting a task; `cancelled`:
   // a chunk cancelled with granted lanes ends once every lane's activity is cancelled; `paused` (`pause-resume`):
-  // paused with its running task stopped, resumed, the task run again.
+  // paused with its running task stopped, resumed, the task run again; `retried` (`retry-tasks`): the run of
+  // `vero retry` whose finalize merges its rows into the evaluation's result file.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.cancelled.json',
@@ -31,6 +32,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
     'evaluate-candidate.paused.json',
+    'evaluate-candidate.retried.json',
     'evaluate-candidate.set-concurrency.json',
     'evaluate-candidate.spend-cap.json',
     'evaluate-candidate.spend-verdict.json',
