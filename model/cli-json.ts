@@ -49,6 +49,13 @@ export const TaskRowJson = z.strictObject({
   invalidReasons: z.array(z.string()).optional().describe('why those trials are not valid: each distinct `ExceptionType (what it is)`'),
   harborVersion: z.string().nullable().optional(),
   notes: z.array(z.string()).optional(),
+  retried: z
+    .strictObject({
+      at: isoTime,
+      previous: z.strictObject({ status: TaskStatusJson, score: nullableNum, error: z.string().nullable() }),
+    })
+    .optional()
+    .describe('set on a row vero retry ran again: when it was asked for, and the row it replaced'),
 });
 
 const Interval = z.tuple([num, num]);

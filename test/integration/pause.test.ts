@@ -11,6 +11,7 @@ import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/eval-types';
 import { evalFixture, invocations, runsPerTask } from '../helpers/fixtures';
+import { conforming } from '../helpers/json-schema';
 import { pidAlive, runVero, sleep, spawnWorker, until } from '../helpers/process';
 import { address, cancelAndSettle, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
@@ -45,7 +46,7 @@ test('paused: no task starts, the running one finishes, status, --json and list 
       const paused = await runVero(['pause', id, ...conn]);
       expect(paused.stdout).toMatch(new RegExp(`^${id} paused \\(since .*\\): no task starts; running tasks finish`));
       // Pausing again changes nothing, and says so.
-      const again = JSON.parse((await runVero(['pause', id, '--json', ...conn])).stdout) as Record<string, unknown>;
+      const again = conforming<Record<string, unknown>>('pause', (await runVero(['pause', id, '--json', ...conn])).stdout);
       expect(again).toMatchObject({ evalId: id, paused: true, stopRunning: false, changed: false });
       // The running task finishes; its chunk ends, the run continues as new, and the next run starts nothing.
       await until('the first task to finish', async () => (await getProgress(c, id)).done === 1);
@@ -54,12 +55,19 @@ test('paused: no task starts, the running one finishes, status, --json and list 
       expect(starts(f.invocationLog)).toHaveLength(1);
       const status = await runVero(['status', id, ...conn]);
       expect(status.stdout).toMatch(/paused since .*: no task starts; 0 running; 1\/3 done, 0 errors/);
-      const json = JSON.parse((await runVero(['status', id, '--json', ...conn])).stdout) as { progress: { paused?: { since: string } } };
+      const json = conforming<{ progress: { paused?: { since: string } } }>(
+        'status',
+        (await runVero(['status', id, '--json', ...conn])).stdout,
+      );
       expect(json.progress.paused?.since).toBe(again.since);
       await until('list to say paused', async () => (await listEvaluations(c)).find((e) => e.evalId === id)?.status === 'paused');
 
       const resumed = await runVero(['resume', id, ...conn]);
       expect(resumed.stdout).toBe(`${id} resumed: tasks start again\n`);
+      expect(conforming('resume', (await runVero(['resume', id, '--json', ...conn])).stdout)).toMatchObject({
+        paused: false,
+        changed: false,
+      });
       const result = (await handle.result()) as CandidateResult;
       expect(result).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3 });
       expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'sum-numbers': 1 });

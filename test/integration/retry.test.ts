@@ -9,6 +9,7 @@ import { retryTasks } from '../../client/retry';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/eval-types';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
+import { conforming } from '../helpers/json-schema';
 import { runVero, spawnWorker, until } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';
 
@@ -45,7 +46,10 @@ test('retry --errors, then --task: only those tasks run again, the result says w
 
     const out = await runVero(['retry', input.evalId, '--errors', '--wait', '--json', ...conn]);
     expect(out.code).toBe(0);
-    const retried = JSON.parse(out.stdout) as { tasks: string[]; requestedAt: string; previousRunId: string; result: CandidateResult };
+    const retried = conforming<{ tasks: string[]; requestedAt: string; previousRunId: string; result: CandidateResult }>(
+      'retry',
+      out.stdout,
+    );
     expect(retried).toMatchObject({ tasks: ['sum-numbers'], previousRunId: firstRun });
     expect(retried.result).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3, nErrors: 0, startedAt: first.startedAt });
     expect(retried.result.retries).toEqual([{ at: retried.requestedAt, tasks: ['sum-numbers'] }]);
