@@ -10,8 +10,9 @@ import { attemptStats, scoreUncertainty } from '../model/uncertainty';
 import { addUsage, NO_USAGE } from '../model/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
-import { readChunkRows, replaceSamples } from '../infra/result-files';
+import { previousResult, readChunkRows, replaceSamples } from '../infra/result-files';
 import type { SpendReport } from '../model/spend-cap';
+import { mergeRetried } from '../model/retry';
 
 export type { FinalizeInput, SaveChunkInput };
 
@@ -80,6 +81,8 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
   const notRunWhy = `not started: ${input.spend?.reached ?? ''}`;
   for (const task of input.spend?.notStarted ?? []) tasks.push(notRunRow(task, notRunWhy, runPaths(input.runDir).jobsDir));
   tasks.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
+  const previous = input.retryOf ? previousResult(input.retryOf.resultFile) : null;
+  if (previous && input.retryOf) tasks.splice(0, tasks.length, ...mergeRetried(previous.tasks, tasks, input.retryOf.requestedAt));
   const s = summarize(0, tasks);
   // The denominators are the tasks that ran: a spend cap's `not_run` rows are neither scores nor errors.
   const ran = tasks.filter((t) => t.status !== 'not_run');
@@ -107,13 +110,21 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
     configDigest: input.configDigest,
     resultFile,
     tasks,
-    startedAt: input.startedAt,
+    startedAt: previous?.startedAt ?? input.startedAt,
     finishedAt: new Date().toISOString(),
     usage: tasks.map((t) => t.usage ?? NO_USAGE).reduce(addUsage, NO_USAGE),
     harborVersions: [...new Set(tasks.map((t) => t.harborVersion).filter((v): v is string => !!v))].sort(),
     skippedDirs: input.skippedDirs ?? [],
     ...(nInvalidTrials ? { nInvalidTrials } : {}),
     ...(input.settings.spendCap ? { spend: spendReport(input, nNotRun), nRun: ran.length } : {}),
+    ...(previous && input.retryOf
+      ? {
+          retries: [
+            ...(previous.retries ?? []),
+            { at: input.retryOf.requestedAt, tasks: tasks.filter((t) => t.retried?.at === input.retryOf!.requestedAt).map((t) => t.task) },
+          ],
+        }
+      : {}),
   };
   const samplesDir = homePaths(input.home).samplesDir(input.evalId);
   // The samples are committed by the result file (flushed, written last); a retried finalize writes them again.

@@ -110,7 +110,7 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
       } else if (!quiet) {
         const capped = p.spendCapReached ? `, ${p.notRun ?? 0} not run (${p.spendCapReached})` : '';
         const elapsed = `${Math.round((Date.now() - began) / 1000)}s elapsed`;
-        const line = `[${p.phase}] ${p.done}/${p.total} done, ${p.running} running, ${p.errors} errors, mean ${mean}${capped}`;
+        const line = `[${p.paused ? 'paused' : p.phase}] ${p.done}/${p.total} done, ${p.running} running, ${p.errors} errors, mean ${mean}${capped}`;
         if (line !== lastLine) process.stderr.write(`${line}, ${elapsed}\n`);
         lastLine = line;
       }
@@ -291,6 +291,10 @@ function registerStatus(program: Command): void {
     if (progress?.phase === 'cancelling' && d.status.name === 'RUNNING')
       print(
         `cancelling: ${progress.running} task(s) still being stopped (their harbors tearing down); ${progress.done}/${progress.total} done`,
+      );
+    else if (progress?.paused && d.status.name === 'RUNNING')
+      print(
+        `paused since ${progress.paused.since}: no task starts; ${progress.running} running${progress.running ? (progress.paused.stopRunning ? ' (being stopped)' : ' (finishing)') : ''}; ${progress.done}/${progress.total} done, ${progress.errors} errors (vero resume ${id})`,
       );
     else if (progress)
       print(

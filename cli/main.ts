@@ -12,6 +12,8 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
     ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'spend-pool', 'list', 'best', 'report'],
     () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
   ],
+  [['pause', 'resume'], () => (require('./pause-commands') as typeof import('./pause-commands')).registerPauseCommands],
+  [['retry'], () => (require('./retry-command') as typeof import('./retry-command')).registerRetryCommand],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],

@@ -12,6 +12,8 @@ import { startOrAttach } from '../client/eval-start';
 import { uiLink } from '../client/connection';
 import { withTasks } from '../client/eval-results';
 import { partialResults } from '../client/partial-results';
+import { pauseEvaluation, resumeEvaluation } from '../client/pause';
+import { retryTasks } from '../client/retry';
 import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { MAX_CONCURRENCY } from '../model/eval-config';
@@ -154,6 +156,33 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId, concurrency: z.number().int().min(1).max(MAX_CONCURRENCY) },
     readOnly: false,
     run: async (ctx, a) => ({ evalId: a.evalId, ...(await setConcurrency(ctx.client, a.evalId, a.concurrency)) }),
+  }),
+  tool({
+    name: 'pause',
+    description:
+      'Pause a running evaluation, as `vero pause`: no task starts until resumed; running tasks finish, or with stopRunning are stopped and run again on resume (their Harbor jobs resumed).',
+    input: { evalId, stopRunning: z.boolean().optional().describe('also stop the tasks running now (default false)') },
+    readOnly: false,
+    run: async (ctx, a) => pauseEvaluation(ctx.client, a.evalId, { stopRunning: a.stopRunning ?? false }),
+  }),
+  tool({
+    name: 'resume',
+    description: 'Resume a paused evaluation, as `vero resume`: its tasks start again, first those a pause stopped.',
+    input: { evalId },
+    readOnly: false,
+    run: async (ctx, a) => resumeEvaluation(ctx.client, a.evalId),
+  }),
+  tool({
+    name: 'retry',
+    description:
+      'Run chosen tasks of a finished evaluation again, as `vero retry --json` (returns at once): `tasks` by name and/or `errors` (every error row); nothing else re-runs, and the result then says which rows were retried and when.',
+    input: {
+      evalId,
+      tasks: z.array(z.string().min(1)).optional().describe('task names, as in results'),
+      errors: z.boolean().optional().describe('also every task whose row is an error'),
+    },
+    readOnly: false,
+    run: async (ctx, a) => retryTasks(ctx.client, a.evalId, { tasks: a.tasks, errors: a.errors }),
   }),
   tool({
     name: 'list',

@@ -12,6 +12,8 @@ export { getProgress, setConcurrency } from './running-eval';
 export { awaitResult, withTasks, pickBest } from './eval-results';
 export { listEvaluations, type EvalListing } from './eval-listing';
 export { partialResults, type PartialResults } from './partial-results';
+export { pauseEvaluation, resumeEvaluation, type PauseOutcome } from './pause';
+export { retryTasks, type RetryStarted } from './retry';
 export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } from './query';
 export type { QuerySources } from './query-tables';
 export { QUERY_VIEWS, type ViewDef, type ViewColumn } from '../model/query-views';

@@ -1,6 +1,9 @@
-/** An evaluation's files that finalize reads and writes besides the result file: chunk rows, per-task samples. */
+/** An evaluation's files that finalize reads and writes: chunk rows, per-task samples, the result file a retry updates. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { CandidateResult } from '../model/candidate-result';
+import { typedFailure } from '../model/errors';
+import { FailureType } from '../model/failures';
 import type { TaskResult } from '../model/task-result';
 import { writeJsonDurable } from './atomic-file';
 
@@ -14,4 +17,17 @@ export const readChunkRows = (file: string): TaskResult[] => JSON.parse(fs.readF
 export function replaceSamples(samplesDir: string, samples: unknown[]): void {
   fs.rmSync(samplesDir, { recursive: true, force: true });
   samples.forEach((s, i) => writeJsonDurable(path.join(samplesDir, `${i}.json`), s, { fsync: false }));
+}
+
+/** The result file a `vero retry` run updates: its rows (all of them, whatever the count), start and retries. */
+export function previousResult(file: string): Pick<CandidateResult, 'startedAt' | 'retries'> & { tasks: TaskResult[] } {
+  let parsed: Partial<CandidateResult>;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<CandidateResult>;
+  } catch (e) {
+    throw typedFailure(FailureType.InvalidInput, `retry: cannot read the result file ${file}: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(parsed.tasks) || typeof parsed.startedAt !== 'string')
+    throw typedFailure(FailureType.InvalidInput, `retry: ${file} holds no result rows`);
+  return { tasks: parsed.tasks, startedAt: parsed.startedAt, retries: parsed.retries };
 }

@@ -5,6 +5,7 @@
 import type { EvalSettings } from './eval-input';
 import type { TaskResult } from './task-result';
 import type { Spend } from './spend-cap';
+import type { RetryOf } from './retry';
 
 /** What a worker needs to check a candidate out on its own host. */
 export interface CandidateSource {
@@ -71,6 +72,8 @@ export interface FinalizeInput {
    * that never started (their rows are `not_run`). `nChunks` counts only the chunks that started.
    */
   spend?: { spent: Spend; reached: string | null; notStarted: string[] };
+  /** A `vero retry` run: its rows replace those of the same tasks in this result file (model/retry.ts). */
+  retryOf?: RetryOf;
 }
 
 export interface ModeAInput {

@@ -1,6 +1,7 @@
 /** An evaluation's result (the evaluateCandidate workflow's), as the result file and the clients read it. */
 import type { AttemptStats, ScoreUncertainty } from './uncertainty';
 import type { SpendReport } from './spend-cap';
+import type { RetryRecord } from './retry';
 import type { TaskResult } from './task-result';
 import type { Usage } from './trial-ranking';
 
@@ -44,6 +45,8 @@ export interface CandidateResult {
   spend?: SpendReport;
   /** Tasks that ran (nTasks − nNotRun): the score's, errorRate's and uncertainty's denominator. */
   nRun?: number;
+  /** Each `vero retry` of this evaluation: when, and which tasks ran again (their rows say what they replaced). */
+  retries?: RetryRecord[];
 }
 
 export const INLINE_TASK_LIMIT = 1000;

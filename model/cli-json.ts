@@ -49,6 +49,13 @@ export const TaskRowJson = z.strictObject({
   invalidReasons: z.array(z.string()).optional().describe('why those trials are not valid: each distinct `ExceptionType (what it is)`'),
   harborVersion: z.string().nullable().optional(),
   notes: z.array(z.string()).optional(),
+  retried: z
+    .strictObject({
+      at: isoTime,
+      previous: z.strictObject({ status: TaskStatusJson, score: nullableNum, error: z.string().nullable() }),
+    })
+    .optional()
+    .describe('set on a row vero retry ran again: when it was asked for, and the row it replaced'),
 });
 
 const Interval = z.tuple([num, num]);
@@ -99,6 +106,10 @@ export const CandidateResultJson = z.strictObject({
   skippedDirs: z.array(SkippedDir).optional(),
   spend: SpendReportJson.optional(),
   nRun: z.number().int().optional(),
+  retries: z
+    .array(z.strictObject({ at: isoTime, tasks: z.array(z.string()) }))
+    .optional()
+    .describe('each vero retry of this evaluation: when it was asked for, and the tasks run again'),
 });
 
 /** `start-eval` without `--wait`: what was started or attached to. */
@@ -143,6 +154,10 @@ export const ProgressJson = z.strictObject({
   runningChunks: z.array(z.string()).optional(),
   concurrency: z.number().int().optional(),
   stopped: z.number().int().optional().describe('tasks that were running when a closed evaluation stopped'),
+  paused: z
+    .strictObject({ since: isoTime, stopRunning: z.boolean() })
+    .optional()
+    .describe('set while the evaluation is paused (vero pause): no task starts until vero resume'),
 });
 
 export const StatusJson = z.strictObject({
@@ -271,6 +286,23 @@ export const RaceJson = z.strictObject({
 
 export const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
 
+export const PauseJson = z.strictObject({
+  evalId: z.string(),
+  paused: z.boolean().describe('whether the evaluation is paused now'),
+  since: isoTime.nullable().describe('when it was paused (null: not paused)'),
+  stopRunning: z.boolean().describe('whether the tasks running at the pause were stopped (they run again on resume)'),
+  changed: z.boolean().describe('whether this call changed anything (false: it was already paused, or not paused)'),
+});
+
+export const RetryStartedJson = z.strictObject({
+  evalId: z.string(),
+  runId: z.string().describe("the new run of the evaluation's workflow that runs the chosen tasks"),
+  previousRunId: z.string().describe('the run whose rows it replaces'),
+  tasks: z.array(z.string()).describe('the tasks run again'),
+  requestedAt: isoTime.describe("when the retry was asked for: the retried rows' retried.at"),
+});
+export const RetryJson = z.union([RetryStartedJson, RetryStartedJson.extend({ result: CandidateResultJson })]);
+
 export const SpendPoolJson = z.strictObject({
   name: z.string(),
   maxCostUsd: nullableNum,
@@ -384,6 +416,9 @@ export const CLI_JSON_SCHEMAS = {
   compare: CompareJson,
   race: RaceJson,
   'set-concurrency': SetConcurrencyJson,
+  pause: PauseJson,
+  resume: PauseJson,
+  retry: RetryJson,
   'spend-pool': SpendPoolJson,
   clean: CleanJson,
   trials: TrialsJson,

@@ -17,6 +17,8 @@
 import { z } from 'zod';
 import { HarborSection } from './harbor-config';
 import { SpendCap } from './spend-cap';
+import { PauseState } from './pause-state';
+import { RetryOf } from './retry';
 
 export const ResolvedSource = z.strictObject({
   path: z.string().optional(),
@@ -69,6 +71,8 @@ export const EvalInput = z.strictObject({
   settings: EvalSettings,
   /** Dirs of the dataset that are not Harbor tasks, with the reason (shown, never dropped silently). */
   skippedDirs: z.array(z.strictObject({ dir: z.string(), reason: z.string() })).optional(),
+  /** A run of `vero retry`: `tasks` are the ones run again, merged into this result file (model/retry.ts). */
+  retryOf: RetryOf.optional(),
 });
 export type EvalInput = z.infer<typeof EvalInput>;
 
@@ -88,5 +92,7 @@ export const Continuation = z.strictObject({
   spent: z.strictObject({ costUsd: z.number(), tokens: z.number(), unmetered: z.number() }).optional(),
   /** The concurrency in force (it may have been changed by `vero set-concurrency`). */
   concurrency: z.number().int().min(1).optional(),
+  /** Set while the evaluation is paused (`vero pause`): the next run starts paused. */
+  paused: PauseState.optional(),
 });
 export type Continuation = z.infer<typeof Continuation>;

@@ -1,4 +1,5 @@
 /** An evaluation's progress: the workflows' query state, and what `vero status` reports of a closed one. */
+import type { PauseState } from './pause-state';
 import type { TaskResult } from './task-result';
 
 export interface Progress {
@@ -20,6 +21,8 @@ export interface Progress {
   runningChunks?: string[];
   /** The concurrency in force (an evaluation's, after any `vero set-concurrency`). */
   concurrency?: number;
+  /** Set while the evaluation is paused (`vero pause`): no task starts until `vero resume`. */
+  paused?: PauseState;
 }
 
 /**

@@ -9,8 +9,8 @@ export const VeroConfigDigest = defineSearchAttributeKey('VeroConfigDigest', Sea
 /** What the evaluation's trials cost (Harbor's `cost_usd`, summed), set when any trial reported it. */
 export const VeroCostUsd = defineSearchAttributeKey('VeroCostUsd', SearchAttributeType.DOUBLE);
 
-/** The values of VeroStatus: queued (started), running, then the evaluation's status, or error / cancelled. */
-export type VeroStatusValue = 'queued' | 'running' | 'completed' | 'failed' | 'budget_exhausted' | 'error' | 'cancelled';
+/** The values of VeroStatus: queued (started), running (paused while `vero pause` holds it), then the evaluation's status, or error / cancelled. */
+export type VeroStatusValue = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'budget_exhausted' | 'error' | 'cancelled';
 /** A VeroStatus update (typed: a misspelt status does not compile). */
 export const veroStatus = (value: VeroStatusValue) => ({ key: VeroStatus, value }) as const;
 

@@ -3,6 +3,12 @@ import type { TaskStatus, Usage } from './trial-ranking';
 
 export type { TaskStatus };
 
+/** What a retried row (`vero retry`) says about the row it replaced. */
+export interface RetriedFrom {
+  at: string;
+  previous: { status: TaskStatus; score: number | null; error: string | null };
+}
+
 /** One task's outcome. Small: the job dir holds everything else. */
 export interface TaskResult {
   task: string;
@@ -31,6 +37,8 @@ export interface TaskResult {
   harborVersion?: string | null;
   /** Things the user should know about how the row came to be (e.g. a job restarted in a fresh dir). */
   notes?: string[];
+  /** Set on a row `vero retry` ran again: when, and the row it replaced. */
+  retried?: RetriedFrom;
 }
 
 /** The start of a Mode A row's error when the candidate's inference gave no output for it (its own failure). */

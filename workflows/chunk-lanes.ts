@@ -6,6 +6,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
@@ -24,6 +25,7 @@ import { jobNameFor } from '../harbor/job-name';
 import { runPaths } from '../model/paths';
 import { type Spend, spendOfTask } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
+import { PAUSE_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
 import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal, taskSpentSignal } from './queries';
 
 function configFailure(err: unknown): ApplicationFailure | null {
@@ -49,6 +51,16 @@ export class ChunkLanes {
   private readonly settleOnCancel = patched('chunk-lanes-settle-on-cancel');
   /** The first lane's failure (with settleOnCancel: lanes never reject; run() throws this once they all ended). */
   private failure: { err: unknown } | null = null;
+  /**
+   * Whether the parent can pause this chunk (patched 'pause-resume'; workflows/pause.ts): while `paused`, no lane
+   * starts a task; with `stopRunning` the running tasks' scopes are cancelled and their tasks `requeued`, to
+   * run first once resumed.
+   */
+  private readonly pausable = patched(PAUSE_PATCH);
+  private paused: { stopRunning: boolean } | null = null;
+  private readonly requeued: number[] = [];
+  private readonly taskScopes = new Set<CancellationScope>();
+  private readonly stoppedByPause = new Set<CancellationScope>();
 
   constructor(
     private readonly input: ChunkInput,
@@ -59,6 +71,7 @@ export class ChunkLanes {
   ) {
     this.results = new Array<TaskResult>(input.tasks.length);
     this.granted = input.lanes !== undefined;
+    if (this.pausable) this.handlePause();
     if (!this.granted) return;
     setHandler(revokeLanesSignal, () => {
       this.revokedBelow = this.lanesStarted;
@@ -70,7 +83,21 @@ export class ChunkLanes {
     });
   }
 
-  private left = () => this.input.tasks.length - this.next;
+  private handlePause(): void {
+    setHandler(pauseChunkSignal, ({ stopRunning }) => {
+      this.paused = { stopRunning };
+      if (!stopRunning) return;
+      for (const scope of this.taskScopes) {
+        this.stoppedByPause.add(scope);
+        scope.cancel();
+      }
+    });
+    setHandler(resumeChunkSignal, () => {
+      this.paused = null;
+    });
+  }
+
+  private left = () => this.input.tasks.length - this.next + this.requeued.length;
   private stopped = () => this.spendStop?.reason ?? null;
 
   /** Starts the lanes this chunk was given, and waits until every lane (granted ones too) has ended. */
@@ -132,14 +159,25 @@ export class ChunkLanes {
   private async runLane(laneNo: number): Promise<Spend | null> {
     let lastSpend: Spend | null = null;
     while (this.goesOn(laneNo)) {
-      const i = this.next++;
+      if (this.paused !== null) {
+        await condition(() => this.paused === null || !this.goesOn(laneNo));
+        continue;
+      }
+      const i = this.requeued.shift() ?? this.next++;
       this.progress.running++;
+      let row: TaskResult | null;
       try {
-        this.results[i] = await this.runOne(this.input.tasks[i]!);
+        row = await this.runOne(this.input.tasks[i]!);
       } finally {
         this.progress.running--;
       }
-      const r = this.results[i]!;
+      if (row === null) {
+        // Stopped by a pause: it runs again (its job resumed) once the chunk is resumed.
+        this.requeued.push(i);
+        continue;
+      }
+      this.results[i] = row;
+      const r = row;
       countFinished(this.progress, r);
       if (this.spendStop && r.status !== 'not_run') {
         // A lane that goes on reports now (and, with verdicts, waits until it is metered); one that is freed
@@ -152,8 +190,24 @@ export class ChunkLanes {
     return lastSpend;
   }
 
+  /** One task's activity, and its row; null: a pause stopped it (with a pausable chunk only). */
+  private async runOne(task: string): Promise<TaskResult | null> {
+    if (!this.pausable) return this.runActivity(task);
+    const scope = new CancellationScope();
+    this.taskScopes.add(scope);
+    try {
+      return await scope.run(() => this.runActivity(task));
+    } catch (err) {
+      if (isCancellation(err) && this.stoppedByPause.has(scope) && !CancellationScope.current().consideredCancelled) return null;
+      throw err;
+    } finally {
+      this.taskScopes.delete(scope);
+      this.stoppedByPause.delete(scope);
+    }
+  }
+
   /** One task's activity, and its row: scored, an error after its attempts, or not run (the grace timer). */
-  private async runOne(task: string): Promise<TaskResult> {
+  private async runActivity(task: string): Promise<TaskResult> {
     const { input } = this;
     const run = () =>
       this.runTask.executeWithOptions({ summary: `task ${task}` }, [

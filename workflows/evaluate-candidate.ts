@@ -30,6 +30,7 @@ import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
+import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery, setConcurrencyUpdate } from './queries';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
@@ -140,6 +141,8 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
   progress.concurrency = run.lanes.concurrency;
   showConcurrency(run.lanes.concurrency);
   handleSetConcurrency(run);
+  carryPause(run, continuation?.paused);
+  handlePauseAndResume({ lanes: run.lanes, progress, refusal: () => pauseRefusal(run) });
   return run;
 }
 
@@ -168,6 +171,14 @@ function handleSetConcurrency(run: Run): void {
       },
     },
   );
+}
+
+/** Why `vero pause` or `vero resume` is refused now (null: it is not). */
+function pauseRefusal(run: Run): string | null {
+  if (run.lanesGranted === false) return 'this evaluation was started by a vero-harbor without lane grants; it cannot be paused';
+  if (run.progress.phase === 'finalizing' || run.progress.phase === 'done') return 'every task of this evaluation has finished';
+  if (run.progress.phase === 'cancelling') return 'this evaluation is being cancelled';
+  return null;
 }
 
 /** The candidate checked out (or carried from the previous run) and, on the first run, Harbor's dry run. */
@@ -261,6 +272,7 @@ async function continueFrom(run: Run, prepared: Prepared, nextChunk: number): Pr
     done: { done, scored, errors, scoreSum, ...(progress.notRun ? { notRun: progress.notRun } : {}) },
     concurrency: run.lanes.concurrency,
     ...(run.meter ? { spent: run.meter.spent } : {}),
+    ...(run.lanes.paused ? { paused: run.lanes.paused } : {}),
   };
   await condition(allHandlersFinished);
   return makeContinueAsNewFunc<typeof evaluateCandidate>({
@@ -286,6 +298,8 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
     settings: input.settings,
     startedAt: run.startedAt,
     skippedDirs: input.skippedDirs,
+    // A `vero retry` run: its rows replace those of the same tasks in the evaluation's result file.
+    ...(input.retryOf && patched('retry-tasks') ? { retryOf: input.retryOf } : {}),
     ...(meter
       ? {
           spend: { spent: meter.spent, reached: meter.reached, notStarted: meter.reached ? input.tasks.slice(notStarted * plan.size) : [] },

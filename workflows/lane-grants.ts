@@ -12,6 +12,8 @@
  * nothing is owed. Invariant: lanes held by chunks + freed − owed = concurrency.
  *
  * Once a spend cap is reached (`stopped`), no lane is granted and no chunk started: the running chunks end.
+ * While paused (`paused`, workflows/pause.ts), no lane is granted and no chunk started either, and the running
+ * chunks are told (`tellChunks`); on resume both go on.
  */
 import {
   condition,
@@ -28,6 +30,8 @@ import type { Progress } from '../model/progress';
 import type { Spend } from '../model/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
 import { evaluateChunk } from './evaluate-chunk';
+import type { PauseState } from '../model/pause-state';
+import { pauseChunkSignal, resumeChunkSignal } from './pause';
 import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal, spendCapReachedSignal } from './queries';
 
 export interface LanePool {
@@ -47,6 +51,10 @@ export interface LanePool {
   meter?: (chunkIndex: number, spent: Spend, metered?: () => void) => void;
   /** Lanes handed back with spend whose verdict is not back yet (a spend pool's): granted once it is. */
   held?: number;
+  /** Set while the evaluation is paused: no lane is granted, no chunk started. */
+  paused?: PauseState | null;
+  /** Tells every running chunk to pause (stopping its running tasks or not), or to resume (null); set while chunks run. */
+  tellChunks?: ((pause: { stopRunning: boolean } | null) => Promise<void>) | null;
 }
 
 export const newLanePool = (concurrency: number): LanePool => ({
@@ -122,6 +130,12 @@ export async function runChunksWithLaneGrants(
     // Lanes handed back on request (revokeLanes) come from a chunk that still has tasks to start.
     if (chunkIndex === newest && drained !== false) newestDrained = true;
   });
+  pool.tellChunks = async (pause) => {
+    for (const i of [...running.keys()]) {
+      const chunk = getExternalWorkflowHandle(id(i));
+      await (pause ? chunk.signal(pauseChunkSignal, pause) : chunk.signal(resumeChunkSignal)).catch(() => undefined); // it just ended
+    }
+  };
   pool.revokeNewest = async () => {
     if (newestDrained || !running.has(newest)) return;
     await getExternalWorkflowHandle(id(newest))
@@ -183,6 +197,9 @@ export async function runChunksWithLaneGrants(
         () => false,
       );
   if (pool.stopped !== null) return firstChunk;
+  // Paused before its first chunk (or a run continued as new while paused): wait for the resume.
+  if (pool.paused) await condition(() => !pool.paused || pool.stopped !== null);
+  if (pool.stopped !== null) return firstChunk;
   const lanes = pool.freed;
   pool.freed = 0;
   start(lanes);
@@ -197,16 +214,18 @@ export async function runChunksWithLaneGrants(
     throw err;
   } finally {
     pool.revokeNewest = null;
+    pool.tellChunks = null;
   }
   if (failure !== null) throw failure;
   progress.runningChunks = [];
   return highestStarted() + 1;
 
   async function grantLanesUntilDone(): Promise<void> {
-    const canGrant = () => pool.freed > 0 && pool.stopped === null;
+    const canGrant = () => pool.freed > 0 && pool.stopped === null && !pool.paused;
     const aheadToTell = () => pool.stopped !== null && ahead !== null && !ahead.told && running.has(ahead.index);
     // Lanes held for a spend pool's verdict keep the loop going: they may start the next chunk.
-    const active = () => running.size > 0 || (pool.held ?? 0) > 0;
+    // So do chunks left to start while paused.
+    const active = () => running.size > 0 || (pool.held ?? 0) > 0 || (Boolean(pool.paused) && moreToStart());
     while (active() && failure === null) {
       await condition(
         () => failure !== null || !active() || aheadToTell() || (canGrant() && (moreToStart() || ahead !== null || !newestDrained)),

@@ -38,7 +38,7 @@ async function callTool(c: Client, name: string, args: Record<string, unknown> =
   return r.isError ? { ok: false, value: text } : { ok: true, value: JSON.parse(text) };
 }
 
-test('the evaluation commands as tools: start, status, results, compare, query, cancel', async () => {
+test('the evaluation commands as tools: start, status, results, compare, query, cancel, pause, retry', async () => {
   const q = uniqueQueue('mcp');
   const f = evalFixture({ taskQueue: q, address: address() });
   await withWorker(q, async () => {
@@ -92,6 +92,22 @@ test('the evaluation commands as tools: start, status, results, compare, query, 
         cancelled: false,
         reason: 'already finished (COMPLETED)',
       });
+      // Pause, resume and retry: a finished evaluation cannot be paused; one of its tasks can be run again.
+      expect(await callTool(c, 'pause', { evalId: ids.improved, stopRunning: true })).toEqual({
+        ok: false,
+        value: `error: ${ids.improved} has finished (COMPLETED); it cannot be paused`,
+      });
+      const retry = await callTool(c, 'retry', { evalId: ids.baseline, tasks: ['hello-world'] });
+      expect(retry.value).toMatchObject({ evalId: ids.baseline, tasks: ['hello-world'] });
+      for (let i = 0; ; i++) {
+        const s = await callTool(c, 'status', { evalId: ids.baseline });
+        if (s.value.workflowStatus === 'COMPLETED') break;
+        expect(i).toBeLessThan(120);
+        await sleep(1000);
+      }
+      const retried = await callTool(c, 'results', { evalId: ids.baseline });
+      expect(retried.value.retries).toEqual([{ at: retry.value.requestedAt, tasks: ['hello-world'] }]);
+      expect(retried.value.tasks).toHaveLength(6);
       // Bad input is a tool error with vero's message, not a crash of the server.
       const bad = await callTool(c, 'start_eval', { config: f.configFile, candidate: 'no-such-ref' });
       expect(bad.ok).toBe(false);

@@ -4,7 +4,9 @@
  * as new (its first run and its last), one whose concurrency is raised and lowered while it runs (parent and
  * chunk), one a spend pool's cap stops (parent, chunk and the pool), one whose lanes wait for the pool's verdict on
  * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
- * (`evaluate-candidate.cancelled`: parent and chunk), a Mode A evaluation (evaluateSamples), a build (buildTask)
+ * (`evaluate-candidate.cancelled`: parent and chunk), one paused with its running task stopped, then resumed
+ * (`evaluate-candidate.paused`: parent and chunk), the run of `vero retry` that re-runs one task of a finished
+ * evaluation (`evaluate-candidate.retried`), a Mode A evaluation (evaluateSamples), a build (buildTask)
  * and a race (raceCandidates and one of its entries, raceEntry).
  *
  *   npm run record-histories                                  # all of them
@@ -20,6 +22,8 @@ import { connect } from '../../client/connection';
 import { getProgress, setConcurrency } from '../../client/running-eval';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
+import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
+import { retryTasks } from '../../client/retry';
 import { evaluateSamples } from '../../workflows';
 import { spendPoolWorkflowId } from '../../model/spend-cap';
 import { startDevServer } from '../../infra/dev-server';
@@ -121,6 +125,59 @@ async function main(): Promise<void> {
         await handle.result();
         save('evaluate-candidate.set-concurrency', input.evalId);
         save('evaluate-chunk.set-concurrency', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-candidate.paused')) {
+        // Three 2-second tasks at concurrency 1: paused with the first one stopped, resumed once nothing runs.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-paused'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: 2000 } }),
+          },
+          'execution.concurrency': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 1) await sleep(100);
+        await pauseEvaluation(client, input.evalId, { stopRunning: true });
+        while ((await getProgress(client, input.evalId))?.running !== 0) await sleep(100);
+        await resumeEvaluation(client, input.evalId);
+        await handle.result();
+        save('evaluate-candidate.paused', input.evalId);
+        save('evaluate-chunk.paused', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-candidate.retried')) {
+        // Two tasks, one an error after its one attempt; then `vero retry --errors` runs it again (and it scores).
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '0',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-retried'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({
+              tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }] },
+              default: { reward: 1 },
+            }),
+          },
+          'harbor.n_attempts': 1,
+          'harbor.max_retries': 0,
+          'execution.task_attempts': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        const retry = await retryTasks(client, input.evalId, { errors: true });
+        await client.workflow.getHandle(input.evalId).result();
+        save('evaluate-candidate.retried', input.evalId, retry.runId);
       }
       if (want('evaluate-candidate.spend-cap') || want('spend-pool')) {
         // A spend pool's cap reached by the first task of four (chunks of 2, concurrency 1): the task started

@@ -22,13 +22,17 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // The continued and the capped evaluation recorded before `prestart-chunks` (v3: every chunk started with its
   // lanes) replay too; today's start the next chunk ahead of its lanes, and the capped one tells it to stop.
   // `spend-verdict`: lanes wait for the (pool's) verdict on their last spend before starting a task; `cancelled`:
-  // a chunk cancelled with granted lanes ends once every lane's activity is cancelled.
+  // a chunk cancelled with granted lanes ends once every lane's activity is cancelled; `paused` (`pause-resume`):
+  // paused with its running task stopped, resumed, the task run again; `retried` (`retry-tasks`): the run of
+  // `vero retry` whose finalize merges its rows into the evaluation's result file.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.cancelled.json',
     'evaluate-candidate.continued-first-run.json',
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
+    'evaluate-candidate.paused.json',
+    'evaluate-candidate.retried.json',
     'evaluate-candidate.set-concurrency.json',
     'evaluate-candidate.spend-cap.json',
     'evaluate-candidate.spend-verdict.json',
@@ -38,6 +42,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.v3-before-prestart.spend-cap.json',
     'evaluate-chunk.cancelled.json',
     'evaluate-chunk.json',
+    'evaluate-chunk.paused.json',
     'evaluate-chunk.set-concurrency.json',
     'evaluate-chunk.spend-cap.json',
     'evaluate-chunk.spend-verdict.json',

@@ -1,0 +1,44 @@
+/**
+ * Pause and resume an evaluation (`vero pause`, `vero resume`, the MCP tools of the same names): Temporal
+ * updates on its workflow, validated by it and recorded in its history (workflows/pause.ts).
+ */
+import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ConfigError } from '../model/errors';
+import type { PauseChange } from '../model/pause-state';
+import type { evaluateCandidate } from '../workflows';
+import { pauseUpdate, resumeUpdate } from '../workflows/pause';
+
+export type { PauseChange };
+
+/** What pausing or resuming one evaluation did: the state now, and whether this call changed it. */
+export interface PauseOutcome extends PauseChange {
+  evalId: string;
+}
+
+async function update(client: Client, evalId: string, verb: 'paused' | 'resumed', call: () => Promise<PauseChange>): Promise<PauseOutcome> {
+  const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
+  const d = await handle.describe();
+  if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); it cannot be ${verb}`);
+  try {
+    return { evalId, ...(await call()) };
+  } catch (e) {
+    if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
+    throw e;
+  }
+}
+
+/**
+ * Pauses a running evaluation: once this resolves no task starts until it is resumed. The tasks running finish,
+ * or with `stopRunning` are stopped now (their harbors stopped, the trials that finished kept) and run again, their
+ * jobs resumed, on resume. Pausing a paused evaluation changes nothing (unless it adds `stopRunning`).
+ */
+export function pauseEvaluation(client: Client, evalId: string, opts: { stopRunning?: boolean } = {}): Promise<PauseOutcome> {
+  const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
+  return update(client, evalId, 'paused', () => handle.executeUpdate(pauseUpdate, { args: [{ stopRunning: opts.stopRunning ?? false }] }));
+}
+
+/** Resumes a paused evaluation: its lanes start tasks again (first those a pause stopped). */
+export function resumeEvaluation(client: Client, evalId: string): Promise<PauseOutcome> {
+  const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
+  return update(client, evalId, 'resumed', () => handle.executeUpdate(resumeUpdate));
+}

@@ -1,0 +1,56 @@
+/**
+ * `vero retry`: run chosen tasks of a finished evaluation again (model/retry.ts). Durable design: a new run of the
+ * same workflow id (Temporal keeps the old run and its history) whose input is the previous run's, with `tasks`
+ * the chosen ones and `retryOf` naming the result file; it runs them in a run dir of its own (fresh Harbor jobs;
+ * the old ones are kept) and its finalize replaces their rows in the result file, written atomically. The
+ * workflow's result is the whole evaluation's, each retried row saying when and what it replaced.
+ */
+import { Client } from '@temporalio/client';
+import { ConfigError } from '../model/errors';
+import type { CandidateResult } from '../model/candidate-result';
+import { EvalInput } from '../model/eval-input';
+import { chooseRetryTasks } from '../model/retry';
+import { startOrAttach } from './eval-start';
+import { withTasks } from './eval-results';
+
+/** What `vero retry` started. */
+export interface RetryStarted {
+  evalId: string;
+  /** The new run of the evaluation's workflow, and the one whose rows it retries. */
+  runId: string;
+  previousRunId: string;
+  tasks: string[];
+  requestedAt: string;
+}
+
+/** The input of the evaluation's current run, from the first event of its history. */
+async function inputOf(client: Client, evalId: string, runId: string): Promise<EvalInput> {
+  const history = await client.workflow.getHandle(evalId, runId).fetchHistory();
+  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  const value = payload ? client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
+  const parsed = EvalInput.safeParse(value);
+  if (!parsed.success) throw new ConfigError(`${evalId}: its run ${runId} has no evaluation input to retry from`);
+  return parsed.data;
+}
+
+/**
+ * Starts a run of the chosen tasks (`tasks` by name, and with `errors` every error row) of a finished evaluation.
+ * Refused (ConfigError) while it runs, when it did not complete, and for names that are not its tasks.
+ */
+export async function retryTasks(client: Client, evalId: string, opts: { tasks?: string[]; errors?: boolean }): Promise<RetryStarted> {
+  const handle = client.workflow.getHandle(evalId);
+  const d = await handle.describe();
+  if (d.status.name === 'RUNNING')
+    throw new ConfigError(`${evalId} is running: retry its tasks once it has finished (vero status ${evalId})`);
+  if (d.status.name !== 'COMPLETED')
+    throw new ConfigError(`${evalId} ended ${d.status.name} without a result: start it again (vero start-eval --force)`);
+  const previous = withTasks((await handle.result()) as CandidateResult);
+  const tasks = chooseRetryTasks(previous.tasks ?? [], opts);
+  if (!tasks.length) throw new ConfigError(`${evalId}: no task to retry (it has no error rows)`);
+  const input = await inputOf(client, evalId, d.runId);
+  const requestedAt = new Date().toISOString();
+  const retry: EvalInput = { ...input, tasks, retryOf: { resultFile: previous.resultFile, previousRunId: d.runId, requestedAt } };
+  const started = await startOrAttach(client, retry, d.taskQueue, true);
+  const runId = (await started.handle.describe()).runId;
+  return { evalId, runId, previousRunId: d.runId, tasks, requestedAt };
+}
