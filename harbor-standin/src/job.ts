@@ -7,7 +7,7 @@ import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialCon
 import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario } from './scenario';
 import { jobStats, TrialRecord } from './stats';
-import { policyJson, rewardValid, STANDIN_VERSION, WRITES_REWARD_VALIDITY } from './version';
+import { policyJson, rewardValid, STANDIN_VERSION, WRITES_FULL_CONFIG, WRITES_REWARD_VALIDITY } from './version';
 import { ConfigError, LocalTask } from './tasks';
 
 const SHORTUUID_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
@@ -114,6 +114,7 @@ export class Job {
 
   /** The config as written to config.json and printed by --print-config. */
   configJson(): Record<string, unknown> {
+    if (WRITES_FULL_CONFIG) return this.config;
     const out = excludeDefaults(this.config, jobDefaults());
     // pydantic applies exclude_defaults to every model, including the ones inside lists.
     if (Array.isArray(out.agents)) out.agents = (out.agents as Record<string, unknown>[]).map((a) => excludeDefaults(a, agentDefaults()));
@@ -155,7 +156,7 @@ export class Job {
     }
     const existing = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
     const strip = (c: Record<string, unknown>) => {
-      const full = { ...jobDefaults(), ...c } as Record<string, unknown>;
+      const full = configAsRead(c);
       delete full.job_name;
       delete full.debug;
       return comparable(full);
@@ -300,7 +301,7 @@ export class Job {
     fs.mkdirSync(path.join(dir, 'agent'), { recursive: true });
     fs.mkdirSync(path.join(dir, 'verifier'), { recursive: true });
     fs.mkdirSync(path.join(dir, 'artifacts', 'logs', 'artifacts'), { recursive: true });
-    writeJson(path.join(dir, 'config.json'), excludeDefaults(config, trialConfigDefaults()));
+    writeJson(path.join(dir, 'config.json'), WRITES_FULL_CONFIG ? config : excludeDefaults(config, trialConfigDefaults()));
     writeJson(path.join(dir, 'lock.json'), { task: { path: p.task.recordedPath }, task_digest: `sha256:${taskChecksum(p.task.absPath)}` });
     const trialLog = (line: string) => fs.appendFileSync(path.join(dir, 'trial.log'), `${new Date().toISOString()} ${line}\n`);
     const startedAt = new Date();
@@ -528,4 +529,19 @@ async function callModel(model: string, logFile: string): Promise<void> {
   } catch (e) {
     fs.writeFileSync(logFile, `error: ${(e as Error).message}\n`);
   }
+}
+
+const isSection = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof PyFloat);
+
+/**
+ * A config.json as Harbor reads it back: every missing field, in the job, its sections and each agent, is this
+ * version's default (so a job dir written by 0.25 without its defaults compares as 0.26 would read it).
+ */
+function configAsRead(c: Record<string, unknown>): Record<string, unknown> {
+  const defaults = jobDefaults();
+  const full: Record<string, unknown> = { ...defaults, ...c };
+  for (const [k, d] of Object.entries(defaults)) if (isSection(d) && isSection(c[k])) full[k] = { ...d, ...c[k] };
+  if (Array.isArray(full.agents)) full.agents = (full.agents as Record<string, unknown>[]).map((a) => ({ ...agentDefaults(), ...a }));
+  return full;
 }

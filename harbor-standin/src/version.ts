@@ -34,6 +34,9 @@ export const STANDIN_VERSION: SupportedHarborVersion = standinVersion();
 /** Whether the results carry 0.26's validity fields (and the job mean counts only valid rewards). */
 export const WRITES_REWARD_VALIDITY = STANDIN_VERSION !== '0.25.0';
 
+/** Whether config.json files are written whole (0.26: every default), not without their defaults (0.25). */
+export const WRITES_FULL_CONFIG = STANDIN_VERSION !== '0.25.0';
+
 /** The default `exclude_exceptions` of the imitated version. */
 export function defaultRetryExclude(): string[] {
   return WRITES_REWARD_VALIDITY ? noRetryExceptionTypes().sort() : [...RETRY_EXCLUDE_025];

@@ -1,7 +1,7 @@
 /**
- * Conformance: the same jobs through real Harbor 0.25 (on Docker) and through the stand-in, compared on what
- * vero and users rely on — the job and trial layout, the fields and formats of the JSON files, exit codes and
- * the dry run. The stand-in is given, as a scenario, the outcome each task's verifier produces for real.
+ * Conformance: the same jobs through real Harbor (each supported version, on Docker) and through the stand-in
+ * imitating that version, compared on what vero and users rely on — the job and trial layout, the fields and
+ * formats of the JSON files (0.26's reward validity and error policy included), exit codes and the dry run. The stand-in is given, as a scenario, the outcome each task's verifier produces for real.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -52,6 +52,10 @@ function shape(jobDir: string) {
       rewards: verifier?.rewards ?? null,
       exception: exc?.exception_type ?? null,
       exceptionMessage: typeof exc?.exception_message,
+      // 0.26: whether the reward counts, the policy of the exception, the schema; absent on 0.25.
+      rewardValid: 'reward_valid' in r ? r.reward_valid : 'absent',
+      schemaVersion: r.schema_version ?? 'absent',
+      policy: (exc as { policy?: unknown } | null)?.policy ?? null,
       agentResultKeys: agent ? ['cost_usd', 'n_input_tokens', 'n_output_tokens', 'n_cache_tokens'].filter((k) => k in agent) : null,
       startedAtZ: String(r.started_at).endsWith('Z'),
       finishedAtZ: String(r.finished_at).endsWith('Z'),
@@ -71,7 +75,9 @@ function shape(jobDir: string) {
   };
 }
 
-realDescribe('the stand-in conforms to real Harbor 0.25', () => {
+const VERSIONS = ['0.25.0', '0.26.0'] as const;
+
+realDescribe.each(VERSIONS)('the stand-in conforms to real Harbor %s', (version) => {
   test('one job: layout, JSON fields and formats, rewards and exceptions; resume and lock mismatch; dry run', () => {
     const ds = tempDir('vero-conf-ds-');
     fs.cpSync(path.join(DATASET, 'hello-world'), path.join(ds, 'hello-world'), { recursive: true });
@@ -91,11 +97,11 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
       tasks: { 'multi-reward': { rewards: { pass: 1, tests_passed: 3 } }, 'no-reward': { reward_file: 'missing' } },
       default: { reward: 1 },
     });
-    const real = harborBin();
+    const real = harborBin(version);
     const shapes: Json[] = [];
     for (const [bin, env] of [
       [real, {}],
-      [STANDIN, { HARBOR_STANDIN_SCENARIO: scenario }],
+      [STANDIN, { HARBOR_STANDIN_SCENARIO: scenario, HARBOR_STANDIN_VERSION: version }],
     ] as const) {
       const cwd = tempDir('vero-conf-cwd-');
       const jobs = path.join(cwd, 'jobs');
@@ -124,6 +130,7 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
       });
     }
     expect(shapes[1]).toEqual(shapes[0]);
+    expect(shapes[0]!.lock).toMatchObject({ version });
     expect(Object.keys(shapes[0]!.byTask as Json)).toContain('linked');
     expect(shapes[0]!.retry).toMatchObject({ max_retries: 2, wait_multiplier: 2, min_wait_sec: 0.5, max_wait_sec: 30 });
     // And the shape is what vero reads: rewards per key, Harbor's exception for a missing reward.
@@ -132,15 +139,18 @@ realDescribe('the stand-in conforms to real Harbor 0.25', () => {
       rewards: { pass: 1, tests_passed: 3 },
       verifierFiles: ['reward.json'],
     });
+    // 0.26 says which rewards count: a missing reward file is no valid reward (0.25 does not say).
+    const validity = (t: string) => ((shapes[0]!.byTask as Json)[t] as Json).rewardValid;
+    expect([validity('hello-world'), validity('no-reward')]).toEqual(version === '0.25.0' ? ['absent', 'absent'] : [true, false]);
   });
   test('an agent Harbor cannot import is refused before the job starts, in the dry run and in the run, with the same words', () => {
     const agentDir = tempDir('vero-conf-agent-');
     fs.writeFileSync(path.join(agentDir, 'agent.py'), 'x = 1\n');
     const oneLine = (s: string) => s.replace(/\s+/g, ' ');
-    for (const bin of [harborBin(), STANDIN]) {
+    for (const bin of [harborBin(version), STANDIN]) {
       const cwd = tempDir('vero-conf-cwd-');
       const jobs = path.join(cwd, 'jobs');
-      const env = { PYTHONPATH: agentDir };
+      const env = { PYTHONPATH: agentDir, HARBOR_STANDIN_VERSION: version };
       const base = ['run', '-p', DATASET, '-i', 'hello-world', '-o', jobs, '--job-name', 'j', '-y', '-q'];
       const noModule = run(bin, [...base, '-a', 'nosuch.module:Agent', '--dry-run'], cwd, env);
       expect({ bin, code: noModule.code, out: oneLine(noModule.out) }).toEqual({
