@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DATASET, STANDIN, tempDir } from '../helpers/fixtures';
 import { harborBin, realHarborUnavailable, REWARD_1, writeTask } from '../helpers/real-harbor';
+import { collate, loadTrials } from '../../harbor/collate';
+import { rewardValidity } from '../../model/harbor-error-policy';
 
 const unavailable = realHarborUnavailable();
 if (unavailable) console.warn(`\n*** REAL-HARBOR CONFORMANCE SKIPPED: ${unavailable} ***\n`);
@@ -171,6 +173,109 @@ realDescribe.each(VERSIONS)('the stand-in conforms to real Harbor %s', (version)
         out: expect.stringContaining("Failed to import module 'nosuch.module': No module named 'nosuch'"),
         jobDir: false,
       });
+    }
+  });
+});
+
+/** An agent that does the task's work, then raises the exception its instruction names (by Harbor's type name). */
+const RAISING_AGENT = `from harbor.agents.base import BaseAgent
+
+
+class RateLimitError(Exception):
+    pass
+
+
+class BudgetExceededError(Exception):
+    pass
+
+
+class NonZeroAgentExitCodeError(Exception):
+    pass
+
+
+RAISES = {c.__name__: c for c in (RateLimitError, BudgetExceededError, NonZeroAgentExitCodeError)}
+
+
+class RaisingAgent(BaseAgent):
+    @staticmethod
+    def name() -> str:
+        return "raising-agent"
+
+    def version(self) -> str:
+        return "1.0.0"
+
+    async def setup(self, environment) -> None:
+        return
+
+    async def run(self, instruction, environment, context) -> None:
+        await environment.exec("touch /app/done")
+        raise RAISES[instruction.strip().splitlines()[-1]]("raised after the work was done")
+`;
+
+realDescribe('reward validity: vero agrees with Harbor 0.26, on both versions', () => {
+  test('a model-provider error or a budget refusal after the work is done is no valid score; the agent’s own failure is', () => {
+    const ds = tempDir('vero-conf-valid-ds-');
+    const raises = {
+      'rate-limited': 'RateLimitError',
+      'budget-refused': 'BudgetExceededError',
+      'agent-failed': 'NonZeroAgentExitCodeError',
+    };
+    for (const [task, type] of Object.entries(raises))
+      writeTask(ds, task, {
+        instruction: `# ${task}\n\n${type}\n`,
+        test: 'if [ -f /app/done ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt',
+        solve: 'true',
+      });
+    const agentDir = tempDir('vero-conf-raising-');
+    fs.writeFileSync(path.join(agentDir, 'raising_agent.py'), RAISING_AGENT);
+    const verdicts: Record<string, Json> = {};
+    for (const version of VERSIONS) {
+      const cwd = tempDir('vero-conf-cwd-');
+      const jobs = path.join(cwd, 'jobs');
+      const args = ['run', '-p', ds, '-a', 'raising_agent:RaisingAgent', '-o', jobs, '--job-name', 'j', '-y', '-q', '-n', '3'];
+      run(harborBin(version), args, cwd, { PYTHONPATH: agentDir });
+      const loaded = loadTrials(path.join(jobs, 'j'));
+      const byTask: Json = {};
+      for (const t of loaded.trials) {
+        const ours = rewardValidity(t.result);
+        byTask[t.result.task_name!] = {
+          exception: t.result.exception_info?.exception_type ?? null,
+          rewarded: t.result.verifier_result?.rewards != null,
+          harbors: 'reward_valid' in t.result ? t.result.reward_valid : 'not said',
+          ours: ours.valid,
+        };
+      }
+      const rows = collate(loaded.trials, { requested: Object.keys(raises) });
+      verdicts[version] = { byTask, rows: Object.fromEntries(rows.map((r) => [r.task, { status: r.status, score: r.score }])) };
+    }
+    // Harbor 0.26's own verdict, and ours from the same file, and ours from 0.25's file (the table by type): one answer.
+    const expected = { 'rate-limited': false, 'budget-refused': false, 'agent-failed': true };
+    for (const [task, valid] of Object.entries(expected)) {
+      const on026 = (verdicts['0.26.0']!.byTask as Record<string, Json>)[task]!;
+      const on025 = (verdicts['0.25.0']!.byTask as Record<string, Json>)[task]!;
+      expect({ task, ...on026 }).toEqual({
+        task,
+        exception: raises[task as keyof typeof raises],
+        rewarded: true,
+        harbors: valid,
+        ours: valid,
+      });
+      // 0.25 grades no trial whose agent raised, and does not say; the table by type gives 0.26's answer.
+      expect({ task, ...on025 }).toEqual({
+        task,
+        exception: raises[task as keyof typeof raises],
+        rewarded: false,
+        harbors: 'not said',
+        ours: valid,
+      });
+    }
+    // The rows: an invalid reward is never the candidate's score (an error row), the agent's own failure is scored.
+    for (const version of VERSIONS) {
+      const rows = verdicts[version]!.rows as Record<string, Json>;
+      expect(rows['rate-limited']).toMatchObject({ status: 'error' });
+      expect(rows['budget-refused']).toMatchObject({ status: 'error' });
+      // 0.26 grades it and the reward counts; 0.25 never graded it (no reward: an error row, as before).
+      expect(rows['agent-failed']).toEqual(version === '0.25.0' ? { status: 'error', score: null } : { status: 'scored', score: 1 });
     }
   });
 });
