@@ -14,10 +14,13 @@ export const progressQuery = defineQuery<Progress>('progress');
  * it before it can start anything with the lane (two signals may arrive in either order); in a spend pool the lane
  * is held until the pool's verdict on that spend is back.
  */
-export const lanesFreedSignal =
-  defineSignal<[{ chunkIndex: number; lanes: number; drained?: boolean; spent?: { costUsd: number; tokens: number; unmetered: number } }]>(
-    'lanesFreed',
-  );
+export interface LanesFreed {
+  chunkIndex: number;
+  lanes: number;
+  drained?: boolean;
+  spent?: { costUsd: number; tokens: number; unmetered: number };
+}
+export const lanesFreedSignal = defineSignal<[LanesFreed]>('lanesFreed');
 export const grantLanesSignal = defineSignal<[number]>('grantLanes');
 export const revokeLanesSignal = defineSignal('revokeLanes');
 
