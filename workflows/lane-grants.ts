@@ -1,5 +1,5 @@
 /**
- * The lane-grant protocol of one run of an evaluation (signals in queries.ts). A lane is the right to run one
+ * The lane-grant protocol of one run of an evaluation (signals in lane-signals.ts). A lane is the right to run one
  * task at a time. The parent holds the lanes nobody uses (`freed`); chunks hold the rest. A chunk with no task
  * left to start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest chunk
  * that still has tasks (grantLanes), or starts the next chunk with them. So no lane idles while tasks remain,
@@ -33,7 +33,8 @@ import { concurrencyChanged, grantAll, lanesTakenBack } from '../model/lane-pool
 import { evaluateChunk } from './evaluate-chunk';
 import type { PauseState } from '../model/pause-state';
 import { pauseChunkSignal, resumeChunkSignal } from './pause';
-import { grantLanesSignal, type LanesFreed, lanesFreedSignal, revokeLanesSignal, spendCapReachedSignal } from './queries';
+import { grantLanesSignal, type LanesFreed, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
+import { spendCapReachedSignal } from './spend-signals';
 
 export interface LanePool {
   concurrency: number;
