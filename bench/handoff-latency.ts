@@ -17,7 +17,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { chunkWorkflowId } from '../model/paths';
-import { grantLanesSignal, lanesFreedSignal } from '../workflows/queries';
+import { grantLanesSignal, lanesFreedSignal } from '../workflows/lane-signals';
 import { median } from './fixtures';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

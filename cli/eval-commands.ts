@@ -5,7 +5,7 @@ import { ApplicationFailure, Client, WorkflowFailedError, WorkflowNotFoundError 
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import { MAX_CONCURRENCY } from '../model/eval-config';
+import { type EvalConfig, MAX_CONCURRENCY } from '../model/eval-config';
 import { CandidateResult, rankResults } from '../model/candidate-result';
 import { countedTaskScores, type TaskResult } from '../model/task-result';
 import { settledProgress, type Progress } from '../model/progress';
@@ -17,9 +17,10 @@ import { awaitResult, pickBest, withTasks } from '../client/eval-results';
 import { getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
 import { listEvaluations } from '../client/eval-listing';
 import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
+import type { EvalInput } from '../model/eval-input';
 import { spendPoolState } from '../client/spend-pools';
 import { startOrAttach } from '../client/eval-start';
-import { queueCapacity, capacityNote, workflowPollers } from '../client/worker-capacity';
+import { queueCapacity, capacityNote, type QueueCapacity, workflowPollers } from '../client/worker-capacity';
 import { uiLink } from '../client/connection';
 import { capsText, fmtCost, fmtScore, resultSummary, table, taskTable } from './format';
 import { partialResults } from '../client/partial-results';
@@ -152,6 +153,8 @@ function reportFailure(e: unknown): number {
   throw e;
 }
 
+type StartEvalFlags = ConnectionFlags & { candidate: string; wait?: boolean; json?: boolean; force?: boolean; printConfig?: boolean };
+
 function registerStartEval(program: Command): void {
   withConnection(
     addOverrideOptions(
@@ -168,95 +171,98 @@ function registerStartEval(program: Command): void {
         ),
       START_EVAL_OVERRIDES,
     ),
-  ).action(
-    async (
-      o: ConnectionFlags & {
-        candidate: string;
-        wait?: boolean;
-        json?: boolean;
-        force?: boolean;
-        printConfig?: boolean;
-      },
-    ) => {
-      const file = configPath(o);
-      if (!file) throw new ConfigError('no vero.yaml in this directory or a parent: pass -c FILE');
-      const { overrides, flags } = overridesFrom(o, START_EVAL_OVERRIDES);
-      const cfg = loadEvalConfig(file, overrides, flags);
-      const input = await prepareEvalInput(cfg, o.candidate);
-      const edits = await uncommittedNote(cfg.agent_repo, o.candidate, input.candidate);
-      if (edits) process.stderr.write(`${edits}\n`);
-      if (o.printConfig) {
-        // Harbor's --print-config habit: what would run, resolved, without running it (no server needed).
-        const { evalId, configDigest: digest, candidate, candidateRef, tasks, settings, skippedDirs } = input;
-        return printJson({
-          evalId,
-          configDigest: digest,
-          candidate,
-          candidateRef,
-          tasks,
-          skippedDirs: skippedDirs ?? [],
-          settings,
-          config: cfg,
-        });
-      }
-      const conn = {
-        ...connectionSettings({
-          ...o,
-          address: cfg.temporal.address,
-          namespace: cfg.temporal.namespace,
-          taskQueue: cfg.temporal.task_queue,
-        }),
-        addressFrom: connectionSettings(o).addressFrom,
-      };
-      const client = await connectTo(conn, o.json);
-      const { mode, otherHome } = await startOrAttach(client, input, conn.taskQueue, o.force);
-      if (otherHome && !o.json)
-        process.stderr.write(
-          `note: this evaluation was started with home ${otherHome}; its files are there, not under ${input.home} (--force re-runs it here)\n`,
-        );
-      const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
-      // concurrency means what it says, or the user is told why it cannot.
-      const capacity = await queueCapacity(client, conn.taskQueue).catch(() => null);
-      const short = capacity && capacityNote(input.settings.concurrency, conn.taskQueue, capacity);
-      if (short && !o.json) process.stderr.write(`${short}\n`);
-      const skipped = input.skippedDirs ?? [];
-      if (skipped.length && !o.json) {
-        process.stderr.write(
-          `note: ${skipped.length} dir(s) of the dataset are not Harbor tasks and are not evaluated:\n${skipped.map((d) => `  ${d.dir}: ${d.reason}`).join('\n')}\n`,
-        );
-      }
-      if (!o.wait) {
-        if (o.json)
-          printJson({
-            evalId: input.evalId,
-            mode,
-            candidate: input.candidate,
-            nTasks: input.tasks.length,
-            skippedDirs: skipped,
-            ...(otherHome ? { home: otherHome } : {}),
-            ...(capacity ? { workers: capacity.workers, workerSlots: capacity.slots } : {}),
-            ui: link,
-          });
-        else
-          print(`${mode} ${input.evalId}\n${input.tasks.length} task(s), candidate ${input.candidate}${link ? `\nWeb UI: ${link}` : ''}`);
-        return;
-      }
-      if (!o.json) process.stderr.write(`${mode} ${input.evalId}${link ? `\nWeb UI: ${link}` : ''}\n`);
-      // Ctrl-C stops the waiting, not the evaluation: say so, and how to follow or stop it.
-      const hint = `stopped waiting; the evaluation goes on. Follow it: vero status ${input.evalId} · vero results ${input.evalId} · stop it: vero cancel ${input.evalId}`;
-      let result: CandidateResult;
-      try {
-        result = withTasks(await waitWithProgress(client, input.evalId, !!o.json, hint));
-      } catch (e) {
-        process.exitCode = reportFailure(e);
-        return;
-      }
-      if (o.json) printJson({ ...result, ui: link });
-      else print(`\n${taskTable(result.tasks ?? [])}\n\n${resultSummary(result)}${link ? `\nWeb UI    ${link}` : ''}`);
-      if (result.status === 'failed') process.exitCode = ExitCode.evaluationFailed;
-      if (result.status === 'budget_exhausted') process.exitCode = ExitCode.budgetExhausted;
-    },
-  );
+  ).action(startEval);
+}
+
+/** `vero start-eval`: resolve the input, start or attach, say what the user should know, then return or wait. */
+async function startEval(o: StartEvalFlags): Promise<void> {
+  const { cfg, input } = await resolveStartEval(o);
+  if (o.printConfig) return printStartEvalConfig(cfg, input);
+  const conn = {
+    ...connectionSettings({ ...o, address: cfg.temporal.address, namespace: cfg.temporal.namespace, taskQueue: cfg.temporal.task_queue }),
+    addressFrom: connectionSettings(o).addressFrom,
+  };
+  const client = await connectTo(conn, o.json);
+  const started = await startOrAttach(client, input, conn.taskQueue, o.force);
+  const link = uiLink(conn.uiUrl, conn.namespace, input.evalId);
+  const capacity = await queueCapacity(client, conn.taskQueue).catch(() => null);
+  if (!o.json) noteStartEval(input, started.otherHome, capacity && capacityNote(input.settings.concurrency, conn.taskQueue, capacity));
+  if (!o.wait) return printStarted(o, input, started, capacity, link);
+  if (!o.json) process.stderr.write(`${started.mode} ${input.evalId}${link ? `\nWeb UI: ${link}` : ''}\n`);
+  await waitAndPrintResult(client, input.evalId, o.json, link);
+}
+
+/** The config (with the command line's overrides) and the evaluation's input; a note when HEAD has edits. */
+async function resolveStartEval(o: StartEvalFlags): Promise<{ cfg: EvalConfig; input: EvalInput }> {
+  const file = configPath(o);
+  if (!file) throw new ConfigError('no vero.yaml in this directory or a parent: pass -c FILE');
+  const { overrides, flags } = overridesFrom(o, START_EVAL_OVERRIDES);
+  const cfg = loadEvalConfig(file, overrides, flags);
+  const input = await prepareEvalInput(cfg, o.candidate);
+  const edits = await uncommittedNote(cfg.agent_repo, o.candidate, input.candidate);
+  if (edits) process.stderr.write(`${edits}\n`);
+  return { cfg, input };
+}
+
+/** Harbor's --print-config habit: what would run, resolved, without running it (no server needed). */
+function printStartEvalConfig(cfg: EvalConfig, input: EvalInput): void {
+  const { evalId, configDigest: digest, candidate, candidateRef, tasks, settings, skippedDirs } = input;
+  printJson({ evalId, configDigest: digest, candidate, candidateRef, tasks, skippedDirs: skippedDirs ?? [], settings, config: cfg });
+}
+
+/** What the user should know before it runs: another home's files, too few worker slots, dirs that are no tasks. */
+function noteStartEval(input: EvalInput, otherHome: string | undefined, short: string | null | undefined): void {
+  if (otherHome)
+    process.stderr.write(
+      `note: this evaluation was started with home ${otherHome}; its files are there, not under ${input.home} (--force re-runs it here)\n`,
+    );
+  // concurrency means what it says, or the user is told why it cannot.
+  if (short) process.stderr.write(`${short}\n`);
+  const skipped = input.skippedDirs ?? [];
+  if (skipped.length)
+    process.stderr.write(
+      `note: ${skipped.length} dir(s) of the dataset are not Harbor tasks and are not evaluated:\n${skipped.map((d) => `  ${d.dir}: ${d.reason}`).join('\n')}\n`,
+    );
+}
+
+function printStarted(
+  o: StartEvalFlags,
+  input: EvalInput,
+  started: { mode: string; otherHome?: string },
+  capacity: QueueCapacity | null,
+  link: string | null,
+): void {
+  if (!o.json) {
+    print(`${started.mode} ${input.evalId}\n${input.tasks.length} task(s), candidate ${input.candidate}${link ? `\nWeb UI: ${link}` : ''}`);
+    return;
+  }
+  printJson({
+    evalId: input.evalId,
+    mode: started.mode,
+    candidate: input.candidate,
+    nTasks: input.tasks.length,
+    skippedDirs: input.skippedDirs ?? [],
+    ...(started.otherHome ? { home: started.otherHome } : {}),
+    ...(capacity ? { workers: capacity.workers, workerSlots: capacity.slots } : {}),
+    ui: link,
+  });
+}
+
+/** `--wait`: progress until the result, then the per-task table; the exit code says how it ended. */
+async function waitAndPrintResult(client: Client, evalId: string, json: boolean | undefined, link: string | null): Promise<void> {
+  // Ctrl-C stops the waiting, not the evaluation: say so, and how to follow or stop it.
+  const hint = `stopped waiting; the evaluation goes on. Follow it: vero status ${evalId} · vero results ${evalId} · stop it: vero cancel ${evalId}`;
+  let result: CandidateResult;
+  try {
+    result = withTasks(await waitWithProgress(client, evalId, !!json, hint));
+  } catch (e) {
+    process.exitCode = reportFailure(e);
+    return;
+  }
+  if (json) printJson({ ...result, ui: link });
+  else print(`\n${taskTable(result.tasks ?? [])}\n\n${resultSummary(result)}${link ? `\nWeb UI    ${link}` : ''}`);
+  if (result.status === 'failed') process.exitCode = ExitCode.evaluationFailed;
+  if (result.status === 'budget_exhausted') process.exitCode = ExitCode.budgetExhausted;
 }
 
 function registerStatus(program: Command): void {

@@ -16,7 +16,7 @@ export interface ChunkInput {
   agentRepo?: string;
   home?: string;
   /**
-   * Lanes this chunk starts with, under the lane-grant protocol (workflows/queries.ts): more may be granted,
+   * Lanes this chunk starts with, under the lane-grant protocol (workflows/lane-signals.ts): more may be granted,
    * and drained lanes are handed back. Absent: `concurrency` lanes of its own (histories recorded before).
    */
   lanes?: number;

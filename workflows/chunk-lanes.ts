@@ -1,6 +1,6 @@
 /**
  * A chunk's lanes: each takes the next task and runs it as one activity, until none is left. Under the
- * lane-grant protocol (queries.ts) the parent owns the lanes: a lane with nothing left goes back to it
+ * lane-grant protocol (lane-signals.ts) the parent owns the lanes: a lane with nothing left goes back to it
  * (`lanesFreed`), it may grant more (`grantLanes`) or take them back after their current task (`revokeLanes`).
  */
 import {
@@ -26,7 +26,8 @@ import { runPaths } from '../model/paths';
 import { type Spend, spendOfTask } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
 import { PAUSE_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
-import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal, taskSpentSignal } from './queries';
+import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
+import { taskSpentSignal } from './spend-signals';
 
 function configFailure(err: unknown): ApplicationFailure | null {
   const cause = err instanceof ActivityFailure ? err.cause : null;

@@ -6,7 +6,7 @@
  */
 import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
 import type { Progress } from '../model/progress';
-import { spendCapReachedSignal, spendMeteredSignal } from './queries';
+import { spendCapReachedSignal, spendMeteredSignal } from './spend-signals';
 
 export class ChunkSpendStop {
   /** Why the chunk stopped (the cap in words), once the parent said so. */

@@ -1,5 +1,5 @@
 /**
- * The lane-grant protocol of one run of an evaluation (signals in queries.ts). A lane is the right to run one
+ * The lane-grant protocol of one run of an evaluation (signals in lane-signals.ts). A lane is the right to run one
  * task at a time. The parent holds the lanes nobody uses (`freed`); chunks hold the rest. A chunk with no task
  * left to start hands each lane back as it frees (lanesFreed); the parent gives freed lanes to the newest chunk
  * that still has tasks (grantLanes), or starts the next chunk with them. So no lane idles while tasks remain,
@@ -29,10 +29,12 @@ import type { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
 import type { Progress } from '../model/progress';
 import type { Spend } from '../model/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
+import { concurrencyChanged, grantAll, lanesTakenBack } from '../model/lane-pool';
 import { evaluateChunk } from './evaluate-chunk';
 import type { PauseState } from '../model/pause-state';
 import { pauseChunkSignal, resumeChunkSignal } from './pause';
-import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal, spendCapReachedSignal } from './queries';
+import { grantLanesSignal, type LanesFreed, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
+import { spendCapReachedSignal } from './spend-signals';
 
 export interface LanePool {
   concurrency: number;
@@ -67,36 +69,39 @@ export const newLanePool = (concurrency: number): LanePool => ({
 
 /** Lanes coming back to the parent pay what is owed first; the rest can be granted again. */
 function takeBack(pool: LanePool, lanes: number): void {
-  const paid = Math.min(pool.owed, lanes);
-  pool.owed -= paid;
-  pool.freed += lanes - paid;
+  Object.assign(pool, lanesTakenBack(pool, lanes));
 }
 
 /** The set-concurrency update: `concurrency` from now on (running tasks finish; see the file comment). */
 export async function setPoolConcurrency(pool: LanePool, concurrency: number): Promise<void> {
-  const delta = concurrency - pool.concurrency;
-  pool.concurrency = concurrency;
-  if (delta >= 0) {
-    const forgiven = Math.min(pool.owed, delta);
-    pool.owed -= forgiven;
-    pool.freed += delta - forgiven;
-    return;
-  }
-  const idle = Math.min(pool.freed, -delta);
-  pool.freed -= idle;
-  pool.owed += -delta - idle;
+  Object.assign(pool, concurrencyChanged(pool, concurrency));
   if (pool.owed > 0 && pool.revokeNewest) await pool.revokeNewest();
+}
+
+/** Takes every freed lane out of the pool, to grant them; how many. */
+function takeFreed(pool: LanePool): number {
+  const { counts, lanes } = grantAll(pool);
+  Object.assign(pool, counts);
+  return lanes;
+}
+
+/** What a run of chunks is given: its range, the pool, how to build a chunk's input, where summaries go. */
+export interface ChunkRun {
+  firstChunk: number;
+  /** Exclusive. */
+  endChunk: number;
+  pool: LanePool;
+  chunkInput: (i: number, lanes?: number) => ChunkInput;
+  addSummary: (s: ChunkSummary) => void;
+  progress: Progress;
+  /** Whether this run's history has room for no more chunks (it continues as new). */
+  runFull: () => boolean;
 }
 
 /**
  * Runs chunks from `firstChunk` up to `endChunk` (exclusive) with the pool's lanes, starting none once
  * `runFull()` says this run's history has room for no more; returns, once all it started are done, the index
  * of the first chunk it did not start.
- *
- * The next chunk is started ahead of its lanes (patched 'prestart-chunks'), with none: it waits for a grant. So
- * when the newest chunk has started its last task, the lane that frees next crosses to a chunk that already
- * runs (one signal), and its first workflow task and the server's creating it are off the critical path. An
- * ahead chunk holds no lane; once the pool stops (a spend cap) it is told so, and ends with its tasks not run.
  */
 export async function runChunksWithLaneGrants(
   firstChunk: number,
@@ -107,15 +112,45 @@ export async function runChunksWithLaneGrants(
   progress: Progress,
   runFull: () => boolean = () => false,
 ): Promise<number> {
-  const id = (i: number) => chunkWorkflowId(workflowInfo().workflowId, i);
-  const running = new Map<number, Promise<void>>();
-  let failure: unknown = null;
-  let newest = firstChunk - 1;
-  let newestDrained = false;
-  const prestart = patched('prestart-chunks');
+  return new LaneGrants({ firstChunk, endChunk, pool, chunkInput, addSummary, progress, runFull }).run();
+}
+
+/**
+ * The parent's side of the protocol for one run of chunks: which chunks run, which one is the newest (the one
+ * starting tasks, granted the freed lanes) and whether it has drained, and the chunk started ahead of its lanes.
+ *
+ * The next chunk is started ahead of its lanes (patched 'prestart-chunks'), with none: it waits for a grant. So
+ * when the newest chunk has started its last task, the lane that frees next crosses to a chunk that already
+ * runs (one signal), and its first workflow task and the server's creating it are off the critical path. An
+ * ahead chunk holds no lane; once the pool stops (a spend cap) it is told so, and ends with its tasks not run.
+ */
+class LaneGrants {
+  private readonly running = new Map<number, Promise<void>>();
+  private failure: unknown = null;
+  private newest: number;
+  private newestDrained = false;
+  private readonly prestart: boolean;
   /** The chunk started ahead of its lanes (it holds none), until it becomes the newest. */
-  let ahead: { index: number; started: Promise<unknown>; told: boolean } | null = null;
-  setHandler(lanesFreedSignal, ({ chunkIndex, lanes, drained, spent }) => {
+  private ahead: { index: number; started: Promise<unknown>; told: boolean } | null = null;
+
+  constructor(private readonly r: ChunkRun) {
+    this.newest = r.firstChunk - 1;
+    this.prestart = patched('prestart-chunks');
+    setHandler(lanesFreedSignal, (freed) => this.onLanesFreed(freed));
+    r.pool.tellChunks = (pause) => this.tellChunks(pause);
+    r.pool.revokeNewest = () => this.revokeNewest();
+  }
+
+  private get pool(): LanePool {
+    return this.r.pool;
+  }
+
+  private id(i: number): string {
+    return chunkWorkflowId(workflowInfo().workflowId, i);
+  }
+
+  private onLanesFreed({ chunkIndex, lanes, drained, spent }: LanesFreed): void {
+    const pool = this.pool;
     if (spent && pool.meter && patched('spend-verdict-before-next-task')) {
       // The lane is used again only once the cap check its spend fed is done (a pool's verdict comes later).
       pool.held = (pool.held ?? 0) + lanes;
@@ -128,129 +163,169 @@ export async function runChunksWithLaneGrants(
       takeBack(pool, lanes);
     }
     // Lanes handed back on request (revokeLanes) come from a chunk that still has tasks to start.
-    if (chunkIndex === newest && drained !== false) newestDrained = true;
-  });
-  pool.tellChunks = async (pause) => {
-    for (const i of [...running.keys()]) {
-      const chunk = getExternalWorkflowHandle(id(i));
+    if (chunkIndex === this.newest && drained !== false) this.newestDrained = true;
+  }
+
+  private async tellChunks(pause: { stopRunning: boolean } | null): Promise<void> {
+    for (const i of [...this.running.keys()]) {
+      const chunk = getExternalWorkflowHandle(this.id(i));
       await (pause ? chunk.signal(pauseChunkSignal, pause) : chunk.signal(resumeChunkSignal)).catch(() => undefined); // it just ended
     }
-  };
-  pool.revokeNewest = async () => {
-    if (newestDrained || !running.has(newest)) return;
-    await getExternalWorkflowHandle(id(newest))
+  }
+
+  private async revokeNewest(): Promise<void> {
+    if (this.newestDrained || !this.running.has(this.newest)) return;
+    await getExternalWorkflowHandle(this.id(this.newest))
       .signal(revokeLanesSignal)
       .catch(() => undefined); // it just finished: its lanes are coming back anyway
-  };
-  const settle = (i: number, done: Promise<ChunkSummary>) =>
-    running.set(
+  }
+
+  private showRunning(): void {
+    this.r.progress.runningChunks = [...this.running.keys()].map((i) => this.id(i));
+  }
+
+  private settle(i: number, done: Promise<ChunkSummary>): void {
+    this.running.set(
       i,
       done.then(
         (summary) => {
-          addSummary(summary);
-          running.delete(i);
-          progress.runningChunks = [...running.keys()].map(id);
+          this.r.addSummary(summary);
+          this.running.delete(i);
+          this.showRunning();
         },
         (err: unknown) => {
-          failure ??= err;
-          running.delete(i);
+          this.failure ??= err;
+          this.running.delete(i);
         },
       ),
     );
-  const highestStarted = () => ahead?.index ?? newest;
-  const moreToStart = () => highestStarted() < endChunk - 1 && !runFull() && pool.stopped === null;
-  const startAhead = () => {
-    if (!prestart || ahead !== null || !moreToStart()) return;
-    const i = highestStarted() + 1;
-    const child = startChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, 0)] });
-    ahead = { index: i, started: child, told: false };
-    settle(
+  }
+
+  private highestStarted(): number {
+    return this.ahead?.index ?? this.newest;
+  }
+
+  private moreToStart(): boolean {
+    return this.highestStarted() < this.r.endChunk - 1 && !this.r.runFull() && this.pool.stopped === null;
+  }
+
+  private startAhead(): void {
+    if (!this.prestart || this.ahead !== null || !this.moreToStart()) return;
+    const i = this.highestStarted() + 1;
+    const child = startChild(evaluateChunk, { workflowId: this.id(i), args: [this.r.chunkInput(i, 0)] });
+    this.ahead = { index: i, started: child, told: false };
+    this.settle(
       i,
       child.then((h) => h.result()),
     );
-    progress.runningChunks = [...running.keys()].map(id);
-  };
-  const start = (lanes: number) => {
-    const i = ++newest;
-    newestDrained = false;
-    settle(i, executeChild(evaluateChunk, { workflowId: id(i), args: [chunkInput(i, lanes)] }));
-    progress.runningChunks = [...running.keys()].map(id);
-    progress.currentChunk = id(i);
-    startAhead();
-  };
+    this.showRunning();
+  }
+
+  private start(lanes: number): void {
+    const i = ++this.newest;
+    this.newestDrained = false;
+    this.settle(i, executeChild(evaluateChunk, { workflowId: this.id(i), args: [this.r.chunkInput(i, lanes)] }));
+    this.showRunning();
+    this.r.progress.currentChunk = this.id(i);
+    this.startAhead();
+  }
+
   /** The ahead chunk becomes the newest, with these lanes. */
-  const promoteAhead = async (lanes: number) => {
-    const next = ahead!;
-    ahead = null;
-    newest = next.index;
-    newestDrained = false;
-    progress.currentChunk = id(newest);
-    startAhead();
+  private async promoteAhead(lanes: number): Promise<void> {
+    const next = this.ahead!;
+    this.ahead = null;
+    this.newest = next.index;
+    this.newestDrained = false;
+    this.r.progress.currentChunk = this.id(this.newest);
+    this.startAhead();
     await next.started; // long since, as a rule
-    if (!(await grant(newest, lanes))) takeBack(pool, lanes);
-  };
-  const grant = (i: number, lanes: number) =>
-    getExternalWorkflowHandle(id(i))
+    if (!(await this.grant(this.newest, lanes))) takeBack(this.pool, lanes);
+  }
+
+  private grant(i: number, lanes: number): Promise<boolean> {
+    return getExternalWorkflowHandle(this.id(i))
       .signal(grantLanesSignal, lanes)
       .then(
         () => true,
         () => false,
       );
-  if (pool.stopped !== null) return firstChunk;
-  // Paused before its first chunk (or a run continued as new while paused): wait for the resume.
-  if (pool.paused) await condition(() => !pool.paused || pool.stopped !== null);
-  if (pool.stopped !== null) return firstChunk;
-  const lanes = pool.freed;
-  pool.freed = 0;
-  start(lanes);
-  try {
-    await grantLanesUntilDone();
-  } catch (err) {
-    // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
-    if (isCancellation(err)) {
-      progress.phase = 'cancelling';
-      await Promise.all([...running.values()]);
-    }
-    throw err;
-  } finally {
-    pool.revokeNewest = null;
-    pool.tellChunks = null;
   }
-  if (failure !== null) throw failure;
-  progress.runningChunks = [];
-  return highestStarted() + 1;
 
-  async function grantLanesUntilDone(): Promise<void> {
-    const canGrant = () => pool.freed > 0 && pool.stopped === null && !pool.paused;
-    const aheadToTell = () => pool.stopped !== null && ahead !== null && !ahead.told && running.has(ahead.index);
-    // Lanes held for a spend pool's verdict keep the loop going: they may start the next chunk.
-    // So do chunks left to start while paused.
-    const active = () => running.size > 0 || (pool.held ?? 0) > 0 || (Boolean(pool.paused) && moreToStart());
-    while (active() && failure === null) {
+  async run(): Promise<number> {
+    const pool = this.pool;
+    if (pool.stopped !== null) return this.r.firstChunk;
+    // Paused before its first chunk (or a run continued as new while paused): wait for the resume.
+    if (pool.paused) await condition(() => !pool.paused || pool.stopped !== null);
+    if (pool.stopped !== null) return this.r.firstChunk;
+    this.start(takeFreed(pool));
+    try {
+      await this.grantLanesUntilDone();
+    } catch (err) {
+      // Cancelled: the chunks are being cancelled too; return only once they (and their harbor runs) are done.
+      if (isCancellation(err)) {
+        this.r.progress.phase = 'cancelling';
+        await Promise.all([...this.running.values()]);
+      }
+      throw err;
+    } finally {
+      pool.revokeNewest = null;
+      pool.tellChunks = null;
+    }
+    if (this.failure !== null) throw this.failure;
+    this.r.progress.runningChunks = [];
+    return this.highestStarted() + 1;
+  }
+
+  private canGrant(): boolean {
+    return this.pool.freed > 0 && this.pool.stopped === null && !this.pool.paused;
+  }
+
+  private aheadToTell(): boolean {
+    return this.pool.stopped !== null && this.ahead !== null && !this.ahead.told && this.running.has(this.ahead.index);
+  }
+
+  /** Lanes held for a spend pool's verdict keep the loop going (they may start the next chunk); so do chunks left to start while paused. */
+  private active(): boolean {
+    return this.running.size > 0 || (this.pool.held ?? 0) > 0 || (Boolean(this.pool.paused) && this.moreToStart());
+  }
+
+  private async grantLanesUntilDone(): Promise<void> {
+    while (this.active() && this.failure === null) {
       await condition(
-        () => failure !== null || !active() || aheadToTell() || (canGrant() && (moreToStart() || ahead !== null || !newestDrained)),
+        () =>
+          this.failure !== null ||
+          !this.active() ||
+          this.aheadToTell() ||
+          (this.canGrant() && (this.moreToStart() || this.ahead !== null || !this.newestDrained)),
       );
-      progress.runningChunks = [...running.keys()].map(id);
-      if (aheadToTell()) {
-        const told = ahead!;
-        told.told = true;
-        await told.started;
-        await getExternalWorkflowHandle(id(told.index))
-          .signal(spendCapReachedSignal, pool.stopped!)
-          .catch(() => undefined); // it ended meanwhile
+      this.showRunning();
+      if (this.aheadToTell()) {
+        await this.tellAheadToStop();
         continue;
       }
-      if (failure !== null || !canGrant()) continue;
-      const lanes = pool.freed;
-      pool.freed = 0;
-      if (!newestDrained && running.has(newest)) {
-        // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
-        if (!(await grant(newest, lanes))) takeBack(pool, lanes); // it just finished: the lanes go round again
-      } else if (ahead !== null) {
-        await promoteAhead(lanes);
-      } else if (moreToStart()) {
-        start(lanes);
-      }
+      if (this.failure !== null || !this.canGrant()) continue;
+      await this.grantFreedLanes(takeFreed(this.pool));
+    }
+  }
+
+  /** The pool stopped (a spend cap): the chunk started ahead ends with its tasks not run. */
+  private async tellAheadToStop(): Promise<void> {
+    const told = this.ahead!;
+    told.told = true;
+    await told.started;
+    await getExternalWorkflowHandle(this.id(told.index))
+      .signal(spendCapReachedSignal, this.pool.stopped!)
+      .catch(() => undefined); // it ended meanwhile
+  }
+
+  private async grantFreedLanes(lanes: number): Promise<void> {
+    if (!this.newestDrained && this.running.has(this.newest)) {
+      // The newest chunk still has tasks to start: it takes the lanes (or hands back what it cannot use).
+      if (!(await this.grant(this.newest, lanes))) takeBack(this.pool, lanes); // it just finished: the lanes go round again
+    } else if (this.ahead !== null) {
+      await this.promoteAhead(lanes);
+    } else if (this.moreToStart()) {
+      this.start(lanes);
     }
   }
 }

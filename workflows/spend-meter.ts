@@ -1,5 +1,5 @@
 /**
- * The spend meter of one run of a capped evaluation (model/spend-cap.ts; signals in queries.ts). Chunks report
+ * The spend meter of one run of a capped evaluation (model/spend-cap.ts; signals in spend-signals.ts). Chunks report
  * each finished task's spend (`taskSpent`, or with the lane it frees: `lanesFreed`); the meter adds it up and, once a cap is reached (its own, or its
  * spend pool's: the pool decides and says `spendCapReached`), stops the lane pool (no chunk starts, no lane is
  * granted) and tells every running chunk once. A chunk that reports spend after the cap was reached and was
@@ -22,7 +22,7 @@ import {
   spendCapReachedSignal,
   spendMeteredSignal,
   taskSpentSignal,
-} from './queries';
+} from './spend-signals';
 
 export interface SpendMeter {
   /** What this evaluation's finished tasks spent (over every run). */

@@ -24,7 +24,7 @@ import {
   spendCapReachedSignal,
   spendPoolQuery,
   type SpendPoolState,
-} from './queries';
+} from './spend-signals';
 
 export interface SpendPoolInput {
   name: string;

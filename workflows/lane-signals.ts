@@ -1,0 +1,34 @@
+/** The signals and the update of the lane protocol (workflows/lane-grants.ts, chunk-lanes.ts) and of `vero set-concurrency`. */
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * Lane hand-over between chunk workflows (the `lane-grants` protocol, workflows/lane-grants.ts): a chunk whose
+ * queue is empty frees each lane as it finishes (`lanesFreed` to the parent, `drained` absent or true); the
+ * parent hands freed lanes to the newest chunk that still has tasks (`grantLanes` to it), or starts the next
+ * chunk with them. At most `concurrency` tasks are ever in flight, and no lane waits for a chunk's slowest task.
+ * `revokeLanes` asks a chunk to hand back every lane it holds after its current task (`drained: false`).
+ * A spend-capped chunk's lane that frees after a task carries that task's spend (`spent`), so the parent meters
+ * it before it can start anything with the lane (two signals may arrive in either order); in a spend pool the lane
+ * is held until the pool's verdict on that spend is back.
+ */
+export interface LanesFreed {
+  chunkIndex: number;
+  lanes: number;
+  drained?: boolean;
+  spent?: { costUsd: number; tokens: number; unmetered: number };
+}
+export const lanesFreedSignal = defineSignal<[LanesFreed]>('lanesFreed');
+export const grantLanesSignal = defineSignal<[number]>('grantLanes');
+export const revokeLanesSignal = defineSignal('revokeLanes');
+
+/** What `vero set-concurrency` returns: the value before and the one in force now. */
+export interface ConcurrencyChange {
+  previous: number;
+  concurrency: number;
+}
+
+/**
+ * Changes the concurrency of a running evaluation (validated; recorded in its history). Raising starts tasks
+ * at once; lowering lets running tasks finish and starts none until fewer than the new value run.
+ */
+export const setConcurrencyUpdate = defineUpdate<ConcurrencyChange, [number]>('setConcurrency');
