@@ -11,7 +11,7 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { ensureHarbor, makeAgentRepo } from '../infra/foreground';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
-import { connect, uiLink } from '../client/connection';
+import { connect, EVALUATIONS_QUERY, uiLink, uiListLink } from '../client/connection';
 import { pickBest, withTasks } from '../client/eval-results';
 import { prepareEvalInput } from '../client/eval-input';
 import { startOrAttach } from '../client/eval-start';
@@ -149,7 +149,10 @@ function registerDev(program: Command): void {
             }),
           (s) => s.stop(),
         );
-        print(`Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}`);
+        const evaluations = uiListLink(server.uiUrl, TEMPORAL_DEFAULTS.namespace, EVALUATIONS_QUERY);
+        print(
+          `Temporal dev server ${server.address} (db ${db})\nWeb UI: ${server.uiUrl}${evaluations ? `\nevaluations: ${evaluations}` : ''}`,
+        );
         if (o.worker) {
           await interrupts.start(
             () =>

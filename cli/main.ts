@@ -21,6 +21,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['race'], () => (require('./race-command') as typeof import('./race-command')).registerRaceCommand],
   [['mcp'], () => (require('./mcp-command') as typeof import('./mcp-command')).registerMcpCommand],
   [['query'], () => (require('./query-command') as typeof import('./query-command')).registerQueryCommand],
+  [['ui'], () => (require('./ui-command') as typeof import('./ui-command')).registerUiCommand],
   [['schema'], () => (require('./schema-command') as typeof import('./schema-command')).registerSchemaCommand],
   [['clean'], () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
   [['view'], () => (require('./view-command') as typeof import('./view-command')).registerViewCommand],

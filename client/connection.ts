@@ -1,4 +1,4 @@
-/** The connection to the Temporal server, and the Web UI's link to a workflow. */
+/** The connection to the Temporal server, and the Web UI's links: a workflow's page, the list of evaluations. */
 import { Client, Connection } from '@temporalio/client';
 import { TemporalUnreachableError } from '../model/errors';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
@@ -19,5 +19,18 @@ export async function connect(address: string, namespace: string): Promise<Clien
 export function uiLink(uiBase: string | null, namespace: string, workflowId: string): string | null {
   return uiBase
     ? `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`
+    : null;
+}
+
+/**
+ * The evaluations and races in the Web UI's workflow list: an evaluation's chunks (evaluateChunk), a race's
+ * entries (raceEntry), spend pools and builds left out. A Temporal visibility query (the UI's own filter).
+ */
+export const EVALUATIONS_QUERY = 'WorkflowType IN ("evaluateCandidate", "raceCandidates")';
+
+/** The Web UI's workflow list of a namespace, filtered by a visibility query (the UI's `query` parameter). */
+export function uiListLink(uiBase: string | null, namespace: string, query: string): string | null {
+  return uiBase
+    ? `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`
     : null;
 }

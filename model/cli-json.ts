@@ -286,6 +286,11 @@ export const RaceJson = z.strictObject({
 
 export const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
 
+export const UiJson = z.strictObject({
+  url: z.string().describe("the Web UI's page: the list of evaluations and races, or one evaluation's"),
+  query: z.string().nullable().describe('the visibility query the list is filtered by (null for one evaluation)'),
+});
+
 export const PauseJson = z.strictObject({
   evalId: z.string(),
   paused: z.boolean().describe('whether the evaluation is paused now'),
@@ -427,5 +432,6 @@ export const CLI_JSON_SCHEMAS = {
   eval: SidecarEvalJson,
   budget: SidecarBudgetJson,
   query: QueryJson,
+  ui: UiJson,
 } as const;
 export type CliJsonCommand = keyof typeof CLI_JSON_SCHEMAS;

@@ -1,0 +1,26 @@
+/** `vero ui`: the Temporal Web UI's link to the list of evaluations (no chunks, no race entries), or to one. */
+import { Command } from 'commander';
+import { EVALUATIONS_QUERY, uiLink, uiListLink } from '../client/connection';
+import { ConfigError } from '../model/errors';
+import { ConnectionFlags, connectionSettings, withConnection } from './options';
+
+const print = (s: string): void => void process.stdout.write(`${s}\n`);
+
+export function registerUiCommand(program: Command): void {
+  withConnection(
+    program
+      .command('ui [evalId]')
+      .description(
+        "the Temporal Web UI's link: without an id, the list of evaluations and races (their chunks and race entries left out: the UI's filter is the query it prints); with one, that evaluation's page. Needs no server",
+      )
+      .option('--json', 'machine-readable output: {"url", "query"} (vero schema ui)'),
+  ).action((id: string | undefined, o: ConnectionFlags & { json?: boolean }) => {
+    const conn = connectionSettings(o);
+    const url = id ? uiLink(conn.uiUrl, conn.namespace, id) : uiListLink(conn.uiUrl, conn.namespace, EVALUATIONS_QUERY);
+    if (url === null)
+      throw new ConfigError(`no Web UI address is known for the Temporal server at ${conn.address}: pass --ui-url (or set VERO_UI_URL)`);
+    const query = id ? null : EVALUATIONS_QUERY;
+    if (o.json) return print(JSON.stringify({ url, query }, null, 2));
+    print(query ? `${url}\n(the evaluations and races: ${query})` : url);
+  });
+}
