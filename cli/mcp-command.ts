@@ -5,10 +5,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command } from 'commander';
-import { ConfigError } from '../model/errors';
 import { AGENT_TOOLS, type AgentToolContext } from './agent-mcp-tools';
 import { EVAL_TOOLS, type EvalToolContext, type McpTool } from './mcp-tools';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+import { sidecarUrl } from './sidecar-client';
 
 /** An MCP server offering every tool of a registry; a tool's failure is its result (isError), with vero's message. */
 export function mcpServer<Ctx>(name: string, tools: McpTool<Ctx>[], ctx: Ctx): McpServer {
@@ -27,16 +27,6 @@ export function mcpServer<Ctx>(name: string, tools: McpTool<Ctx>[], ctx: Ctx): M
     );
   }
   return server;
-}
-
-function sidecarUrl(flag?: string): URL {
-  const raw = flag ?? process.env.VERO_EVAL_URL;
-  if (!raw) throw new ConfigError('VERO_EVAL_URL is not set (the compiled task sets it to the eval sidecar); or pass --url');
-  try {
-    return new URL(raw);
-  } catch {
-    throw new ConfigError(`VERO_EVAL_URL: "${raw}" is not a URL`);
-  }
 }
 
 /** Serves until the client closes stdin (or a signal ends the process). */

@@ -18,7 +18,7 @@ function trackedTextFiles(): string[] {
 }
 
 test('the project speaks of itself only: no issue or session numbers in code, docs, tests or benchmark output', () => {
-  // "issue 22", "issue #22", "session 11", "(#24)": the tracker's and the sessions' numbers, which mean nothing to
+  // "issue N", "issue #N", "session N", "(#N)" with N a number: the tracker's and the sessions' numbers, which mean nothing to
   // a reader of the tree. References to another project's numbered items (vero.md §6.1 #2) stay allowed.
   const patterns = [/\bissues? #?\d+/i, /\bsessions? \d+\b/i, /\(#\d+\)/];
   const hits: string[] = [];
