@@ -12,6 +12,7 @@ import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { HarborSection } from '../model/harbor-config';
+import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
 import { BudgetSpec, DEFAULT_SCORING, ObjectiveSpec, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
 import { usesNestedDocker } from './nested-docker';
@@ -46,6 +47,16 @@ export const BuildConfigFile = z.strictObject({
   mode: z.enum(['A', 'B']),
   // Mode B: Harbor scores.
   harbor: HarborSection.optional(),
+  /**
+   * The Harbor release the sidecar runs (Mode B's evaluations and the verifier's scoring), installed into its image
+   * from an offline wheelhouse (scripts/ensure-harbor-wheelhouse): one vero-harbor supports.
+   */
+  harbor_version: z
+    .enum(SUPPORTED_HARBOR_VERSIONS, {
+      error: (iss) =>
+        `expected a Harbor version vero-harbor supports (${SUPPORTED_HARBOR_VERSIONS.join(', ')}), got ${JSON.stringify(iss.input)}`,
+    })
+    .default(DEFAULT_HARBOR_VERSION),
   /** A local Harbor dataset dir (or task dir), baked into the sidecar only. */
   inner_task: z.string().min(1).optional(),
   partition: z.record(SplitName, z.array(z.string().min(1)).min(1)).optional(),

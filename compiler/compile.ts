@@ -59,12 +59,14 @@ export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.
   return [...c.secrets, ...upstreamKeyEnvs(c.gateway)].filter((s) => !env[s]);
 }
 
-/** The pinned Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
-function harborWheelhouse(python: string): string {
+/** The build's Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
+function harborWheelhouse(python: string, harborVersion: string): string {
   try {
-    return ensureHarborWheelhouse(python);
+    return ensureHarborWheelhouse(python, harborVersion);
   } catch {
-    throw new ConfigError(`no Harbor wheelhouse for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`);
+    throw new ConfigError(
+      `no Harbor ${harborVersion} wheelhouse for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`,
+    );
   }
 }
 
@@ -76,7 +78,7 @@ async function addSidecarTools(config: BuildConfig, env: string): Promise<string
   await fs.promises.copyFile(fs.realpathSync(findTemporalCli()), cli);
   fs.chmodSync(cli, 0o755);
   if (config.mode !== 'B') return warnings;
-  const wheels = harborWheelhouse(config.images.sidecar_python);
+  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version);
   fs.mkdirSync(path.join(env, CONTEXT.wheelhouse), { recursive: true });
   for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
     await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool

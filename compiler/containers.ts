@@ -4,7 +4,6 @@
  * when the base image already has the packages: scripts/ensure-docker's vero-base:trixie images do).
  */
 import { stringify as toYaml } from 'yaml';
-import { HARBOR_VERSION } from '../model/harbor-version';
 import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway-policy';
 import { CONTAINER } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
@@ -93,7 +92,7 @@ export function sidecarDockerfile(c: BuildConfig): string {
       ? [
           // Harbor from the wheelhouse in the build context: no index, no network; readable by every user.
           `COPY ${CONTEXT.wheelhouse} /tmp/harbor-wheelhouse`,
-          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==${HARBOR_VERSION} \\`,
+          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==${c.harbor_version} \\`,
           `    && ln -s ${SIDECAR.harborVenv}/bin/harbor /usr/local/bin/harbor && rm -rf /tmp/harbor-wheelhouse && harbor --version`,
         ]
       : []),

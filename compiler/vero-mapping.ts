@@ -5,7 +5,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HARBOR_VERSION } from '../model/harbor-version';
+import {
+  DEFAULT_HARBOR_VERSION,
+  isSupportedHarborVersion,
+  SUPPORTED_HARBOR_VERSIONS,
+  type SupportedHarborVersion,
+} from '../model/harbor-version';
 import type { VeroBuild, VeroScope } from './vero-schema';
 
 export interface VeroMapping {
@@ -198,6 +203,19 @@ export function splitExtraArgs(args: string[]): { typed: Record<string, Record<s
   return { typed, rest, errors };
 }
 
+/**
+ * vero's `harbor_requirement` as the sidecar's Harbor: an exact pin of a version vero-harbor supports is kept;
+ * anything else (another version, a Git commit, extras) runs the default release, with a note saying so.
+ */
+function sidecarHarborVersion(requirement: string, notes: string[]): SupportedHarborVersion {
+  const exact = /==\s*([^*\s,;]+)/.exec(requirement)?.[1];
+  if (exact !== undefined && isSupportedHarborVersion(exact)) return exact;
+  notes.push(
+    `harbor_requirement: ${requirement} — the sidecar runs Harbor ${DEFAULT_HARBOR_VERSION} (harbor_version; vero-harbor supports ${SUPPORTED_HARBOR_VERSIONS.join(', ')})`,
+  );
+  return DEFAULT_HARBOR_VERSION;
+}
+
 export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv = process.env): VeroMapping {
   const refusals: string[] = [];
   const notes: string[] = [];
@@ -205,9 +223,7 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
   const innerTask = mapTaskSource(v, baseDir, refusals);
   checkManifest(v, baseDir, innerTask, refusals);
 
-  const exactHarbor = /==\s*([^*\s,;]+)/.exec(v.harbor_requirement)?.[1];
-  if (exactHarbor !== HARBOR_VERSION)
-    notes.push(`harbor_requirement: ${v.harbor_requirement} — the sidecar runs Harbor ${HARBOR_VERSION}, the version vero-harbor ships`);
+  const harborVersion = sidecarHarborVersion(v.harbor_requirement, notes);
   notes.push(
     `harbor_python_version: ${v.harbor_python_version} — the sidecar installs Harbor for its image's python3 (images.sidecar_python), from a bundled wheelhouse (default_index unused)`,
   );
@@ -286,6 +302,7 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
     agent_repo: path.resolve(baseDir, v.agent_repo),
     mode: 'B',
     harbor,
+    harbor_version: harborVersion,
     ...(innerTask ? { inner_task: innerTask } : {}),
     partition: v.partitions,
     scoring: {

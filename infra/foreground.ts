@@ -18,9 +18,9 @@ export const ensureTemporal = (): string => scriptOutput(path.join(PROJECT_ROOT,
 /** scripts/ensure-harbor: the pinned Harbor's command (provisioned and cached on first use). */
 export const ensureHarbor = (version: string): string => scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [version]);
 
-/** scripts/ensure-harbor-wheelhouse: the pinned Harbor as wheels for this Python (cached). */
-export const ensureHarborWheelhouse = (python: string): string =>
-  scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [python]);
+/** scripts/ensure-harbor-wheelhouse: Harbor `harborVersion` as wheels for this Python (cached). */
+export const ensureHarborWheelhouse = (python: string, harborVersion: string): string =>
+  scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [harborVersion, python]);
 
 /** examples/make-agent-repo.sh (of `examplesDir`, default the package's): the example agent repo at `dest`. */
 export function makeAgentRepo(dest: string, examplesDir = path.join(PROJECT_ROOT, 'examples')): void {

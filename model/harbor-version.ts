@@ -11,9 +11,9 @@ export type SupportedHarborVersion = (typeof SUPPORTED_HARBOR_VERSIONS)[number];
 export const DEFAULT_HARBOR_VERSION: SupportedHarborVersion = '0.26.0';
 
 /**
- * The Harbor the compiler pins in the sidecar images it emits (from the offline wheelhouse that
- * `scripts/ensure-harbor-wheelhouse` builds), and the real-Harbor tier's first version (a unit test keeps them
- * equal to the scripts').
+ * The real-Harbor tier's first version (the outer `harbor run` of its tests, `vero demo-optimize`, `vero dev
+ * --real`) and the stand-in's default. A compiled task's sidecar runs its build.yaml's `harbor_version` instead
+ * (default DEFAULT_HARBOR_VERSION).
  */
 export const HARBOR_VERSION: SupportedHarborVersion = '0.25.0';
 

@@ -8,7 +8,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml, stringify } from 'yaml';
 import { compileTaskDir as compileActivity } from '../../activities/compile-task';
+import { loadBuildConfig } from '../../compiler/build-config';
 import { buildTaskDir, MANIFEST } from '../../compiler/compile';
+import { sidecarDockerfile } from '../../compiler/containers';
+import { ensureHarborWheelhouse } from '../../infra/foreground';
 import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';
@@ -113,7 +116,7 @@ describe('a mode B build', () => {
     expect(fs.readdirSync(path.join(out, 'environment/vero/node_modules/@temporalio/core-bridge/releases'))).toEqual([
       `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-gnu`,
     ]);
-    expect(fs.readdirSync(path.join(out, 'environment/sidecar/harbor-wheelhouse')).some((f) => /^harbor-0\.25\.0-.*\.whl$/.test(f))).toBe(
+    expect(fs.readdirSync(path.join(out, 'environment/sidecar/harbor-wheelhouse')).some((f) => /^harbor-0\.26\.0-.*\.whl$/.test(f))).toBe(
       true,
     );
   });
@@ -126,10 +129,19 @@ describe('a mode B build', () => {
       expect(text).toContain("dpkg-query -W -f='${Status}'");
     }
     const sidecar = fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8');
-    expect(sidecar).toContain('pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==0.25.0');
+    expect(sidecar).toContain('pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==0.26.0');
     expect(sidecar).toContain('ENV TEMPORAL_CLI_PATH=/usr/local/bin/temporal');
     expect(sidecar).toMatch(/for p in bash ca-certificates git nodejs python3 python3-venv docker\.io docker-cli docker-compose iptables;/);
     expect(fs.readFileSync(path.join(out, 'environment/Dockerfile'), 'utf8')).not.toContain('docker');
+  });
+
+  test('harbor_version pins the sidecar’s Harbor: 0.25.0 on request, an unsupported one refused by name', async () => {
+    const c = loadBuildConfig(writeConfig(modeB({ harbor_version: '0.25.0' })));
+    expect(sidecarDockerfile(c)).toContain('--find-links /tmp/harbor-wheelhouse harbor==0.25.0');
+    expect(fs.readdirSync(ensureHarborWheelhouse('3.13', '0.25.0')).some((f) => /^harbor-0\.25\.0-.*\.whl$/.test(f))).toBe(true);
+    expect(await buildError(modeB({ harbor_version: '0.24.1' }))).toMatch(
+      /build\.yaml: harbor_version: expected a Harbor version vero-harbor supports \(0\.25\.0, 0\.26\.0\), got "0\.24\.1"/,
+    );
   });
 
   test('task.toml is a valid Harbor TaskConfig', () => {

@@ -342,7 +342,7 @@ test('vero’s harness-conformance, its three refused settings off, builds into 
   });
   expect(r.warnings).toEqual(
     expect.arrayContaining([
-      'harbor_requirement: harbor[modal]==0.20.0 — the sidecar runs Harbor 0.25.0, the version vero-harbor ships',
+      'harbor_requirement: harbor[modal]==0.20.0 — the sidecar runs Harbor 0.26.0 (harbor_version; vero-harbor supports 0.25.0, 0.26.0)',
       expect.stringMatching(/^verifier_timeout: 1800 s is below finalize's worst case/),
     ]),
   );
