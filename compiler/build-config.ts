@@ -77,6 +77,14 @@ export const BuildConfigFile = z.strictObject({
   selection_split: SplitName.default('validation'),
   /** auto_best re-scores this many top candidates on the trusted side. */
   auto_best_k: z.number().int().min(1).max(20).default(3),
+  /**
+   * Mode B: race the shortlist on the selection split instead of scoring each on all of it (docs/race.md): a
+   * candidate stops costing trials once it is worse than the leader at `confidence`; `margin` stops the race when
+   * the rest are that close.
+   */
+  auto_best_race: z
+    .strictObject({ confidence: z.number().gt(0.5).lt(1).default(0.95), margin: z.number().min(0).max(1).default(0) })
+    .optional(),
   /** auto_best shortlists only evaluations that covered at least this share of the selection split. */
   min_selection_coverage: z.number().min(0).max(1).default(0.9),
   /** Never reward less than the baseline's trusted score (auto_best falls back to it). */
@@ -191,6 +199,10 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
   if (c.objective.direction === 'minimize' && c.objective.failure_value === undefined)
     errs.push('objective.failure_value: required to minimise (what a failed case and "no candidate" count as: the worst score, never 0)');
+  if (c.auto_best_race && c.mode !== 'B')
+    errs.push('auto_best_race: only in mode B (a race runs Harbor tasks; mode A scores samples with the trusted scorer)');
+  if (c.auto_best_race && c.objective.direction === 'minimize')
+    errs.push('auto_best_race: a race ranks rewards in [0, 1] with the highest first; not available with objective.direction: minimize');
   if (c.baseline_selection_score !== undefined && !c.baseline_floor)
     errs.push('baseline_selection_score: only used by the baseline floor (set baseline_floor: true, or remove it)');
   if (c.mode === 'B') {

@@ -38,6 +38,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     reward_mode: c.reward_mode,
     selection_split: c.selection_split,
     auto_best_k: c.auto_best_k,
+    ...(c.auto_best_race ? { auto_best_race: c.auto_best_race } : {}),
     min_selection_coverage: c.min_selection_coverage,
     baseline_floor: c.baseline_floor,
     ...(c.baseline_selection_score !== undefined ? { baseline_selection_score: c.baseline_selection_score } : {}),

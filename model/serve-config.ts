@@ -146,6 +146,8 @@ export const ServeConfig = z.strictObject({
   reward_mode: z.enum(['submit', 'auto_best']),
   selection_split: SplitName,
   auto_best_k: z.number().int().min(1),
+  /** auto_best's trusted re-scoring of the shortlist as a race (Mode B): its confidence and practical margin. */
+  auto_best_race: z.strictObject({ confidence: z.number().gt(0.5).lt(1), margin: z.number().min(0).max(1) }).optional(),
   /** The share of the selection split an evaluation must cover to enter auto_best's shortlist. */
   min_selection_coverage: z.number().min(0).max(1).default(0.9),
   baseline_floor: z.boolean(),

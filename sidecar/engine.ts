@@ -10,6 +10,8 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/com
 import { evalInputFor, settingsFrom } from '../client/eval-input';
 import { getProgress } from '../client/running-eval';
 import { startOrAttach } from '../client/eval-start';
+import { raceResult, startRace } from '../client/race-client';
+import { RaceInput, type RaceResult } from '../model/race-types';
 import { withTasks } from '../client/eval-results';
 import { evalConfigOf } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/candidate-result';
@@ -306,6 +308,48 @@ export class Engine {
       .update(JSON.stringify([commit, split, ids]))
       .digest('hex')
       .slice(0, 16);
+  }
+
+  /**
+   * auto_best's trusted re-scoring as a race (Mode B): the shortlisted commits on `split`'s tasks in one seeded
+   * order, the anytime-valid eliminations of `vero race` (docs/race.md). Its own runs, as every trusted evaluation
+   * (nothing reused from the agent's); the same commits and split map to the same race, so a re-sent finalize
+   * attaches to it.
+   */
+  async race(commits: string[], split: string, o: { confidence: number; margin: number }): Promise<RaceResult> {
+    if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
+    const tasks = [...this.splitSamples(split)].sort();
+    const settings = this.settings(undefined, 'trusted');
+    const inputs = commits.map((commit) =>
+      evalInputFor({ commit, candidateRef: commit, agentRepo: this.cfg.repo_path, home: this.cfg.paths.home, tasks, settings }),
+    );
+    const first = inputs[0]!;
+    const seed = `${this.cfg.task_name}:${split}`;
+    const raceId = `race-${createHash('sha256')
+      .update(JSON.stringify([first.configDigest, commits, o.confidence, o.margin, seed]))
+      .digest('hex')
+      .slice(0, 16)}-verifier`;
+    const input = RaceInput.parse({
+      raceId,
+      agentRepo: first.agentRepo,
+      home: first.home,
+      tasks,
+      seed,
+      configDigest: first.configDigest,
+      settings: first.settings,
+      candidates: inputs.map((e) => ({
+        evalId: `${raceId}-${e.candidate.slice(0, 12)}`,
+        fullEvalId: `${e.evalId}-verifier`,
+        candidate: e.candidate,
+        candidateRef: e.candidate,
+      })),
+      confidence: o.confidence,
+      margin: o.margin,
+      onEliminated: 'stop',
+      stored: inputs.map(() => []),
+    });
+    await startRace(this.temporal.client, input, this.temporal.taskQueue);
+    return raceResult(this.temporal.client, raceId);
   }
 
   private settings(envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {

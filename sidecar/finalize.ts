@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { ServeConfig } from '../model/serve-config';
 import { bestFirst, better, rewardOf } from '../model/objective';
 import type { Engine } from './engine';
+import { raceShortlist, type RacedEntry, type RaceSummary } from './finalize-race';
 import { unscorable } from './errors';
 import { protectedChanges } from './protected-paths';
 import type { CandidateRegistry, EvalRecord } from './registry';
@@ -20,7 +21,10 @@ export interface FinalizeResult {
   rewards: Record<string, number>;
   commit: string | null;
   reason: string;
-  shortlist?: { commit: string; recorded: number; rescored: number }[];
+  /** auto_best's shortlist: each commit's recorded and trusted selection score (raced: with its tasks and interval). */
+  shortlist?: ({ commit: string; recorded: number; rescored: number } | RacedEntry)[];
+  /** auto_best_race: how the shortlist's race ended, how sure, and its trials against scoring every task. */
+  race?: RaceSummary;
   /** Candidates left out because they change read_only_paths, with the paths. */
   refused?: { commit: string; changes: string[] }[];
   /** Every evaluation the sidecar recorded (the optimizer's and the trusted ones), for the verifier's log. */
@@ -89,7 +93,13 @@ const targetReward = async (cfg: ServeConfig, engine: Engine, commit: string, t:
 const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
   rewardOf(t.failure_value ?? cfg.objective.failure_value ?? 0, cfg.objective.direction);
 
-type Choice = { commit: string | null; reason: string; shortlist?: FinalizeResult['shortlist']; refused?: FinalizeResult['refused'] };
+type Choice = {
+  commit: string | null;
+  reason: string;
+  shortlist?: FinalizeResult['shortlist'];
+  race?: RaceSummary;
+  refused?: FinalizeResult['refused'];
+};
 
 /** The submitted candidate; null when nothing was submitted. */
 async function submittedChoice(cfg: ServeConfig): Promise<Choice | null> {
@@ -152,11 +162,15 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
       if (await allowed(r.commit)) return { commit: r.commit, reason: `${why}; graded the last evaluated candidate`, ...withRefused };
     return { commit: null, reason: why, ...withRefused };
   }
-  const rescored: NonNullable<FinalizeResult['shortlist']> = [];
-  for (const [commit, rec] of shortlist)
-    rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
+  const raced = cfg.auto_best_race && shortlist.length >= 2 ? await raceShortlist(cfg, engine, shortlist) : null;
+  const rescored: NonNullable<FinalizeResult['shortlist']> = raced?.entries ?? [];
+  if (!raced)
+    for (const [commit, rec] of shortlist)
+      rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
   let winner = rescored[0]!;
-  for (const r of rescored) if (better(r.rescored, winner.rescored, dir)) winner = r; // ties: the earlier shortlist position
+  if (raced) winner = rescored.find((r) => r.commit === raced.winner)!;
+  else for (const r of rescored) if (better(r.rescored, winner.rescored, dir)) winner = r; // ties: the earlier shortlist position
+  const withRace = raced ? { race: raced.race } : {};
   if (cfg.baseline_floor) {
     const pinned = cfg.baseline_selection_score;
     const base = pinned ?? (await fullScore(engine, cfg.base_commit, cfg.selection_split));
@@ -165,13 +179,17 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
         commit: cfg.base_commit,
         reason: `no candidate beat the baseline (${base.toFixed(3)}${pinned !== undefined ? ', pinned' : ''}) on "${cfg.selection_split}"`,
         shortlist: rescored,
+        ...withRace,
         ...withRefused,
       };
   }
   return {
     commit: winner.commit,
-    reason: `best of ${rescored.length} re-scored candidate(s) on "${cfg.selection_split}"`,
+    reason: raced
+      ? `winner of a race of ${rescored.length} shortlisted candidate(s) on "${cfg.selection_split}": ${raced.race.verdict}`
+      : `best of ${rescored.length} re-scored candidate(s) on "${cfg.selection_split}"`,
     shortlist: rescored,
+    ...withRace,
     ...withRefused,
   };
 }
@@ -239,6 +257,7 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
     commit: choice.commit,
     reason: choice.reason,
     ...(choice.shortlist ? { shortlist: choice.shortlist } : {}),
+    ...(choice.race ? { race: choice.race } : {}),
     ...(choice.refused ? { refused: choice.refused } : {}),
   });
 }

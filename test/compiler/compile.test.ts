@@ -329,6 +329,9 @@ describe('rules that vero review taught', () => {
     [{ objective: { direction: 'minimize' } }, 'objective.failure_value: required to minimise'],
     [{ targets: [{ split: 'test', n_attempts: 0 }] }, 'targets.0.n_attempts: Too small: expected number to be >=1'],
     [{ targets: [{ split: 'test', baseline_reward: 'high' }] }, 'targets.0.baseline_reward: Invalid input: expected number'],
+    [{ mode: 'A', auto_best_race: {} }, 'auto_best_race: only in mode B'],
+    [{ auto_best_race: {}, objective: { direction: 'minimize', failure_value: 9 } }, 'auto_best_race: a race ranks rewards in [0, 1]'],
+    [{ auto_best_race: { confidence: 0.4 } }, 'auto_best_race.confidence: Too small: expected number to be >0.5'],
   ])('%j is refused', async (over, message) => {
     expect(await buildError(modeB(over as Record<string, unknown>))).toContain(message);
   });
