@@ -78,8 +78,9 @@ async function stopIfCancelledRetry(t: TaskAttempt): Promise<void> {
 }
 
 /**
- * What a previous attempt left: a harbor that finished the job without its worker (collect it), or one still
- * running (adopt it: watch it to completion, heartbeating from its progress). Returns the run to collect, or
+ * What a previous attempt left: a harbor that finished the job without its worker, or a finished job with every
+ * trial rewarded (collect it), or one still running (adopt it: watch it to completion, heartbeating from its
+ * progress). Returns the run to collect, or
  * null to launch — the job then resumes with its unrewarded trials pruned. Also the task's deadline: an adopted
  * harbor keeps its original one.
  */
@@ -95,6 +96,12 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
   if (!orphan) {
     const pruned = pruneForResume(t.jobDir, t.prunedUsageFile);
     if (pruned.length) t.ctx.log.info('re-running trials without rewards', { task: t.task, trials: pruned });
+    // A job harbor finished with every trial rewarded (an evaluation reset after the task ran, say): collected,
+    // not run again.
+    if (!pruned.length && jobFinished(t.jobDir)) {
+      t.notes.push('collected the job harbor had finished before (nothing left to run)');
+      return { run: ADOPTED_OR_COLLECTED, deadline };
+    }
     return { run: null, deadline };
   }
   t.ctx.log.warn('adopting the still-running harbor of a previous attempt', { task: t.task, pid: orphan.pid });

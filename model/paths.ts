@@ -123,5 +123,8 @@ export function demoOptimizePaths(home: string) {
 /** `<jobsDir>/<job>.harbor.log`: harbor's output for a job (next to its dir), as `runPaths(…).job(…).harborLog`. */
 export const harborLogOf = (jobDir: string): string => `${jobDir}.harbor.log`;
 
-/** The child workflow that runs chunk `i` of an evaluation. */
-export const chunkWorkflowId = (evalId: string, i: number): string => `${evalId}/chunk-${i}`;
+/**
+ * The child workflow that runs chunk `i` of an evaluation. After a reset, a chunk whose id a chunk of the run reset
+ * away still holds gets the next one (`<evalId>/chunk-<i>.<n>`, n = 1, 2, …; workflows/lane-grants.ts).
+ */
+export const chunkWorkflowId = (evalId: string, i: number, n = 0): string => `${evalId}/chunk-${i}${n > 0 ? `.${n}` : ''}`;

@@ -40,6 +40,31 @@ export const addSpend = (a: Spend, b: Spend): Spend => ({
   unmetered: a.unmetered + b.unmetered,
 });
 
+/**
+ * A finished task's report, as a chunk sends it: the task's total spend (every trial its job ran, pruned ones
+ * included), with the task's name. Reports without one come from histories recorded before.
+ */
+export type TaskSpend = Spend & { task?: string };
+
+/**
+ * What a task's report adds, so a task's spend is counted once, however often it is reported (a reset
+ * evaluation reports again; a task whose finished job is collected after a reset reports the same total): the
+ * report is the task's total, `counted` holds the total counted so far per task (updated here), and only what
+ * goes beyond it is added. A report without a task name adds all it says.
+ */
+export function spendToAdd(counted: Record<string, Spend>, report: TaskSpend): Spend {
+  const { task, ...spend } = report;
+  if (task === undefined) return spend;
+  const before = counted[task] ?? NO_SPEND;
+  const after: Spend = {
+    costUsd: Math.max(before.costUsd, spend.costUsd),
+    tokens: Math.max(before.tokens, spend.tokens),
+    unmetered: Math.max(before.unmetered, spend.unmetered),
+  };
+  counted[task] = after;
+  return { costUsd: after.costUsd - before.costUsd, tokens: after.tokens - before.tokens, unmetered: after.unmetered - before.unmetered };
+}
+
 /** The cap that `spent` reached, in words for a person (`max_cost_usd $5.00 reached: $5.12 spent`), or null. */
 export function capReached(cap: SpendCap, spent: Spend): string | null {
   if (cap.maxCostUsd !== undefined && spent.costUsd >= cap.maxCostUsd)

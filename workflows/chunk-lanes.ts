@@ -23,10 +23,11 @@ import { type ChunkInput } from '../model/chunk-payloads';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { jobNameFor } from '../harbor/job-name';
 import { runPaths } from '../model/paths';
-import { type Spend, spendOfTask } from '../model/spend-cap';
+import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
 import { PAUSE_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
 import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
+import { RESET_SAFE_CHUNKS } from './reset-safe';
 import { taskSpentSignal } from './spend-signals';
 
 function configFailure(err: unknown): ApplicationFailure | null {
@@ -58,6 +59,11 @@ export class ChunkLanes {
    * run first once resumed.
    */
   private readonly pausable = patched(PAUSE_PATCH);
+  /**
+   * Whether reports name their task and this chunk (patched 'reset-safe-chunks'): the parent counts a task's spend
+   * once, and takes lanes back only from its own chunks (a reset leaves the old run's chunks running).
+   */
+  private readonly sender = patched(RESET_SAFE_CHUNKS) ? { chunkId: workflowInfo().workflowId, chunkRunId: workflowInfo().runId } : null;
   private paused: { stopRunning: boolean } | null = null;
   private readonly requeued: number[] = [];
   private readonly taskScopes = new Set<CancellationScope>();
@@ -157,8 +163,8 @@ export class ChunkLanes {
   private goesOn = (laneNo: number) => this.left() > 0 && laneNo >= this.revokedBelow && this.stopped() === null;
 
   /** Runs tasks while there are any for this lane; a metered lane returns its last task's spend, not yet reported. */
-  private async runLane(laneNo: number): Promise<Spend | null> {
-    let lastSpend: Spend | null = null;
+  private async runLane(laneNo: number): Promise<TaskSpend | null> {
+    let lastSpend: TaskSpend | null = null;
     while (this.goesOn(laneNo)) {
       if (this.paused !== null) {
         await condition(() => this.paused === null || !this.goesOn(laneNo));
@@ -185,7 +191,7 @@ export class ChunkLanes {
         // reports with the lane (lanesFreed).
         if (this.goesOn(laneNo) && this.granted && this.spendStop.verdicts) await this.reportAndAwait(r);
         else if (this.goesOn(laneNo) || !this.granted) this.reportSpend(r);
-        else lastSpend = spendOfTask(r.usage);
+        else lastSpend = this.spendOf(r);
       }
     }
     return lastSpend;
@@ -239,10 +245,15 @@ export class ChunkLanes {
     }
   }
 
+  /** A finished task's spend as reported: with its task's name when the chunk says who it is. */
+  private spendOf(r: TaskResult): TaskSpend {
+    return { ...spendOfTask(r.usage), ...(this.sender ? { task: r.task } : {}) };
+  }
+
   private reportAndAwait(r: TaskResult): Promise<void> {
     return this.spendStop!.reportAndAwait((seq) =>
       getExternalWorkflowHandle(this.parentId!)
-        .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...spendOfTask(r.usage), seq })
+        .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...this.spendOf(r), seq, ...this.sender })
         .then(
           () => true,
           () => false, // the parent is gone: nobody meters any more
@@ -252,11 +263,11 @@ export class ChunkLanes {
 
   private reportSpend(r: TaskResult): void {
     void getExternalWorkflowHandle(this.parentId!)
-      .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...spendOfTask(r.usage) })
+      .signal(taskSpentSignal, { chunkIndex: this.input.chunkIndex, ...this.spendOf(r), ...this.sender })
       .catch(() => undefined); // the parent is gone: nobody meters any more
   }
 
-  private async freeLanes(lanes: number, drained = true, spent?: Spend): Promise<void> {
+  private async freeLanes(lanes: number, drained = true, spent?: TaskSpend): Promise<void> {
     if (!this.granted || !this.parentId || lanes < 1) return;
     await getExternalWorkflowHandle(this.parentId)
       .signal(lanesFreedSignal, {
@@ -264,6 +275,7 @@ export class ChunkLanes {
         lanes,
         ...(drained ? {} : { drained: false }),
         ...(spent ? { spent } : {}),
+        ...(this.sender ? { chunkRunId: this.sender.chunkRunId } : {}),
       })
       .catch(() => undefined); // the parent is gone: nobody needs the lane
   }

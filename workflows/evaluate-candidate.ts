@@ -132,7 +132,9 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
     continuation,
     info,
     startedAt: continuation?.startedAt ?? info.startTime.toISOString(),
-    runDir: continuation?.runDir ?? homePaths(input.home).runDir(input.evalId, info.runId),
+    // The run id the evaluation started with: a reset (a new run id) keeps it, so the jobs on disk are found again
+    // (the same as `info.runId` in every run that was not reset).
+    runDir: continuation?.runDir ?? homePaths(input.home).runDir(input.evalId, info.originalExecutionRunId),
     progress,
     lanes: newLanePool(continuation?.concurrency ?? input.settings.concurrency),
     summaries: [],

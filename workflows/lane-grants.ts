@@ -16,8 +16,8 @@
  * chunks are told (`tellChunks`); on resume both go on.
  */
 import {
+  type ChildWorkflowHandle,
   condition,
-  executeChild,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
@@ -27,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
 import type { Progress } from '../model/progress';
-import type { Spend } from '../model/spend-cap';
+import type { TaskSpend } from '../model/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
 import { concurrencyChanged, grantAll, lanesTakenBack } from '../model/lane-pool';
 import { evaluateChunk } from './evaluate-chunk';
@@ -35,6 +35,7 @@ import type { PauseState } from '../model/pause-state';
 import { pauseChunkSignal, resumeChunkSignal } from './pause';
 import { grantLanesSignal, type LanesFreed, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
 import { spendCapReachedSignal } from './spend-signals';
+import { RESET_SAFE_CHUNKS } from './reset-safe';
 
 export interface LanePool {
   concurrency: number;
@@ -50,7 +51,7 @@ export interface LanePool {
    * Meters the spend a freed lane carries, before the lane can be used again (set by the spend meter);
    * `metered` runs once the cap check that spend fed is done (a spend pool answers later).
    */
-  meter?: (chunkIndex: number, spent: Spend, metered?: () => void) => void;
+  meter?: (chunkIndex: number, spent: TaskSpend, metered?: () => void) => void;
   /** Lanes handed back with spend whose verdict is not back yet (a spend pool's): granted once it is. */
   held?: number;
   /** Set while the evaluation is paused: no lane is granted, no chunk started. */
@@ -124,6 +125,9 @@ export async function runChunksWithLaneGrants(
  * runs (one signal), and its first workflow task and the server's creating it are off the critical path. An
  * ahead chunk holds no lane; once the pool stops (a spend cap) it is told so, and ends with its tasks not run.
  */
+/** A child's start refused: a workflow with its id runs (the SDK's WorkflowExecutionAlreadyStartedError). */
+const alreadyStarted = (err: unknown): boolean => err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError';
+
 class LaneGrants {
   private readonly running = new Map<number, Promise<void>>();
   private failure: unknown = null;
@@ -132,6 +136,9 @@ class LaneGrants {
   private readonly prestart: boolean;
   /** The chunk started ahead of its lanes (it holds none), until it becomes the newest. */
   private ahead: { index: number; started: Promise<unknown>; told: boolean } | null = null;
+  /** Each chunk's workflow id when it is not the first one (a reset run's: see startChunk), and its run. */
+  private readonly ids = new Map<number, string>();
+  private readonly runIds = new Map<number, string>();
 
   constructor(private readonly r: ChunkRun) {
     this.newest = r.firstChunk - 1;
@@ -146,11 +153,43 @@ class LaneGrants {
   }
 
   private id(i: number): string {
-    return chunkWorkflowId(workflowInfo().workflowId, i);
+    return this.ids.get(i) ?? chunkWorkflowId(workflowInfo().workflowId, i);
   }
 
-  private onLanesFreed({ chunkIndex, lanes, drained, spent }: LanesFreed): void {
+  /**
+   * Starts chunk `i`. After a reset (patched 'reset-safe-chunks') the run that was reset away may have left its
+   * chunk running under the id: that chunk is cancelled (its finished tasks' jobs stay on disk, and this run's
+   * chunk collects them) and this run's chunk takes the next id. Histories before: the start failed the run.
+   */
+  private async startChunk(i: number, lanes: number, n = 0): Promise<ChildWorkflowHandle<typeof evaluateChunk>> {
+    const workflowId = chunkWorkflowId(workflowInfo().workflowId, i, n);
+    if (n > 0) this.ids.set(i, workflowId);
+    try {
+      const handle = await startChild(evaluateChunk, { workflowId, args: [this.r.chunkInput(i, lanes)] });
+      this.runIds.set(i, handle.firstExecutionRunId);
+      return handle;
+    } catch (err) {
+      if (!alreadyStarted(err) || !patched(RESET_SAFE_CHUNKS)) throw err;
+      await getExternalWorkflowHandle(workflowId)
+        .cancel()
+        .catch(() => undefined); // it has just ended
+      return this.startChunk(i, lanes, n + 1);
+    }
+  }
+
+  /** Whether lanes come from a chunk of another run (one a reset replaced, or its signals applied again). */
+  private fromAnotherRun({ chunkIndex, chunkRunId }: LanesFreed): boolean {
+    return chunkRunId !== undefined && chunkRunId !== this.runIds.get(chunkIndex);
+  }
+
+  private onLanesFreed(freed: LanesFreed): void {
+    const { chunkIndex, lanes, drained, spent } = freed;
     const pool = this.pool;
+    if (this.fromAnotherRun(freed)) {
+      // Not this run's lanes; what its task spent is metered (once: model/spend-cap.ts).
+      if (spent) pool.meter?.(chunkIndex, spent);
+      return;
+    }
     if (spent && pool.meter && patched('spend-verdict-before-next-task')) {
       // The lane is used again only once the cap check its spend fed is done (a pool's verdict comes later).
       pool.held = (pool.held ?? 0) + lanes;
@@ -212,7 +251,7 @@ class LaneGrants {
   private startAhead(): void {
     if (!this.prestart || this.ahead !== null || !this.moreToStart()) return;
     const i = this.highestStarted() + 1;
-    const child = startChild(evaluateChunk, { workflowId: this.id(i), args: [this.r.chunkInput(i, 0)] });
+    const child = this.startChunk(i, 0);
     this.ahead = { index: i, started: child, told: false };
     this.settle(
       i,
@@ -224,7 +263,10 @@ class LaneGrants {
   private start(lanes: number): void {
     const i = ++this.newest;
     this.newestDrained = false;
-    this.settle(i, executeChild(evaluateChunk, { workflowId: this.id(i), args: [this.r.chunkInput(i, lanes)] }));
+    this.settle(
+      i,
+      this.startChunk(i, lanes).then((h) => h.result()),
+    );
     this.showRunning();
     this.r.progress.currentChunk = this.id(i);
     this.startAhead();

@@ -15,7 +15,13 @@ export interface LanesFreed {
   chunkIndex: number;
   lanes: number;
   drained?: boolean;
-  spent?: { costUsd: number; tokens: number; unmetered: number };
+  /** The last task's spend: its total, with its name (patched 'reset-safe-chunks'; workflows/spend-meter.ts). */
+  spent?: { costUsd: number; tokens: number; unmetered: number; task?: string };
+  /**
+   * The sending chunk's run (patched 'reset-safe-chunks'): the parent takes lanes back only from the chunks it
+   * started itself, not from a chunk of a run that a reset replaced (or its signals the reset applied again).
+   */
+  chunkRunId?: string;
 }
 export const lanesFreedSignal = defineSignal<[LanesFreed]>('lanesFreed');
 export const grantLanesSignal = defineSignal<[number]>('grantLanes');

@@ -12,7 +12,16 @@
 import { CancellationScope, getExternalWorkflowHandle, patched, setHandler } from '@temporalio/workflow';
 import type { Progress } from '../model/progress';
 import { chunkWorkflowId } from '../model/paths';
-import { addSpend, capReached, NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
+import {
+  addSpend,
+  capReached,
+  NO_SPEND,
+  type Spend,
+  type SpendCap,
+  spendPoolWorkflowId,
+  spendToAdd,
+  type TaskSpend,
+} from '../model/spend-cap';
 import type { LanePool } from './lane-grants';
 import {
   poolJoinSignal,
@@ -60,13 +69,21 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
     awaited.get(ack)?.();
     awaited.delete(ack);
   });
-  /** Meters a finished task's spend; `metered` runs once the cap check it fed is done (the pool's, when pooled). */
-  function record(chunkIndex: number, { costUsd, tokens, unmetered }: Spend, metered?: () => void): void {
-    meter.spent = addSpend(meter.spent, { costUsd, tokens, unmetered });
+  // Each task's total counted so far in this run: a task reported again (after a reset) is counted once.
+  const counted: Record<string, Spend> = {};
+  /**
+   * Meters a finished task's spend; `metered` runs once the cap check it fed is done (the pool's, when pooled);
+   * `chunkId`: the chunk that reported it (by default the chunk's first id).
+   */
+  function record(chunkIndex: number, report: TaskSpend, metered?: () => void, chunkId = chunkWorkflowId(evalId, chunkIndex)): void {
+    meter.spent = addSpend(meter.spent, spendToAdd(counted, report));
     if (pool) {
       const ack = metered ? ++acks : undefined;
       if (ack !== undefined) awaited.set(ack, metered!);
-      void pool.signal(poolSpentSignal, { evalId, costUsd, tokens, unmetered, ...(ack !== undefined ? { ack } : {}) }).catch(() => {
+      // With the task's name, the pool counts its total once too (a reset run reports again what it reported).
+      const { costUsd, tokens, unmetered, task } = report;
+      const sent = { evalId, costUsd, tokens, unmetered, ...(task !== undefined ? { task } : {}), ...(ack !== undefined ? { ack } : {}) };
+      void pool.signal(poolSpentSignal, sent).catch(() => {
         // The pool has ended: nobody meters any more (its verdict was told to every member).
         if (ack !== undefined) awaited.delete(ack);
         metered?.();
@@ -76,16 +93,17 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
       if (reason) stop(reason);
       metered?.();
     }
-    if (meter.reached !== null) tell(chunkWorkflowId(evalId, chunkIndex), meter.reached);
+    if (meter.reached !== null) tell(chunkId, meter.reached);
   }
-  setHandler(taskSpentSignal, ({ chunkIndex, seq, ...spent }) => {
-    if (seq === undefined || !patched('spend-verdict-before-next-task')) return record(chunkIndex, spent);
+  setHandler(taskSpentSignal, ({ chunkIndex, seq, chunkId: sender, chunkRunId: _run, ...spent }) => {
+    const chunkId = sender ?? chunkWorkflowId(evalId, chunkIndex);
+    if (seq === undefined || !patched('spend-verdict-before-next-task')) return record(chunkIndex, spent, undefined, chunkId);
     // The lane that sent it waits for this answer before it starts another task.
     const answer = () =>
-      void getExternalWorkflowHandle(chunkWorkflowId(evalId, chunkIndex))
+      void getExternalWorkflowHandle(chunkId)
         .signal(spendMeteredSignal, { seq, reached: meter.reached })
         .catch(() => undefined); // the chunk is gone
-    record(chunkIndex, spent, answer);
+    record(chunkIndex, spent, answer, chunkId);
   });
   lanes.meter = record; // a freed lane's last task (lanesFreed)
   // The pool's verdict (its caps are over every evaluation that names it).

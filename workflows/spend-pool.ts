@@ -15,7 +15,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { addSpend, capReached, NO_SPEND, type Spend } from '../model/spend-cap';
+import { addSpend, capReached, NO_SPEND, type Spend, spendToAdd } from '../model/spend-cap';
 import {
   poolJoinSignal,
   poolLeaveSignal,
@@ -38,6 +38,8 @@ export interface SpendPoolCarried {
   reached: string | null;
   members: string[];
   spentBy: Record<string, { costUsd: number; tokens: number }>;
+  /** Each running member's tasks' totals counted so far (absent in histories recorded before). */
+  counted?: Record<string, Record<string, Spend>>;
 }
 
 /** Events one run holds before it continues as new (each spend is one event, each notice about three). */
@@ -49,6 +51,8 @@ export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarrie
   let reached = carried?.reached ?? null;
   const members = new Set(carried?.members ?? []);
   const spentBy = { ...(carried?.spentBy ?? {}) };
+  // A member's task totals, so a report that comes again (the member was reset) counts once; dropped once it leaves.
+  const counted: Record<string, Record<string, Spend>> = { ...(carried?.counted ?? {}) };
   let sending = 0;
   const state = (): SpendPoolState => ({
     name: input.name,
@@ -75,6 +79,7 @@ export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarrie
   });
   setHandler(poolLeaveSignal, ({ evalId }) => {
     members.delete(evalId);
+    delete counted[evalId];
   });
   /** The verdict on a spend the member waits for (its lane starts nothing before it): metered, reached or not. */
   const answer = (evalId: string, ack: number) => {
@@ -84,10 +89,11 @@ export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarrie
       .catch(() => members.delete(evalId))
       .finally(() => sending--);
   };
-  setHandler(poolSpentSignal, ({ evalId, costUsd, tokens, unmetered, ack }) => {
-    spent = addSpend(spent, { costUsd, tokens, unmetered });
+  setHandler(poolSpentSignal, ({ evalId, ack, ...report }) => {
+    const added = spendToAdd(members.has(evalId) ? (counted[evalId] ??= {}) : {}, report);
+    spent = addSpend(spent, added);
     const mine = spentBy[evalId] ?? { costUsd: 0, tokens: 0 };
-    spentBy[evalId] = { costUsd: mine.costUsd + costUsd, tokens: mine.tokens + tokens };
+    spentBy[evalId] = { costUsd: mine.costUsd + added.costUsd, tokens: mine.tokens + added.tokens };
     if (reached === null) {
       reached = capReached(cap, spent);
       if (reached !== null) for (const m of members) tell(m);
@@ -98,7 +104,7 @@ export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarrie
   await condition(() => (reached !== null && members.size === 0 && sending === 0) || full());
   await condition(() => sending === 0 && allHandlersFinished());
   if (!(reached !== null && members.size === 0)) {
-    await continueAsNew<typeof spendPool>(input, { spent, reached, members: [...members], spentBy });
+    await continueAsNew<typeof spendPool>(input, { spent, reached, members: [...members], spentBy, counted });
   }
   return state();
 }

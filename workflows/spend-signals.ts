@@ -18,6 +18,11 @@ export interface SpendSignal {
    * the parent's `spendMetered` with this number (the cap check this spend fed) before it starts anything.
    */
   seq?: number;
+  /** The task (patched 'reset-safe-chunks'): the spend is then the task's total, counted once (model/spend-cap.ts). */
+  task?: string;
+  /** The sending chunk's workflow id and run (patched 'reset-safe-chunks'): the verdict goes to that chunk. */
+  chunkId?: string;
+  chunkRunId?: string;
 }
 export const taskSpentSignal = defineSignal<[SpendSignal]>('taskSpent');
 export const spendCapReachedSignal = defineSignal<[string]>('spendCapReached');
@@ -29,8 +34,9 @@ export const spendMeteredSignal = defineSignal<[{ seq: number; reached: string |
  * when they end; once its caps are reached it sends `spendCapReached` to every member (and to any that joins).
  */
 export const poolJoinSignal = defineSignal<[{ evalId: string }]>('poolJoin');
+/** With `task`, the spend is that task's total, counted once however often it comes (a reset evaluation's reports). */
 export const poolSpentSignal =
-  defineSignal<[{ evalId: string; costUsd: number; tokens: number; unmetered: number; ack?: number }]>('poolSpent');
+  defineSignal<[{ evalId: string; costUsd: number; tokens: number; unmetered: number; ack?: number; task?: string }]>('poolSpent');
 /** The pool's answer to a `poolSpent` with an `ack`: metered, and its cap reached (in words) or null. */
 export const poolMeteredSignal = defineSignal<[{ ack: number; reached: string | null }]>('poolMetered');
 export const poolLeaveSignal = defineSignal<[{ evalId: string }]>('poolLeave');

@@ -5,7 +5,8 @@
  * chunk), one a spend pool's cap stops (parent, chunk and the pool), one whose lanes wait for the pool's verdict on
  * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
  * (`evaluate-candidate.cancelled`: parent and chunk), one paused with its running task stopped, then resumed
- * (`evaluate-candidate.paused`: parent and chunk), the run of `vero retry` that re-runs one task of a finished
+ * (`evaluate-candidate.paused`: parent and chunk), one reset to its first workflow task while its first chunk ran
+ * (`evaluate-candidate.reset`: the reset run, its new chunk and its pool), the run of `vero retry` that re-runs one task of a finished
  * evaluation (`evaluate-candidate.retried`), a Mode A evaluation (evaluateSamples), a build (buildTask)
  * and a race (raceCandidates and one of its entries, raceEntry).
  *
@@ -248,6 +249,49 @@ async function main(): Promise<void> {
         save('evaluate-candidate.spend-verdict', input.evalId);
         save('evaluate-chunk.spend-verdict', `${input.evalId}/chunk-0`);
         save('spend-pool.spend-verdict', pool.workflowId);
+      }
+      if (want('evaluate-candidate.reset')) {
+        // A pooled evaluation reset to its first workflow task (`temporal workflow reset`) while its first chunk
+        // runs (patched 'reset-safe-chunks'): the reset run's chunk 0 is refused its id, the old one is cancelled,
+        // the new one (`chunk-0.1`) collects the finished task's job; each task's spend counted once in the pool.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'hello-world', 'sum-numbers', 'reverse-string'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-reset'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, cost_usd: 0.25, duration_ms: 1500 } }),
+          },
+          'execution.concurrency': 1,
+          'execution.chunk_size': 2,
+          'execution.max_cost_usd': 100,
+          'execution.spend_pool': 'record-reset',
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        await startOrAttach(client, input, taskQueue);
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        while (((await getProgress(client, input.evalId).catch(() => null))?.done ?? 0) < 1) await sleep(100);
+        execFileSync(temporal, [
+          'workflow',
+          'reset',
+          '--address',
+          server.address,
+          '-w',
+          input.evalId,
+          '-t',
+          'FirstWorkflowTask',
+          '--reason',
+          'record',
+        ]);
+        await client.workflow.getHandle(input.evalId).result();
+        const pool = client.workflow.getHandle(spendPoolWorkflowId('record-reset'));
+        await pool.terminate('recorded');
+        save('evaluate-candidate.reset', input.evalId);
+        save('evaluate-chunk.reset', `${input.evalId}/chunk-0.1`);
+        save('spend-pool.reset', pool.workflowId);
       }
       if (want('evaluate-candidate.cancelled')) {
         // Cancelled after its concurrency was raised from 1 to 3 (two lanes granted to the running chunk): the chunk

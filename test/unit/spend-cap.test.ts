@@ -5,7 +5,7 @@ import { loadEvalConfig } from '../../infra/eval-config-file';
 import { ConfigError } from '../../model/errors';
 import { configDigest } from '../../model/eval-identity';
 import { taskScoresOf } from '../../model/paired-comparison';
-import { addSpend, capReached, NO_SPEND, spendOfTask } from '../../model/spend-cap';
+import { addSpend, capReached, NO_SPEND, type Spend, spendOfTask, spendToAdd } from '../../model/spend-cap';
 import { NO_USAGE } from '../../model/trial-ranking';
 import { DATASET, tempDir } from '../helpers/fixtures';
 
@@ -94,4 +94,22 @@ describe('execution caps in vero.yaml', () => {
     // Without a cap the digest is what it was before caps existed.
     expect(digest('  concurrency: 2\n')).toBe(digest('  concurrency: 8\n'));
   });
+});
+
+test("a task's spend is counted once: a report is the task's total, one sent again adds nothing, a larger one adds the difference", () => {
+  const counted: Record<string, Spend> = {};
+  const add = (report: Parameters<typeof spendToAdd>[1]) => spendToAdd(counted, report);
+  expect(add({ task: 'a', costUsd: 1, tokens: 10, unmetered: 0 })).toEqual({ costUsd: 1, tokens: 10, unmetered: 0 });
+  // The same report again (a reset run reports again; a finished job collected again): nothing more.
+  expect(add({ task: 'a', costUsd: 1, tokens: 10, unmetered: 0 })).toEqual(NO_SPEND);
+  // The job resumed and ran another trial: its total grew, only the growth is added.
+  expect(add({ task: 'a', costUsd: 1.5, tokens: 14, unmetered: 0 })).toEqual({ costUsd: 0.5, tokens: 4, unmetered: 0 });
+  // A late, older report of the same task adds nothing.
+  expect(add({ task: 'a', costUsd: 1, tokens: 10, unmetered: 0 })).toEqual(NO_SPEND);
+  expect(add({ task: 'b', costUsd: 0, tokens: 0, unmetered: 1 })).toEqual({ costUsd: 0, tokens: 0, unmetered: 1 });
+  expect(add({ task: 'b', costUsd: 0, tokens: 0, unmetered: 1 })).toEqual(NO_SPEND);
+  // Reports of histories recorded before name no task: each adds all it says.
+  expect(add({ costUsd: 2, tokens: 0, unmetered: 0 })).toEqual({ costUsd: 2, tokens: 0, unmetered: 0 });
+  expect(add({ costUsd: 2, tokens: 0, unmetered: 0 })).toEqual({ costUsd: 2, tokens: 0, unmetered: 0 });
+  expect(counted).toEqual({ a: { costUsd: 1.5, tokens: 14, unmetered: 0 }, b: { costUsd: 0, tokens: 0, unmetered: 1 } });
 });
