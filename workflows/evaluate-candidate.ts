@@ -26,13 +26,14 @@ import { CandidateResult, INLINE_TASK_LIMIT } from '../model/candidate-result';
 import { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
 import { Continuation, EvalInput } from '../model/eval-input';
 import { newProgress, type Progress } from '../model/progress';
+import { type ChunkProgressReport, progressDetails, withReports } from '../model/progress-details';
 import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery } from './queries';
-import { setConcurrencyUpdate } from './lane-signals';
+import { chunkProgressSignal, setConcurrencyUpdate } from './lane-signals';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
 import { chunkWorkflowId, homePaths } from '../model/paths';
@@ -82,6 +83,10 @@ interface Run {
   lanesGranted: boolean | null;
   /** A spend-capped evaluation's meter (workflows/spend-meter.ts). */
   meter: SpendMeter | null;
+  /** The last progress report of each running chunk (patched 'chunk-progress-reports'), for the Web UI's details. */
+  reports: Map<number, ChunkProgressReport>;
+  /** Chunks whose summary is in: a report of theirs that arrives late is dropped. */
+  finishedChunks: Set<number>;
 }
 
 /** How this run's chunks go: which it starts, whether it continues as new, where the rows travel. */
@@ -138,17 +143,29 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
     summaries: [],
     lanesGranted: null,
     meter: null,
+    reports: new Map(),
+    finishedChunks: new Set(),
   };
   progress.concurrency = run.lanes.concurrency;
-  showConcurrency(run.lanes.concurrency);
+  showProgress(run);
   handleSetConcurrency(run);
+  setHandler(chunkProgressSignal, (report) => {
+    // A late report of a chunk that has finished, or of one of a run this one continues: its counts are in.
+    if (run.finishedChunks.has(report.chunkIndex) || report.chunkIndex < (continuation?.nextChunk ?? 0)) return;
+    run.reports.set(report.chunkIndex, report);
+    showProgress(run);
+  });
   carryPause(run, continuation?.paused);
   handlePauseAndResume({ lanes: run.lanes, progress, refusal: () => pauseRefusal(run) });
   return run;
 }
 
-/** The Web UI shows a workflow's current details on its page. */
-const showConcurrency = (n: number, note = '') => setCurrentDetails(`concurrency ${n}${note}`);
+/**
+ * The Web UI shows a workflow's current details on its page: the evaluation's progress, its finished chunks'
+ * counts plus its running chunks' last reports (a query-served field, not a command: replay-safe).
+ */
+const showProgress = (run: Run, note = '') =>
+  setCurrentDetails(progressDetails(withReports(run.progress, run.reports.values()), run.info.workflowId) + note);
 
 /** `vero set-concurrency`: validated, recorded in history, carried out by the lane pool. */
 function handleSetConcurrency(run: Run): void {
@@ -157,7 +174,7 @@ function handleSetConcurrency(run: Run): void {
     async (concurrency) => {
       const previous = run.lanes.concurrency;
       run.progress.concurrency = concurrency;
-      showConcurrency(concurrency, ` (set from ${previous} by vero set-concurrency)`);
+      showProgress(run, ` (set from ${previous} by vero set-concurrency)`);
       await setPoolConcurrency(run.lanes, concurrency);
       return { previous, concurrency };
     },
@@ -199,6 +216,7 @@ async function prepareAndCheck(run: Run): Promise<Prepared> {
     ]);
   }
   run.progress.phase = 'running';
+  showProgress(run);
   return prepared;
 }
 
@@ -208,7 +226,9 @@ function planChunks(run: Run, prepared: Prepared): ChunkPlan {
   const nChunks = Math.ceil(input.tasks.length / size);
   // A run starts at most `perRun` chunks, then continues as new (histories recorded before: one run).
   const firstChunk = continuation?.nextChunk ?? 0;
-  const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun);
+  // Chunks report their progress as tasks finish (at most MAX_PROGRESS_REPORTS each), for the Web UI's details.
+  const reportProgress = patched('chunk-progress-reports');
+  const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun, undefined, reportProgress);
   const continues = continuation !== undefined || (nChunks > perRun && patched('continue-as-new'));
   const endChunk = continues ? Math.min(nChunks, firstChunk + perRun) : nChunks;
   // The rows come back through this history only when finalize takes them inline; otherwise they stay in the
@@ -226,6 +246,7 @@ function planChunks(run: Run, prepared: Prepared): ChunkPlan {
     home: input.home,
     ...(lanes !== undefined ? { lanes } : {}),
     ...(rowsOutOfParent ? { returnRows: false } : {}),
+    ...(reportProgress ? { reportProgress: true } : {}),
   });
   return { size, nChunks, firstChunk, endChunk, continues, inline, chunkInput };
 }
@@ -240,6 +261,9 @@ async function runChunks(run: Run, plan: ChunkPlan): Promise<number> {
     progress.errors += summary.nErrors;
     progress.scoreSum += summary.scoreSum;
     if (summary.nNotRun) progress.notRun = (progress.notRun ?? 0) + summary.nNotRun;
+    run.finishedChunks.add(summary.chunkIndex);
+    run.reports.delete(summary.chunkIndex);
+    showProgress(run);
   };
   run.lanesGranted = patched('lane-grants');
   const cap = input.settings.spendCap;
@@ -288,6 +312,7 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
   summaries.sort((a, b) => a.chunkIndex - b.chunkIndex);
   progress.currentChunk = null;
   progress.phase = 'finalizing';
+  showProgress(run);
   const result = await finalizeEvaluation({
     evalId: input.evalId,
     candidate: prepared.commit,
@@ -310,6 +335,7 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
     ...(plan.inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
   });
   progress.phase = 'done';
+  showProgress(run);
   await meter?.leavePool();
   upsertSearchAttributes([
     veroStatus(result.status),

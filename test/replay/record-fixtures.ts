@@ -6,7 +6,8 @@
  * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
  * (`evaluate-candidate.cancelled`: parent and chunk), one paused with its running task stopped, then resumed
  * (`evaluate-candidate.paused`: parent and chunk), the run of `vero retry` that re-runs one task of a finished
- * evaluation (`evaluate-candidate.retried`), a Mode A evaluation (evaluateSamples), a build (buildTask)
+ * evaluation (`evaluate-candidate.retried`), one whose chunk reports its progress to the parent as tasks finish
+ * (`evaluate-candidate.progress-reports`: parent and chunk), a Mode A evaluation (evaluateSamples), a build (buildTask)
  * and a race (raceCandidates and one of its entries, raceEntry).
  *
  *   npm run record-histories                                  # all of them
@@ -80,6 +81,27 @@ async function main(): Promise<void> {
         await handle.result();
         if (want('evaluate-candidate')) save('evaluate-candidate', input.evalId);
         if (want('evaluate-chunk')) save('evaluate-chunk', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-candidate.progress-reports')) {
+        // Three tasks in one chunk, one errored: the chunk reports its counts to the parent as each finishes.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '0',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-progress'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ tasks: { 'sum-numbers': { reward: 0 } }, default: { reward: 1 } }),
+          },
+          'execution.concurrency': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        save('evaluate-candidate.progress-reports', input.evalId);
+        save('evaluate-chunk.progress-reports', `${input.evalId}/chunk-0`);
       }
       if (want('evaluate-candidate.continued')) {
         // Three chunks of one task, two per run: the first run continues as new, the second finishes.

@@ -24,7 +24,8 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // `spend-verdict`: lanes wait for the (pool's) verdict on their last spend before starting a task; `cancelled`:
   // a chunk cancelled with granted lanes ends once every lane's activity is cancelled; `paused` (`pause-resume`):
   // paused with its running task stopped, resumed, the task run again; `retried` (`retry-tasks`): the run of
-  // `vero retry` whose finalize merges its rows into the evaluation's result file.
+  // `vero retry` whose finalize merges its rows into the evaluation's result file; `progress-reports`
+  // (`chunk-progress-reports`): the chunk sends the parent its counts as tasks finish.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.cancelled.json',
@@ -32,6 +33,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
     'evaluate-candidate.paused.json',
+    'evaluate-candidate.progress-reports.json',
     'evaluate-candidate.retried.json',
     'evaluate-candidate.set-concurrency.json',
     'evaluate-candidate.spend-cap.json',
@@ -43,6 +45,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-chunk.cancelled.json',
     'evaluate-chunk.json',
     'evaluate-chunk.paused.json',
+    'evaluate-chunk.progress-reports.json',
     'evaluate-chunk.set-concurrency.json',
     'evaluate-chunk.spend-cap.json',
     'evaluate-chunk.spend-verdict.json',
