@@ -34,6 +34,8 @@ import { evaluateChunk } from './evaluate-chunk';
 import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery } from './queries';
 import { chunkProgressSignal, setConcurrencyUpdate } from './lane-signals';
+import { RETRY_RUNNING_PATCH, retryRunningUpdate } from './retry-running';
+import { type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/retry';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
 import { chunkWorkflowId, homePaths } from '../model/paths';
@@ -87,6 +89,8 @@ interface Run {
   reports: Map<number, ChunkProgressReport>;
   /** Chunks whose summary is in: a report of theirs that arrives late is dropped. */
   finishedChunks: Set<number>;
+  /** Tasks to run again once every task has finished (`vero retry` while it runs: workflows/retry-running.ts). */
+  retry: QueuedRetry | null;
 }
 
 /** How this run's chunks go: which it starts, whether it continues as new, where the rows travel. */
@@ -145,6 +149,7 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
     meter: null,
     reports: new Map(),
     finishedChunks: new Set(),
+    retry: continuation?.retry ?? null,
   };
   progress.concurrency = run.lanes.concurrency;
   showProgress(run);
@@ -155,6 +160,7 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
     run.reports.set(report.chunkIndex, report);
     showProgress(run);
   });
+  handleRetryWhileRunning(run);
   carryPause(run, continuation?.paused);
   handlePauseAndResume({ lanes: run.lanes, progress, refusal: () => pauseRefusal(run) });
   return run;
@@ -189,6 +195,35 @@ function handleSetConcurrency(run: Run): void {
       },
     },
   );
+}
+
+/** `vero retry` while it runs: validated, recorded in history, carried out once every task has finished (finish). */
+function handleRetryWhileRunning(run: Run): void {
+  setHandler(
+    retryRunningUpdate,
+    (req) => {
+      run.retry = queueRetry(run.retry, req);
+      return run.retry;
+    },
+    {
+      validator: (req) => {
+        const problem = queuedRetryProblem(run.input.tasks, req);
+        if (problem !== null) throw new Error(problem);
+        if (run.progress.phase === 'finalizing' || run.progress.phase === 'done' || run.progress.phase === 'cancelling')
+          throw new Error('every task of this evaluation has finished: retry once its result is in');
+        if (req.errors && !rowsComeBack(run.input))
+          throw new Error(
+            `--errors on a running evaluation of more than ${INLINE_TASK_LIMIT} tasks (or of several runs): retry --errors once it has finished`,
+          );
+      },
+    },
+  );
+}
+
+/** Whether the evaluation's rows come back through its workflow (so its error rows are known at its end). */
+function rowsComeBack(input: EvalInput): boolean {
+  const nChunks = Math.ceil(input.tasks.length / input.settings.chunkSize);
+  return input.tasks.length <= INLINE_TASK_LIMIT && (input.settings.chunksPerRun === undefined || nChunks <= input.settings.chunksPerRun);
 }
 
 /** Why `vero pause` or `vero resume` is refused now (null: it is not). */
@@ -298,6 +333,7 @@ async function continueFrom(run: Run, prepared: Prepared, nextChunk: number): Pr
     concurrency: run.lanes.concurrency,
     ...(run.meter ? { spent: run.meter.spent } : {}),
     ...(run.lanes.paused ? { paused: run.lanes.paused } : {}),
+    ...(run.retry ? { retry: run.retry } : {}),
   };
   await condition(allHandlersFinished);
   return makeContinueAsNewFunc<typeof evaluateCandidate>({
@@ -342,8 +378,26 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
     { key: VeroScore, value: result.score },
     ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
   ]);
+  if (run.retry && patched(RETRY_RUNNING_PATCH)) await retryQueued(run, run.retry, result);
   await condition(allHandlersFinished);
   return result;
+}
+
+/**
+ * A retry queued while it ran: continues as new with only those tasks (the named ones, and the rows that are
+ * errors when asked) and `retryOf` this run's result file, as `vero retry` of a finished evaluation starts it.
+ */
+async function retryQueued(run: Run, retry: QueuedRetry, result: CandidateResult): Promise<void> {
+  const errors = retry.errors ? (result.tasks ?? []).filter((t) => t.status === 'error').map((t) => t.task) : [];
+  const chosen = new Set([...retry.tasks, ...errors]);
+  const tasks = run.input.tasks.filter((t) => chosen.has(t));
+  if (!tasks.length) return;
+  await condition(allHandlersFinished);
+  const retryOf = { resultFile: result.resultFile, previousRunId: run.info.runId, requestedAt: retry.requestedAt };
+  await makeContinueAsNewFunc<typeof evaluateCandidate>({
+    memo: run.info.memo,
+    typedSearchAttributes: workflowInfo().typedSearchAttributes,
+  })({ ...run.input, tasks, retryOf });
 }
 
 /**
