@@ -59,8 +59,9 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     ].join('\n\n'),
   } satisfies WorkflowStartOptions<typeof evaluateCandidate>;
   const handle = await client.workflow.start(evaluateCandidate, options).catch((e: unknown) => {
-    // A server whose search attributes were registered before VeroCandidateRef existed: start without it.
-    if (!(e instanceof Error && e.message.includes(VeroCandidateRef.name))) throw e;
+    // A server whose search attributes were registered before VeroCandidateRef existed ("… has no mapping
+    // defined for search attribute VeroCandidateRef", in the error's cause): start without it.
+    if (!`${String(e)} ${e instanceof Error ? String(e.cause) : ''}`.includes(VeroCandidateRef.name)) throw e;
     const typedSearchAttributes = options.typedSearchAttributes.filter((a) => a.key !== VeroCandidateRef);
     return client.workflow.start(evaluateCandidate, { ...options, typedSearchAttributes });
   });
