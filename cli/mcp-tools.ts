@@ -175,7 +175,7 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
   tool({
     name: 'retry',
     description:
-      'Run chosen tasks of a finished evaluation again, as `vero retry --json` (returns at once): `tasks` by name and/or `errors` (every error row); nothing else re-runs, and the result then says which rows were retried and when.',
+      'Run chosen tasks of a finished evaluation again, or queue them in a running one (they run once its tasks have finished), as `vero retry --json` (returns at once): `tasks` by name and/or `errors` (every error row); nothing else re-runs, and the result then says which rows were retried and when.',
     input: {
       evalId,
       tasks: z.array(z.string().min(1)).optional().describe('task names, as in results'),

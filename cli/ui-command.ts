@@ -11,7 +11,7 @@ export function registerUiCommand(program: Command): void {
     program
       .command('ui [evalId]')
       .description(
-        "the Temporal Web UI's link: without an id, the list of evaluations and races (their chunks and race entries left out: the UI's filter is the query it prints); with one, that evaluation's page. Needs no server",
+        "the Temporal Web UI's link: without an id, the list of evaluations and races (their chunks and race entries left out: the UI's filter is the query it prints); with one, that evaluation's page (tab User Metadata: its summary and its progress as tasks finish). Needs no server",
       )
       .option('--json', 'machine-readable output: {"url", "query"} (vero schema ui)'),
   ).action((id: string | undefined, o: ConnectionFlags & { json?: boolean }) => {

@@ -55,10 +55,10 @@ export function evalInputFor(parts: {
   const problem = inputSizeProblem(parts.tasks);
   if (problem) throw new ConfigError(`tasks: ${problem}`);
   // Chunks per run are fixed when the evaluation starts, so a later change of the default cannot change how a
-  // running evaluation replays.
+  // running evaluation replays. Its chunks report their progress to it (the Web UI's details).
   const s = parts.settings;
   const metered = s.spendCap ? { chunkSize: s.chunkSize, pooled: s.spendCap.pool !== undefined } : undefined;
-  const settings = { ...s, chunksPerRun: s.chunksPerRun ?? chunksPerRun(s.concurrency, undefined, metered) };
+  const settings = { ...s, chunksPerRun: s.chunksPerRun ?? chunksPerRun(s.concurrency, undefined, metered, true) };
   const digest = configDigest(parts.tasks, settings);
   return EvalInput.parse({
     evalId: evalWorkflowId(parts.commit, digest),

@@ -1,9 +1,9 @@
 /** Starting an evaluation: start it, or attach to the running one, or return the completed one. */
-import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { EvalInput } from '../model/eval-input';
-import { VeroCandidate, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/search-attributes';
+import { VeroCandidate, VeroCandidateRef, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/search-attributes';
 import { evaluateCandidate } from '../workflows';
 import { ensureSpendPool } from './spend-pools';
 
@@ -37,7 +37,7 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
     return { handle: client.workflow.getHandle(input.evalId), mode: 'existing', ...otherHome };
   if (input.settings.spendCap?.pool) await ensureSpendPool(client, input.settings.spendCap, taskQueue);
   const source = input.settings.source.path ?? input.settings.source.dataset ?? '';
-  const handle = await client.workflow.start(evaluateCandidate, {
+  const options = {
     workflowId: input.evalId,
     taskQueue,
     args: [input],
@@ -49,6 +49,7 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
       veroStatus('queued'),
       { key: VeroTaskSource, value: source },
       { key: VeroConfigDigest, value: input.configDigest },
+      { key: VeroCandidateRef, value: input.candidateRef },
     ],
     staticSummary: `candidate ${input.candidateRef} (${input.candidate.slice(0, 12)}) on ${input.tasks.length} task(s)`.slice(0, 200),
     staticDetails: [
@@ -56,6 +57,13 @@ export async function startOrAttach(client: Client, input: EvalInput, taskQueue:
       `**tasks** ${input.tasks.length} from \`${source}\``,
       `**agent** \`${input.settings.harbor.agent}\`${input.settings.harbor.model ? ` model \`${input.settings.harbor.model}\`` : ''}, attempts ${input.settings.harbor.n_attempts}, retries ${input.settings.harbor.max_retries}`,
     ].join('\n\n'),
+  } satisfies WorkflowStartOptions<typeof evaluateCandidate>;
+  const handle = await client.workflow.start(evaluateCandidate, options).catch((e: unknown) => {
+    // A server whose search attributes were registered before VeroCandidateRef existed ("… has no mapping
+    // defined for search attribute VeroCandidateRef", in the error's cause): start without it.
+    if (!`${String(e)} ${e instanceof Error ? String(e.cause) : ''}`.includes(VeroCandidateRef.name)) throw e;
+    const typedSearchAttributes = options.typedSearchAttributes.filter((a) => a.key !== VeroCandidateRef);
+    return client.workflow.start(evaluateCandidate, { ...options, typedSearchAttributes });
   });
   return { handle, mode: 'started' };
 }

@@ -3,24 +3,31 @@
  * same workflow id (Temporal keeps the old run and its history) whose input is the previous run's, with `tasks`
  * the chosen ones and `retryOf` naming the result file; it runs them in a run dir of its own (fresh Harbor jobs;
  * the old ones are kept) and its finalize replaces their rows in the result file, written atomically. The
- * workflow's result is the whole evaluation's, each retried row saying when and what it replaced.
+ * workflow's result is the whole evaluation's, each retried row saying when and what it replaced. A running
+ * evaluation queues the retry instead (an update) and continues as new into that run once its tasks finish.
  */
-import { Client } from '@temporalio/client';
+import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
 import type { CandidateResult } from '../model/candidate-result';
 import { EvalInput } from '../model/eval-input';
 import { chooseRetryTasks } from '../model/retry';
 import { startOrAttach } from './eval-start';
 import { withTasks } from './eval-results';
+import { retryRunningUpdate } from '../workflows/retry-running';
 
 /** What `vero retry` started. */
 export interface RetryStarted {
   evalId: string;
-  /** The new run of the evaluation's workflow, and the one whose rows it retries. */
-  runId: string;
+  /** The new run of the evaluation's workflow (null: queued in a running one), and the one whose rows it retries. */
+  runId: string | null;
   previousRunId: string;
   tasks: string[];
   requestedAt: string;
+  /**
+   * A running evaluation: the retry is queued (an update recorded in its history) and runs once every task has
+   * finished, as the run that follows; `errors`: its error rows then are retried too. Absent for a finished one.
+   */
+  queued?: { errors: boolean };
 }
 
 /** The input of the evaluation's current run, from the first event of its history. */
@@ -34,14 +41,43 @@ async function inputOf(client: Client, evalId: string, runId: string): Promise<E
 }
 
 /**
- * Starts a run of the chosen tasks (`tasks` by name, and with `errors` every error row) of a finished evaluation.
- * Refused (ConfigError) while it runs, when it did not complete, and for names that are not its tasks.
+ * Queues chosen tasks of a running evaluation to run again once its tasks have finished (workflows/retry-running.ts).
+ * Refused (ConfigError) with the workflow's reason: names that are not its tasks, or it is finishing.
+ */
+async function queueInRunning(
+  client: Client,
+  evalId: string,
+  runId: string,
+  opts: { tasks?: string[]; errors?: boolean },
+): Promise<RetryStarted> {
+  const requestedAt = new Date().toISOString();
+  try {
+    const queued = await client.workflow.getHandle(evalId, runId).executeUpdate(retryRunningUpdate, {
+      args: [{ ...(opts.tasks ? { tasks: opts.tasks } : {}), errors: opts.errors === true, requestedAt }],
+    });
+    return {
+      evalId,
+      runId: null,
+      previousRunId: runId,
+      tasks: queued.tasks,
+      requestedAt: queued.requestedAt,
+      queued: { errors: queued.errors },
+    };
+  } catch (e) {
+    if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId}: ${e.cause?.message ?? e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Starts a run of the chosen tasks (`tasks` by name, and with `errors` every error row) of a finished evaluation,
+ * or queues them in a running one (they run once its tasks have finished). Refused (ConfigError) when it did not
+ * complete, and for names that are not its tasks.
  */
 export async function retryTasks(client: Client, evalId: string, opts: { tasks?: string[]; errors?: boolean }): Promise<RetryStarted> {
   const handle = client.workflow.getHandle(evalId);
   const d = await handle.describe();
-  if (d.status.name === 'RUNNING')
-    throw new ConfigError(`${evalId} is running: retry its tasks once it has finished (vero status ${evalId})`);
+  if (d.status.name === 'RUNNING') return queueInRunning(client, evalId, d.runId, opts);
   if (d.status.name !== 'COMPLETED')
     throw new ConfigError(`${evalId} ended ${d.status.name} without a result: start it again (vero start-eval --force)`);
   const previous = withTasks((await handle.result()) as CandidateResult);

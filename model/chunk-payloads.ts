@@ -25,6 +25,8 @@ export interface ChunkInput {
    * history holds no per-task payload. Absent: the rows come back too (histories recorded before).
    */
   returnRows?: boolean;
+  /** Send the parent this chunk's counts as its tasks finish (`chunkProgress`); absent in histories recorded before. */
+  reportProgress?: boolean;
 }
 
 export interface ChunkSummary {

@@ -301,10 +301,17 @@ export const PauseJson = z.strictObject({
 
 export const RetryStartedJson = z.strictObject({
   evalId: z.string(),
-  runId: z.string().describe("the new run of the evaluation's workflow that runs the chosen tasks"),
+  runId: z
+    .string()
+    .nullable()
+    .describe("the new run of the evaluation's workflow that runs the chosen tasks (null: queued in a running evaluation)"),
   previousRunId: z.string().describe('the run whose rows it replaces'),
-  tasks: z.array(z.string()).describe('the tasks run again'),
+  tasks: z.array(z.string()).describe('the tasks run again (queued: the named ones; with errors, its error rows at the end too)'),
   requestedAt: isoTime.describe("when the retry was asked for: the retried rows' retried.at"),
+  queued: z
+    .strictObject({ errors: z.boolean().describe('its error rows at the end are retried too') })
+    .optional()
+    .describe('a running evaluation: the retry is queued and runs once every task has finished, as its next run'),
 });
 export const RetryJson = z.union([RetryStartedJson, RetryStartedJson.extend({ result: CandidateResultJson })]);
 

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { HarborSection } from './harbor-config';
 import { SpendCap } from './spend-cap';
 import { PauseState } from './pause-state';
-import { RetryOf } from './retry';
+import { QueuedRetry, RetryOf } from './retry';
 
 export const ResolvedSource = z.strictObject({
   path: z.string().optional(),
@@ -94,5 +94,7 @@ export const Continuation = z.strictObject({
   concurrency: z.number().int().min(1).optional(),
   /** Set while the evaluation is paused (`vero pause`): the next run starts paused. */
   paused: PauseState.optional(),
+  /** A retry queued while it runs (`vero retry` on a running evaluation): the last run carries it out. */
+  retry: QueuedRetry.optional(),
 });
 export type Continuation = z.infer<typeof Continuation>;

@@ -8,11 +8,14 @@
  * - The parent records at most about 24 + 3 × concurrency events per chunk (a start, a completion, and the lanes each
  *   chunk hands back as it drains), so after `chunksPerRun` chunks it lets the running ones finish and
  *   continues as new: each run of the parent holds at most that many chunks, and the evaluation any number.
- *   A spend-capped evaluation also records each task's spend report (MeteredChunks).
+ *   A spend-capped evaluation also records each task's spend report (MeteredChunks), and each chunk reports its
+ *   progress at most MAX_PROGRESS_REPORTS times (a signal and its workflow task: 4 events at worst).
  * - The task names travel in the evaluation's input (once per run), which must fit one payload.
  *
  * The figures are measured by `bench/scale.ts` and recorded in docs/benchmarks.md.
  */
+
+import { MAX_PROGRESS_REPORTS } from './progress-details';
 
 /** Events one run of the parent may hold before it continues as new (Temporal warns at 10,240). */
 export const PARENT_EVENT_BUDGET = 8000;
@@ -21,8 +24,8 @@ export const PARENT_EVENT_BUDGET = 8000;
  * Parent events per chunk at a given concurrency, an upper bound of what bench/scale.ts measured: 19.6 at
  * concurrency 4, 64 at 16 and 147 at 64 (chunks of 100 tasks), 68.4 at 16 (chunks of 500, 100k tasks).
  */
-export const parentEventsPerChunk = (concurrency: number, metered?: MeteredChunks): number =>
-  24 + 3 * concurrency + (metered ? metered.chunkSize * (metered.pooled ? 7 : 4) : 0);
+export const parentEventsPerChunk = (concurrency: number, metered?: MeteredChunks, progressReports = false): number =>
+  24 + 3 * concurrency + (metered ? metered.chunkSize * (metered.pooled ? 7 : 4) : 0) + (progressReports ? 4 * MAX_PROGRESS_REPORTS : 0);
 
 /**
  * A spend-capped evaluation's chunks report each task's spend to the parent: a signal and its workflow task
@@ -34,8 +37,8 @@ export interface MeteredChunks {
 }
 
 /** Chunks one run of the parent starts before it continues as new: the setting, else what fits the budget. */
-export function chunksPerRun(concurrency: number, setting?: number, metered?: MeteredChunks): number {
-  return setting ?? Math.max(1, Math.floor(PARENT_EVENT_BUDGET / parentEventsPerChunk(concurrency, metered)));
+export function chunksPerRun(concurrency: number, setting?: number, metered?: MeteredChunks, progressReports = false): number {
+  return setting ?? Math.max(1, Math.floor(PARENT_EVENT_BUDGET / parentEventsPerChunk(concurrency, metered, progressReports)));
 }
 
 /** Temporal's default limit on one payload (the evaluation input holds every task name) is 2 MiB; keep a margin. */

@@ -19,6 +19,32 @@ export const RetryOf = z.strictObject({
 });
 export type RetryOf = z.infer<typeof RetryOf>;
 
+/**
+ * A retry queued in a running evaluation (workflows/retry-running.ts): the tasks named, whether its error rows
+ * too, and when it was first asked for (the retried rows' `retried.at`).
+ */
+export const QueuedRetry = z.strictObject({
+  tasks: z.array(z.string()),
+  errors: z.boolean(),
+  requestedAt: z.string(),
+});
+export type QueuedRetry = z.infer<typeof QueuedRetry>;
+
+/** A queued retry with one more request merged in (the first request's time stays). */
+export function queueRetry(queued: QueuedRetry | null, req: { tasks?: string[]; errors?: boolean; requestedAt: string }): QueuedRetry {
+  const tasks = [...new Set([...(queued?.tasks ?? []), ...(req.tasks ?? [])])];
+  return { tasks, errors: (queued?.errors ?? false) || req.errors === true, requestedAt: queued?.requestedAt ?? req.requestedAt };
+}
+
+/** Why a retry request of a running evaluation of these tasks is refused (null: it is not). */
+export function queuedRetryProblem(allTasks: readonly string[], req: { tasks?: string[]; errors?: boolean }): string | null {
+  const known = new Set(allTasks);
+  const unknown = (req.tasks ?? []).filter((t) => !known.has(t));
+  if (unknown.length) return `--task: not a task of this evaluation: ${unknown.join(', ')}`;
+  if (!req.tasks?.length && !req.errors) return 'retry: name tasks with --task NAME…, or --errors (the rows that are errors)';
+  return null;
+}
+
 /** One retry of an evaluation: when, and which tasks. */
 export interface RetryRecord {
   at: string;

@@ -8,13 +8,15 @@ export const VeroTaskSource = defineSearchAttributeKey('VeroTaskSource', SearchA
 export const VeroConfigDigest = defineSearchAttributeKey('VeroConfigDigest', SearchAttributeType.KEYWORD);
 /** What the evaluation's trials cost (Harbor's `cost_usd`, summed), set when any trial reported it. */
 export const VeroCostUsd = defineSearchAttributeKey('VeroCostUsd', SearchAttributeType.DOUBLE);
+/** The candidate as the user named it (`--candidate main`), beside VeroCandidate's SHA: set when the evaluation starts. */
+export const VeroCandidateRef = defineSearchAttributeKey('VeroCandidateRef', SearchAttributeType.KEYWORD);
 
 /** The values of VeroStatus: queued (started), running (paused while `vero pause` holds it), then the evaluation's status, or error / cancelled. */
 export type VeroStatusValue = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'budget_exhausted' | 'error' | 'cancelled';
 /** A VeroStatus update (typed: a misspelt status does not compile). */
 export const veroStatus = (value: VeroStatusValue) => ({ key: VeroStatus, value }) as const;
 
-export const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest, VeroCostUsd];
+export const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest, VeroCostUsd, VeroCandidateRef];
 
 const TYPE_NAME: Record<string, string> = {
   KEYWORD: 'Keyword',

@@ -11,6 +11,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   patched,
+  setCurrentDetails,
   setHandler,
   workflowInfo,
   type ActivityInterfaceFor,
@@ -26,8 +27,9 @@ import { runPaths } from '../model/paths';
 import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
 import { PAUSE_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
-import { grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
+import { chunkProgressSignal, grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
 import { RESET_SAFE_CHUNKS } from './reset-safe';
+import { progressDetails, reportsProgressAt } from '../model/progress-details';
 import { taskSpentSignal } from './spend-signals';
 
 function configFailure(err: unknown): ApplicationFailure | null {
@@ -172,6 +174,7 @@ export class ChunkLanes {
       }
       const i = this.requeued.shift() ?? this.next++;
       this.progress.running++;
+      this.showProgress();
       let row: TaskResult | null;
       try {
         row = await this.runOne(this.input.tasks[i]!);
@@ -186,6 +189,9 @@ export class ChunkLanes {
       this.results[i] = row;
       const r = row;
       countFinished(this.progress, r);
+      this.showProgress();
+      if (this.input.reportProgress && this.parentId && reportsProgressAt(this.progress.done, this.input.tasks.length))
+        this.reportProgress();
       if (this.spendStop && r.status !== 'not_run') {
         // A lane that goes on reports now (and, with verdicts, waits until it is metered); one that is freed
         // reports with the lane (lanesFreed).
@@ -259,6 +265,27 @@ export class ChunkLanes {
           () => false, // the parent is gone: nobody meters any more
         ),
     );
+  }
+
+  /** The chunk's page in the Web UI: its progress (a query-served field, no command). */
+  private showProgress(): void {
+    setCurrentDetails(progressDetails(this.progress));
+  }
+
+  /** The parent's page shows the evaluation's progress: this chunk's counts so far go to it. */
+  private reportProgress(): void {
+    const { done, running, scored, errors, scoreSum, notRun } = this.progress;
+    void getExternalWorkflowHandle(this.parentId!)
+      .signal(chunkProgressSignal, {
+        chunkIndex: this.input.chunkIndex,
+        done,
+        running,
+        scored,
+        errors,
+        scoreSum,
+        ...(notRun ? { notRun } : {}),
+      })
+      .catch(() => undefined); // the parent is gone: nobody shows it
   }
 
   private reportSpend(r: TaskResult): void {

@@ -26,13 +26,16 @@ import { CandidateResult, INLINE_TASK_LIMIT } from '../model/candidate-result';
 import { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
 import { Continuation, EvalInput } from '../model/eval-input';
 import { newProgress, type Progress } from '../model/progress';
+import { type ChunkProgressReport, progressDetails, withReports } from '../model/progress-details';
 import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery } from './queries';
-import { setConcurrencyUpdate } from './lane-signals';
+import { chunkProgressSignal, setConcurrencyUpdate } from './lane-signals';
+import { RETRY_RUNNING_PATCH, retryRunningUpdate } from './retry-running';
+import { type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/retry';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
 import { chunkWorkflowId, homePaths } from '../model/paths';
@@ -82,6 +85,12 @@ interface Run {
   lanesGranted: boolean | null;
   /** A spend-capped evaluation's meter (workflows/spend-meter.ts). */
   meter: SpendMeter | null;
+  /** The last progress report of each running chunk (patched 'chunk-progress-reports'), for the Web UI's details. */
+  reports: Map<number, ChunkProgressReport>;
+  /** Chunks whose summary is in: a report of theirs that arrives late is dropped. */
+  finishedChunks: Set<number>;
+  /** Tasks to run again once every task has finished (`vero retry` while it runs: workflows/retry-running.ts). */
+  retry: QueuedRetry | null;
 }
 
 /** How this run's chunks go: which it starts, whether it continues as new, where the rows travel. */
@@ -140,17 +149,31 @@ function startRun(rawInput: EvalInput, rawContinuation: Continuation | undefined
     summaries: [],
     lanesGranted: null,
     meter: null,
+    reports: new Map(),
+    finishedChunks: new Set(),
+    retry: continuation?.retry ?? null,
   };
   progress.concurrency = run.lanes.concurrency;
-  showConcurrency(run.lanes.concurrency);
+  showProgress(run);
   handleSetConcurrency(run);
+  setHandler(chunkProgressSignal, (report) => {
+    // A late report of a chunk that has finished, or of one of a run this one continues: its counts are in.
+    if (run.finishedChunks.has(report.chunkIndex) || report.chunkIndex < (continuation?.nextChunk ?? 0)) return;
+    run.reports.set(report.chunkIndex, report);
+    showProgress(run);
+  });
+  handleRetryWhileRunning(run);
   carryPause(run, continuation?.paused);
   handlePauseAndResume({ lanes: run.lanes, progress, refusal: () => pauseRefusal(run) });
   return run;
 }
 
-/** The Web UI shows a workflow's current details on its page. */
-const showConcurrency = (n: number, note = '') => setCurrentDetails(`concurrency ${n}${note}`);
+/**
+ * The Web UI shows a workflow's current details on its page: the evaluation's progress, its finished chunks'
+ * counts plus its running chunks' last reports (a query-served field, not a command: replay-safe).
+ */
+const showProgress = (run: Run, note = '') =>
+  setCurrentDetails(progressDetails(withReports(run.progress, run.reports.values()), run.info.workflowId) + note);
 
 /** `vero set-concurrency`: validated, recorded in history, carried out by the lane pool. */
 function handleSetConcurrency(run: Run): void {
@@ -159,7 +182,7 @@ function handleSetConcurrency(run: Run): void {
     async (concurrency) => {
       const previous = run.lanes.concurrency;
       run.progress.concurrency = concurrency;
-      showConcurrency(concurrency, ` (set from ${previous} by vero set-concurrency)`);
+      showProgress(run, ` (set from ${previous} by vero set-concurrency)`);
       await setPoolConcurrency(run.lanes, concurrency);
       return { previous, concurrency };
     },
@@ -174,6 +197,35 @@ function handleSetConcurrency(run: Run): void {
       },
     },
   );
+}
+
+/** `vero retry` while it runs: validated, recorded in history, carried out once every task has finished (finish). */
+function handleRetryWhileRunning(run: Run): void {
+  setHandler(
+    retryRunningUpdate,
+    (req) => {
+      run.retry = queueRetry(run.retry, req);
+      return run.retry;
+    },
+    {
+      validator: (req) => {
+        const problem = queuedRetryProblem(run.input.tasks, req);
+        if (problem !== null) throw new Error(problem);
+        if (run.progress.phase === 'finalizing' || run.progress.phase === 'done' || run.progress.phase === 'cancelling')
+          throw new Error('every task of this evaluation has finished: retry once its result is in');
+        if (req.errors && !rowsComeBack(run.input))
+          throw new Error(
+            `--errors on a running evaluation of more than ${INLINE_TASK_LIMIT} tasks (or of several runs): retry --errors once it has finished`,
+          );
+      },
+    },
+  );
+}
+
+/** Whether the evaluation's rows come back through its workflow (so its error rows are known at its end). */
+function rowsComeBack(input: EvalInput): boolean {
+  const nChunks = Math.ceil(input.tasks.length / input.settings.chunkSize);
+  return input.tasks.length <= INLINE_TASK_LIMIT && (input.settings.chunksPerRun === undefined || nChunks <= input.settings.chunksPerRun);
 }
 
 /** Why `vero pause` or `vero resume` is refused now (null: it is not). */
@@ -201,6 +253,7 @@ async function prepareAndCheck(run: Run): Promise<Prepared> {
     ]);
   }
   run.progress.phase = 'running';
+  showProgress(run);
   return prepared;
 }
 
@@ -210,7 +263,9 @@ function planChunks(run: Run, prepared: Prepared): ChunkPlan {
   const nChunks = Math.ceil(input.tasks.length / size);
   // A run starts at most `perRun` chunks, then continues as new (histories recorded before: one run).
   const firstChunk = continuation?.nextChunk ?? 0;
-  const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun);
+  // Chunks report their progress as tasks finish (at most MAX_PROGRESS_REPORTS each), for the Web UI's details.
+  const reportProgress = patched('chunk-progress-reports');
+  const perRun = chunksPerRun(input.settings.concurrency, input.settings.chunksPerRun, undefined, reportProgress);
   const continues = continuation !== undefined || (nChunks > perRun && patched('continue-as-new'));
   const endChunk = continues ? Math.min(nChunks, firstChunk + perRun) : nChunks;
   // The rows come back through this history only when finalize takes them inline; otherwise they stay in the
@@ -228,6 +283,7 @@ function planChunks(run: Run, prepared: Prepared): ChunkPlan {
     home: input.home,
     ...(lanes !== undefined ? { lanes } : {}),
     ...(rowsOutOfParent ? { returnRows: false } : {}),
+    ...(reportProgress ? { reportProgress: true } : {}),
   });
   return { size, nChunks, firstChunk, endChunk, continues, inline, chunkInput };
 }
@@ -242,6 +298,9 @@ async function runChunks(run: Run, plan: ChunkPlan): Promise<number> {
     progress.errors += summary.nErrors;
     progress.scoreSum += summary.scoreSum;
     if (summary.nNotRun) progress.notRun = (progress.notRun ?? 0) + summary.nNotRun;
+    run.finishedChunks.add(summary.chunkIndex);
+    run.reports.delete(summary.chunkIndex);
+    showProgress(run);
   };
   run.lanesGranted = patched('lane-grants');
   const cap = input.settings.spendCap;
@@ -276,6 +335,7 @@ async function continueFrom(run: Run, prepared: Prepared, nextChunk: number): Pr
     concurrency: run.lanes.concurrency,
     ...(run.meter ? { spent: run.meter.spent } : {}),
     ...(run.lanes.paused ? { paused: run.lanes.paused } : {}),
+    ...(run.retry ? { retry: run.retry } : {}),
   };
   await condition(allHandlersFinished);
   return makeContinueAsNewFunc<typeof evaluateCandidate>({
@@ -290,6 +350,7 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
   summaries.sort((a, b) => a.chunkIndex - b.chunkIndex);
   progress.currentChunk = null;
   progress.phase = 'finalizing';
+  showProgress(run);
   const result = await finalizeEvaluation({
     evalId: input.evalId,
     candidate: prepared.commit,
@@ -312,14 +373,33 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
     ...(plan.inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
   });
   progress.phase = 'done';
+  showProgress(run);
   await meter?.leavePool();
   upsertSearchAttributes([
     veroStatus(result.status),
     { key: VeroScore, value: result.score },
     ...(result.usage?.costUsd != null ? [{ key: VeroCostUsd, value: result.usage.costUsd }] : []),
   ]);
+  if (run.retry && patched(RETRY_RUNNING_PATCH)) await retryQueued(run, run.retry, result);
   await condition(allHandlersFinished);
   return result;
+}
+
+/**
+ * A retry queued while it ran: continues as new with only those tasks (the named ones, and the rows that are
+ * errors when asked) and `retryOf` this run's result file, as `vero retry` of a finished evaluation starts it.
+ */
+async function retryQueued(run: Run, retry: QueuedRetry, result: CandidateResult): Promise<void> {
+  const errors = retry.errors ? (result.tasks ?? []).filter((t) => t.status === 'error').map((t) => t.task) : [];
+  const chosen = new Set([...retry.tasks, ...errors]);
+  const tasks = run.input.tasks.filter((t) => chosen.has(t));
+  if (!tasks.length) return;
+  await condition(allHandlersFinished);
+  const retryOf = { resultFile: result.resultFile, previousRunId: run.info.runId, requestedAt: retry.requestedAt };
+  await makeContinueAsNewFunc<typeof evaluateCandidate>({
+    memo: run.info.memo,
+    typedSearchAttributes: workflowInfo().typedSearchAttributes,
+  })({ ...run.input, tasks, retryOf });
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The signals and the update of the lane protocol (workflows/lane-grants.ts, chunk-lanes.ts) and of `vero set-concurrency`. */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ChunkProgressReport } from '../model/progress-details';
 
 /**
  * Lane hand-over between chunk workflows (the `lane-grants` protocol, workflows/lane-grants.ts): a chunk whose
@@ -26,6 +27,8 @@ export interface LanesFreed {
 export const lanesFreedSignal = defineSignal<[LanesFreed]>('lanesFreed');
 export const grantLanesSignal = defineSignal<[number]>('grantLanes');
 export const revokeLanesSignal = defineSignal('revokeLanes');
+/** A chunk's counts so far, sent to the parent as its tasks finish (ChunkInput.reportProgress): the Web UI's details. */
+export const chunkProgressSignal = defineSignal<[ChunkProgressReport]>('chunkProgress');
 
 /** What `vero set-concurrency` returns: the value before and the one in force now. */
 export interface ConcurrencyChange {

@@ -93,6 +93,8 @@ class Race {
   private readonly runDirs: string[];
   private worktrees: string[] = [];
   private stopped = false;
+  /** The last decision, in words (the Web UI's details). */
+  private decided = '';
   private readonly alpha: number;
   private readonly startedAt = workflowInfo().startTime.toISOString();
 
@@ -202,6 +204,7 @@ class Race {
         this.state.running--;
       }
       this.decideWhilePossible();
+      this.showProgress();
     }
   }
 
@@ -306,9 +309,23 @@ class Race {
       this.state.stopReason = d.stop;
       this.stopped = true;
     }
-    setCurrentDetails(
-      `after ${d.t} of ${this.order.length} task(s): leader ${refs[d.leader]}, ${this.stats.alive().length} of ${this.k} racing`,
-    );
+    this.decided = `after ${d.t} of ${this.order.length} task(s): leader ${refs[d.leader]}, ${this.stats.alive().length} of ${this.k} racing`;
+    setCurrentDetails(this.decided);
+  }
+
+  /**
+   * The race's page in the Web UI: task runs done of all, running, and each candidate's rows so far, with the last
+   * decision (a query-served field, not a command: replay-safe).
+   */
+  private showProgress(): void {
+    const perCandidate = this.input.candidates.map((cand, c) => {
+      const rows = [...this.rows[c]!.values()].filter((r) => r.status !== 'not_run');
+      const errors = rows.filter((r) => r.status !== 'scored').length;
+      const mean = rows.length ? (rows.reduce((sum, r) => sum + countedScore(r), 0) / rows.length).toFixed(3) : '-';
+      return `${cand.candidateRef} ${rows.length}/${this.order.length} done, ${errors} error(s), mean ${mean}`;
+    });
+    const runs = `**${this.state.spent.taskRuns} task runs done**, ${this.state.running} running`;
+    setCurrentDetails([runs, ...perCandidate, ...(this.decided ? [this.decided] : [])].join(' · '));
   }
 
   /** The winner (the leader over the shared tasks decided) and how sure, in words. */

@@ -6,8 +6,11 @@
  * their spend (`evaluate-candidate.spend-verdict`: parent, chunk and pool), one cancelled after a concurrency raise
  * (`evaluate-candidate.cancelled`: parent and chunk), one paused with its running task stopped, then resumed
  * (`evaluate-candidate.paused`: parent and chunk), one reset to its first workflow task while its first chunk ran
- * (`evaluate-candidate.reset`: the reset run, its new chunk and its pool), the run of `vero retry` that re-runs one task of a finished
- * evaluation (`evaluate-candidate.retried`), a Mode A evaluation (evaluateSamples), a build (buildTask)
+ * (`evaluate-candidate.reset`: the reset run, its new chunk and its pool), the run of `vero retry` that re-runs one
+ * task of a finished evaluation (`evaluate-candidate.retried`), a retry queued while one runs
+ * (`evaluate-candidate.retried-running`: the run that queues it and continues as new into the retry run), one whose
+ * chunk reports its progress to the parent as tasks finish (`evaluate-candidate.progress-reports`: parent and chunk),
+ * a Mode A evaluation (evaluateSamples), a build (buildTask)
  * and a race (raceCandidates and one of its entries, raceEntry).
  *
  *   npm run record-histories                                  # all of them
@@ -81,6 +84,27 @@ async function main(): Promise<void> {
         await handle.result();
         if (want('evaluate-candidate')) save('evaluate-candidate', input.evalId);
         if (want('evaluate-chunk')) save('evaluate-chunk', `${input.evalId}/chunk-0`);
+      }
+      if (want('evaluate-candidate.progress-reports')) {
+        // Three tasks in one chunk, one errored: the chunk reports its counts to the parent as each finishes.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '0',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-progress'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({ tasks: { 'sum-numbers': { reward: 0 } }, default: { reward: 1 } }),
+          },
+          'execution.concurrency': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        const { handle } = await startOrAttach(client, input, taskQueue);
+        await handle.result();
+        save('evaluate-candidate.progress-reports', input.evalId);
+        save('evaluate-chunk.progress-reports', `${input.evalId}/chunk-0`);
       }
       if (want('evaluate-candidate.continued')) {
         // Three chunks of one task, two per run: the first run continues as new, the second finishes.
@@ -178,7 +202,35 @@ async function main(): Promise<void> {
         await handle.result();
         const retry = await retryTasks(client, input.evalId, { errors: true });
         await client.workflow.getHandle(input.evalId).result();
-        save('evaluate-candidate.retried', input.evalId, retry.runId);
+        save('evaluate-candidate.retried', input.evalId, retry.runId ?? undefined);
+      }
+      if (want('evaluate-candidate.retried-running')) {
+        // Three tasks at concurrency 1, the first one 2 s long: a retry of one task and of the error rows is queued
+        // while it runs; the run continues as new into the retry run once its tasks have finished.
+        const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+          agent_repo: repo,
+          home: path.join(tmp, 'home'),
+          'tasks.names': ['count-words', 'hello-world', 'sum-numbers'],
+          'harbor.env': {
+            HARBOR_STANDIN_TIME_SCALE: '1',
+            HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-retried-running'),
+            HARBOR_STANDIN_SCENARIO: JSON.stringify({
+              tasks: { 'count-words': { reward: 1, duration_ms: 2000 }, 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }] },
+              default: { reward: 1 },
+            }),
+          },
+          'execution.concurrency': 1,
+          'execution.task_attempts': 1,
+          'temporal.address': server.address,
+          'temporal.task_queue': taskQueue,
+        });
+        const input = await prepareEvalInput(cfg, 'improved');
+        await startOrAttach(client, input, taskQueue);
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        while ((await getProgress(client, input.evalId).catch(() => null))?.running !== 1) await sleep(100);
+        const queued = await retryTasks(client, input.evalId, { tasks: ['hello-world'], errors: true });
+        await client.workflow.getHandle(input.evalId).result();
+        save('evaluate-candidate.retried-running', input.evalId, queued.previousRunId);
       }
       if (want('evaluate-candidate.spend-cap') || want('spend-pool')) {
         // A spend pool's cap reached by the first task of four (chunks of 2, concurrency 1): the task started

@@ -25,7 +25,9 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // a chunk cancelled with granted lanes ends once every lane's activity is cancelled; `paused` (`pause-resume`):
   // paused with its running task stopped, resumed, the task run again; `retried` (`retry-tasks`): the run of
   // `vero retry` whose finalize merges its rows into the evaluation's result file; `reset` (`reset-safe-chunks`): the
-  // run of a pooled evaluation reset to its first workflow task, its chunks under fresh ids, the old ones cancelled.
+  // run of a pooled evaluation reset to its first workflow task, its chunks under fresh ids, the old ones cancelled;
+  // `progress-reports` (`chunk-progress-reports`): the chunk sends the parent its counts as tasks finish;
+  // `retried-running` (`retry-running`): a retry queued by an update while it ran, carried out by continuing as new.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.cancelled.json',
@@ -33,7 +35,9 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
     'evaluate-candidate.paused.json',
+    'evaluate-candidate.progress-reports.json',
     'evaluate-candidate.reset.json',
+    'evaluate-candidate.retried-running.json',
     'evaluate-candidate.retried.json',
     'evaluate-candidate.set-concurrency.json',
     'evaluate-candidate.spend-cap.json',
@@ -45,6 +49,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-chunk.cancelled.json',
     'evaluate-chunk.json',
     'evaluate-chunk.paused.json',
+    'evaluate-chunk.progress-reports.json',
     'evaluate-chunk.reset.json',
     'evaluate-chunk.set-concurrency.json',
     'evaluate-chunk.spend-cap.json',

@@ -15,6 +15,10 @@ test('a run of the parent holds as many chunks as fit its event budget at the co
   expect(chunksPerRun(4, undefined, { chunkSize: 500, pooled: false })).toBe(3);
   expect(chunksPerRun(4, undefined, { chunkSize: 500, pooled: true })).toBe(2);
   expect(chunksPerRun(4, undefined, { chunkSize: 1000, pooled: true })).toBe(1);
+  // Chunks that report their progress to the parent (at most 20 signals each): 116 events per chunk at 4.
+  expect(chunksPerRun(4, undefined, undefined, true)).toBe(68);
+  for (const c of [1, 4, 64])
+    expect(chunksPerRun(c, undefined, undefined, true) * parentEventsPerChunk(c, undefined, true)).toBeLessThanOrEqual(PARENT_EVENT_BUDGET);
 });
 
 test('an input whose task names do not fit one payload is refused with its size and how to split it', () => {

@@ -1,4 +1,4 @@
-import { chooseRetryTasks, mergeRetried } from '../../model/retry';
+import { chooseRetryTasks, mergeRetried, queuedRetryProblem, queueRetry } from '../../model/retry';
 import type { TaskResult } from '../../model/task-result';
 
 const row = (task: string, status: TaskResult['status'], score: number | null, extra: Partial<TaskResult> = {}): TaskResult =>
@@ -38,4 +38,18 @@ test('mergeRetried: only the retried rows change, each saying when and what it r
   expect(merged[1]!.retried).toEqual({ at: '2026-01-01T00:00:00.000Z', previous: { status: 'error', score: null, error: 'boom' } });
   const again = mergeRetried(merged, [row('b', 'scored', 0.5)], '2026-01-02T00:00:00.000Z');
   expect(again[1]!.retried).toEqual({ at: '2026-01-02T00:00:00.000Z', previous: { status: 'scored', score: 1, error: null } });
+});
+
+test('a retry queued in a running evaluation: requests merge (the first time stays), unknown names are refused', () => {
+  const all = ['a', 'b', 'c'];
+  expect(queuedRetryProblem(all, { tasks: ['a', 'x'] })).toBe('--task: not a task of this evaluation: x');
+  expect(queuedRetryProblem(all, {})).toMatch(/name tasks with --task/);
+  expect(queuedRetryProblem(all, { errors: true })).toBeNull();
+  const first = queueRetry(null, { tasks: ['b'], requestedAt: 't1' });
+  expect(first).toEqual({ tasks: ['b'], errors: false, requestedAt: 't1' });
+  expect(queueRetry(first, { tasks: ['a', 'b'], errors: true, requestedAt: 't2' })).toEqual({
+    tasks: ['b', 'a'],
+    errors: true,
+    requestedAt: 't1',
+  });
 });

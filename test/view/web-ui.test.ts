@@ -1,19 +1,24 @@
 /**
  * The Temporal Web UI as a user opens it with `vero ui`: the list shows the evaluations and races, not their
- * chunks or race entries (the UI's own filter, from the query vero prints). A real dev server with its UI, read
- * in Debian's Chromium. The workflows are started by type and never run (no worker): the list is visibility's.
+ * chunks or race entries (the UI's own filter, from the query vero prints); an evaluation's page shows its
+ * progress (current details) and the list can be filtered by, and show, the candidate's ref. A real dev server
+ * with its UI, read in Debian's Chromium. The first test's workflows are started by type and never run (no
+ * worker): the list is visibility's; the second runs an evaluation on a worker with the Harbor stand-in.
  */
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Browser } from 'playwright-core';
-import { connect } from '../../client/connection';
+import { connect, uiLink, uiListLink } from '../../client/connection';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
+import { loadEvalConfig } from '../../infra/eval-config-file';
 import { type DevServer, startDevServer } from '../../infra/dev-server';
 import { findTemporalCli } from '../../infra/temporal-cli';
 import type * as workflows from '../../workflows';
 import { launchChromium } from '../helpers/chromium';
-import { tempDir } from '../helpers/fixtures';
+import { evalFixture, tempDir } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
-import { runVero, until } from '../helpers/process';
+import { runVero, spawnWorker, until } from '../helpers/process';
 
 jest.setTimeout(180_000);
 
@@ -100,3 +105,78 @@ test('`vero ui` opens the list of evaluations and races; their chunks and race e
   const one = conforming('ui', (await runVero(['ui', ids.evaluation, '--address', server.address, '--json'])).stdout);
   expect(one).toEqual({ url: `${server.uiUrl}/namespaces/default/workflows/${ids.evaluation}`, query: null });
 });
+
+test("an evaluation's page shows its progress as tasks finish; the list is filtered by, and shows, the candidate's ref", async () => {
+  const q = `web-ui-${path.basename(tempDir('q-')).slice(-6)}`;
+  // Two tasks finish at once (rewards 1 and 0), the third runs until the test cancels it.
+  const f = evalFixture({
+    taskQueue: q,
+    address: server.address,
+    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { tasks: { 'count-words': { reward: 1, duration_ms: 170_000 }, 'sum-numbers': { reward: 0 } }, default: { reward: 1 } },
+    execution: { task_timeout: '300s' },
+  });
+  const w = spawnWorker(server.address, q);
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const page = await browser.newPage();
+  page.setDefaultTimeout(30_000);
+  let step = 'start';
+  try {
+    const { handle } = await startOrAttach(client, input, q);
+    started.push(input.evalId);
+    // The page reads the current details through the workflow's metadata query (a worker answers it); the UI
+    // renders each Markdown field in a frame of its own.
+    const currentDetails = async (): Promise<string | null> => {
+      for (const frame of page.frames()) {
+        const text = await frame
+          .locator('body')
+          .innerText({ timeout: 2_000 })
+          .catch(() => '');
+        if (text.includes('tasks done')) return text;
+      }
+      return null;
+    };
+    let details: string | null = null;
+    for (let load = 1; details === null || !details.includes('2 / 3 tasks done'); load++) {
+      if (load > 12) throw new Error(`the evaluation's page never showed its progress; its current details: ${details}`);
+      await page.goto(uiLink(server.uiUrl, 'default', input.evalId)!);
+      // Its "User Metadata" tab: the summary, the details, and the current details.
+      await page.getByText('User Metadata', { exact: true }).click();
+      await page.waitForTimeout(3_000);
+      details = await currentDetails();
+    }
+    expect(details).toMatch(/2 \/ 3 tasks done\s*· 1 running · 0 errors · mean 0\.500 over 2 finished \(errors count as 0\)/);
+
+    step = 'the list';
+    // The list, filtered by the ref's search attribute, shows the evaluation; the column the docs say to add shows the ref.
+    await page.goto(uiListLink(server.uiUrl, 'default', `VeroCandidateRef = "improved"`)!);
+    await page.getByText(input.evalId, { exact: true }).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole('cell', { name: 'improved', exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Configure Columns' }).click();
+    await page.getByRole('button', { name: 'Add VeroCandidateRef column' }).click();
+    await page.keyboard.press('Escape');
+    await page.getByRole('cell', { name: 'improved', exact: true }).first().waitFor({ timeout: 10_000 });
+    // Another ref finds nothing.
+    const none = await client.workflow.count(`VeroCandidateRef = "baseline" AND WorkflowId = "${input.evalId}"`);
+    expect(none.count).toBe(0);
+
+    step = 'cancel';
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+  } catch (e) {
+    throw new Error(`at ${step}: ${(e as Error).message}\nworker log:\n${w.tail()}`);
+  } finally {
+    await page.close();
+    await client.workflow
+      .getHandle(input.evalId)
+      .cancel()
+      .catch(() => undefined);
+    await client.workflow
+      .getHandle(input.evalId)
+      .result()
+      .catch(() => undefined);
+    w.kill('SIGTERM');
+    await until('the worker stopped', async () => w.proc.exitCode !== null || w.proc.signalCode !== null);
+  }
+}, 400_000);
