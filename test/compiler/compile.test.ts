@@ -262,6 +262,18 @@ describe('a mode B build', () => {
     await buildTaskDir(file, again);
     expect(fs.readFileSync(path.join(again, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
   });
+
+  test('linkRuntime (throwaway builds) gives the same files, the runtime hard-linked to its sources', async () => {
+    const linked = path.join(tempDir(), 'task');
+    await buildTaskDir(file, linked, { linkRuntime: true });
+    expect(fs.readFileSync(path.join(linked, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
+    const inode = (f: string) => fs.statSync(f).ino;
+    const rel = 'node_modules/@temporalio/worker/package.json';
+    expect(inode(path.join(linked, 'environment/vero', rel))).toBe(inode(path.join(ROOT, rel)));
+    expect(inode(path.join(out, 'environment/vero', rel))).not.toBe(inode(path.join(ROOT, rel)));
+    expect(fs.statSync(path.join(linked, 'environment/sidecar/temporal')).nlink).toBeGreaterThan(1);
+    expect(fs.statSync(path.join(linked, 'environment/sidecar/temporal')).mode & 0o111).toBeTruthy();
+  });
 });
 
 test('quotes, newlines, $() and backticks round-trip through TOML, YAML and shell', async () => {
