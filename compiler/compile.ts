@@ -16,7 +16,7 @@ import { CONTEXT } from './containers';
 import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
 import { finalizeBound, renderFiles } from './render';
-import { copyVeroPackage } from './vero-package';
+import { copyVeroPackage, linkOrCopy } from './vero-package';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 
 export const MANIFEST = '.vero-build.json';
@@ -27,6 +27,12 @@ export interface BuildOptions {
   skipSecretCheck?: boolean;
   /** `${NAME}` values for the build file (over the environment). */
   params?: Record<string, string>;
+  /**
+   * Hard-link the files taken unchanged from this machine (the vero package, the Temporal CLI, Harbor's wheels)
+   * instead of copying them: for throwaway builds on one file system, such as tests' (the task then shares those
+   * files with their sources, and must not change them).
+   */
+  linkRuntime?: boolean;
 }
 
 export interface BuildResult {
@@ -71,17 +77,22 @@ function harborWheelhouse(python: string, harborVersion: string): string {
 }
 
 /** Files of the sidecar's build context that come from this host: the Temporal CLI, Harbor, nested images. */
-async function addSidecarTools(config: BuildConfig, env: string): Promise<string[]> {
+async function addSidecarTools(config: BuildConfig, env: string, link: boolean): Promise<string[]> {
   const warnings: string[] = [];
   const cli = path.join(env, CONTEXT.temporalCli);
   fs.mkdirSync(path.dirname(cli), { recursive: true });
-  await fs.promises.copyFile(fs.realpathSync(findTemporalCli()), cli);
-  fs.chmodSync(cli, 0o755);
+  const temporal = fs.realpathSync(findTemporalCli());
+  // A linked CLI is the one this machine runs (executable already): its mode is left alone.
+  if (!(link && linkOrCopy(temporal, cli))) {
+    await fs.promises.copyFile(temporal, cli);
+    fs.chmodSync(cli, 0o755);
+  }
   if (config.mode !== 'B') return warnings;
   const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version);
   fs.mkdirSync(path.join(env, CONTEXT.wheelhouse), { recursive: true });
   for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
-    await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
+    if (link) linkOrCopy(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f));
+    else await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
   if (!usesNestedDocker(config.harbor?.environment)) return warnings;
   const preload = config.nested_docker?.preload_images ?? [];
   const notLoaded = innerBaseImages(config.inner_task!).filter((i) => !preload.includes(i));
@@ -147,8 +158,8 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
       fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
     }
-    await copyVeroPackage(path.join(env, 'vero'));
-    const warnings = [...config.notes, ...(await addSidecarTools(config, env))];
+    await copyVeroPackage(path.join(env, 'vero'), undefined, opts.linkRuntime);
+    const warnings = [...config.notes, ...(await addSidecarTools(config, env, opts.linkRuntime ?? false))];
     const sizes = splitSizes(config);
     const bound = finalizeBound(config, sizes);
     if (config.verifier_timeout !== undefined && config.verifier_timeout < bound)

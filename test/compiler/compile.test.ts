@@ -9,7 +9,7 @@ import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml, stringify } from 'yaml';
 import { compileTaskDir as compileActivity } from '../../activities/compile-task';
 import { loadBuildConfig } from '../../compiler/build-config';
-import { buildTaskDir, MANIFEST } from '../../compiler/compile';
+import { buildTaskDir, BuildOptions, MANIFEST } from '../../compiler/compile';
 import { sidecarDockerfile } from '../../compiler/containers';
 import { ensureHarborWheelhouse } from '../../infra/foreground';
 import { ServeConfig } from '../../model/serve-config';
@@ -53,13 +53,19 @@ function writeConfig(cfg: Record<string, unknown>): string {
   return file;
 }
 
+/**
+ * A build whose vero package, Temporal CLI and wheels are hard links (linkRuntime): for the tests that read other
+ * files ('a mode B build' checks the copied runtime, and that linking changes no file).
+ */
+const buildLinked = (file: string, out: string, opts: BuildOptions = {}) => buildTaskDir(file, out, { linkRuntime: true, ...opts });
+
 async function buildError(
   cfg: Record<string, unknown> | string,
   out = path.join(tempDir(), 'task'),
   opts = { skipSecretCheck: true },
 ): Promise<string> {
   const file = typeof cfg === 'string' ? cfg : writeConfig(cfg);
-  const err = await buildTaskDir(file, out, opts).then(
+  const err = await buildLinked(file, out, opts).then(
     () => null,
     (e: Error) => e,
   );
@@ -274,13 +280,25 @@ describe('a mode B build', () => {
     await buildTaskDir(file, again);
     expect(fs.readFileSync(path.join(again, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
   });
+
+  test('linkRuntime (throwaway builds) gives the same files, the runtime hard-linked to its sources', async () => {
+    const linked = path.join(tempDir(), 'task');
+    await buildTaskDir(file, linked, { linkRuntime: true });
+    expect(fs.readFileSync(path.join(linked, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
+    const inode = (f: string) => fs.statSync(f).ino;
+    const rel = 'node_modules/@temporalio/worker/package.json';
+    expect(inode(path.join(linked, 'environment/vero', rel))).toBe(inode(path.join(ROOT, rel)));
+    expect(inode(path.join(out, 'environment/vero', rel))).not.toBe(inode(path.join(ROOT, rel)));
+    expect(fs.statSync(path.join(linked, 'environment/sidecar/temporal')).nlink).toBeGreaterThan(1);
+    expect(fs.statSync(path.join(linked, 'environment/sidecar/temporal')).mode & 0o111).toBeTruthy();
+  });
 });
 
 test('quotes, newlines, $() and backticks round-trip through TOML, YAML and shell', async () => {
   const description = 'He said "hi" \\ and\nthen $(rm -rf /) `whoami` \'single\'';
   const paths = ['dir with space', "it's", '$(touch pwned)', 'back`tick`'];
   const out = path.join(tempDir(), 'task');
-  await buildTaskDir(writeConfig(modeB({ description, read_only_paths: paths, secrets: [] })), out);
+  await buildLinked(writeConfig(modeB({ description, read_only_paths: paths, secrets: [] })), out);
   expect((parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as { task: { description: string } }).task.description).toBe(
     description,
   );
@@ -343,7 +361,7 @@ describe('rules that vero review taught', () => {
       'secrets missing from the host environment: VERO_MISSING_ONE, VERO_MISSING_TWO',
     );
     expect(fs.existsSync(out)).toBe(false);
-    await buildTaskDir(file, out, { skipSecretCheck: true });
+    await buildLinked(file, out, { skipSecretCheck: true });
     expect(fs.existsSync(path.join(out, 'task.toml'))).toBe(true);
   });
 
@@ -358,7 +376,7 @@ describe('rules that vero review taught', () => {
     fs.writeFileSync(path.join(root, 'agents', 'mine', 'agent.py'), 'uncommitted\n');
     fs.writeFileSync(path.join(root, 'agents', 'mine', 'new.py'), 'untracked\n');
     const out = path.join(tempDir(), 'task');
-    await buildTaskDir(writeConfig(modeB({ secrets: [] }, path.join(root, 'agents', 'mine'))), out);
+    await buildLinked(writeConfig(modeB({ secrets: [] }, path.join(root, 'agents', 'mine'))), out);
     const base = path.join(out, 'environment', 'agent-baseline');
     expect(fs.readdirSync(base).filter((f) => f !== '.git')).toEqual(['agent.py']);
     expect(fs.readFileSync(path.join(base, 'agent.py'), 'utf8')).toBe('v1\n');
@@ -402,7 +420,7 @@ describe('rules that vero review taught', () => {
   test('a failed build leaves the previous output untouched and no temp dirs; a non-build dir is never replaced', async () => {
     const parent = tempDir();
     const out = path.join(parent, 'task');
-    await buildTaskDir(writeConfig(modeB({ secrets: [] })), out);
+    await buildLinked(writeConfig(modeB({ secrets: [] })), out);
     const before = fs.readFileSync(path.join(out, MANIFEST), 'utf8');
     const empty = path.join(tempDir(), 'empty');
     fs.mkdirSync(empty);
@@ -411,7 +429,7 @@ describe('rules that vero review taught', () => {
     expect(fs.readFileSync(path.join(out, MANIFEST), 'utf8')).toBe(before);
     expect(fs.readdirSync(parent)).toEqual(['task']);
     // A rebuild replaces a previous build output...
-    await buildTaskDir(writeConfig(modeB({ secrets: [], description: 'second' })), out);
+    await buildLinked(writeConfig(modeB({ secrets: [], description: 'second' })), out);
     expect(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')).toContain('second');
     expect(fs.readdirSync(parent)).toEqual(['task']);
     // ...but never a directory that is not one.
@@ -461,7 +479,7 @@ if (!dockerImagesAvailable)
 describe('the nested environment of a mode B task', () => {
   test('a remote environment: no engine in the sidecar, -e/--ek and the declared secrets reach the nested harbor only', async () => {
     const out = path.join(tempDir(), 'task');
-    const r = await buildTaskDir(
+    const r = await buildLinked(
       writeConfig(
         modeB({
           harbor: { agent: 'agent:SkillAgent', environment: 'modal', environment_kwargs: { app_name: 'bench' } },
@@ -493,7 +511,7 @@ describe('the nested environment of a mode B task', () => {
   });
 
   test('docker: the inner tasks’ FROM images not preloaded are named; nested_docker is refused for a remote environment', async () => {
-    const r = await buildTaskDir(writeConfig(modeB({ secrets: [] })), path.join(tempDir(), 'task'));
+    const r = await buildLinked(writeConfig(modeB({ secrets: [] })), path.join(tempDir(), 'task'));
     expect(r.warnings).toEqual([
       "the inner tasks build FROM vero-base:bookworm, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry",
     ]);
@@ -509,7 +527,7 @@ describe('the nested environment of a mode B task', () => {
 test('agent_ref picks the baseline commit; an unknown ref is a config error naming the field', async () => {
   const repo = agentRepo();
   const out = path.join(tempDir(), 'task');
-  const r = await buildTaskDir(writeConfig(modeB({ secrets: [], agent_ref: 'baseline' }, repo)), out);
+  const r = await buildLinked(writeConfig(modeB({ secrets: [], agent_ref: 'baseline' }, repo)), out);
   expect(r.sourceCommit).toBe(git(repo, 'rev-parse', 'baseline'));
   expect(fs.existsSync(path.join(out, 'environment/agent-baseline/skills/sum.sh'))).toBe(false); // only in `improved`
   expect(await buildError(modeB({ secrets: [], agent_ref: 'no-such-tag' }, repo))).toMatch(
@@ -524,7 +542,7 @@ test('agent_ref picks the baseline commit; an unknown ref is a config error nami
   agentRepo(dir);
   for (const mode of ['mode-a', 'mode-b']) {
     const out = path.join(dir, 'out', mode);
-    const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), out, { skipSecretCheck: true });
+    const r = await buildLinked(path.join(dir, mode, 'build.yaml'), out, { skipSecretCheck: true });
     expect(r.mode).toBe(mode === 'mode-a' ? 'A' : 'B');
     ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
   }
@@ -591,7 +609,7 @@ describe('a task with an inference gateway', () => {
 
   test('the sidecar alone gets the key; main has every declared name blanked and the gateway URL; vero run supplies the producer token', async () => {
     const out = path.join(tempDir(), 'task');
-    const r = await buildTaskDir(writeConfig(modeB({ gateway })), out, { skipSecretCheck: true });
+    const r = await buildLinked(writeConfig(modeB({ gateway })), out, { skipSecretCheck: true });
     expect(r.gateway).toBe(true);
     const compose = parseYaml(fs.readFileSync(path.join(out, 'environment/docker-compose.yaml'), 'utf8')) as {
       services: Record<string, { environment: Record<string, string> }>;

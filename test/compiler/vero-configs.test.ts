@@ -338,6 +338,7 @@ test('vero’s harness-conformance, its three refused settings off, builds into 
   const out = path.join(tempDir(), 'task');
   const r = await buildTaskDir(path.join(dir, 'build.yaml'), out, {
     skipSecretCheck: true,
+    linkRuntime: true,
     params: { target_model: 'openai/gpt-5.4-mini' },
   });
   expect(r.warnings).toEqual(

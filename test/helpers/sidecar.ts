@@ -93,7 +93,7 @@ export async function setup(
     }),
   );
   const task = path.join(dir, 'task');
-  await buildTaskDir(build, task, { skipSecretCheck: true });
+  await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
@@ -194,7 +194,7 @@ export async function modeASetup(): Promise<{ dir: string; serveFile: string; ho
   const build = path.join(dir, 'examples', 'mode-a', 'build.yaml');
   fs.writeFileSync(build, fs.readFileSync(build, 'utf8').replace(/^agent_ref: baseline\b/m, 'agent_ref: improved'));
   const task = path.join(dir, 'task');
-  await buildTaskDir(build, task, { skipSecretCheck: true });
+  await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
