@@ -179,6 +179,8 @@ describe('a mode B build', () => {
       'agent_results:/state/agent-results',
       'admin_state:/state/admin',
       'token_state:/state/token',
+      // A rescued session (`vero run --resume-from` sets the variable), else an empty volume; main never sees it.
+      '${VERO_RESUME_SESSION:-resume_session}:/state/resume:ro',
       // The nested environment is docker: the sidecar's own engine, its data on a volume Harbor removes.
       'sidecar_docker:/var/lib/docker',
       '/sys/fs/cgroup:/sys/fs/cgroup:rw',
@@ -196,7 +198,15 @@ describe('a mode B build', () => {
       '${VERO_TEST_SECRET_A:?VERO_TEST_SECRET_A must be set in the host environment for the eval sidecar}',
     );
     expect((sidecar!.healthcheck as { test: string[] }).test.slice(0, 2)).toEqual(['CMD', 'node']);
-    expect(Object.keys(compose.volumes).sort()).toEqual(['admin_state', 'agent_repo', 'agent_results', 'sidecar_docker', 'token_state']);
+    expect(Object.keys(compose.volumes).sort()).toEqual([
+      'admin_state',
+      'agent_repo',
+      'agent_results',
+      'resume_session',
+      'sidecar_docker',
+      'token_state',
+    ]);
+    expect(JSON.stringify(main)).not.toMatch(/resume/);
     expect(JSON.stringify(main)).not.toMatch(/VERO_TEST_SECRET_A":"[^"]/); // named only to be blanked
   });
 
