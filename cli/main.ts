@@ -26,7 +26,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['clean'], () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
   [['view'], () => (require('./view-command') as typeof import('./view-command')).registerViewCommand],
   [
-    ['serve', 'eval', 'budget', 'submit', 'finalize'],
+    ['serve', 'eval', 'budget', 'submit', 'finalize', 'snapshot'],
     () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,
   ],
   [['evals'], () => (require('./evals-commands') as typeof import('./evals-commands')).registerEvalsCommands],

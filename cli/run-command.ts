@@ -1,8 +1,10 @@
 /** `vero run`: starts a compiled task under `harbor run -p`, with the optimizer's gateway token when it has a gateway. */
+import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { runInForeground } from '../infra/foreground';
 import { compiledTaskArgv } from '../harbor/argv';
 import { compiledServeConfig, gatewayLaunch } from '../harbor/gateway-launch';
+import { resumeLaunch } from '../harbor/resume-session';
 import { ConfigError } from '../model/errors';
 import {
   agentOf,
@@ -23,6 +25,7 @@ interface RunFlags {
   print?: boolean;
   toolTimeout: number;
   outerRetries: number;
+  resumeFrom?: string;
 }
 
 export function registerRunCommand(program: Command): void {
@@ -45,6 +48,10 @@ export function registerRunCommand(program: Command): void {
       parseIntFlag('--outer-retries'),
       OUTER_TRIAL_RETRIES,
     )
+    .option(
+      '--resume-from <session>',
+      "relaunch from a rescued session: a trial's vero-session/ dir (or the trial dir), or a tar archive of it; checked before anything starts",
+    )
     .addHelpText(
       'after',
       `
@@ -61,7 +68,18 @@ BASH_DEFAULT_TIMEOUT_MS/BASH_MAX_TIMEOUT_MS, opencode's OPENCODE_EXPERIMENTAL_BA
 retry restarts the optimizer from zero. Both go before your harbor arguments: yours win (a later --ae NAME=,
 --max-retries or --retry-include).
 
-  vero run /tmp/my-task -- -a claude-code -m anthropic/claude-sonnet-4-5 -e docker`,
+--resume-from relaunches a trial that died (its sandbox lost, the host restarted): the sidecar gets back the
+candidates it evaluated (and their commits, so finalize can grade them), the budget ledger, the gateway's
+usage, the evaluation jobs and the results the optimizer was shown. The session Harbor rescued at the end of
+the trial (<job>/<trial>/artifacts/vero-session/) is checked first: the same task and build (the build digest
+in .vero-build.json; a rebuild of the same build.yaml has the same), a schema this vero reads, every file
+present and unchanged (SHA-256s in its session.json). Anything else is refused with exit 2, naming what is
+wrong, before harbor starts. The checked copy is mounted read-only into the sidecar (a local Docker
+environment), which applies it once. The optimizer starts afresh from the seed repo, with new tokens; its
+earlier candidates stay in the running for finalize, and their results files are back where it reads them.
+
+  vero run /tmp/my-task -- -a claude-code -m anthropic/claude-sonnet-4-5 -e docker
+  vero run /tmp/my-task --resume-from jobs/<job>/<trial>/artifacts/vero-session -- -a claude-code -e docker`,
     )
     .action(async (task: string, harborArgs: string[], o: RunFlags) => {
       let hasGateway = false;
@@ -71,19 +89,27 @@ retry restarts the optimizer from zero. Both go before your harbor arguments: yo
       } catch (e) {
         throw new ConfigError(`<task>: ${task} is not a vero build output (${(e as Error).message.split('\n')[0]})`);
       }
+      // Checked before anything starts: a bad or foreign session is refused here, not in the sidecar.
+      const resume = o.resumeFrom ? await resumeLaunch(task, o.resumeFrom) : null;
       const launch = hasGateway ? gatewayLaunch(task) : null;
+      const env = launch || resume ? { ...launch?.env, ...resume?.env } : undefined;
       const argv = compiledTaskArgv(task, launch?.harborArgs ?? [], [
         ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout),
         ...outerRetryArgs(o.outerRetries),
         ...harborArgs,
       ]);
       if (o.print) {
-        for (const [k, v] of Object.entries(launch?.env ?? {})) process.stdout.write(`export ${k}=${shellWord(v)}\n`);
+        if (resume) process.stdout.write(`# the checked session (remove it when the run has ended): ${resume.dir}\n`);
+        for (const [k, v] of Object.entries(env ?? {})) process.stdout.write(`export ${k}=${shellWord(v)}\n`);
         process.stdout.write(`${[o.harbor, ...argv].map(shellWord).join(' ')}\n`);
         return;
       }
-      process.exitCode = await runInForeground(o.harbor, argv, launch?.env).catch((e: NodeJS.ErrnoException) => {
-        throw e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e;
-      });
+      if (resume)
+        process.stderr.write(`resuming from the session taken at ${resume.takenAt} (${resume.evaluations} recorded evaluation(s))\n`);
+      process.exitCode = await runInForeground(o.harbor, argv, env)
+        .catch((e: NodeJS.ErrnoException) => {
+          throw e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e;
+        })
+        .finally(() => resume && fs.rmSync(resume.dir, { recursive: true, force: true }));
     });
 }

@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
-import { serve } from '../sidecar/serve';
+import { loadServeConfig, serve } from '../sidecar/serve';
+import { takeSnapshot } from '../sidecar/session-snapshot';
 import { parseIntFlag } from './options';
 import { call, callRetrying, sidecarUrl } from './sidecar-client';
 import {
@@ -30,6 +31,20 @@ export function registerSidecarCommands(program: Command): void {
   registerBudget(program);
   registerSubmit(program);
   registerFinalize(program);
+  registerSnapshot(program);
+}
+
+/** `vero snapshot`: the sidecar's session into one dir, for Harbor to rescue (the task's collect step). */
+function registerSnapshot(program: Command): void {
+  program
+    .command('snapshot')
+    .description("write the eval sidecar's session (ledger, candidates, jobs, meter, results shown, commits) for a relaunch to resume from")
+    .requiredOption('--config <serve.json>', 'the serve config written by `vero build`')
+    .requiredOption('--out <dir>', 'the dir to write (replaced whole)')
+    .action(async (o: { config: string; out: string }) => {
+      const m = await takeSnapshot(loadServeConfig(o.config), o.out);
+      process.stdout.write(`${o.out}: ${Object.keys(m.files).length} file(s) of the session of ${m.task_name}\n`);
+    });
 }
 
 /** `vero serve`: the eval sidecar itself. */

@@ -112,5 +112,8 @@ export async function buildBaseline(agentRepo: string, dest: string, ref = 'HEAD
   await run(['init', '-q', '-b', 'main']);
   await run(['add', '-A']);
   await run(['commit', '-q', '-m', `baseline from ${source.sha}${rel ? ` (${rel})` : ''}`]);
+  // The index holds file times and inode numbers: without it the task dir is the same bytes at every build.
+  // The sidecar's image and main's seed script make it again from the commit.
+  fs.rmSync(path.join(dest, '.git', 'index'));
   return { commit: await run(['rev-parse', 'HEAD']), source, files };
 }

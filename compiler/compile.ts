@@ -11,6 +11,7 @@ import { ConfigError } from '../model/errors';
 import { ensureHarborWheelhouse } from '../infra/foreground';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { buildBaseline } from './baseline';
+import { BUILD_DIGEST_FILE, buildDigestOf } from './build-digest';
 import { BuildConfig, loadBuildConfig } from './build-config';
 import { CONTEXT } from './containers';
 import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
@@ -41,6 +42,8 @@ export interface BuildResult {
   mode: 'A' | 'B';
   baseCommit: string;
   sourceCommit: string;
+  /** What a rescued session of this task records, and a relaunch must match (compiler/build-digest.ts). */
+  buildDigest: string;
   files: number;
   /** What the build could not settle but the task may still run with (e.g. inner images left to a registry). */
   warnings: string[];
@@ -182,12 +185,17 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     };
     const digests: [string, string][] = [];
     for (const f of files) digests.push([f, await digest(f)]);
+    const buildDigest = buildDigestOf(digests);
+    writeFileDurable(path.join(tmp, BUILD_DIGEST_FILE), `${buildDigest}\n`, { fsync: false });
+    digests.push([BUILD_DIGEST_FILE, await digest(BUILD_DIGEST_FILE)]);
+    digests.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const manifest = {
       tool: 'vero-harbor build',
       task: config.name,
       mode: config.mode,
       base_commit: baseline.commit,
       source_commit: baseline.source.sha,
+      build_digest: buildDigest,
       files: Object.fromEntries(digests),
     };
     writeJsonDurable(path.join(tmp, MANIFEST), manifest, { fsync: false });
@@ -206,7 +214,8 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
       mode: config.mode,
       baseCommit: baseline.commit,
       sourceCommit: baseline.source.sha,
-      files: files.length + 1,
+      buildDigest,
+      files: files.length + 2,
       warnings,
       gateway: Boolean(config.gateway),
     };

@@ -6,6 +6,7 @@
 import { stringify as toYaml } from 'yaml';
 import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway-policy';
 import { CONTAINER } from '../model/serve-config';
+import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/session-snapshot';
 import type { BuildConfig } from './build-config';
 import { usesNestedDocker } from './nested-docker';
 
@@ -15,6 +16,8 @@ export const CONTEXT = {
   wheelhouse: 'sidecar/harbor-wheelhouse',
   nestedImages: 'sidecar/nested-images.tar',
   startScript: 'sidecar/start.sh',
+  /** The build's digest (compiler/build-digest.ts): written after every other file, and not part of it. */
+  buildDigest: 'sidecar/build-digest',
 } as const;
 const SIDECAR = {
   temporalCli: '/usr/local/bin/temporal',
@@ -106,6 +109,8 @@ export function sidecarDockerfile(c: BuildConfig): string {
         ]
       : []),
     `COPY agent-baseline ${CONTAINER.baseline}`,
+    // The build ships no git index (it holds file times): made here from the commit.
+    `RUN git -C ${CONTAINER.baseline} reset -q`,
     ...(modeB
       ? [`COPY sidecar/inner-task ${CONTAINER.innerTask}`]
       : [
@@ -114,6 +119,7 @@ export function sidecarDockerfile(c: BuildConfig): string {
           `RUN chmod -R go-rwx ${CONTAINER.dataset} ${CONTAINER.scorer}`,
         ]),
     `COPY sidecar/serve.json ${CONTAINER.serveJson}`,
+    `COPY ${CONTEXT.buildDigest} ${CONTAINER.buildDigest}`,
     `RUN chmod 0600 ${CONTAINER.serveJson}`,
     // 0711: the harness user may traverse to the job dirs and worktrees it is handed, but not list the home.
     `RUN mkdir -p ${CONTAINER.home} && chmod 0711 ${CONTAINER.home}`,
@@ -190,6 +196,9 @@ export function composeFile(c: BuildConfig): string {
           `agent_results:${CONTAINER.agentVolume}`,
           `admin_state:${CONTAINER.adminVolume}`,
           `token_state:/state/token`,
+          // A rescued session to resume from: `vero run --resume-from` sets the variable to the checked copy's
+          // host path; otherwise an empty volume.
+          `\${${RESUME_SESSION_ENV}:-${NO_RESUME_VOLUME}}:${CONTAINER.resumeDir}:ro`,
           ...(dind ? [`sidecar_docker:${SIDECAR.dockerData}`, '/sys/fs/cgroup:/sys/fs/cgroup:rw'] : []),
         ],
         ...(dind ? ENGINE_PRIVILEGES : {}),
@@ -198,7 +207,14 @@ export function composeFile(c: BuildConfig): string {
         healthcheck: { test: ['CMD', 'node', '-e', healthcheck], interval: '5s', timeout: '5s', retries: 60, start_period: '10s' },
       },
     },
-    volumes: { agent_repo: {}, agent_results: {}, admin_state: {}, token_state: {}, ...(dind ? { sidecar_docker: {} } : {}) },
+    volumes: {
+      agent_repo: {},
+      agent_results: {},
+      admin_state: {},
+      token_state: {},
+      [NO_RESUME_VOLUME]: {},
+      ...(dind ? { sidecar_docker: {} } : {}),
+    },
   };
   return toYaml(doc, { lineWidth: 0 });
 }

@@ -58,6 +58,8 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
       agent_volume: CONTAINER.agentVolume,
       admin_volume: CONTAINER.adminVolume,
       token_path: CONTAINER.tokenPath,
+      build_digest: CONTAINER.buildDigest,
+      resume_dir: CONTAINER.resumeDir,
     },
     ...(c.mode === 'B' ? { mode_b: { harbor: c.harbor!, task_source: { path: CONTAINER.innerTask }, partition: c.partition! } } : {}),
     ...(c.mode === 'A'
@@ -112,7 +114,9 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
       environment_mode: 'shared',
       collect: [
         {
-          command: `mkdir -p ${SESSION_SNAPSHOT} && for f in ${CONTAINER.adminVolume}/*.json; do [ -f "$f" ] && cp -p "$f" ${SESSION_SNAPSHOT}/; done; true`,
+          // The session with its manifest (what `vero run --resume-from` restores); when that fails, at least the
+          // state files as they are.
+          command: `vero snapshot --config ${CONTAINER.serveJson} --out ${SESSION_SNAPSHOT} || { mkdir -p ${SESSION_SNAPSHOT} && for f in ${CONTAINER.adminVolume}/*.json; do [ -f "$f" ] && cp -p "$f" ${SESSION_SNAPSHOT}/; done; }; true`,
           service: 'eval-sidecar',
           timeout_sec: 60,
         },
@@ -131,7 +135,8 @@ export function seedScript(c: BuildConfig): string {
     '#!/bin/bash',
     '# Seeds the optimizer workbench (runs as root in `main`).',
     'set -euo pipefail',
-    `if [ ! -d ${CONTAINER.workAgent}/.git ]; then cp -a ${CONTAINER.seed}/. ${CONTAINER.workAgent}/; fi`,
+    // The build ships no git index (it holds file times: the task dir would differ from build to build).
+    `if [ ! -d ${CONTAINER.workAgent}/.git ]; then cp -a ${CONTAINER.seed}/. ${CONTAINER.workAgent}/ && git -C ${CONTAINER.workAgent} reset -q; fi`,
     `chown -R agent:agent ${CONTAINER.workAgent}`,
     `git config --system --add safe.directory ${CONTAINER.workAgent}`,
     '# read_only_paths are enforced by the eval sidecar on every candidate commit (a commit that changes one is',

@@ -9,6 +9,7 @@ import { writeFileDurable } from '../infra/atomic-file';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { compiledTaskArgv } from './argv';
 import { gatewayLaunch } from './gateway-launch';
+import { resumeLaunch } from './resume-session';
 import { launchHarbor } from './launch';
 import { launchFailure } from './launch-failure';
 
@@ -31,6 +32,8 @@ export interface CompiledTaskRun {
   /** Where harbor's own output goes (default: <jobsDir>/<jobName>.harbor.log). */
   logFile?: string;
   timeoutMs?: number;
+  /** A rescued session to relaunch from (as `vero run --resume-from`: checked, then mounted into the sidecar). */
+  resumeFrom?: string;
 }
 
 export interface FinalizeDetails {
@@ -73,6 +76,7 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
   const pythonPath = run.agent.kind === 'import' ? run.agent.pythonPath : undefined;
   // A task with an inference gateway is started as `vero run` does: a producer token for the optimizer.
   const gateway = gatewayLaunch(run.taskDir);
+  const resume = run.resumeFrom ? await resumeLaunch(run.taskDir, run.resumeFrom) : null;
   const argv = [
     run.harbor,
     ...compiledTaskArgv(run.taskDir, gateway?.harborArgs ?? [], [
@@ -91,6 +95,7 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
   const env = {
     ...run.env,
     ...gateway?.env,
+    ...resume?.env,
     ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
   };
   // harbor runs in its own process group: Ctrl-C (or a SIGTERM) here stops it and its trials, as it would in the
@@ -109,7 +114,10 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
     stopSignal: 'SIGTERM',
     stopTarget: 'leader',
     forked: false,
-  }).finally(() => process.off('SIGINT', stop).off('SIGTERM', stop));
+  }).finally(() => {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+    if (resume) fs.rmSync(resume.dir, { recursive: true, force: true });
+  });
   if (ended.cancelled) throw interrupt.signal.reason;
   if (ended.notFound) {
     throw launchFailure(

@@ -355,6 +355,10 @@ export const BuildJson = z.strictObject({
   mode: z.enum(['A', 'B']),
   baseCommit: z.string(),
   sourceCommit: z.string(),
+  buildDigest: z
+    .string()
+    .optional()
+    .describe("the build's digest: a rescued session of this task records it, and `vero run --resume-from` must match it"),
   files: z.number().int(),
   warnings: z.array(z.string()),
   gateway: z.boolean(),

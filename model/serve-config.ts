@@ -131,6 +131,10 @@ export const CONTAINER = {
   agentVolume: '/state/agent-results',
   adminVolume: '/state/admin',
   tokenPath: '/state/token/admin.token',
+  /** The build's digest (compiler/build-digest.ts), which a session snapshot records and a resume must match. */
+  buildDigest: '/opt/vero-build-digest',
+  /** A rescued session to resume from (`vero run --resume-from` mounts it here, read-only; else an empty volume). */
+  resumeDir: '/state/resume',
   sidecarUrl: 'http://eval-sidecar:8000',
 } as const;
 
@@ -171,7 +175,16 @@ export const ServeConfig = z.strictObject({
   /** How soon a nested evaluation moves on from a dead worker (seconds). */
   heartbeat_timeout_sec: z.number().positive().default(60),
   max_concurrency: z.number().int().min(1),
-  paths: z.strictObject({ home: z.string(), agent_volume: z.string(), admin_volume: z.string(), token_path: z.string() }),
+  paths: z.strictObject({
+    home: z.string(),
+    agent_volume: z.string(),
+    admin_volume: z.string(),
+    token_path: z.string(),
+    /** The file holding the build's digest (absent in builds made before it existed: no snapshot can be resumed). */
+    build_digest: z.string().optional(),
+    /** Where a rescued session to resume from is mounted (applied once, to a session dir with no state yet). */
+    resume_dir: z.string().optional(),
+  }),
   scoring: ScoringSpec.default(DEFAULT_SCORING),
   objective: ObjectiveSpec.default({ direction: 'maximize' }),
   mode_b: z

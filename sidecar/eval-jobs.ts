@@ -25,7 +25,7 @@ export const AdmittedEval = z.strictObject({
 });
 export type AdmittedEval = z.infer<typeof AdmittedEval>;
 
-const JobRecord = z.strictObject({
+export const JobRecord = z.strictObject({
   job_id: z.string(),
   status: z.enum(JOB_STATUSES),
   split: z.string(),

@@ -16,7 +16,7 @@ const Entry = z.strictObject({
   remaining_sample_budget: z.number().int().nullable(),
   max_samples_per_run: z.number().int().nullable(),
 });
-const LedgerFile = z.strictObject({
+export const LedgerFile = z.strictObject({
   schema_version: z.literal(1),
   budgets: z.record(z.string(), Entry),
   reservations: z.array(

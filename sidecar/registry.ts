@@ -24,7 +24,7 @@ const EvalRecordSchema = z.strictObject({
   evaluated_at: z.string(),
 });
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
-const RegistryFileSchema = z.strictObject({ schema_version: z.literal(1), records: z.array(EvalRecordSchema) });
+export const RegistryFileSchema = z.strictObject({ schema_version: z.literal(1), records: z.array(EvalRecordSchema) });
 
 export class CandidateRegistry {
   private readonly mutex = new Mutex();

@@ -20,6 +20,7 @@ import { Gateway } from './gateway/gateway';
 import { gatewayStatus } from './gateway/server';
 import { createAdminToken } from './token';
 import { lockSessionDir } from './session-lock';
+import { restoreSession } from './session-snapshot';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 
 export function loadServeConfig(file: string): ServeConfig {
@@ -55,6 +56,11 @@ export async function serve(
   fs.chmodSync(cfg.paths.admin_volume, 0o700);
   // One sidecar per session dir, before any state is read (a second one would reserve from a stale ledger).
   const lock = lockSessionDir(cfg.paths.admin_volume);
+  // A relaunch's rescued session, into a session dir that has no state yet (checked again here: fail closed).
+  await restoreSession(cfg, log).catch((e: unknown) => {
+    lock.release();
+    throw e;
+  });
   const ledger = Ledger.open(path.join(cfg.paths.admin_volume, 'ledger.json'), cfg.budgets);
   const registry = CandidateRegistry.open(path.join(cfg.paths.admin_volume, 'candidates.json'));
   const token = createAdminToken(cfg.paths.token_path);

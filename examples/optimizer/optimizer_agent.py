@@ -8,8 +8,10 @@ then rewards the candidate the sidecar chooses.
     PYTHONPATH=examples/optimizer harbor run -p <compiled task> \
         --agent-import-path optimizer_agent:ExampleOptimizer -e docker
 
-With `--ak crash_after_train=true` it raises after its first evaluation (a trial that dies before its verifier:
-what the sidecar recorded must survive as the trial's `vero-session` artifact).
+With `--ak crash_after_selection=true` it raises after its evaluations (a trial that dies before its verifier:
+what the sidecar recorded must survive as the trial's `vero-session` artifact). With `--ak look_only=true` it
+only looks (its budget, one model call) and stops: a relaunch (`vero run --resume-from`) whose sidecar already
+has the candidates of the trial before it.
 
 With `--ak probe_trust_boundary=true` it also records, as the unprivileged `agent` user, what it can reach of
 the trusted side (admin token, hidden splits, scorer, secrets, finalize): each probe's command and exit code go
@@ -53,10 +55,18 @@ fetch(base + "/chat/completions", {
 
 
 class ExampleOptimizer(BaseAgent):
-    def __init__(self, *args, probe_trust_boundary: bool | str = False, crash_after_train: bool | str = False, **kwargs):
+    def __init__(
+        self,
+        *args,
+        probe_trust_boundary: bool | str = False,
+        crash_after_selection: bool | str = False,
+        look_only: bool | str = False,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.probe = str(probe_trust_boundary).lower() in ("1", "true", "yes")
-        self.crash_after_train = str(crash_after_train).lower() in ("1", "true", "yes")
+        self.crash_after_selection = str(crash_after_selection).lower() in ("1", "true", "yes")
+        self.look_only = str(look_only).lower() in ("1", "true", "yes")
 
     @staticmethod
     def name() -> str:
@@ -100,6 +110,8 @@ class ExampleOptimizer(BaseAgent):
             code, out = await self._sh(environment, MODEL_CALL, log)
             if code == 0 and out.strip():
                 (self.logs_dir / "model-call.json").write_text(out)
+            if self.look_only:
+                return
             # 2. Edit the agent and commit: one candidate.
             await environment.upload_file(PATCH, "/tmp/improvement.patch")
             code, _ = await self._sh(
@@ -116,10 +128,10 @@ class ExampleOptimizer(BaseAgent):
                 result_path = json.loads(out).get("resultPath")  # vero eval --json: camelCase (schemas/eval.schema.json)
                 if result_path:
                     await self._sh(environment, f"ls {shlex.quote(result_path)} && cat {shlex.quote(result_path)}/*", log)
-            if self.crash_after_train:
-                raise RuntimeError("crash_after_train: the optimizer died before its verifier")
             # 4. The selection split: the sidecar chooses among candidates by it.
             await self._eval(environment, "--split validation", log)
+            if self.crash_after_selection:
+                raise RuntimeError("crash_after_selection: the optimizer died before its verifier")
             await self._sh(environment, "vero budget", log)
         finally:
             (self.logs_dir / "optimizer.json").write_text(json.dumps(log, indent=2))

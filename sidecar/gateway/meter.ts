@@ -59,7 +59,7 @@ const MeterFile = z.strictObject({
   tasks: z.record(z.string(), z.record(z.string(), Usage)).default({}),
   open: z.record(z.string(), Open),
 });
-type MeterFile = z.infer<typeof MeterFile>;
+export type MeterFile = z.infer<typeof MeterFile>;
 type OpenReservation = z.infer<typeof Open>;
 
 /** One line of the meter's log. */
@@ -125,17 +125,8 @@ export class Meter {
 
   /** Reads the snapshot and replays the log after it; charges what was in flight in full; starts a new log. */
   static open(file: string): Meter {
-    let state: MeterFile = { schema_version: 1, seq: 0, scopes: {}, tokens: {}, tasks: {}, open: {} };
+    const state = Meter.load(file);
     const logFile = `${file}.log`;
-    try {
-      if (fs.existsSync(file)) state = MeterFile.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
-      const replay = new Meter(state, MeterLog.closed());
-      for (const rec of MeterLog.read(logFile)) if (rec.seq > state.seq) replay.apply(LogRecord.parse(rec));
-    } catch (e) {
-      throw new LedgerCorruptError(
-        `${file}: the gateway's meter cannot be read (${(e as Error).message.split('\n')[0]}); refusing to guess what was spent`,
-      );
-    }
     const meter = new Meter(state, MeterLog.closed());
     // Requests that were in flight when the sidecar stopped: charged in full, never forgotten.
     for (const [id, r] of Object.entries(state.open)) meter.closeReservation(id, r, chargeOf(r, { kind: 'unknown' }));
@@ -151,6 +142,21 @@ export class Meter {
       file,
     );
     return new Meter(state, log);
+  }
+
+  /** The snapshot with its log replayed (nothing written): what a restarted or resumed gateway starts from. */
+  static load(file: string): MeterFile {
+    let state: MeterFile = { schema_version: 1, seq: 0, scopes: {}, tokens: {}, tasks: {}, open: {} };
+    try {
+      if (fs.existsSync(file)) state = MeterFile.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+      const replay = new Meter(state, MeterLog.closed());
+      for (const rec of MeterLog.read(`${file}.log`)) if (rec.seq > state.seq) replay.apply(LogRecord.parse(rec));
+    } catch (e) {
+      throw new LedgerCorruptError(
+        `${file}: the gateway's meter cannot be read (${(e as Error).message.split('\n')[0]}); refusing to guess what was spent`,
+      );
+    }
+    return state;
   }
 
   /** Spent plus reserved by requests in flight: what admission compares with the limits. */

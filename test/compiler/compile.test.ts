@@ -73,6 +73,22 @@ async function buildError(
   return err.message;
 }
 
+/** One SHA-256 over a whole tree: every path, its type and mode, and its bytes (or a link's target). */
+function treeHash(root: string): string {
+  const h = createHash('sha256');
+  const walk = (rel: string) => {
+    const p = path.join(root, rel);
+    const st = fs.lstatSync(p);
+    h.update(`${rel}\0${st.mode.toString(8)}\0`);
+    if (st.isSymbolicLink()) h.update(fs.readlinkSync(p));
+    else if (st.isDirectory()) for (const e of fs.readdirSync(p).sort()) walk(rel ? `${rel}/${e}` : e);
+    else h.update(fs.readFileSync(p));
+    h.update('\n');
+  };
+  walk('');
+  return h.digest('hex');
+}
+
 const SECRET_VALUE = 'sk-test-secret-value-should-never-be-written';
 
 describe('a mode B build', () => {
@@ -181,6 +197,8 @@ describe('a mode B build', () => {
       'agent_results:/state/agent-results',
       'admin_state:/state/admin',
       'token_state:/state/token',
+      // A rescued session (`vero run --resume-from` sets the variable), else an empty volume; main never sees it.
+      '${VERO_RESUME_SESSION:-resume_session}:/state/resume:ro',
       // The nested environment is docker: the sidecar's own engine, its data on a volume Harbor removes.
       'sidecar_docker:/var/lib/docker',
       '/sys/fs/cgroup:/sys/fs/cgroup:rw',
@@ -198,7 +216,15 @@ describe('a mode B build', () => {
       '${VERO_TEST_SECRET_A:?VERO_TEST_SECRET_A must be set in the host environment for the eval sidecar}',
     );
     expect((sidecar!.healthcheck as { test: string[] }).test.slice(0, 2)).toEqual(['CMD', 'node']);
-    expect(Object.keys(compose.volumes).sort()).toEqual(['admin_state', 'agent_repo', 'agent_results', 'sidecar_docker', 'token_state']);
+    expect(Object.keys(compose.volumes).sort()).toEqual([
+      'admin_state',
+      'agent_repo',
+      'agent_results',
+      'resume_session',
+      'sidecar_docker',
+      'token_state',
+    ]);
+    expect(JSON.stringify(main)).not.toMatch(/resume/);
     expect(JSON.stringify(main)).not.toMatch(/VERO_TEST_SECRET_A":"[^"]/); // named only to be blanked
   });
 
@@ -275,10 +301,16 @@ describe('a mode B build', () => {
     expect(r.status).toBe(0);
   });
 
-  test('the same inputs give byte-identical files and the same baseline commit', async () => {
+  test('the same inputs give a byte-identical task dir (git repos included), the same baseline commit and build digest', async () => {
     const again = path.join(tempDir(), 'task');
-    await buildTaskDir(file, again);
+    const r = await buildTaskDir(file, again);
     expect(fs.readFileSync(path.join(again, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
+    expect(treeHash(again)).toBe(treeHash(out));
+    expect(r.buildDigest).toBe(fs.readFileSync(path.join(out, 'environment/sidecar/build-digest'), 'utf8').trim());
+    // No git index (it holds file times): the seed script and the sidecar's image make it from the commit.
+    expect(fs.existsSync(path.join(out, 'environment/agent-seed/.git/index'))).toBe(false);
+    expect(fs.readFileSync(path.join(out, 'environment/main/seed.sh'), 'utf8')).toContain('git -C /workspace/agent reset -q');
+    expect(fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8')).toContain('RUN git -C /opt/agent-baseline reset -q');
   });
 
   test('linkRuntime (throwaway builds) gives the same files, the runtime hard-linked to its sources', async () => {

@@ -39,6 +39,8 @@ function onHost(task: string, dir: string, work: string): Pick<ServeConfig, 'rep
       agent_volume: path.join(dir, 'agent-results'),
       admin_volume: path.join(dir, 'admin'),
       token_path: path.join(dir, 'token', 'admin.token'),
+      build_digest: path.join(task, 'environment', 'sidecar', 'build-digest'),
+      resume_dir: path.join(dir, 'resume'),
     },
   };
 }
@@ -96,6 +98,7 @@ export async function setup(
   await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
+  git(work, 'reset', '-q'); // as the task's seed script does: the build ships no git index
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
   const env: Record<string, string> = {
     HARBOR_STANDIN_TIME_SCALE: over.timeScale ?? '0',
@@ -197,6 +200,7 @@ export async function modeASetup(): Promise<{ dir: string; serveFile: string; ho
   await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
+  git(work, 'reset', '-q'); // as the task's seed script does: the build ships no git index
   const cfg = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')));
   const serveFile = path.join(dir, 'serve.json');
   const hostCfg: ServeConfig = {

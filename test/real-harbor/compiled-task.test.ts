@@ -12,6 +12,7 @@ import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '..
 import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
 import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
+import { Meter } from '../../sidecar/gateway/meter';
 
 const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
 const unavailable =
@@ -165,22 +166,61 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
     });
 
     if (mode === 'mode-a')
-      test('a trial that dies before its verifier keeps what the sidecar recorded (the vero-session artifact)', async () => {
-        const o = await runCompiledTask({
+      test('a trial that dies mid-way keeps its session; relaunched from it (--resume-from), the earlier candidate and spent budget are there and the reward is that candidate’s', async () => {
+        const crash = await runCompiledTask({
           harbor,
           taskDir,
           jobsDir,
           jobName: 'crash',
           env,
-          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { crash_after_train: 'true' } },
+          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { crash_after_selection: 'true' } },
         });
-        expect(o.exception?.exception_type).toBe('RuntimeError');
-        expect(o.reward).toBeNull();
-        const registry = JSON.parse(fs.readFileSync(path.join(o.trialDir!, 'artifacts', 'vero-session', 'candidates.json'), 'utf8')) as {
-          records: { split: string; mean_score: number }[];
+        expect(crash.exception?.exception_type).toBe('RuntimeError');
+        expect(crash.reward).toBeNull();
+        const rescued = path.join(crash.trialDir!, 'artifacts', 'vero-session');
+        const records = (dir: string) =>
+          (
+            JSON.parse(fs.readFileSync(path.join(dir, 'candidates.json'), 'utf8')) as {
+              records: { split: string; commit: string; mean_score: number }[];
+            }
+          ).records;
+        expect(records(rescued).map((r) => [r.split, r.mean_score])).toEqual([
+          ['train', 1],
+          ['validation', 1],
+        ]);
+        const candidate = records(rescued)[0]!.commit;
+        expect(crash.session).toEqual(expect.arrayContaining(['candidates.bundle', 'candidates.json', 'ledger.json', 'session.json']));
+
+        // The relaunch only looks: its workbench is the seed again, the candidate is the sidecar's.
+        const resumed = await runCompiledTask({
+          harbor,
+          taskDir,
+          jobsDir,
+          jobName: 'resumed',
+          env,
+          resumeFrom: rescued,
+          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { look_only: 'true' } },
+        });
+        expect({ exitCode: resumed.exitCode, exception: resumed.exception, reward: resumed.reward }).toEqual({
+          exitCode: 0,
+          exception: null,
+          reward: { [key]: optimized },
+        });
+        expect(resumed.finalize!.commit).toBe(candidate);
+        const session = path.join(resumed.trialDir!, 'artifacts', 'vero-session');
+        expect(records(session).map((r) => [r.split, r.commit])).toEqual([
+          ['train', candidate],
+          ['validation', candidate],
+        ]);
+        // The budget the crashed trial spent stays spent; the gateway's usage adds up over both trials.
+        const ledger = JSON.parse(fs.readFileSync(path.join(session, 'ledger.json'), 'utf8')) as {
+          budgets: Record<string, { total_run_budget: number; remaining_run_budget: number }>;
+          reservations: unknown[];
         };
-        expect(registry.records.map((r) => [r.split, r.mean_score])).toEqual([['train', 1]]);
-        expect(o.session).toEqual(['candidates.json', 'ledger.json']);
+        expect(ledger.reservations).toHaveLength(2);
+        for (const split of ['train', 'validation'])
+          expect(ledger.budgets[split]!.remaining_run_budget).toBe(ledger.budgets[split]!.total_run_budget - 1);
+        expect(Meter.load(path.join(session, 'gateway', 'meter.json')).scopes.producer!.requests).toBe(2);
       });
   });
 });

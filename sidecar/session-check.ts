@@ -1,0 +1,134 @@
+/**
+ * Checks a rescued session dir before anything of it is used: its manifest (task, build digest, schema), every
+ * file's presence and SHA-256, no file it does not list, and each state file against the schema the sidecar
+ * reads it with. Every problem is reported, all at once. Used on the host (`vero run --resume-from`) and again
+ * by the relaunched sidecar.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { formatZodIssues } from '../model/config-issues';
+import {
+  COMMITS_BUNDLE,
+  manifestProblems,
+  partOf,
+  SESSION_MANIFEST,
+  SessionManifest,
+  type SessionExpectation,
+} from '../model/session-snapshot';
+import { JobRecord } from './eval-jobs';
+import { Meter } from './gateway/meter';
+import { LedgerFile } from './ledger';
+import { RegistryFileSchema } from './registry';
+
+const Submission = z.looseObject({ commit: z.string() });
+
+/** Every file under `dir`, relative and `/`-separated; anything that is neither a file nor a dir is named. */
+function walk(dir: string, problems: string[]): string[] {
+  const out: string[] = [];
+  const visit = (sub: string) => {
+    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${e.name}` : e.name;
+      if (e.isDirectory()) visit(rel);
+      else if (e.isFile()) out.push(rel);
+      else problems.push(`${rel}: not a regular file`);
+    }
+  };
+  visit('');
+  return out.sort();
+}
+
+const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+
+/** The state file parsed with its reader's schema: null when it is fine, else what is wrong. */
+function stateProblem(dir: string, rel: string): string | null {
+  const file = path.join(dir, rel);
+  const parse = (schema: z.ZodType) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      return `${rel}: not JSON (${(e as Error).message.split('\n')[0]})`;
+    }
+    const r = schema.safeParse(raw);
+    return r.success ? null : formatZodIssues(r.error.issues, rel, schema).split('\n')[0]!;
+  };
+  if (rel === 'ledger.json') return parse(LedgerFile);
+  if (rel === 'candidates.json') return parse(RegistryFileSchema);
+  if (rel === 'submission.json') return parse(Submission);
+  if (rel.startsWith('eval-jobs/')) return parse(JobRecord);
+  if (rel.startsWith('disclosed/') || rel === 'finalize.json') return parse(z.unknown());
+  if (rel === 'gateway/meter.json')
+    try {
+      Meter.load(file);
+      return null;
+    } catch (e) {
+      return `${rel}: ${(e as Error).message.split('\n')[0]}`;
+    }
+  if (rel === COMMITS_BUNDLE)
+    return /^# v[23] git bundle\n/.test(fs.readFileSync(file, 'latin1').slice(0, 20)) ? null : `${rel}: not a git bundle`;
+  return null;
+}
+
+/** The commits a bundle holds refs to (its header's `<sha> <ref>` lines). */
+function bundleCommits(file: string): Set<string> {
+  const head =
+    fs
+      .readFileSync(file, 'latin1')
+      .slice(0, 1 << 20)
+      .split('\n\n')[0] ?? '';
+  return new Set([...head.matchAll(/^([0-9a-f]{40}) refs\//gm)].map((m) => m[1]!));
+}
+
+export interface SessionCheck {
+  manifest: SessionManifest | null;
+  problems: string[];
+}
+
+/** Checks the session in `dir` against this task; `baseCommit`'s evaluations need no commit in the bundle. */
+export function checkSessionDir(dir: string, want: SessionExpectation & { base_commit: string }): SessionCheck {
+  const problems: string[] = [];
+  const manifestFile = path.join(dir, SESSION_MANIFEST);
+  if (!fs.existsSync(manifestFile)) return { manifest: null, problems: [`no ${SESSION_MANIFEST}: not a rescued vero session`] };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
+  } catch (e) {
+    return { manifest: null, problems: [`${SESSION_MANIFEST}: not JSON (${(e as Error).message.split('\n')[0]})`] };
+  }
+  // A newer schema is said as such, before its fields are judged by this vero's.
+  const version = (raw as { schema_version?: unknown } | null)?.schema_version;
+  const parsed = SessionManifest.safeParse(raw);
+  if (!parsed.success) {
+    if (typeof version === 'number' && version > 1)
+      return { manifest: null, problems: [`${SESSION_MANIFEST}: schema_version ${version} was written by a newer vero`] };
+    return { manifest: null, problems: [formatZodIssues(parsed.error.issues, SESSION_MANIFEST, SessionManifest)] };
+  }
+  const m = parsed.data;
+  problems.push(...manifestProblems(m, want));
+  const present = walk(dir, problems).filter((f) => f !== SESSION_MANIFEST);
+  for (const rel of present) if (!(rel in m.files)) problems.push(`${rel}: not listed in ${SESSION_MANIFEST}`);
+  for (const [rel, digest] of Object.entries(m.files)) {
+    if (!partOf(rel)) continue; // named by manifestProblems
+    if (!present.includes(rel)) {
+      problems.push(`${rel}: missing`);
+      continue;
+    }
+    if (sha256(path.join(dir, rel)) !== digest) {
+      problems.push(`${rel}: its SHA-256 is not the one ${SESSION_MANIFEST} records (the file is corrupt or was edited)`);
+      continue;
+    }
+    const p = stateProblem(dir, rel);
+    if (p) problems.push(p);
+  }
+  if (problems.length) return { manifest: m, problems };
+  // Every evaluated candidate can still be graded: its commit comes with the session.
+  const registry = m.files['candidates.json']
+    ? RegistryFileSchema.parse(JSON.parse(fs.readFileSync(path.join(dir, 'candidates.json'), 'utf8')))
+    : { records: [] };
+  const inBundle = m.files[COMMITS_BUNDLE] ? bundleCommits(path.join(dir, COMMITS_BUNDLE)) : new Set<string>();
+  const lost = [...new Set(registry.records.map((r) => r.commit))].filter((c) => c !== want.base_commit && !inBundle.has(c));
+  if (lost.length) problems.push(`candidates.json: commit(s) ${lost.map((c) => c.slice(0, 12)).join(', ')} are not in ${COMMITS_BUNDLE}`);
+  return { manifest: m, problems };
+}
