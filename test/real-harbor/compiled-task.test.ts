@@ -1,6 +1,7 @@
 /**
  * The compiler's output as its user runs it: `vero build` on the shipped examples, then real `harbor run -p
- * <task> -e docker` (Harbor 0.25, real Docker, offline base images), with Harbor's oracle (the baseline's
+ * <task> -e docker` (Harbor 0.25 outside; the Mode B sidecar runs its build's default Harbor 0.26 inside; real Docker,
+ * offline base images), with Harbor's oracle (the baseline's
  * reward) and with the example optimizer, a model-free Harbor agent that commits the example's improvement and
  * spends eval budget from inside `main`. Mode A scores with the trusted scorer; Mode B runs the nested harbor
  * in the sidecar's own Docker engine. The optimizer also probes the trust boundary as the `agent` user.

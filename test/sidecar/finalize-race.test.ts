@@ -15,16 +15,23 @@ const VALIDATION = ['count-words', 'fix-csv-parser', 'hello-world', 'reverse-str
 
 test('the shortlist races on the selection split: the better candidate wins, the worse is eliminated and stops costing trials', async () => {
   const s = await setup({
+    // The weak candidate's trials take 2 s, so the race decides on its first four before its fifth can finish.
+    timeScale: '1',
     build: {
       partition: { train: ['hello-world'], validation: VALIDATION, test: ['add-cli-flag'] },
       budgets: [{ split: 'validation', total_run_budget: 3 }],
       // A low confidence so that five tasks can separate a candidate that solves everything from one that solves nothing.
       auto_best_race: { confidence: 0.6 },
+      // One task per candidate between decisions (concurrency ÷ live candidates).
+      max_concurrency: 2,
     },
   });
   const side = await startSidecar(s);
   try {
-    const weak = commitImprovement(s.work, ['no-such-task']);
+    fs.writeFileSync(path.join(s.work, 'harbor-standin-agent.json'), JSON.stringify({ solves: ['no-such-task'], duration_ms: 2000 }));
+    git(s.work, 'add', '-A');
+    git(s.work, 'commit', '-q', '-m', 'a slow candidate that solves nothing');
+    const weak = git(s.work, 'rev-parse', 'HEAD');
     expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
     const strong = commitImprovement(s.work, ['*']);
     expect((await cli(['eval', '--split', 'validation'], side.url)).code).toBe(0);
