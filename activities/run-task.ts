@@ -21,6 +21,7 @@ import { launchUntilSettled } from '../harbor/launch';
 import {
   ensureDir,
   hasPidFile,
+  jobComplete,
   jobFinished,
   jobHarborVersion,
   liveOrphan,
@@ -98,7 +99,7 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
     if (pruned.length) t.ctx.log.info('re-running trials without rewards', { task: t.task, trials: pruned });
     // A job harbor finished with every trial rewarded (an evaluation reset after the task ran, say): collected,
     // not run again.
-    if (!pruned.length && jobFinished(t.jobDir)) {
+    if (!pruned.length && jobComplete(t.jobDir)) {
       t.notes.push('collected the job harbor had finished before (nothing left to run)');
       return { run: ADOPTED_OR_COLLECTED, deadline };
     }

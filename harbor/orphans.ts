@@ -75,6 +75,18 @@ export function jobFinished(jobDir: string): boolean {
   }
 }
 
+/**
+ * Whether harbor finished the job and every trial dir in it holds its result: nothing is left for a resume to run
+ * (a trial dir without a result.json is one a resume would delete and run again).
+ */
+export function jobComplete(jobDir: string): boolean {
+  if (!jobFinished(jobDir)) return false;
+  return fs
+    .readdirSync(jobDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .every((e) => fs.existsSync(harborJobFiles.trialResult(jobDir, e.name)));
+}
+
 /** Whether harbor started the job (it wrote the job's config.json). */
 export const jobStarted = (jobDir: string): boolean => fs.existsSync(harborJobFiles.config(jobDir));
 
