@@ -1,6 +1,6 @@
 /** A running evaluation: its progress, its concurrency, and why it may not be moving. */
 import { type Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { Progress } from '../model/progress';
+import { addCounts, type Progress } from '../model/progress';
 import { ConfigError } from '../model/errors';
 import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
 
@@ -11,13 +11,7 @@ export async function getProgress(client: Client, evalId: string): Promise<Progr
   const total = { ...p, running: chunks.length ? 0 : p.running };
   for (const id of chunks) {
     try {
-      const c = await client.workflow.getHandle(id).query(progressQuery);
-      total.done += c.done;
-      total.running += c.running;
-      total.scored += c.scored;
-      total.errors += c.errors;
-      total.scoreSum += c.scoreSum;
-      if (c.notRun) total.notRun = (total.notRun ?? 0) + c.notRun;
+      addCounts(total, await client.workflow.getHandle(id).query(progressQuery));
     } catch {
       /* the chunk is starting or just finished */
     }

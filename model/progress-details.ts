@@ -2,20 +2,14 @@
  * The Web UI's "Current Details" of an evaluation or one of its chunks: its progress in a line of Markdown
  * (`setCurrentDetails`, served by the workflow's metadata query: no command, nothing in history). Pure.
  */
-import type { Progress } from './progress';
+import { addCounts, type Progress, type ProgressCounts } from './progress';
 
 /** At most this many progress reports per chunk go to the parent (so its history stays bounded). */
 export const MAX_PROGRESS_REPORTS = 20;
 
 /** The counts a chunk reports to its parent as its tasks finish (the `chunkProgress` signal). */
-export interface ChunkProgressReport {
+export interface ChunkProgressReport extends ProgressCounts {
   chunkIndex: number;
-  done: number;
-  running: number;
-  scored: number;
-  errors: number;
-  scoreSum: number;
-  notRun?: number;
 }
 
 /** Whether a chunk that just finished its `done`-th of `total` tasks reports it: every task, or every 1/MAX step. */
@@ -28,14 +22,7 @@ export function reportsProgressAt(done: number, total: number): boolean {
 /** A progress plus the counts of chunks still running (their last reports). */
 export function withReports(p: Progress, reports: Iterable<ChunkProgressReport>): Progress {
   const sum = { ...p };
-  for (const r of reports) {
-    sum.done += r.done;
-    sum.running += r.running;
-    sum.scored += r.scored;
-    sum.errors += r.errors;
-    sum.scoreSum += r.scoreSum;
-    if (r.notRun) sum.notRun = (sum.notRun ?? 0) + r.notRun;
-  }
+  for (const r of reports) addCounts(sum, r);
   return sum;
 }
 

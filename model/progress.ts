@@ -65,3 +65,17 @@ export function countFinished(progress: Progress, row: TaskResult): void {
   } else if (row.status === 'not_run') progress.notRun = (progress.notRun ?? 0) + 1;
   else progress.errors++;
 }
+
+/** The counts one part of an evaluation (a chunk) adds to a progress. */
+export type ProgressCounts = Pick<Progress, 'done' | 'running' | 'scored' | 'errors' | 'scoreSum' | 'notRun'>;
+
+/** Adds a part's counts into `sum` (in place) and returns it. */
+export function addCounts<P extends ProgressCounts>(sum: P, c: ProgressCounts): P {
+  sum.done += c.done;
+  sum.running += c.running;
+  sum.scored += c.scored;
+  sum.errors += c.errors;
+  sum.scoreSum += c.scoreSum;
+  if (c.notRun) sum.notRun = (sum.notRun ?? 0) + c.notRun;
+  return sum;
+}

@@ -30,7 +30,7 @@ export interface Setup {
 }
 
 /** A compiled task's serve config pointed at host paths: the baseline and workspace repos, the volumes under `dir`. */
-function onHost(task: string, dir: string, work: string): Pick<ServeConfig, 'repo_path' | 'agent_repo_path' | 'paths'> {
+export function onHost(task: string, dir: string, work: string): Pick<ServeConfig, 'repo_path' | 'agent_repo_path' | 'paths'> {
   return {
     repo_path: path.join(task, 'environment', 'agent-baseline'),
     agent_repo_path: work,

@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { RacedEntry, RaceSummary } from '../../sidecar/finalize-race';
 import { invocations, taskOf } from '../helpers/fixtures';
 import { cli, commitImprovement, finalizeAsVerifier, git, setup, startSidecar } from '../helpers/sidecar';
 
@@ -45,15 +46,8 @@ test('the shortlist races on the selection split: the better candidate wins, the
       commit: string;
       rewards: Record<string, number>;
       reason: string;
-      shortlist: {
-        commit: string;
-        recorded: number;
-        rescored: number;
-        tasks_run: number;
-        interval: [number, number];
-        eliminated_at?: number;
-      }[];
-      race: { stop_reason: string; verdict: string; winner_interval: [number, number]; trial_runs: number; full_trial_runs: number };
+      shortlist: RacedEntry[];
+      race: RaceSummary;
     };
     expect(json.commit).toBe(strong);
     expect(json.rewards).toEqual({ reward: 1 });

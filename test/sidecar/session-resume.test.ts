@@ -14,7 +14,7 @@ import { ServeConfig } from '../../model/serve-config';
 import { RESUME_SESSION_ENV } from '../../model/session-snapshot';
 import { checkSessionDir } from '../../sidecar/session-check';
 import { tempDir } from '../helpers/fixtures';
-import { cli, commitImprovement, finalizeAsVerifier, git, setup, startSidecar, VERO, type Setup } from '../helpers/sidecar';
+import { cli, commitImprovement, finalizeAsVerifier, git, onHost, setup, startSidecar, VERO, type Setup } from '../helpers/sidecar';
 import { address } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
@@ -29,19 +29,8 @@ async function relaunch(s: Setup, resumeDir: string): Promise<Setup & { task: st
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   git(work, 'reset', '-q');
-  const cfg: ServeConfig = {
-    ...s.cfg,
-    repo_path: path.join(task, 'environment', 'agent-baseline'),
-    agent_repo_path: work,
-    paths: {
-      home: path.join(dir, 'home'),
-      agent_volume: path.join(dir, 'agent-results'),
-      admin_volume: path.join(dir, 'admin'),
-      token_path: path.join(dir, 'token', 'admin.token'),
-      build_digest: path.join(task, 'environment', 'sidecar', 'build-digest'),
-      resume_dir: resumeDir,
-    },
-  };
+  const host = onHost(task, dir, work);
+  const cfg: ServeConfig = { ...s.cfg, ...host, paths: { ...host.paths, resume_dir: resumeDir } };
   const serveFile = path.join(dir, 'serve.json');
   fs.writeFileSync(serveFile, JSON.stringify(cfg));
   return { dir, serveFile, cfg, work, queue: s.queue, task };
