@@ -11,11 +11,12 @@
  *     against the runner-up (model/paired-comparison.ts, a paired bootstrap, 1,000 resamples) says whether
  *     it is resolved.
  *
- *   npm run build && node dist/bench/race.js [--reps 200] [--seed bench]
+ *   npm run build && node dist/bench/race.js [--reps 200] [--seed bench] [--cs hedged|eb]
  */
 import seedrandom from 'seedrandom';
 import { comparePaired } from '../model/paired-comparison';
-import { PairedRace } from '../model/race-decision';
+import type { CsKind } from '../model/confidence-sequence';
+import { PairedRace, raceHorizon } from '../model/race-decision';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -24,6 +25,8 @@ const arg = (name: string, dflt: string) => {
 const REPS = Number(arg('--reps', '200'));
 const SEED = arg('--seed', 'bench');
 const N = 200;
+/** The pairs' sequence: the race workflow's (hedged capital, tuned for a third of the tasks), or PrPl-EB. */
+const CS = arg('--cs', 'hedged') as CsKind;
 const CONCURRENCY = 8;
 const TOP = 0.7;
 
@@ -48,7 +51,7 @@ function replicate(rates: number[], rng: () => number): Outcome {
   const shifts = Array.from({ length: N }, () => 1.5 * normal(rng));
   const scores: number[][] = rates.map((p) => shifts.map((s) => (rng() < sigmoid(logit(p) + s) ? 1 : 0)));
   // The race: tasks in order (they are exchangeable draws already), a decision after each batch.
-  const race = new PairedRace({ alpha: 0.05, nCandidates: k, margin: 0 });
+  const race = new PairedRace({ alpha: 0.05, nCandidates: k, margin: 0, cs: CS, horizon: CS === 'hedged' ? raceHorizon(N) : undefined });
   let taskRuns = 0;
   let t = 0;
   while (t < N && race.alive().length > 1) {
@@ -81,7 +84,7 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 function main(): void {
   const started = Date.now();
   process.stdout.write(
-    `race vs full evaluation: ${N} tasks, ${REPS} replications per setting, seed "${SEED}", 95% confidence, margin 0\n` +
+    `race vs full evaluation: ${N} tasks, ${REPS} replications per setting, seed "${SEED}", 95% confidence, margin 0, sequence ${CS === 'hedged' ? `hedged capital tuned for ${raceHorizon(N)} tasks` : 'PrPl-EB'}\n` +
       `the race replications run the race workflow's decision code (model/race-decision.ts) in-process on simulated outcomes,\n` +
       `not the workflow itself; full evaluation = every candidate on every task + vero compare (winner vs runner-up)\n\n`,
   );

@@ -20,6 +20,7 @@ import {
   condition,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -32,8 +33,8 @@ import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { jobNameFor } from '../harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
-import { BettingCs } from '../model/confidence-sequence';
-import { PairedRace } from '../model/race-decision';
+import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
+import { PairedRace, raceHorizon } from '../model/race-decision';
 import { RaceInput, type RaceResult, type RaceState, raceOrder } from '../model/race-types';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';
@@ -84,7 +85,7 @@ class Race {
   private readonly order: string[];
   private readonly k: number;
   private readonly stats: PairedRace;
-  private readonly ownCs: BettingCs[];
+  private readonly ownCs: SequentialCs[];
   /** rows[c].get(task): candidate c's row for a task (run here, or reused). */
   private readonly rows: Map<string, TaskResult>[];
   private readonly reused: Set<string>[];
@@ -102,8 +103,11 @@ class Race {
     this.order = raceOrder(input.tasks, input.seed);
     this.k = input.candidates.length;
     this.alpha = 1 - input.confidence;
-    this.stats = new PairedRace({ alpha: this.alpha, nCandidates: this.k, margin: input.margin });
-    this.ownCs = input.candidates.map(() => new BettingCs({ alpha: this.alpha / this.k }));
+    // Races begun before the hedged-capital sequence keep deciding with PrPl-EB, as their history did.
+    const cs: CsKind = patched('race-hedged-capital') ? 'hedged' : 'eb';
+    const horizon = cs === 'hedged' ? raceHorizon(input.tasks.length) : undefined;
+    this.stats = new PairedRace({ alpha: this.alpha, nCandidates: this.k, margin: input.margin, cs, horizon });
+    this.ownCs = input.candidates.map(() => makeCs(cs, { alpha: this.alpha / this.k, horizon }));
     this.rows = input.candidates.map(() => new Map());
     this.reused = input.candidates.map(() => new Set());
     this.started = input.candidates.map(() => new Set());

@@ -1,6 +1,6 @@
 import seedrandom from 'seedrandom';
-import { bettingSequence, differenceSequence, logWealth } from '../../model/confidence-sequence';
-import { decide, PairedRace, pairAlpha } from '../../model/race-decision';
+import { bettingSequence, type CsKind, differenceSequence, HedgedCs, logWealth, makeCs } from '../../model/confidence-sequence';
+import { decide, PairedRace, pairAlpha, raceHorizon } from '../../model/race-decision';
 
 const bernoulli = (rng: () => number, p: number, n: number): number[] => Array.from({ length: n }, () => (rng() < p ? 1 : 0));
 
@@ -77,6 +77,82 @@ describe('PrPl-EB confidence sequence', () => {
   });
 });
 
+/** The hedged-capital bettors' log-wealth at m, from the theorem's definition (not the class's bookkeeping). */
+function hedgedLogWealth(xs: readonly number[], m: number, alpha: number, side: 1 | -1, horizon?: number): number {
+  const logTerm = Math.log(2 / alpha);
+  let w = 0;
+  let sumX = 0;
+  let sumSq = 0;
+  let varPrev = 0.25;
+  xs.forEach((x, i) => {
+    const t = i + 1;
+    const bet = Math.sqrt((2 * logTerm) / (varPrev * (horizon ?? t * Math.log(1 + t))));
+    const lambda = Math.min(bet, side === 1 ? 0.5 / m : 0.5 / (1 - m));
+    w += Math.log(1 + side * lambda * (x - m));
+    sumX += x;
+    sumSq += (x - (0.5 + sumX) / (t + 1)) ** 2;
+    varPrev = (0.25 + sumSq) / (t + 1);
+  });
+  return w;
+}
+
+describe('hedged-capital confidence sequence', () => {
+  const alpha = 0.05;
+  const logTerm = Math.log(2 / alpha);
+
+  test("each end is the last grid point where a bettor's wealth (computed from the definition) reaches 2/α", () => {
+    const rng = seedrandom('hedged-ends');
+    const xs = Array.from({ length: 80 }, () => [0, 0.5, 1][Math.floor(rng() * 3)]!);
+    const cs = new HedgedCs({ alpha, horizon: 30 }, 200);
+    const points = xs.map((x) => cs.push(x));
+    // The first time each end moved in, that end is this time's own bound (not the running intersection's).
+    const lowerMoves = points.findIndex((p, i) => i > 0 && p.lower > points[i - 1]!.lower && p.lower > 0);
+    expect(lowerMoves).toBeGreaterThan(0);
+    const upTo = xs.slice(0, lowerMoves + 1);
+    const { lower } = points[lowerMoves]!;
+    expect(hedgedLogWealth(upTo, lower, alpha, 1, 30)).toBeGreaterThanOrEqual(logTerm);
+    expect(hedgedLogWealth(upTo, lower + 1 / 200, alpha, 1, 30)).toBeLessThan(logTerm);
+    const last = points.at(-1)!;
+    expect(hedgedLogWealth(xs, last.mean, alpha, 1, 30)).toBeLessThan(logTerm);
+    expect(hedgedLogWealth(xs, last.mean, alpha, -1, 30)).toBeLessThan(logTerm);
+  });
+
+  test('is narrower than PrPl-EB on a paired difference of pass/fail scores (three values), most of all mid-race', () => {
+    const rng = seedrandom('hedged-narrow');
+    const pairs = Array.from({ length: 200 }, () => {
+      const easy = rng();
+      return { a: rng() < 0.2 + 0.6 * easy ? 1 : 0, b: rng() < 0.3 + 0.6 * easy ? 1 : 0 };
+    });
+    const widths = (kind: CsKind) => {
+      const cs = makeCs(kind, { alpha, horizon: kind === 'hedged' ? raceHorizon(200) : undefined });
+      return pairs.map((p) => cs.push((p.b - p.a + 1) / 2)).map((q) => q.upper - q.lower);
+    };
+    const [hedged, eb] = [widths('hedged'), widths('eb')];
+    expect(hedged[49]!).toBeLessThan(0.7 * eb[49]!); // 0.22 against 0.36
+    expect(hedged[199]!).toBeLessThan(0.9 * eb[199]!); // 0.13 against 0.15
+  });
+
+  test('covers the true mean at every time at once (seeded simulation, tuned for a third of the stream)', () => {
+    const rng = seedrandom('hedged-coverage');
+    const level = 0.1;
+    const streams = 300;
+    let misses = 0;
+    for (let s = 0; s < streams; s++) {
+      const cs = new HedgedCs({ alpha: level, horizon: 100 }, 200);
+      let missed = false;
+      for (let t = 0; t < 300; t++) {
+        const easy = rng();
+        const a = rng() < 0.2 + 0.6 * easy ? 1 : 0;
+        const b = rng() < 0.25 + 0.6 * easy ? 1 : 0;
+        const p = cs.push((b - a + 1) / 2);
+        if (p.lower > 0.525 || p.upper < 0.525) missed = true; // truth: (0.05 + 1) / 2
+      }
+      if (missed) misses++;
+    }
+    expect(misses / streams).toBeLessThanOrEqual(level);
+  });
+});
+
 describe('race decision rule', () => {
   test('the union bound: each pair at 2α/(K − 1)', () => {
     expect(pairAlpha({ alpha: 0.05, nCandidates: 2 })).toBeCloseTo(0.1, 12);
@@ -106,10 +182,10 @@ describe('race decision rule', () => {
     expect(decide([ones, ones], [true, true], 5, { alpha: 0.05, nCandidates: 2, margin: 0.2 }).stop).toBeNull();
   });
 
-  test('the truly best candidate is eliminated at most α of the time (seeded simulation, a decision after every task)', () => {
+  test.each(['eb', 'hedged'] as const)('the truly best candidate is eliminated at most α of the time (%s; seeded simulation)', (cs) => {
     const rng = seedrandom('best-kept');
     const rates = [0.5, 0.45, 0.4, 0.3];
-    const rules = { alpha: 0.05, nCandidates: rates.length, margin: 0 };
+    const rules = { alpha: 0.05, nCandidates: rates.length, margin: 0, cs, horizon: cs === 'hedged' ? raceHorizon(200) : undefined };
     const runs = 100;
     let bestEliminated = 0;
     for (let r = 0; r < runs; r++) {
