@@ -4,7 +4,7 @@
  * the wall-time ratio and the CPU-seconds each side used, harbor processes included (Docker's own daemons,
  * which both sides drive the same way, are not counted), and the difference per task.
  *
- *   npm run build && node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2]
+ *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2]
  *
  * Tasks: the offline base image (no build), the oracle agent, a solve.sh that sleeps a heavy-tailed 1–25 s
  * (seeded), a verifier that writes reward 1. Needs scripts/ensure-docker and scripts/ensure-harbor.
@@ -84,6 +84,7 @@ async function main(): Promise<void> {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
+  const harborVersion = execFileSync(harbor, ['--version'], { encoding: 'utf8' }).trim().split('\n').at(-1);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-real-bench-'));
   const dataset = path.join(tmp, 'dataset');
   const durations = writeDataset(dataset, nTasks);
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
   const ratio = median(rows.map((r) => r.vero.wallSec / r.plain.wallSec));
   const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
   process.stdout.write(
-    `\nreal Harbor, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults\n` +
+    `\nreal Harbor ${harborVersion}, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults\n` +
       `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)} (goal ≤ 1.10)\n` +
       `CPU overhead per task (vero tree − plain harbor, harbor processes included): ${cpuPerTask.toFixed(2)} CPU-s\n`,
   );
