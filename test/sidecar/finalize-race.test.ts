@@ -64,7 +64,9 @@ test('the shortlist races on the selection split: the better candidate wins, the
     expect(json.race.trial_runs).toBeLessThan(json.race.full_trial_runs);
 
     expect(json.race.trial_runs).toBe(byCommit.get(strong)!.tasks_run + byCommit.get(weak)!.tasks_run);
-    expect(byCommit.get(strong)!.tasks_run).toBe(VALIDATION.length);
+    // The winner runs until the race stops (one left): at least every task the loser ran, at most all of them.
+    expect(byCommit.get(strong)!.tasks_run).toBeGreaterThanOrEqual(byCommit.get(weak)!.tasks_run);
+    expect(byCommit.get(strong)!.tasks_run).toBeLessThanOrEqual(VALIDATION.length);
     // What harbor ran after the agent's evaluations: the race (a task of the eliminated candidate's that had
     // started may be stopped: it counts no trial) and the target, once.
     const raced = invocations(log)
