@@ -93,8 +93,9 @@ function mapTaskSource(v: VeroBuild, baseDir: string, registry: RegistryLocation
     });
     refusals.push(...pinned.problems.map((p) => `task_source: ${p}`));
     notes.push(...pinned.notes.map((n) => `task_source: ${n}`));
-    if (pinned.resolved) notes.push(`task_source: ${src} pinned at ${pinned.source.digest} (${pinned.resolved.tasks.length} tasks)`);
-    return pinned.problems.length ? {} : { dataset: pinned.source, resolved: pinned.resolved };
+    if (pinned.resolved && !pinned.problems.length)
+      notes.push(`task_source: ${src} pinned at ${pinned.source.digest} (${pinned.resolved.tasks.length} tasks)`);
+    return { dataset: pinned.source, resolved: pinned.resolved }; // refused when it had problems; mapped, to be checked further
   }
   refusals.push(
     `task_source: ${local} does not exist (resolved relative to the build file; vendored task data must be fetched or generated first, e.g. by the benchmark's scripts/)`,

@@ -242,7 +242,8 @@ export function resolveInRegistry(
   }
   if (pinned !== undefined && pinned !== digest)
     problems.push(`digest mismatch: ${name}@${entry.version} was pinned at ${pinned}, but ${registryFile} now gives ${digest}`);
-  return { resolved: problems.length ? null : { ref: `${name}@${entry.version}`, digest, tasks, entry }, problems };
+  // Found: returned with its problems, so that a caller can name what else disagrees with it.
+  return { resolved: { ref: `${name}@${entry.version}`, digest, tasks, entry }, problems };
 }
 
 /** Harbor's order of versions when none is given: `head` first, else the highest numeric one, else the last by text. */
@@ -314,7 +315,7 @@ export function pinDataset(src: DatasetSource): {
   if (src.registry_path !== undefined) {
     const { resolved, problems } = resolveInRegistry(src.ref, src.registry_path, src.digest);
     const notes =
-      resolved && ref.form === 'package'
+      resolved && !problems.length && ref.form === 'package'
         ? [
             `${src.ref}: verified against ${src.registry_path}; a package dataset is served by Harbor Hub, so the sidecar's Harbor fetches it by its digest when the task runs`,
           ]
