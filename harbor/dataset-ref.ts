@@ -165,6 +165,46 @@ function taskName(ref: DatasetRef, t: z.infer<typeof RegistryTask>): string {
   return ref.form === 'package' ? t.name : path.basename(t.path.replace(/[/\\]+$/, ''));
 }
 
+/** The entry of a local registry.json a reference names (the highest version when it names none), or why there is none. */
+function findEntry(refText: string, registryFile: string): { ref: DatasetRef; entry: RegistryEntry } | { problem: string } {
+  const ref = parseDatasetRef(refText);
+  if (!ref) return { problem: `${refText} is not a Harbor dataset reference (name@version or org/name@sha256:<digest>)` };
+  let entries: RegistryEntry[];
+  try {
+    entries = readRegistryFile(registryFile);
+  } catch (e) {
+    return { problem: (e as Error).message };
+  }
+  const name = refName(ref);
+  const versions = entries.filter((e) => e.name === name);
+  if (!versions.length)
+    return {
+      problem: `${registryFile} holds no dataset ${name} (it holds: ${[...new Set(entries.map((e) => e.name))].join(', ') || 'none'})`,
+    };
+  const wanted = refVersion(ref);
+  if (ref.form === 'package' && (wanted === undefined || !SHA256_DIGEST.test(wanted)))
+    return { problem: `${refText}: a package dataset from a local registry must be pinned by its digest (${name}@sha256:<64 hex>)` };
+  const entry =
+    wanted === undefined
+      ? versions.sort((a, b) => compareVersions(a.version, b.version)).at(-1)!
+      : versions.find((e) => e.version === wanted);
+  if (entry) return { ref, entry };
+  const held = versions.map((e) => e.version).join(', ');
+  return {
+    problem:
+      ref.form === 'package'
+        ? `digest mismatch: ${refText} pins ${wanted}, but ${registryFile} holds ${name} at ${held}`
+        : `${registryFile} holds ${name} at version(s) ${held}, not ${wanted}`,
+  };
+}
+
+/** The names Harbor's `-i` matches in a local registry's dataset (no digest computed); a problem is thrown as one line. */
+export function registryTaskNames(refText: string, registryFile: string): string[] {
+  const found = findEntry(refText, registryFile);
+  if ('problem' in found) throw new ConfigError(found.problem);
+  return found.entry.tasks.map((t) => taskName(found.ref, t));
+}
+
 /**
  * Resolves a reference against a local registry.json and pins it: a legacy version (or the highest, when none is
  * given) to its entry's digest, a package digest verified to be the one the registry holds. `pinned` (a digest
@@ -175,43 +215,10 @@ export function resolveInRegistry(
   registryFile: string,
   pinned?: string,
 ): { resolved: ResolvedDataset | null; problems: string[] } {
-  const ref = parseDatasetRef(refText);
-  if (!ref)
-    return { resolved: null, problems: [`${refText} is not a Harbor dataset reference (name@version or org/name@sha256:<digest>)`] };
-  let entries: RegistryEntry[];
-  try {
-    entries = readRegistryFile(registryFile);
-  } catch (e) {
-    return { resolved: null, problems: [(e as Error).message] };
-  }
+  const found = findEntry(refText, registryFile);
+  if ('problem' in found) return { resolved: null, problems: [found.problem] };
+  const { ref, entry } = found;
   const name = refName(ref);
-  const versions = entries.filter((e) => e.name === name);
-  if (!versions.length)
-    return {
-      resolved: null,
-      problems: [`${registryFile} holds no dataset ${name} (it holds: ${[...new Set(entries.map((e) => e.name))].join(', ') || 'none'})`],
-    };
-  const wanted = refVersion(ref);
-  if (ref.form === 'package' && (wanted === undefined || !SHA256_DIGEST.test(wanted)))
-    return {
-      resolved: null,
-      problems: [`${refText}: a package dataset from a local registry must be pinned by its digest (${name}@sha256:<64 hex>)`],
-    };
-  const entry =
-    wanted === undefined
-      ? versions.sort((a, b) => compareVersions(a.version, b.version)).at(-1)!
-      : versions.find((e) => e.version === wanted);
-  if (!entry) {
-    const held = versions.map((e) => e.version).join(', ');
-    return {
-      resolved: null,
-      problems: [
-        ref.form === 'package'
-          ? `digest mismatch: ${refText} pins ${wanted}, but ${registryFile} holds ${name} at ${held}`
-          : `${registryFile} holds ${name} at version(s) ${held}, not ${wanted}`,
-      ],
-    };
-  }
   const problems: string[] = [];
   const base = path.dirname(path.resolve(registryFile));
   const tasks = entry.tasks.map(
@@ -280,7 +287,8 @@ export function bakedRegistry(resolved: ResolvedDataset, bakedRoot: string): { r
     copies.push([task.path, `tasks/${task.name}`]);
     return { ...t, path: `${bakedRoot}/tasks/${task.name}` };
   });
-  return { registry: [{ ...resolved.entry, tasks }], copies };
+  // Harbor's DatasetSpec requires a description.
+  return { registry: [{ ...resolved.entry, description: resolved.entry.description ?? '', tasks }], copies };
 }
 
 /** A registry dataset as a build records it (our build.yaml's `inner_dataset`; serve.json's source). */

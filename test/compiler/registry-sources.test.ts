@@ -17,6 +17,7 @@ import {
   runSourceOf,
 } from '../../harbor/dataset-ref';
 import { harborArgv } from '../../harbor/argv';
+import { availableTasks } from '../../infra/task-source';
 import { HarborSection } from '../../model/harbor-config';
 import { ServeConfig } from '../../model/serve-config';
 import { verifyPinnedSource } from '../../sidecar/serve';
@@ -100,6 +101,24 @@ describe('Harbor dataset references', () => {
     expect(legacyDatasetDigest(relocated, moved)).toBe(digest);
     fs.appendFileSync(path.join(dir, 'tasks/hello-world/instruction.md'), '\nchanged\n');
     expect(legacyDatasetDigest(entry!, dir)).not.toBe(digest);
+  });
+
+  test('an evaluation’s registry source lists the names -i matches, the highest version when none is given', () => {
+    const { file } = localRegistry();
+    const [entry] = readRegistryFile(file);
+    fs.writeFileSync(
+      file,
+      JSON.stringify([entry, { ...entry, version: '1.10', tasks: entry!.tasks.slice(0, 1) }, { ...entry, version: '1.9' }]),
+    );
+    expect(availableTasks({ dataset: 'bench@1.0', registry_path: file })).toEqual(TASKS);
+    expect(availableTasks({ dataset: 'bench', registry_path: file })).toEqual(['add-cli-flag']);
+    expect(() => availableTasks({ dataset: 'bench@2.0', registry_path: file })).toThrow(
+      `tasks.source.dataset: ${file} holds bench at version(s) 1.0, 1.10, 1.9, not 2.0`,
+    );
+    fs.writeFileSync(file, '{');
+    expect(() => availableTasks({ dataset: 'bench@1.0', registry_path: file })).toThrow(
+      `tasks.source.registry_path: ${file}: not a readable registry.json`,
+    );
   });
 
   test('offline (no registry): recorded as is, a package by its own digest, with a note saying the sidecar resolves it', () => {
