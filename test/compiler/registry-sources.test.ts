@@ -128,6 +128,8 @@ describe('Harbor dataset references', () => {
     const legacy = pinDataset({ ref: 'swebenchpro@1.0' });
     expect(legacy.source).toEqual({ ref: 'swebenchpro@1.0' });
     expect(legacy.notes[0]).toMatch(/a version, not pinned to a digest.*Harbor's hosted registry/);
+    const url = pinDataset({ ref: 'bench@1.0', registry_url: 'https://r.example/registry.json' });
+    expect(url.notes[0]).toMatch(/resolves it from https:\/\/r\.example\/registry\.json when the task runs/);
   });
 
   test('the sidecar’s harbor gets -d with the pin and the registry flag', () => {
