@@ -18,6 +18,8 @@ interface BuildFlags {
   taskQueue: string;
   param: string[];
   printConfig?: boolean;
+  registryPath?: string;
+  registryUrl?: string;
 }
 
 export function registerBuildCommand(program: Command): void {
@@ -31,6 +33,14 @@ export function registerBuildCommand(program: Command): void {
       'a value for ${NAME} in the build file (repeatable; over the environment)',
       (v: string, acc: string[]) => [...acc, v],
       [] as string[],
+    )
+    .option(
+      '--registry-path <file>',
+      "a local registry.json (Harbor's --registry-path) that holds the build's registry task source: it is pinned and checked against it, and a legacy dataset's tasks are built into the task",
+    )
+    .option(
+      '--registry-url <url>',
+      "a legacy registry.json URL (Harbor's --registry-url) the sidecar's Harbor resolves the task source from",
     )
     .option(
       '--print-config',
@@ -57,9 +67,11 @@ repeated build attaches to a running one. The config, the agent repo and --out m
     )
     .action(async (o: BuildFlags) => {
       const { params, errors } = parseParamFlags(o.param);
+      if (o.registryPath && o.registryUrl) errors.push('--registry-path, --registry-url: give one registry, not both');
       if (errors.length) throw new ConfigError(errors.join('\n'));
+      const registry = o.registryPath ? { path: o.registryPath } : o.registryUrl ? { url: o.registryUrl } : undefined;
       if (o.printConfig) {
-        const printed = printConfig(o.config, params);
+        const printed = printConfig(o.config, params, registry);
         process.stdout.write(printed.text);
         if (printed.problems.length) throw new ConfigError(printed.problems.join('\n'));
         return;
@@ -75,7 +87,10 @@ repeated build attaches to a running one. The config, the agent repo and --out m
         : undefined;
       let outcome;
       try {
-        outcome = await runBuild({ configFile: o.config, outDir: o.out, skipSecretCheck: o.skipSecretCheck, params }, temporal);
+        outcome = await runBuild(
+          { configFile: o.config, outDir: o.out, skipSecretCheck: o.skipSecretCheck, params, ...(registry ? { registry } : {}) },
+          temporal,
+        );
       } catch (e) {
         // The activity's ConfigError comes back as a failed workflow: the same exit code as in process.
         if (e instanceof WorkflowFailedError) {

@@ -29,6 +29,7 @@ export function buildWorkflowId(input: BuildTaskInput): string {
     .update('\0')
     .update(String(!!input.skipSecretCheck))
     .update(input.params ? `\0${JSON.stringify(Object.entries(input.params).sort())}` : '')
+    .update(input.registry ? `\0${JSON.stringify(input.registry)}` : '')
     .digest('hex');
   return `build-${digest.slice(0, 20)}`;
 }
@@ -40,7 +41,13 @@ export interface BuildOutcome {
 }
 
 export async function runBuild(
-  opts: { configFile: string; outDir: string; skipSecretCheck?: boolean; params?: Record<string, string> },
+  opts: {
+    configFile: string;
+    outDir: string;
+    skipSecretCheck?: boolean;
+    params?: Record<string, string>;
+    registry?: { path?: string; url?: string };
+  },
   temporal?: { client: Client; taskQueue: string; onStarted?: (workflowId: string) => void },
 ): Promise<BuildOutcome> {
   const input: BuildTaskInput = {
@@ -48,6 +55,9 @@ export async function runBuild(
     outDir: path.resolve(opts.outDir),
     ...(opts.skipSecretCheck ? { skipSecretCheck: true } : {}),
     ...(opts.params && Object.keys(opts.params).length ? { params: opts.params } : {}),
+    ...(opts.registry?.path || opts.registry?.url
+      ? { registry: opts.registry.path ? { path: path.resolve(opts.registry.path) } : { url: opts.registry.url! } }
+      : {}),
   };
   if (!temporal) return { result: await buildTaskDir(input.configFile, input.outDir, input), workflowId: null };
   const workflowId = buildWorkflowId(input);

@@ -15,6 +15,7 @@ import { HarborSection } from '../model/harbor-config';
 import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
 import { BudgetSpec, DEFAULT_SCORING, ObjectiveSpec, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
+import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { usesNestedDocker } from './nested-docker';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
 import { fromVero } from './vero-mapping';
@@ -59,6 +60,22 @@ export const BuildConfigFile = z.strictObject({
     .default(DEFAULT_HARBOR_VERSION),
   /** A local Harbor dataset dir (or task dir), baked into the sidecar only. */
   inner_task: z.string().min(1).optional(),
+  /**
+   * Or a Harbor registry dataset (docs/vero-configs.md "Registry task sources"): `ref` as `harbor run -d` takes it
+   * (`name@version`, `org/name@sha256:…`), the legacy registry's `registry_path` (a local registry.json, relative
+   * to this file) or `registry_url`, and the `digest` that pins it (recorded by the build; a given one is verified).
+   */
+  inner_dataset: z
+    .strictObject({
+      ref: z.string().min(1),
+      registry_path: z.string().min(1).optional(),
+      registry_url: z
+        .string()
+        .regex(/^https?:\/\//, 'expected an http(s) URL')
+        .optional(),
+      digest: z.string().regex(SHA256_DIGEST, 'expected sha256:<64 hex digits>').optional(),
+    })
+    .optional(),
   partition: z.record(SplitName, z.array(z.string().min(1)).min(1)).optional(),
   /** Mode B: how tasks are scored, and how often the agent's and the verifier's evaluations retry a dead task. */
   scoring: ScoringSpec.default(DEFAULT_SCORING),
@@ -156,6 +173,8 @@ export type BuildConfig = z.infer<typeof BuildConfigFile> & {
   format: 'vero-harbor' | 'vero';
   /** What the build carried over with a stated difference (vero's format): printed, never silent. */
   notes: string[];
+  /** inner_dataset as a local registry resolved it at build time (its tasks, to check names and bake); null: not resolved. */
+  resolvedDataset?: ResolvedDataset | null;
 };
 
 function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
@@ -206,7 +225,9 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   if (c.baseline_selection_score !== undefined && !c.baseline_floor)
     errs.push('baseline_selection_score: only used by the baseline floor (set baseline_floor: true, or remove it)');
   if (c.mode === 'B') {
-    for (const k of ['harbor', 'inner_task', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);
+    for (const k of ['harbor', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);
+    if ((c.inner_task === undefined) === (c.inner_dataset === undefined))
+      errs.push('inner_task: required in mode B: a local task or dataset dir, or else inner_dataset (a registry dataset), not both');
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode A`);
     for (const split of Object.keys(c.partition ?? {})) mustBeDeclared(`partition.${split}`, split);
     for (const s of declared.keys()) if (c.partition && !c.partition[s]) errs.push(`partition: declared split "${s}" has no tasks`);
@@ -214,7 +235,7 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
       errs.push(`nested_docker: only for the nested environment docker (harbor.environment is "${c.harbor?.environment}")`);
   } else {
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode A`);
-    for (const k of ['harbor', 'inner_task', 'partition', 'nested_docker'] as const)
+    for (const k of ['harbor', 'inner_task', 'inner_dataset', 'partition', 'nested_docker'] as const)
       if (c[k] !== undefined) errs.push(`${k}: only valid in mode B`);
   }
   return errs;
@@ -227,6 +248,7 @@ export function readBuildDocument(
   file: string,
   params: BuildParams = {},
   env: NodeJS.ProcessEnv = process.env,
+  registry: RegistryLocation = {},
 ): { raw: unknown; format: BuildConfig['format']; notes: string[]; refusals: string[] } {
   let text: string;
   try {
@@ -245,7 +267,7 @@ export function readBuildDocument(
   const expanded = expandPartitionFiles(raw, baseDir, file);
   const vero = VeroBuildFile.safeParse(expanded);
   if (!vero.success) throw new ConfigError(formatZodIssues(vero.error.issues, `${file} (vero format)`, VeroBuildFile));
-  const mapped = fromVero(vero.data, baseDir, env);
+  const mapped = fromVero(vero.data, baseDir, env, registry);
   return { raw: mapped.config, format: 'vero', notes: mapped.notes, refusals: mapped.refusals.map((r) => `${file} (vero format): ${r}`) };
 }
 
@@ -278,9 +300,20 @@ function expandPartitionFiles(raw: Record<string, unknown>, baseDir: string, fil
   return { ...rest, partitions };
 }
 
+/** inner_dataset with its registry file resolved against the build file, or `vero build --registry-path/--registry-url`'s. */
+function datasetWithRegistry(
+  d: NonNullable<z.infer<typeof BuildConfigFile>['inner_dataset']>,
+  baseDir: string,
+  registry: RegistryLocation,
+): NonNullable<BuildConfig['inner_dataset']> {
+  if (d.registry_path !== undefined) return { ...d, registry_path: resolveFrom(baseDir, d.registry_path) };
+  if (d.registry_url !== undefined) return d;
+  return { ...d, ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}) };
+}
+
 /** Loads build.yaml (ours or vero's); every error names the file and the field. Reads the task source and dataset to check names. */
-export function loadBuildConfig(file: string, params: BuildParams = {}): BuildConfig {
-  const { raw, format, notes, refusals } = readBuildDocument(file, params);
+export function loadBuildConfig(file: string, params: BuildParams = {}, registry: RegistryLocation = {}): BuildConfig {
+  const { raw, format, notes, refusals } = readBuildDocument(file, params, process.env, registry);
   const parsed = BuildConfigFile.safeParse(raw);
   const where = format === 'vero' ? `${file} (as mapped from vero's format)` : file;
   // vero's refused fields and what the mapped file breaks of ours, all at once.
@@ -295,6 +328,7 @@ export function loadBuildConfig(file: string, params: BuildParams = {}): BuildCo
     ...c,
     agent_repo: resolveFrom(baseDir, c.agent_repo),
     ...(c.inner_task ? { inner_task: resolveFrom(baseDir, c.inner_task) } : {}),
+    ...(c.inner_dataset ? { inner_dataset: datasetWithRegistry(c.inner_dataset, baseDir, registry) } : {}),
     ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
     ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
     instruction: { ...c.instruction, ...(c.instruction.template ? { template: resolveFrom(baseDir, c.instruction.template) } : {}) },
@@ -306,16 +340,24 @@ export function loadBuildConfig(file: string, params: BuildParams = {}): BuildCo
   const sourceErrs: string[] = [];
   if (cfg.mode === 'B') {
     let available: string[] | null = null;
-    try {
-      available = availableTasks({ path: cfg.inner_task! });
-    } catch (e) {
-      sourceErrs.push(`inner_task: ${(e as Error).message.replace(/^tasks\.source\.path: /, '')}`);
-    }
+    if (cfg.inner_dataset) {
+      const pinned = pinDataset(cfg.inner_dataset);
+      sourceErrs.push(...pinned.problems.map((p) => `inner_dataset: ${p}`));
+      cfg.inner_dataset = pinned.source;
+      cfg.resolvedDataset = pinned.resolved;
+      if (format !== 'vero') notes.push(...pinned.notes.map((n) => `inner_dataset: ${n}`)); // a vero file's mapping said it
+      available = pinned.resolved?.tasks.map((t) => t.name) ?? null;
+    } else
+      try {
+        available = availableTasks({ path: cfg.inner_task! });
+      } catch (e) {
+        sourceErrs.push(`inner_task: ${(e as Error).message.replace(/^tasks\.source\.path: /, '')}`);
+      }
     for (const [split, names] of Object.entries(cfg.partition ?? {})) {
       const unknown = available ? names.filter((n) => !available.includes(n)) : [];
       if (unknown.length)
         sourceErrs.push(
-          `partition.${split}: unknown task name(s) ${unknown.join(', ')} (inner_task has: ${available!.slice(0, 8).join(', ')})`,
+          `partition.${split}: unknown task name(s) ${unknown.join(', ')} (${cfg.inner_dataset ? cfg.inner_dataset.ref : 'inner_task'} has: ${available!.slice(0, 8).join(', ')})`,
         );
     }
   } else {

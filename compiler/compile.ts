@@ -13,10 +13,12 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { buildBaseline } from './baseline';
 import { BUILD_DIGEST_FILE, buildDigestOf } from './build-digest';
 import { BuildConfig, loadBuildConfig } from './build-config';
+import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
+import { CONTAINER } from '../model/serve-config';
 import { CONTEXT } from './containers';
 import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
-import { finalizeBound, renderFiles } from './render';
+import { BAKED_REGISTRY, finalizeBound, renderFiles } from './render';
 import { copyVeroPackage, linkOrCopy } from './vero-package';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 
@@ -28,6 +30,8 @@ export interface BuildOptions {
   skipSecretCheck?: boolean;
   /** `${NAME}` values for the build file (over the environment). */
   params?: Record<string, string>;
+  /** The legacy registry a registry task source is resolved in (`--registry-path`, `--registry-url`). */
+  registry?: RegistryLocation;
   /**
    * Hard-link the files taken unchanged from this machine (the vero package, the Temporal CLI, Harbor's wheels)
    * instead of copying them: for throwaway builds on one file system, such as tests' (the task then shares those
@@ -98,7 +102,8 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
     else await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
   if (!usesNestedDocker(config.harbor?.environment)) return warnings;
   const preload = config.nested_docker?.preload_images ?? [];
-  const notLoaded = innerBaseImages(config.inner_task!).filter((i) => !preload.includes(i));
+  const baked = config.inner_task ?? path.join(env, 'sidecar', 'inner-task', 'tasks');
+  const notLoaded = (fs.existsSync(baked) ? innerBaseImages(baked) : []).filter((i) => !preload.includes(i));
   if (notLoaded.length)
     warnings.push(
       `the inner tasks build FROM ${notLoaded.join(', ')}, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry`,
@@ -106,6 +111,20 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
   if (preload.length) await saveImages(preload, path.join(env, CONTEXT.nestedImages), config.file);
   else writeFileDurable(path.join(env, CONTEXT.nestedImages), '', { fsync: false }); // nothing to load; the start script skips an empty file
   return warnings;
+}
+
+/**
+ * The sidecar's inner tasks: the local dir; or a legacy registry dataset a local registry resolved, its tasks
+ * copied with a registry.json that lists them where the sidecar has them (harbor/dataset-ref.ts); or nothing, for
+ * a dataset the sidecar's Harbor fetches when the task runs.
+ */
+function bakeInnerTasks(config: BuildConfig, dir: string): void {
+  if (config.inner_task) return void fs.cpSync(config.inner_task, dir, { recursive: true });
+  fs.mkdirSync(dir, { recursive: true });
+  if (!isBakeable(config.inner_dataset!, config.resolvedDataset)) return;
+  const { registry, copies } = bakedRegistry(config.resolvedDataset, CONTAINER.innerTask);
+  for (const [from, rel] of copies) fs.cpSync(from, path.join(dir, rel), { recursive: true });
+  writeFileDurable(path.join(dir, path.basename(BAKED_REGISTRY)), `${JSON.stringify(registry, null, 2)}\n`, { fsync: false });
 }
 
 /** Samples per split: the partition's tasks (Mode B) or the dataset's rows (Mode A). */
@@ -137,7 +156,7 @@ function listFiles(root: string): string[] {
 }
 
 export async function buildTaskDir(configFile: string, outDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
-  const config = loadBuildConfig(configFile, opts.params);
+  const config = loadBuildConfig(configFile, opts.params, opts.registry);
   const missing = missingSecrets(config);
   if (missing.length && !opts.skipSecretCheck) {
     throw new ConfigError(
@@ -156,7 +175,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     const baseline = await buildBaseline(config.agent_repo, path.join(env, 'agent-baseline'), config.agent_ref);
     // main's seed and the sidecar's repo share one commit.
     fs.cpSync(path.join(env, 'agent-baseline'), path.join(env, 'agent-seed'), { recursive: true });
-    if (config.mode === 'B') fs.cpSync(config.inner_task!, path.join(env, 'sidecar', 'inner-task'), { recursive: true });
+    if (config.mode === 'B') bakeInnerTasks(config, path.join(env, 'sidecar', 'inner-task'));
     else {
       fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });

@@ -4,6 +4,7 @@
  */
 import { stringify as toYaml } from 'yaml';
 import { BuildParams } from './build-params';
+import type { RegistryLocation } from '../harbor/dataset-ref';
 import { BuildConfigFile, loadBuildConfig, readBuildDocument } from './build-config';
 
 export interface PrintedConfig {
@@ -13,19 +14,21 @@ export interface PrintedConfig {
   problems: string[];
 }
 
-export function printConfig(file: string, params: BuildParams = {}): PrintedConfig {
-  const { raw, format, notes } = readBuildDocument(file, params);
+export function printConfig(file: string, params: BuildParams = {}, registry: RegistryLocation = {}): PrintedConfig {
+  const { raw, format, notes } = readBuildDocument(file, params, process.env, registry);
   const parsed = BuildConfigFile.safeParse(raw);
   const header = [
     `# ${file}${format === 'vero' ? " (vero's format)" : ''}, in vero-harbor's build.yaml schema`,
     ...notes.map((n) => `# note: ${n}`),
   ];
   let problems: string[] = [];
+  let pinned: unknown;
   try {
-    loadBuildConfig(file, params);
+    pinned = loadBuildConfig(file, params, registry).inner_dataset; // the registry source as the build pins it
   } catch (e) {
     problems = (e as Error).message.split('\n');
   }
-  const body = toYaml(parsed.success ? parsed.data : raw, { lineWidth: 0 });
+  const shown = parsed.success ? { ...parsed.data, ...(pinned ? { inner_dataset: pinned } : {}) } : raw;
+  const body = toYaml(shown, { lineWidth: 0 });
   return { text: `${header.join('\n')}\n${body}`, problems };
 }

@@ -17,6 +17,7 @@ import {
   sidecarStartScript,
 } from './containers';
 import { instructionText } from './instruction-template';
+import { isBakeable, runSourceOf } from '../harbor/dataset-ref';
 
 export interface RenderInput {
   config: BuildConfig;
@@ -61,7 +62,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
       build_digest: CONTAINER.buildDigest,
       resume_dir: CONTAINER.resumeDir,
     },
-    ...(c.mode === 'B' ? { mode_b: { harbor: c.harbor!, task_source: { path: CONTAINER.innerTask }, partition: c.partition! } } : {}),
+    ...(c.mode === 'B' ? { mode_b: { harbor: c.harbor!, task_source: innerSource(c), partition: c.partition! } } : {}),
     ...(c.mode === 'A'
       ? {
           mode_a: {
@@ -76,6 +77,15 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     port: 8000,
   });
 }
+
+/** Where the sidecar's inner tasks are: the baked dir, or a registry dataset (with its baked registry.json, if any). */
+export function innerSource(c: BuildConfig): NonNullable<ServeConfig['mode_b']>['task_source'] {
+  if (!c.inner_dataset) return { path: CONTAINER.innerTask };
+  return runSourceOf(c.inner_dataset, isBakeable(c.inner_dataset, c.resolvedDataset) ? BAKED_REGISTRY : undefined);
+}
+
+/** The registry.json of a baked legacy dataset, in the sidecar (its tasks under tasks/ beside it). */
+export const BAKED_REGISTRY = `${CONTAINER.innerTask}/registry.json`;
 
 /** The sidecar's session files, copied where Harbor collects them before the verifier (and when a trial fails). */
 export const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;

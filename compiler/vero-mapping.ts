@@ -11,6 +11,7 @@ import {
   SUPPORTED_HARBOR_VERSIONS,
   type SupportedHarborVersion,
 } from '../model/harbor-version';
+import { type DatasetSource, pinDataset, type RegistryLocation, type ResolvedDataset } from '../harbor/dataset-ref';
 import type { VeroBuild, VeroScope } from './vero-schema';
 
 export interface VeroMapping {
@@ -68,26 +69,64 @@ function mapGateway(v: VeroBuild, refusals: string[], notes: string[], env: Node
   };
 }
 
-/** The task source: a local Harbor dataset dir, or a refusal naming what is missing. */
-function mapTaskSource(v: VeroBuild, baseDir: string, refusals: string[]): string | undefined {
+/** vero's task_source as ours: a local dataset dir (`inner_task`) or a registry dataset pinned here (`inner_dataset`). */
+interface MappedSource {
+  innerTask?: string;
+  dataset?: DatasetSource;
+  resolved?: ResolvedDataset | null;
+}
+
+/**
+ * The task source: a local Harbor dataset dir; a registry dataset (`name@version`, `org/name@sha256:…`), pinned
+ * against the local registry `vero build --registry-path` names (else recorded for the sidecar's Harbor, noted);
+ * or a refusal naming what is missing.
+ */
+function mapTaskSource(v: VeroBuild, baseDir: string, registry: RegistryLocation, refusals: string[], notes: string[]): MappedSource {
   const src = v.task_source;
-  if (src === null) return undefined;
+  if (src === null) return {};
   const local = path.resolve(baseDir, src);
-  if (fs.existsSync(local)) return local;
-  if (isRegistrySource(src))
+  if (fs.existsSync(local)) return { innerTask: local };
+  if (isRegistrySource(src)) {
+    const pinned = pinDataset({
+      ref: src,
+      ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}),
+    });
+    refusals.push(...pinned.problems.map((p) => `task_source: ${p}`));
+    notes.push(...pinned.notes.map((n) => `task_source: ${n}`));
+    if (pinned.resolved && !pinned.problems.length)
+      notes.push(`task_source: ${src} pinned at ${pinned.source.digest} (${pinned.resolved.tasks.length} tasks)`);
+    return { dataset: pinned.source, resolved: pinned.resolved }; // refused when it had problems; mapped, to be checked further
+  }
+  refusals.push(
+    `task_source: ${local} does not exist (resolved relative to the build file; vendored task data must be fetched or generated first, e.g. by the benchmark's scripts/)`,
+  );
+  return {};
+}
+
+/** A registry source against vero's task_manifest: the dataset version it records, and each task's digest it records. */
+function checkManifestDigests(manifest: Record<string, unknown>, source: MappedSource, refusals: string[]): void {
+  const pin = source.dataset?.digest;
+  const recorded = manifest.dataset_version;
+  if (pin && typeof recorded === 'string' && /^sha256:/.test(recorded) && recorded !== pin)
+    refusals.push(`task_manifest: digest mismatch: its dataset_version is ${recorded}, the task_source is pinned at ${pin}`);
+  const byName = new Map((source.resolved?.tasks ?? []).map((t) => [t.name, t.digest]));
+  const differ: string[] = [];
+  for (const t of Array.isArray(manifest.tasks) ? (manifest.tasks as unknown[]) : []) {
+    const { name, ref } = (typeof t === 'object' && t !== null ? t : {}) as { name?: unknown; ref?: unknown };
+    const held = typeof name === 'string' ? byName.get(name) : undefined;
+    if (typeof ref === 'string' && /^sha256:/.test(ref) && held !== undefined && held !== ref)
+      differ.push(`${String(name)} (manifest ${ref}, registry ${held})`);
+  }
+  if (differ.length)
     refusals.push(
-      `task_source: ${src} is a Harbor registry dataset; registry task sources are not supported yet (vendor the tasks into a local directory and point task_source at it)`,
+      `task_manifest: digest mismatch for ${differ.length} task(s): ${differ.slice(0, 3).join('; ')}${differ.length > 3 ? '; …' : ''}`,
     );
-  else
-    refusals.push(
-      `task_source: ${local} does not exist (resolved relative to the build file; vendored task data must be fetched or generated first, e.g. by the benchmark's scripts/)`,
-    );
-  return undefined;
 }
 
 /** task_manifest: its task_source must be the build's, and every partition's tasks must be in it (vero's check). */
-function checkManifest(v: VeroBuild, baseDir: string, source: string | undefined, refusals: string[]): void {
+function checkManifest(v: VeroBuild, baseDir: string, mapped: MappedSource, refusals: string[]): void {
   if (v.task_manifest === null) return;
+  const source = mapped.innerTask;
   const file = path.resolve(baseDir, v.task_manifest);
   let manifest: { task_source?: unknown; tasks?: unknown };
   try {
@@ -101,6 +140,7 @@ function checkManifest(v: VeroBuild, baseDir: string, source: string | undefined
     recorded === v.task_source ||
     (typeof recorded === 'string' && source !== undefined && path.resolve(path.dirname(file), recorded) === source);
   if (!same) refusals.push(`task_manifest: its task_source ${JSON.stringify(recorded)} is not the build's task_source ${v.task_source}`);
+  if (mapped.dataset) checkManifestDigests(manifest, mapped, refusals);
   const names = Array.isArray(manifest.tasks)
     ? manifest.tasks.map((t: unknown) => (typeof t === 'object' && t !== null ? (t as { name?: unknown }).name : t))
     : null;
@@ -216,12 +256,18 @@ function sidecarHarborVersion(requirement: string, notes: string[]): SupportedHa
   return DEFAULT_HARBOR_VERSION;
 }
 
-export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv = process.env): VeroMapping {
+export function fromVero(
+  v: VeroBuild,
+  baseDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  registry: RegistryLocation = {},
+): VeroMapping {
   const refusals: string[] = [];
   const notes: string[] = [];
   refuseUnsupported(v, refusals);
-  const innerTask = mapTaskSource(v, baseDir, refusals);
-  checkManifest(v, baseDir, innerTask, refusals);
+  const source = mapTaskSource(v, baseDir, registry, refusals, notes);
+  const innerTask = source.innerTask;
+  checkManifest(v, baseDir, source, refusals);
 
   const harborVersion = sidecarHarborVersion(v.harbor_requirement, notes);
   notes.push(
@@ -304,6 +350,7 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
     harbor,
     harbor_version: harborVersion,
     ...(innerTask ? { inner_task: innerTask } : {}),
+    ...(source.dataset ? { inner_dataset: source.dataset } : {}),
     partition: v.partitions,
     scoring: {
       aggregate: v.aggregate_attempts,

@@ -11,7 +11,7 @@ import { noRetryExceptionTypes } from '../model/harbor-error-policy';
 export interface HarborTaskRun {
   harbor: HarborSection;
   /** `registry_path` here is the file harbor reads (see `resolvedRegistryFile`). */
-  source: { path?: string; dataset?: string; registry_path?: string };
+  source: { path?: string; dataset?: string; registry_path?: string; registry_url?: string };
   task: string;
   jobsDir: string;
   jobName: string;
@@ -75,6 +75,7 @@ export function harborArgv(run: HarborTaskRun): string[] {
   else {
     argv.push('-d', run.source.dataset!);
     if (run.source.registry_path) argv.push('--registry-path', run.source.registry_path);
+    else if (run.source.registry_url) argv.push('--registry-url', run.source.registry_url);
   }
   // An exact name: Harbor matches -i with fnmatch, so `t[1]` would also run `t1`.
   argv.push('-i', escapeFnmatch(run.task));

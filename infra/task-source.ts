@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ConfigError } from '../model/errors';
 import type { EvalConfig } from '../model/eval-config';
 import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from '../harbor/task-dir';
+import { registryTaskNames } from '../harbor/dataset-ref';
 import { writeFileDurable } from './atomic-file';
 
 export type SkippedDir = DatasetListing['skipped'][number];
@@ -47,21 +48,16 @@ export function listSource(source: EvalConfig['tasks']['source']): { tasks: stri
 export function availableTasks(source: EvalConfig['tasks']['source']): string[] | null {
   if (source.path) return listSource(source).tasks;
   if (source.registry_path) {
-    const Registry = z.array(
-      z.looseObject({ name: z.string(), version: z.string(), tasks: z.array(z.looseObject({ name: z.string(), path: z.string() })) }),
-    );
-    let reg: z.infer<typeof Registry>;
     try {
-      reg = Registry.parse(JSON.parse(fs.readFileSync(source.registry_path, 'utf8')));
+      return registryTaskNames(source.dataset!, source.registry_path).sort();
     } catch (e) {
+      const message = (e as Error).message;
       throw new ConfigError(
-        `tasks.source.registry_path: ${source.registry_path}: not a readable registry.json (${(e as Error).message.split('\n')[0]})`,
+        message.startsWith(source.registry_path) && !message.includes(' holds ')
+          ? `tasks.source.registry_path: ${message}`
+          : `tasks.source.dataset: ${message}`,
       );
     }
-    const [name, version] = source.dataset!.split('@');
-    const ds = reg.find((d) => d.name === name && (!version || d.version === version));
-    if (!ds) throw new ConfigError(`tasks.source.dataset: ${source.dataset} is not in ${source.registry_path}`);
-    return ds.tasks.map((t) => path.basename(t.path)).sort();
   }
   return null;
 }

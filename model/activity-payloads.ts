@@ -98,4 +98,6 @@ export interface BuildTaskInput {
   skipSecretCheck?: boolean;
   /** `--param NAME=VALUE`s for the build file's `${NAME}` placeholders. */
   params?: Record<string, string>;
+  /** `--registry-path` (absolute) / `--registry-url`: the legacy registry a registry task source is resolved in. */
+  registry?: { path?: string; url?: string };
 }

@@ -15,12 +15,16 @@ export const TaskSource = z
     dataset: z.string().min(1).optional(),
     /** A local registry.json for `dataset` (`--registry-path`). */
     registry_path: z.string().min(1).optional(),
+    /** A legacy registry.json's URL for `dataset` (`--registry-url`). */
+    registry_url: z.string().min(1).optional(),
   })
   .superRefine((s, ctx) => {
     if ((s.path === undefined) === (s.dataset === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'expected exactly one of `path` (local tasks, -p) or `dataset` (registry, -d)' });
     }
     if (s.registry_path && !s.dataset) ctx.addIssue({ code: 'custom', path: ['registry_path'], message: 'only valid with `dataset`' });
+    if (s.registry_url && (!s.dataset || s.registry_path))
+      ctx.addIssue({ code: 'custom', path: ['registry_url'], message: 'only valid with `dataset`, and not with registry_path' });
   });
 
 export const TaskSelection = z.strictObject({

@@ -190,7 +190,17 @@ export const ServeConfig = z.strictObject({
   mode_b: z
     .strictObject({
       harbor: HarborSection,
-      task_source: z.strictObject({ path: z.string() }),
+      /** The inner tasks: a dir baked into the sidecar, or a registry dataset its Harbor resolves (`-d`, pinned). */
+      task_source: z.union([
+        z.strictObject({ path: z.string() }),
+        z.strictObject({
+          dataset: z.string(),
+          registry_path: z.string().optional(),
+          registry_url: z.string().optional(),
+          /** The build's pin (harbor/dataset-ref.ts): a baked legacy dataset is checked against it at start. */
+          digest: z.string().optional(),
+        }),
+      ]),
       partition: z.record(SplitName, z.array(z.string()).min(1)),
     })
     .optional(),

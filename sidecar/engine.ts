@@ -25,6 +25,7 @@ import { evaluateSamples } from '../workflows';
 import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
 import type { ScopeUsage } from '../model/gateway-policy';
 import { InfrastructureError } from '../model/errors';
+import { evalSourceOf } from '../harbor/dataset-ref';
 import { attemptHealth, type AttemptHealth, starvedAttempts, type TaskAttempts } from '../model/attempt-health';
 
 export interface SampleRequest {
@@ -102,7 +103,7 @@ export function modeBSettings(cfg: ServeConfig, envFile: string | undefined, kin
     evalConfigOf(
       {
         agent_repo: cfg.repo_path,
-        tasks: { source: { path: b.task_source.path } },
+        tasks: { source: evalSourceOf(b.task_source) },
         harbor: t.nAttempts !== undefined ? { ...harbor, n_attempts: t.nAttempts } : harbor,
         scoring: {
           ...((t.metric ?? scoring.reward_key) ? { reward_key: t.metric ?? scoring.reward_key } : {}),

@@ -22,6 +22,7 @@ import { createAdminToken } from './token';
 import { lockSessionDir } from './session-lock';
 import { restoreSession } from './session-snapshot';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { resolveInRegistry } from '../harbor/dataset-ref';
 
 export function loadServeConfig(file: string): ServeConfig {
   let raw: unknown;
@@ -33,6 +34,14 @@ export function loadServeConfig(file: string): ServeConfig {
   const parsed = ServeConfig.safeParse(raw);
   if (!parsed.success) throw new ConfigError(formatZodIssues(parsed.error.issues, file, ServeConfig));
   return parsed.data;
+}
+
+/** A baked registry dataset is the one the build pinned (its digest recomputed), or the sidecar does not start. */
+export function verifyPinnedSource(cfg: ServeConfig, file: string): void {
+  const s = cfg.mode_b?.task_source;
+  if (!s || 'path' in s || s.registry_path === undefined || s.digest === undefined) return;
+  const { problems } = resolveInRegistry(s.dataset, s.registry_path, s.digest);
+  if (problems.length) throw new ConfigError(problems.map((p) => `${file}: mode_b.task_source: ${p}`).join('\n'));
 }
 
 export interface ServeOptions {
@@ -51,6 +60,7 @@ export async function serve(
 ): Promise<{ close(): Promise<void>; port: number; gatewayPort?: number }> {
   installCliRuntimeLogger();
   const cfg = loadServeConfig(configFile);
+  verifyPinnedSource(cfg, configFile);
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sidecar: ${line}\n`);
   for (const dir of [cfg.paths.home, cfg.paths.admin_volume, cfg.paths.agent_volume]) fs.mkdirSync(dir, { recursive: true });
   fs.chmodSync(cfg.paths.admin_volume, 0o700);

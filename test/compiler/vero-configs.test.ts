@@ -14,6 +14,7 @@ import { buildTaskDir } from '../../compiler/compile';
 import { instructionText } from '../../compiler/instruction-template';
 import { serveConfig } from '../../compiler/render';
 import { ServeConfig } from '../../model/serve-config';
+import { packageDatasetDigest, parseDatasetRef } from '../../harbor/dataset-ref';
 import { ROOT, tempDir } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';
 
@@ -21,6 +22,45 @@ jest.setTimeout(120_000);
 
 const VERO = path.join(ROOT, 'test/fixtures/vero');
 const BENCH = (b: string, f = 'build.yaml') => `harness-engineering-bench/${b}/baseline/${f}`;
+
+interface VeroManifest {
+  task_source: string;
+  dataset_version?: string;
+  tasks: { name: string; ref?: string }[];
+}
+const manifestOf = (bench: string) =>
+  JSON.parse(fs.readFileSync(path.join(VERO, 'harness-engineering-bench', bench, 'partitions/manifest.json'), 'utf8')) as VeroManifest;
+
+/**
+ * A local registry.json (Harbor's --registry-path form) holding the datasets vero's files pin, made from their
+ * task_manifests: a small fake task under each name. A package dataset is held at its digest, its tasks with the
+ * digests the manifest records where they hash to it (tau3's and Terminal-Bench's datasets also hold files the
+ * manifests do not record, so theirs are listed without).
+ */
+function veroRegistry(entries = (m: VeroManifest) => m, listDigests = (m: VeroManifest, hashToPin: boolean) => hashToPin): string {
+  const dir = tempDir('vero-registry-');
+  const datasets = new Map<string, unknown>();
+  for (const bench of fs.readdirSync(path.join(VERO, 'harness-engineering-bench'))) {
+    const m = entries(manifestOf(bench));
+    const ref = parseDatasetRef(m.task_source);
+    if (!m.task_source.includes('@') || !ref) continue;
+    const [name, version] = m.task_source.split('@') as [string, string];
+    const digests = m.tasks.map((t) => t.ref ?? '');
+    const withDigests = listDigests(m, ref.form === 'package' && packageDatasetDigest(digests) === version);
+    const tasks = m.tasks.map((t) => {
+      const rel = `tasks/${bench}/${t.name.split('/').at(-1)!}`;
+      fs.mkdirSync(path.join(dir, rel), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel, 'task.toml'), `[task]\nname = "${t.name}"\n`);
+      fs.writeFileSync(path.join(dir, rel, 'instruction.md'), `A stand-in for ${t.name}.\n`);
+      return { name: t.name, path: rel, ...(withDigests ? { digest: t.ref } : {}) };
+    });
+    datasets.set(m.task_source, { name, version, description: `${bench} (fake tasks)`, tasks });
+  }
+  const file = path.join(dir, 'registry.json');
+  fs.writeFileSync(file, JSON.stringify([...datasets.values()], null, 2));
+  return file;
+}
+const REGISTRY = veroRegistry();
 
 /** Each file's fields that cannot be honoured, as the build names them (vero's defaults for ${params}). */
 const REFUSED: Record<string, string[]> = {
@@ -44,18 +84,11 @@ const REFUSED: Record<string, string[]> = {
     'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('gaia')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
+  [BENCH('gaia')]: ['feedback_transcripts', 'agent_access.0.expose_case_resources', 'wandb', 'inference_gateway.request_log_attribution'],
   [BENCH('gaia', 'build.shell.yaml')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'wandb',
-    'task_source',
     'inference_gateway.request_log_attribution',
   ],
   [BENCH('officeqa')]: [
@@ -72,7 +105,6 @@ const REFUSED: Record<string, string[]> = {
     'task_services_use_upstream',
     'harness_user',
     'wandb',
-    'task_source',
     'inference_gateway.request_log_attribution',
   ],
   [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
@@ -82,32 +114,28 @@ const REFUSED: Record<string, string[]> = {
     'task_services_use_upstream',
     'harness_user',
     'wandb',
-    'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('swe-bench-pro')]: ['feedback_transcripts', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['feedback_transcripts', 'wandb', 'task_source'],
+  [BENCH('swe-bench-pro')]: ['feedback_transcripts', 'wandb', 'inference_gateway.request_log_attribution'],
+  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['feedback_transcripts', 'wandb'],
   [BENCH('tau3')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'task_services_use_upstream',
     'harness_user',
     'wandb',
-    'task_source',
     'inference_gateway.request_log_attribution',
   ],
   [BENCH('terminal-bench')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'wandb',
-    'task_source',
     'inference_gateway.request_log_attribution',
   ],
   [BENCH('terminal-bench', 'build.azure.yaml')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'wandb',
-    'task_source',
     'inference_gateway.request_log_attribution',
   ],
 };
@@ -118,9 +146,9 @@ function veroView(file: string): Record<string, any> {
   return parseYaml(text) as Record<string, any>;
 }
 
-/** What the file compiles to: our config (mapped) and the serve.json the sidecar would load. */
-function compiled(file: string): { config: BuildConfig; serve: ServeConfig; refusals: string[] } {
-  const doc = readBuildDocument(file, {}, {});
+/** What the file compiles to (registry sources from REGISTRY): our config (mapped) and the serve.json the sidecar would load. */
+function compiled(file: string, registry = REGISTRY): { config: BuildConfig; serve: ServeConfig; refusals: string[] } {
+  const doc = readBuildDocument(file, {}, {}, { path: registry });
   const config = { ...BuildConfigFile.parse(doc.raw), file, baseDir: path.dirname(file), format: doc.format, notes: doc.notes };
   const serve = serveConfig({ config, baseCommit: '0'.repeat(40), splitSizes: {} });
   return { config, serve, refusals: doc.refusals };
@@ -137,13 +165,23 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
     for (const r of refusals) expect(r.split(': ').slice(2).join(': ').length).toBeGreaterThan(20); // a reason, not just a name
     let message = '';
     try {
-      loadBuildConfig(file);
+      loadBuildConfig(file, {}, { path: REGISTRY });
     } catch (e) {
       message = (e as Error).message;
     }
     for (const field of REFUSED[rel]!) expect(message).toContain(`(vero format): ${field}:`);
-    if (typeof v.task_source === 'string' && v.task_source.includes('@'))
-      expect(message).toContain(`task_source: ${v.task_source} is a Harbor registry dataset; registry task sources are not supported yet`);
+    if (typeof v.task_source === 'string' && v.task_source.includes('@')) {
+      // Pinned against the local registry: a package by its own digest (verified), a version by its entry's digest.
+      expect(message).not.toContain('task_source:');
+      expect(config.inner_dataset).toEqual({
+        ref: v.task_source,
+        registry_path: REGISTRY,
+        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      });
+      if (v.task_source.includes('@sha256:')) expect(config.inner_dataset!.digest).toBe(v.task_source.split('@')[1]);
+      expect(serve.mode_b!.task_source).toMatchObject({ dataset: v.task_source, digest: config.inner_dataset!.digest });
+    } else if (typeof v.task_source === 'string' && !fs.existsSync(path.join(path.dirname(file), v.task_source)))
+      expect(message).toContain(`task_source: ${path.join(path.dirname(file), v.task_source)} does not exist`);
   });
 
   test('access tiers, k-anonymity floors and budgets mean what vero’s agent_access says', () => {
@@ -241,6 +279,61 @@ test('spot values: Terminal-Bench’s pinned baseline over 3 averaged attempts, 
   });
   expect(tb.gateway!.scopes.finalization.max_input_tokens).toBe(1_100_000_000);
   expect(compiled(path.join(VERO, BENCH('swe-bench-pro'))).serve.mode_b!.harbor.agent_timeout_multiplier).toBe(0.6);
+});
+
+describe('registry task sources of vero’s files', () => {
+  const GAIA = path.join(VERO, BENCH('gaia'));
+  const GAIA_PIN = manifestOf('gaia').dataset_version!;
+  const refusalsWith = (registry: string) => compiled(GAIA, registry).refusals.filter((r) => /task_source:|task_manifest:/.test(r));
+
+  test('without a registry they compile too: recorded as vero wrote them, with a note that the sidecar’s Harbor resolves them', () => {
+    for (const [rel, bench] of [
+      [BENCH('gaia'), 'gaia'],
+      [BENCH('swe-bench-pro'), 'swe-bench-pro'],
+    ] as const) {
+      const doc = readBuildDocument(path.join(VERO, rel), {}, {});
+      expect(doc.refusals.filter((r) => r.includes('task_source'))).toEqual([]);
+      const src = manifestOf(bench).task_source;
+      expect((doc.raw as { inner_dataset: unknown }).inner_dataset).toEqual({
+        ref: src,
+        ...(src.includes('@sha256:') ? { digest: src.split('@')[1] } : {}),
+      });
+      expect(doc.notes).toContainEqual(expect.stringMatching(/^task_source: .*no local registry .*the sidecar's Harbor resolves it from/));
+    }
+  });
+
+  test('a registry that holds the dataset at another digest is refused with both digests named', () => {
+    const other = `sha256:${'e'.repeat(64)}`;
+    const registry = veroRegistry((m) => (m.task_source.startsWith('gaia/') ? { ...m, task_source: `gaia/gaia@${other}` } : m));
+    expect(refusalsWith(registry)).toEqual([
+      `${GAIA} (vero format): task_source: digest mismatch: gaia/gaia@${GAIA_PIN} pins ${GAIA_PIN}, but ${registry} holds gaia/gaia at ${other}`,
+    ]);
+  });
+
+  test('a task whose digest differs between the registry and the task_manifest is refused naming both', () => {
+    const wrong = `sha256:${'f'.repeat(64)}`;
+    const registry = veroRegistry(
+      (m) => (m.task_source.startsWith('gaia/') ? { ...m, tasks: m.tasks.map((t, i) => (i === 0 ? { ...t, ref: wrong } : t)) } : m),
+      (m, hashToPin) => hashToPin || m.task_source.startsWith('gaia/'),
+    );
+    const first = manifestOf('gaia').tasks[0]!;
+    // The registry's own entry no longer hashes to its digest, and the manifest disagrees with it about the task.
+    expect(refusalsWith(registry)).toEqual([
+      expect.stringMatching(
+        new RegExp(`task_source: digest mismatch: .* lists gaia/gaia at ${GAIA_PIN}, but its tasks' digests hash to sha256:`),
+      ),
+      `${GAIA} (vero format): task_manifest: digest mismatch for 1 task(s): ${first.name} (manifest ${first.ref}, registry ${wrong})`,
+    ]);
+  });
+
+  test('vero build --print-config --registry-path shows SWE-bench Pro’s version pinned to its digest', async () => {
+    const r = await runVero(['build', '-c', path.join(VERO, BENCH('swe-bench-pro')), '--print-config', '--registry-path', REGISTRY]);
+    expect(r.code).toBe(2); // its other refusals
+    const printed = parseYaml(r.stdout.replace(/^#.*\n/gm, '')) as Record<string, any>;
+    expect(printed.inner_dataset).toEqual({ ref: 'swebenchpro@1.0', registry_path: REGISTRY, digest: expect.stringMatching(/^sha256:/) });
+    expect(r.stdout).toMatch(/^# note: task_source: swebenchpro@1\.0 pinned at sha256:[0-9a-f]{64} \(731 tasks\)$/m);
+    expect(r.stderr).not.toContain('task_source:');
+  });
 });
 
 describe('build parameters', () => {
