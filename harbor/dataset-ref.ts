@@ -48,7 +48,7 @@ export function parseDatasetRef(s: string): DatasetRef | null {
   return { form: 'package', org, name: short, ...(version ? { ref: version } : {}) };
 }
 
-export const refName = (r: DatasetRef) => (r.form === 'legacy' ? r.name : `${r.org}/${r.name}`);
+const refName = (r: DatasetRef) => (r.form === 'legacy' ? r.name : `${r.org}/${r.name}`);
 const refVersion = (r: DatasetRef) => (r.form === 'legacy' ? r.version : r.ref);
 
 /** A task of a registry.json dataset (Harbor's RegistryTaskId, plus the package digest an offline copy records). */
@@ -110,7 +110,7 @@ export function readRegistryFile(file: string): RegistryEntry[] {
 }
 
 /** The sha256 of a task dir's files: `relative path \0 sha256 \n` in path order (Harbor's task content hash scheme). */
-export function taskDirDigest(dir: string): string {
+function taskDirDigest(dir: string): string {
   const files: string[] = [];
   const walk = (d: string, rel: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
@@ -267,13 +267,10 @@ function compareVersions(a: string, b: string): number {
 }
 
 /** The pin a reference carries by itself, unresolved: a package's `sha256:` ref, else none. */
-export function inherentDigest(refText: string): string | null {
+function inherentDigest(refText: string): string | null {
   const ref = parseDatasetRef(refText);
   return ref?.form === 'package' && ref.ref !== undefined && SHA256_DIGEST.test(ref.ref) ? ref.ref : null;
 }
-
-/** Whether a local registry.json can serve this reference to Harbor's CLI (`-d … --registry-path`): legacy names only. */
-export const servableFromRegistryFile = (refText: string) => parseDatasetRef(refText)?.form === 'legacy';
 
 /**
  * A registry.json for the build's copy of a legacy dataset: the one entry, its local tasks at `tasks/<name>`
@@ -302,7 +299,7 @@ export interface DatasetSource {
 /**
  * Pins a dataset source at build time: resolved against a local registry.json when there is one (a version to its
  * digest, a digest verified, the tasks listed), else recorded as it is (a package ref carries its digest) for the
- * sidecar's Harbor to resolve when the task runs, with a note saying so. `where` prefixes the problems.
+ * sidecar's Harbor to resolve when the task runs, with a note saying so.
  */
 export function pinDataset(src: DatasetSource): {
   source: DatasetSource;
