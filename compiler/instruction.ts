@@ -7,6 +7,19 @@ const ACCESS_TEXT = {
   no_access: 'hidden: you cannot evaluate it or see anything about it',
 } as const;
 
+/** What a viewable split's per-case result files carry beyond the score (`feedback`). */
+function feedbackLines(c: BuildConfig): string[] {
+  const f = c.feedback;
+  if (!f || !((f.transcripts && f.max_bytes > 0) || f.attempt_detail)) return [];
+  const what = [
+    f.transcripts && f.max_bytes > 0
+      ? `a failed case's \`feedback\` holds the end of the evaluated agent's transcript (at most ${f.max_bytes} bytes, secrets redacted)`
+      : null,
+    f.attempt_detail ? "every case's `attempts` lists its trials' rewards and exceptions" : null,
+  ].filter(Boolean);
+  return [`In a viewable split's per-case result files (the \`results:\` path \`vero eval\` prints), ${what.join('; ')}.`, ''];
+}
+
 export function renderInstruction(c: BuildConfig): string {
   const budgets = new Map(c.budgets.map((b) => [b.split, b]));
   const splitRows = c.splits.map((s) => {
@@ -52,6 +65,7 @@ export function renderInstruction(c: BuildConfig): string {
     '',
     'Every evaluation spends budget when it starts, whether it succeeds or not; a request over budget is refused and costs nothing.',
     '',
+    ...feedbackLines(c),
     '## How you are graded',
     '',
     c.reward_mode === 'submit'

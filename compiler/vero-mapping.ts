@@ -122,12 +122,6 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
       'evaluation_backend',
       "command backends are not supported (vero-harbor's trusted-scorer mode, `mode: A`, has a different contract: JSONL rows scored by a scorer command; see docs/compiler.md)",
     );
-  if (v.feedback_transcripts)
-    refuse(
-      'feedback_transcripts',
-      'target-agent transcripts are not delivered to the optimizer (a viewable split shows per-sample results only)',
-    );
-  if (v.expose_attempt_detail) refuse('expose_attempt_detail', 'per-attempt detail is not reported to the optimizer');
   v.agent_access.forEach((a, i) => {
     if (a.expose_case_resources)
       refuse(
@@ -331,6 +325,9 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
       ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
       ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
     })),
+    ...(v.feedback_transcripts || v.expose_attempt_detail
+      ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }
+      : {}),
     read_only_paths: v.read_only_paths,
     secrets: v.secrets,
     ...(gateway ? { gateway } : {}),

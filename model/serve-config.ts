@@ -74,6 +74,20 @@ export const SplitSpec = z.strictObject({
 export type SplitSpec = z.infer<typeof SplitSpec>;
 
 /**
+ * Mode B: what the optimizer learns of each case of a viewable split beyond its score (vero's
+ * `feedback_transcripts`, `feedback_max_bytes`, `expose_attempt_detail`). `transcripts`: a case that failed (no
+ * reward, or the failure value) carries the tail of the evaluated agent's transcript (`agent/terminus_2.pane` or
+ * `agent/trajectory.json` of its first trial that has one), secrets redacted, at most `max_bytes` bytes (0 = none).
+ * `attempt_detail`: each case carries its trials' rewards and exceptions. Aggregate-only and hidden splits: never.
+ */
+export const FeedbackSpec = z.strictObject({
+  transcripts: z.boolean().default(false),
+  max_bytes: z.number().int().min(0).default(3000),
+  attempt_detail: z.boolean().default(false),
+});
+export type FeedbackSpec = z.infer<typeof FeedbackSpec>;
+
+/**
  * How Mode B evaluations are scored. `aggregate`/`reward_key` as in vero.yaml's harbor scoring (best or mean
  * over a task's attempts; which reward key). Task attempts (whole harbor runs of a task without a rewarded
  * trial, retried): the agent's evaluations get `agent_task_attempts` (default 1: a candidate that makes its
@@ -203,6 +217,8 @@ export const ServeConfig = z.strictObject({
     .optional(),
   /** The inference gateway (model calls of the optimizer and the candidates, metered, keys held here). */
   gateway: GatewaySpec.optional(),
+  /** Mode B: transcripts and trial detail in a viewable split's per-case results. */
+  feedback: FeedbackSpec.optional(),
   host: z.string(),
   /** 0 = any free port. */
   port: z.number().int().min(0).max(65535),

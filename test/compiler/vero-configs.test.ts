@@ -24,11 +24,7 @@ const BENCH = (b: string, f = 'build.yaml') => `harness-engineering-bench/${b}/b
 
 /** Each file's fields that cannot be honoured, as the build names them (vero's defaults for ${params}). */
 const REFUSED: Record<string, string[]> = {
-  'examples/harness-conformance/build.yaml': [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'inference_gateway.request_log_attribution',
-  ],
+  'examples/harness-conformance/build.yaml': ['agent_access.0.expose_case_resources', 'inference_gateway.request_log_attribution'],
   'examples/harbor-circle-packing/build.yaml': [
     'evaluation_backend',
     'agent_access.0.expose_case_resources',
@@ -36,7 +32,6 @@ const REFUSED: Record<string, string[]> = {
     'objective.constraints',
   ],
   [BENCH('browsecomp-plus')]: [
-    'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'task_services_use_upstream',
     'harness_user',
@@ -44,29 +39,15 @@ const REFUSED: Record<string, string[]> = {
     'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('gaia')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
+  [BENCH('gaia')]: ['agent_access.0.expose_case_resources', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
   [BENCH('gaia', 'build.shell.yaml')]: [
-    'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'wandb',
     'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('officeqa')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
+  [BENCH('officeqa')]: ['agent_access.0.expose_case_resources', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
   [BENCH('swe-atlas-qna')]: [
-    'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'optimizer_harbor_args',
     'task_services_use_upstream',
@@ -76,7 +57,6 @@ const REFUSED: Record<string, string[]> = {
     'inference_gateway.request_log_attribution',
   ],
   [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
-    'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'optimizer_harbor_args',
     'task_services_use_upstream',
@@ -85,10 +65,9 @@ const REFUSED: Record<string, string[]> = {
     'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('swe-bench-pro')]: ['feedback_transcripts', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['feedback_transcripts', 'wandb', 'task_source'],
+  [BENCH('swe-bench-pro')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['wandb', 'task_source'],
   [BENCH('tau3')]: [
-    'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'task_services_use_upstream',
     'harness_user',
@@ -96,15 +75,8 @@ const REFUSED: Record<string, string[]> = {
     'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('terminal-bench')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
+  [BENCH('terminal-bench')]: ['agent_access.0.expose_case_resources', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
   [BENCH('terminal-bench', 'build.azure.yaml')]: [
-    'feedback_transcripts',
     'agent_access.0.expose_case_resources',
     'wandb',
     'task_source',
@@ -203,6 +175,13 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
     expect(config.verifier_timeout).toBe(v.verifier_timeout_seconds ?? v.timeout_seconds ?? 1800);
     expect(config.optimizer_env).toEqual(v.agent_env ?? {});
     expect(serve.max_concurrency).toBe(v.max_concurrency ?? 8);
+    // Feedback to the optimizer: vero's transcripts, their cap (default 3000 bytes) and per-attempt detail.
+    const feedback = {
+      transcripts: v.feedback_transcripts ?? false,
+      max_bytes: v.feedback_max_bytes ?? 3000,
+      attempt_detail: v.expose_attempt_detail ?? false,
+    };
+    expect(serve.feedback).toEqual(feedback.transcripts || feedback.attempt_detail ? feedback : undefined);
   });
 
   test('gateway scopes, models and limits; finalization absent is a copy of evaluation', () => {
@@ -322,12 +301,11 @@ describe('instruction templates (Jinja, rendered by nunjucks)', () => {
   });
 });
 
-test('vero’s harness-conformance, its three refused settings off, builds into a task that means what vero’s file says', async () => {
+test('vero’s harness-conformance, its two refused settings off, builds into a task that means what vero’s file says', async () => {
   const dir = path.join(tempDir(), 'conformance');
   fs.cpSync(path.join(VERO, 'examples/harness-conformance'), dir, { recursive: true });
   const yaml = fs
     .readFileSync(path.join(dir, 'build.yaml'), 'utf8')
-    .replace('feedback_transcripts: true', 'feedback_transcripts: false')
     .replace('expose_case_resources: true', 'expose_case_resources: false')
     .replace('request_log_attribution: true', 'request_log_attribution: false');
   fs.writeFileSync(path.join(dir, 'build.yaml'), yaml);
@@ -360,6 +338,7 @@ test('vero’s harness-conformance, its three refused settings off, builds into 
       { split: 'test', access: 'no_access' },
     ],
     scoring: { aggregate: 'best', trusted_task_attempts: 2, error_rate_threshold: 0.5 },
+    feedback: { transcripts: true, max_bytes: 8000, attempt_detail: false },
   });
   expect(serve.mode_b!.partition).toEqual({
     development: ['conformance-01', 'conformance-02'],

@@ -1,0 +1,153 @@
+/**
+ * What the optimizer learns of a case beyond its score, in a real `vero serve` over the Harbor stand-in: a failed
+ * case of a viewable split carries the tail of the evaluated agent's transcript, capped and with every secret the
+ * sidecar and its gateway hold redacted, and its trials' detail; a solved case no transcript; aggregate-only and
+ * hidden splits nothing at all.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { GatewaySpec } from '../../model/gateway-policy';
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
+import { taskOf } from '../helpers/fixtures';
+import {
+  commitImprovement,
+  finalizeAsVerifier,
+  harborStarts,
+  listFiles,
+  post,
+  setup,
+  startSidecar,
+  type Setup,
+  type Sidecar,
+} from '../helpers/sidecar';
+
+jest.setTimeout(180_000);
+
+const KEY = 'sk-upstream-key-held-by-the-gateway-only';
+const SECRET = 'declared-secret-of-the-nested-run';
+const MAX_BYTES = 2000;
+
+/** A transcript much longer than the cap, that logs the agent's gateway token, a declared secret and the upstream key. */
+const transcript = (marker: string) =>
+  JSON.stringify({
+    steps: [
+      { source: 'user', message: `${marker}-START` },
+      { source: 'agent', message: 'x'.repeat(6000) },
+      { source: 'agent', message: `env: OPENAI_API_KEY=\${OPENAI_API_KEY} VERO_TEST_SECRET=\${VERO_TEST_SECRET} echoed=${KEY}` },
+      { source: 'agent', message: `${marker}-END é` },
+    ],
+  });
+
+let upstream: FakeUpstream;
+let s: Setup;
+let side: Sidecar;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  s = await setup({
+    scenario: {
+      tasks: {
+        'hello-world': { reward: 0, transcript: transcript('TRAIN-FAILED') },
+        'count-words': { reward: 1, transcript: transcript('TRAIN-SOLVED') },
+        'reverse-string': { exception: 'NonZeroAgentExitCodeError', reward_file: 'missing', transcript: transcript('TRAIN-DEAD') },
+        'sum-numbers': { reward: 0, transcript: transcript('VALIDATION') },
+        'fix-csv-parser': { reward: 0, transcript: transcript('VALIDATION') },
+        'add-cli-flag': { reward: 0, transcript: transcript('HELD-OUT') },
+      },
+    },
+    secrets: ['VERO_TEST_SECRET'],
+    build: { feedback: { transcripts: true, max_bytes: MAX_BYTES, attempt_detail: true } },
+  });
+  s.cfg.gateway = GatewaySpec.parse({
+    port: 0,
+    upstreams: { openai: { base_url: upstream.url, key_env: 'VERO_TEST_UPSTREAM_KEY' } },
+    scopes: { evaluation: { models: ['gpt-test'] }, finalization: { models: ['gpt-test'] } },
+  });
+  fs.writeFileSync(s.serveFile, JSON.stringify(s.cfg));
+  side = await startSidecar(s, { VERO_TEST_UPSTREAM_KEY: KEY, VERO_TEST_SECRET: SECRET });
+});
+afterAll(async () => {
+  await side?.stop();
+  await upstream?.close();
+});
+
+interface CaseFile {
+  name: string;
+  score: number | null;
+  feedback?: string;
+  attempts?: { trial: string; reward: number | null; exception: string | null }[];
+}
+
+const casesIn = (dir: string): Record<string, CaseFile> =>
+  Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .filter((f) => /^\d+\.json$/.test(f))
+      .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CaseFile)
+      .map((c) => [c.name, c]),
+  );
+
+/** Everything the optimizer can read: the agent volume's files. */
+const agentVisible = () =>
+  listFiles(s.cfg.paths.agent_volume)
+    .map((f) => path.join(s.cfg.paths.agent_volume, f))
+    .filter((f) => fs.statSync(f).isFile())
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n');
+
+test('a viewable split: a failed case gets its transcript’s tail, capped and redacted; a solved one none; every case its trials', async () => {
+  const r = await post(side.url, '/eval', { split: 'train' });
+  expect(r.status).toBe(200);
+  const cases = casesIn(String(r.json.result_path));
+
+  const failed = cases['hello-world']!;
+  expect(failed.score).toBe(0);
+  const text = failed.feedback!;
+  expect(text.endsWith('TRAIN-FAILED-END é"}]}')).toBe(true); // the tail: where the agent ended up
+  expect(text).not.toContain('TRAIN-FAILED-START');
+  expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_BYTES);
+  expect(Buffer.byteLength(text)).toBeGreaterThan(MAX_BYTES - 20);
+  expect(text).toContain('OPENAI_API_KEY=[REDACTED] VERO_TEST_SECRET=[REDACTED] echoed=[REDACTED]');
+  expect(text).not.toMatch(/vero-evaluation-/);
+  expect(text).not.toContain(SECRET);
+  expect(text).not.toContain(KEY);
+  expect(failed.attempts).toEqual([{ trial: expect.stringMatching(/^hello-world__/), reward: 0, exception: null }]);
+
+  // A dead case (no reward) is a failure too: its transcript, and the exception that ended its trial.
+  expect(cases['reverse-string']!.feedback).toMatch(/TRAIN-DEAD-END é"\}\]\}$/);
+  expect(cases['reverse-string']!.attempts).toEqual([
+    { trial: expect.stringMatching(/^reverse-string__/), reward: null, exception: 'NonZeroAgentExitCodeError' },
+  ]);
+
+  const solved = cases['count-words']!;
+  expect(solved.score).toBe(1);
+  expect(solved.feedback).toBeUndefined();
+  expect(solved.attempts).toEqual([{ trial: expect.stringMatching(/^count-words__/), reward: 1, exception: null }]);
+
+  // Nothing of any secret anywhere the optimizer reads, nor in the answer it got.
+  for (const leak of [SECRET, KEY]) {
+    expect(agentVisible()).not.toContain(leak);
+    expect(JSON.stringify(r.json)).not.toContain(leak);
+  }
+  expect(agentVisible()).not.toMatch(/vero-evaluation-[A-Za-z0-9_-]{43}/);
+});
+
+test('an aggregate-only split and the held-out target: no transcript reaches the optimizer', async () => {
+  const candidate = commitImprovement(s.work); // a candidate, so that finalize scores the held-out target
+  const r = await post(side.url, '/eval', { split: 'validation' });
+  expect(r.status).toBe(200);
+  expect(r.json.commit).toBe(candidate);
+  expect(fs.readdirSync(String(r.json.result_path))).toEqual(['summary.json']);
+  expect(JSON.stringify(r.json)).not.toContain('VALIDATION');
+  expect((await post(side.url, '/eval', { split: 'test' })).status).toBe(400);
+  const fin = await finalizeAsVerifier(side, s);
+  expect(fin.status).toBe(200);
+  expect(fin.json.commit).toBe(candidate);
+  // The held-out task really ran (the verifier's evaluations), and its transcript went nowhere the optimizer reads.
+  expect(harborStarts(s).some((i) => taskOf(i) === 'add-cli-flag')).toBe(true);
+  expect(JSON.stringify(fin.json)).not.toContain('HELD-OUT');
+  const visible = agentVisible();
+  expect(visible).not.toContain('VALIDATION');
+  expect(visible).not.toContain('HELD-OUT');
+  expect(visible).toContain('TRAIN-FAILED-END');
+});
