@@ -184,6 +184,9 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   c.splits.forEach((s, i) => {
     if (s.access !== 'non_viewable' && s.min_aggregate_cases !== 5 && s.min_aggregate_cases !== undefined)
       errs.push(`splits.${i}.min_aggregate_cases: only for a non_viewable split ("${s.split}" is ${s.access})`);
+    if (s.expose_case_resources && s.access === 'no_access')
+      errs.push(`splits.${i}.expose_case_resources: "${s.split}" is no_access; a hidden split's tasks are never shown`);
+    if (s.expose_case_resources && c.mode !== 'B') errs.push(`splits.${i}.expose_case_resources: only in mode B (Harbor task dirs)`);
   });
   c.budgets.forEach((b, i) => {
     mustBeDeclared(`budgets.${i}.split`, b.split);

@@ -1,4 +1,5 @@
 /** instruction.md: the agent-side protocol, generated from the config so it cannot drift from it. */
+import { CONTAINER } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 
 const ACCESS_TEXT = {
@@ -18,6 +19,16 @@ function feedbackLines(c: BuildConfig): string[] {
     f.attempt_detail ? "every case's `attempts` lists its trials' rewards and exceptions" : null,
   ].filter(Boolean);
   return [`In a viewable split's per-case result files (the \`results:\` path \`vero eval\` prints), ${what.join('; ')}.`, ''];
+}
+
+/** Where the exposed splits' task files are (`splits[].expose_case_resources`). */
+function resourceLines(c: BuildConfig): string[] {
+  const exposed = c.splits.filter((s) => s.expose_case_resources).map((s) => `\`${s.split}\``);
+  if (!exposed.length) return [];
+  return [
+    `The task files of split(s) ${exposed.join(', ')} (each task's instruction, environment, tests and solution) are in \`${CONTAINER.agentVolume}/tasks/\`, read-only: start at \`tasks/index.json\`.`,
+    '',
+  ];
 }
 
 export function renderInstruction(c: BuildConfig): string {
@@ -66,6 +77,7 @@ export function renderInstruction(c: BuildConfig): string {
     'Every evaluation spends budget when it starts, whether it succeeds or not; a request over budget is refused and costs nothing.',
     '',
     ...feedbackLines(c),
+    ...resourceLines(c),
     '## How you are graded',
     '',
     c.reward_mode === 'submit'

@@ -123,11 +123,6 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
       "command backends are not supported (vero-harbor's trusted-scorer mode, `mode: A`, has a different contract: JSONL rows scored by a scorer command; see docs/compiler.md)",
     );
   v.agent_access.forEach((a, i) => {
-    if (a.expose_case_resources)
-      refuse(
-        `agent_access.${i}.expose_case_resources`,
-        `the "${a.partition}" tasks' resources are not mounted into the optimizer's workspace`,
-      );
     if (a.disclosure === 'none')
       refuse(`agent_access.${i}.disclosure`, '"none" (evaluate without seeing any result) has no counterpart; use full or aggregate');
   });
@@ -247,6 +242,7 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
       split: p,
       access: a.disclosure === 'full' ? 'viewable' : 'non_viewable',
       ...(a.disclosure === 'aggregate' ? { min_aggregate_cases: a.min_aggregate_cases } : {}),
+      ...(a.expose_case_resources ? { expose_case_resources: true } : {}),
     };
   });
   for (const a of v.agent_access)

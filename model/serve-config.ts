@@ -70,6 +70,12 @@ export const SplitSpec = z.strictObject({
   split: SplitName,
   access: SplitAccess,
   min_aggregate_cases: z.number().int().min(1).default(5),
+  /**
+   * Mode B, a split the agent may evaluate: its tasks (each whole Harbor task dir: instruction, environment, tests,
+   * solution) are copied for the optimizer to read under `<agent volume>/tasks/<split>/` (vero's
+   * `expose_case_resources`). A hidden split's never.
+   */
+  expose_case_resources: z.boolean().optional(),
 });
 export type SplitSpec = z.infer<typeof SplitSpec>;
 

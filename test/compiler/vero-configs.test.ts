@@ -24,31 +24,19 @@ const BENCH = (b: string, f = 'build.yaml') => `harness-engineering-bench/${b}/b
 
 /** Each file's fields that cannot be honoured, as the build names them (vero's defaults for ${params}). */
 const REFUSED: Record<string, string[]> = {
-  'examples/harness-conformance/build.yaml': ['agent_access.0.expose_case_resources', 'inference_gateway.request_log_attribution'],
-  'examples/harbor-circle-packing/build.yaml': [
-    'evaluation_backend',
-    'agent_access.0.expose_case_resources',
-    'objective.selector.metric',
-    'objective.constraints',
-  ],
+  'examples/harness-conformance/build.yaml': ['inference_gateway.request_log_attribution'],
+  'examples/harbor-circle-packing/build.yaml': ['evaluation_backend', 'objective.selector.metric', 'objective.constraints'],
   [BENCH('browsecomp-plus')]: [
-    'agent_access.0.expose_case_resources',
     'task_services_use_upstream',
     'harness_user',
     'wandb',
     'task_source',
     'inference_gateway.request_log_attribution',
   ],
-  [BENCH('gaia')]: ['agent_access.0.expose_case_resources', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('gaia', 'build.shell.yaml')]: [
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('officeqa')]: ['agent_access.0.expose_case_resources', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('gaia')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('gaia', 'build.shell.yaml')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('officeqa')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
   [BENCH('swe-atlas-qna')]: [
-    'agent_access.0.expose_case_resources',
     'optimizer_harbor_args',
     'task_services_use_upstream',
     'harness_user',
@@ -57,7 +45,6 @@ const REFUSED: Record<string, string[]> = {
     'inference_gateway.request_log_attribution',
   ],
   [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
-    'agent_access.0.expose_case_resources',
     'optimizer_harbor_args',
     'task_services_use_upstream',
     'harness_user',
@@ -67,21 +54,9 @@ const REFUSED: Record<string, string[]> = {
   ],
   [BENCH('swe-bench-pro')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
   [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['wandb', 'task_source'],
-  [BENCH('tau3')]: [
-    'agent_access.0.expose_case_resources',
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('terminal-bench')]: ['agent_access.0.expose_case_resources', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('terminal-bench', 'build.azure.yaml')]: [
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
+  [BENCH('tau3')]: ['task_services_use_upstream', 'harness_user', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('terminal-bench')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('terminal-bench', 'build.azure.yaml')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
 };
 
 /** The vero file as vero's loader reads it with no parameters set: every `${NAME:-default}` at its default. */
@@ -125,7 +100,9 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
       const a = (v.agent_access as any[]).find((x) => x.partition === s.split);
       if (!a) expect(s.access).toBe('no_access');
       else if ((a.disclosure ?? 'aggregate') === 'full') expect(s.access).toBe('viewable');
-      else expect(s).toEqual({ split: s.split, access: 'non_viewable', min_aggregate_cases: a.min_aggregate_cases ?? 5 });
+      else expect(s).toMatchObject({ split: s.split, access: 'non_viewable', min_aggregate_cases: a.min_aggregate_cases ?? 5 });
+      // Case resources: exactly where vero's file exposes them.
+      expect(s.expose_case_resources ?? false).toBe(a?.expose_case_resources ?? false);
     }
     expect(serve.budgets).toEqual(
       (v.agent_access as any[]).map((a) => ({
@@ -301,12 +278,11 @@ describe('instruction templates (Jinja, rendered by nunjucks)', () => {
   });
 });
 
-test('vero’s harness-conformance, its two refused settings off, builds into a task that means what vero’s file says', async () => {
+test('vero’s harness-conformance, its refused setting off, builds into a task that means what vero’s file says', async () => {
   const dir = path.join(tempDir(), 'conformance');
   fs.cpSync(path.join(VERO, 'examples/harness-conformance'), dir, { recursive: true });
   const yaml = fs
     .readFileSync(path.join(dir, 'build.yaml'), 'utf8')
-    .replace('expose_case_resources: true', 'expose_case_resources: false')
     .replace('request_log_attribution: true', 'request_log_attribution: false');
   fs.writeFileSync(path.join(dir, 'build.yaml'), yaml);
   const git = (...a: string[]) => execFileSync('git', ['-C', path.join(dir, 'target'), '-c', 'user.name=t', '-c', 'user.email=t@t', ...a]);
@@ -333,7 +309,7 @@ test('vero’s harness-conformance, its two refused settings off, builds into a 
     score_baseline: false,
     auto_best_k: 1,
     splits: [
-      { split: 'development', access: 'viewable' },
+      { split: 'development', access: 'viewable', expose_case_resources: true },
       { split: 'validation', access: 'non_viewable', min_aggregate_cases: 2 },
       { split: 'test', access: 'no_access' },
     ],

@@ -2,13 +2,13 @@
  * What the optimizer learns of a case beyond its score, in a real `vero serve` over the Harbor stand-in: a failed
  * case of a viewable split carries the tail of the evaluated agent's transcript, capped and with every secret the
  * sidecar and its gateway hold redacted, and its trials' detail; a solved case no transcript; aggregate-only and
- * hidden splits nothing at all.
+ * hidden splits nothing at all. The tasks of a split that exposes its case resources, and only those, are there to read.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GatewaySpec } from '../../model/gateway-policy';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
-import { taskOf } from '../helpers/fixtures';
+import { DATASET, taskOf } from '../helpers/fixtures';
 import {
   commitImprovement,
   finalizeAsVerifier,
@@ -56,7 +56,14 @@ beforeAll(async () => {
       },
     },
     secrets: ['VERO_TEST_SECRET'],
-    build: { feedback: { transcripts: true, max_bytes: MAX_BYTES, attempt_detail: true } },
+    build: {
+      feedback: { transcripts: true, max_bytes: MAX_BYTES, attempt_detail: true },
+      splits: [
+        { split: 'train', access: 'viewable', expose_case_resources: true },
+        { split: 'validation', access: 'non_viewable' },
+        { split: 'test', access: 'no_access' },
+      ],
+    },
   });
   s.cfg.gateway = GatewaySpec.parse({
     port: 0,
@@ -150,4 +157,23 @@ test('an aggregate-only split and the held-out target: no transcript reaches the
   expect(visible).not.toContain('VALIDATION');
   expect(visible).not.toContain('HELD-OUT');
   expect(visible).toContain('TRAIN-FAILED-END');
+});
+
+test('case resources: the exposed split’s whole task dirs, indexed, where the optimizer reads; no other split’s', () => {
+  const root = path.join(s.cfg.paths.agent_volume, 'tasks');
+  const read = (rel: string) => JSON.parse(fs.readFileSync(path.join(root, rel), 'utf8')) as unknown;
+  expect(read('index.json')).toEqual({ schema_version: 1, splits: [{ split: 'train', path: 'train', cases: 3 }] });
+  expect(read('train/index.json')).toEqual({
+    schema_version: 1,
+    split: 'train',
+    cases: ['hello-world', 'count-words', 'reverse-string'].map((t, i) => ({ case_id: i, task_name: t, path: `tasks/${t}` })),
+    dataset_files_path: null,
+  });
+  for (const f of ['instruction.md', 'task.toml', 'tests/test.sh', 'solution/solve.sh', 'environment/Dockerfile'])
+    expect(fs.readFileSync(path.join(root, 'train/tasks/hello-world', f), 'utf8')).toBe(
+      fs.readFileSync(path.join(DATASET, 'hello-world', f), 'utf8'),
+    );
+  expect(fs.readdirSync(root).sort()).toEqual(['index.json', 'train']);
+  expect(fs.readdirSync(path.join(root, 'train/tasks')).sort()).toEqual(['count-words', 'hello-world', 'reverse-string']);
+  for (const hidden of ['sum-numbers', 'fix-csv-parser', 'add-cli-flag']) expect(listFiles(root).join('\n')).not.toContain(hidden);
 });
