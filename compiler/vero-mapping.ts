@@ -48,8 +48,6 @@ function mapGateway(v: VeroBuild, refusals: string[], notes: string[], env: Node
     refusals.push(
       'inference_gateway.log_requests: false is not supported (the trusted side always keeps a request log; it is never agent-visible)',
     );
-  if (g.request_log_attribution)
-    refusals.push('inference_gateway.request_log_attribution: conversation-thread stamping of the request log is not implemented');
   const fromEnv = g.upstream_base_url_env ? env[g.upstream_base_url_env] : undefined;
   const baseUrl = (fromEnv || g.default_upstream_base_url).replace(/\/+$/, '').replace(/\/v1$/, '');
   notes.push(
@@ -64,7 +62,7 @@ function mapGateway(v: VeroBuild, refusals: string[], notes: string[], env: Node
       evaluation: mapScope(g.evaluation, 'inference_gateway.evaluation', notes),
       finalization: mapScope(g.finalization ?? g.evaluation, 'inference_gateway.finalization', []),
     },
-    request_log: { max_body_bytes: g.request_log_body_bytes },
+    request_log: { max_body_bytes: g.request_log_body_bytes, attribution: g.request_log_attribution },
   };
 }
 

@@ -24,39 +24,25 @@ const BENCH = (b: string, f = 'build.yaml') => `harness-engineering-bench/${b}/b
 
 /** Each file's fields that cannot be honoured, as the build names them (vero's defaults for ${params}). */
 const REFUSED: Record<string, string[]> = {
-  'examples/harness-conformance/build.yaml': ['inference_gateway.request_log_attribution'],
+  'examples/harness-conformance/build.yaml': [],
   'examples/harbor-circle-packing/build.yaml': ['evaluation_backend', 'objective.selector.metric', 'objective.constraints'],
-  [BENCH('browsecomp-plus')]: [
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('gaia')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('gaia', 'build.shell.yaml')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('officeqa')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('swe-atlas-qna')]: [
-    'optimizer_harbor_args',
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
+  [BENCH('browsecomp-plus')]: ['task_services_use_upstream', 'harness_user', 'wandb', 'task_source'],
+  [BENCH('gaia')]: ['wandb', 'task_source'],
+  [BENCH('gaia', 'build.shell.yaml')]: ['wandb', 'task_source'],
+  [BENCH('officeqa')]: ['wandb', 'task_source'],
+  [BENCH('swe-atlas-qna')]: ['optimizer_harbor_args', 'task_services_use_upstream', 'harness_user', 'wandb', 'task_source'],
   [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
     'optimizer_harbor_args',
     'task_services_use_upstream',
     'harness_user',
     'wandb',
     'task_source',
-    'inference_gateway.request_log_attribution',
   ],
-  [BENCH('swe-bench-pro')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('swe-bench-pro')]: ['wandb', 'task_source'],
   [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['wandb', 'task_source'],
-  [BENCH('tau3')]: ['task_services_use_upstream', 'harness_user', 'wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('terminal-bench')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
-  [BENCH('terminal-bench', 'build.azure.yaml')]: ['wandb', 'task_source', 'inference_gateway.request_log_attribution'],
+  [BENCH('tau3')]: ['task_services_use_upstream', 'harness_user', 'wandb', 'task_source'],
+  [BENCH('terminal-bench')]: ['wandb', 'task_source'],
+  [BENCH('terminal-bench', 'build.azure.yaml')]: ['wandb', 'task_source'],
 };
 
 /** The vero file as vero's loader reads it with no parameters set: every `${NAME:-default}` at its default. */
@@ -181,6 +167,7 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
       key_env: g.upstream_api_key_env ?? 'OPENAI_API_KEY',
     });
     expect(serve.gateway!.request_log.max_body_bytes).toBe(g.request_log_body_bytes ?? 16384);
+    expect(serve.gateway!.request_log.attribution).toBe(g.request_log_attribution ?? false);
   });
 });
 
@@ -278,13 +265,9 @@ describe('instruction templates (Jinja, rendered by nunjucks)', () => {
   });
 });
 
-test('vero’s harness-conformance, its refused setting off, builds into a task that means what vero’s file says', async () => {
+test('vero’s harness-conformance builds, unchanged, into a task that means what vero’s file says', async () => {
   const dir = path.join(tempDir(), 'conformance');
   fs.cpSync(path.join(VERO, 'examples/harness-conformance'), dir, { recursive: true });
-  const yaml = fs
-    .readFileSync(path.join(dir, 'build.yaml'), 'utf8')
-    .replace('request_log_attribution: true', 'request_log_attribution: false');
-  fs.writeFileSync(path.join(dir, 'build.yaml'), yaml);
   const git = (...a: string[]) => execFileSync('git', ['-C', path.join(dir, 'target'), '-c', 'user.name=t', '-c', 'user.email=t@t', ...a]);
   git('init', '-q');
   git('add', '-A');
@@ -341,15 +324,19 @@ test('vero’s harness-conformance, its refused setting off, builds into a task 
   expect(fs.readFileSync(path.join(out, 'instruction.md'), 'utf8')).toContain('This is a CONFORMANCE CHECK');
 });
 
-test('vero build --print-config shows what a vero file became in our schema, names every refusal and exits 2', async () => {
+test('vero build --print-config shows what a vero file became in our schema; one with refused fields names them all and exits 2', async () => {
   const file = path.join(VERO, 'examples/harness-conformance/build.yaml');
   const r = await runVero(['build', '-c', file, '--print-config', '--param', 'optimizer_model=anthropic/claude-x']);
-  expect(r.code).toBe(2);
+  expect(r.code).toBe(0); // nothing of vero's harness-conformance is refused
   const printed = parseYaml(r.stdout) as Record<string, any>;
   expect(printed).toMatchObject({ mode: 'B', selection_split: 'validation', reward_mode: 'submit', submit_enabled: true });
   expect(printed.gateway.scopes.producer.models).toEqual(['anthropic/claude-x']);
   expect(r.stdout).toMatch(/^# note: harbor_requirement: harbor\[modal\]==0\.20\.0/m);
-  for (const f of REFUSED['examples/harness-conformance/build.yaml']!) expect(r.stderr).toContain(`(vero format): ${f}:`);
+  expect(r.stderr).not.toContain('(vero format)');
+  const refused = 'examples/harbor-circle-packing/build.yaml';
+  const withRefusals = await runVero(['build', '-c', path.join(VERO, refused), '--print-config']);
+  expect(withRefusals.code).toBe(2);
+  for (const f of REFUSED[refused]!) expect(withRefusals.stderr).toContain(`(vero format): ${f}:`);
   const bad = await runVero(['build', '-c', file, '--print-config', '--param', 'no-equals']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--param no-equals: expected NAME=VALUE');

@@ -3,7 +3,9 @@
  * case of a viewable split carries the tail of the evaluated agent's transcript, capped and with every secret the
  * sidecar and its gateway hold redacted, and its trials' detail; a solved case no transcript; aggregate-only and
  * hidden splits nothing at all. The tasks of a split that exposes its case resources, and only those, are there to read.
+ * On the trusted side, the gateway's request log names each call's evaluation, task and conversation.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GatewaySpec } from '../../model/gateway-policy';
@@ -47,8 +49,8 @@ beforeAll(async () => {
   s = await setup({
     scenario: {
       tasks: {
-        'hello-world': { reward: 0, transcript: transcript('TRAIN-FAILED') },
-        'count-words': { reward: 1, transcript: transcript('TRAIN-SOLVED') },
+        'hello-world': { reward: 0, transcript: transcript('TRAIN-FAILED'), model_call: 'gpt-test' },
+        'count-words': { reward: 1, transcript: transcript('TRAIN-SOLVED'), model_call: 'gpt-test' },
         'reverse-string': { exception: 'NonZeroAgentExitCodeError', reward_file: 'missing', transcript: transcript('TRAIN-DEAD') },
         'sum-numbers': { reward: 0, transcript: transcript('VALIDATION') },
         'fix-csv-parser': { reward: 0, transcript: transcript('VALIDATION') },
@@ -69,6 +71,7 @@ beforeAll(async () => {
     port: 0,
     upstreams: { openai: { base_url: upstream.url, key_env: 'VERO_TEST_UPSTREAM_KEY' } },
     scopes: { evaluation: { models: ['gpt-test'] }, finalization: { models: ['gpt-test'] } },
+    request_log: { attribution: true },
   });
   fs.writeFileSync(s.serveFile, JSON.stringify(s.cfg));
   side = await startSidecar(s, { VERO_TEST_UPSTREAM_KEY: KEY, VERO_TEST_SECRET: SECRET });
@@ -176,4 +179,61 @@ test('case resources: the exposed split’s whole task dirs, indexed, where the 
   expect(fs.readdirSync(root).sort()).toEqual(['index.json', 'train']);
   expect(fs.readdirSync(path.join(root, 'train/tasks')).sort()).toEqual(['count-words', 'hello-world', 'reverse-string']);
   for (const hidden of ['sum-numbers', 'fix-csv-parser', 'add-cli-flag']) expect(listFiles(root).join('\n')).not.toContain(hidden);
+});
+
+test('request log attribution: each line names its evaluation’s token, its task and its conversation; a response chain keeps one', async () => {
+  interface Line {
+    token: string;
+    endpoint: string;
+    task?: string;
+    thread_id?: string;
+    thread_root_digest?: string;
+    root_snippet?: string;
+  }
+  const logFile = path.join(s.cfg.paths.admin_volume, 'gateway', 'requests.jsonl');
+  const lines = () =>
+    fs
+      .readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Line);
+  // The train evaluation's two model-calling tasks: one evaluation token, each task its own conversation.
+  const byTask = (task: string) => lines().filter((l) => l.task === task && l.token.startsWith('eval-'));
+  const [hello, count] = [byTask('hello-world'), byTask('count-words')];
+  expect(hello).toHaveLength(1);
+  expect(count).toHaveLength(1);
+  const digest = createHash('sha256').update('solvethetask').digest('hex');
+  for (const l of [...hello, ...count])
+    expect(l).toMatchObject({
+      thread_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      thread_root_digest: digest,
+      root_snippet: 'solve the task',
+    });
+  expect(hello[0]!.token).toBe(count[0]!.token);
+  expect(hello[0]!.thread_id).not.toBe(count[0]!.thread_id);
+
+  // A Responses API conversation chained by previous_response_id stays one thread; a new first message is another.
+  const gateway = `http://127.0.0.1:${/gateway on [\d.]+:(\d+)/.exec(side.log())![1]}`;
+  const env = JSON.parse(fs.readFileSync(path.join(s.cfg.paths.admin_volume, 'gateway', 'env', 'finalization.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  const call = async (body: Record<string, unknown>) => {
+    const r = await fetch(`${gateway}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.OPENAI_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', ...body }),
+    });
+    expect(r.status).toBe(200);
+    return (await r.json()) as { id: string };
+  };
+  const first = await call({ input: [{ role: 'user', content: 'First question?' }] });
+  await call({ previous_response_id: first.id, input: 'And a follow-up.' });
+  await call({ input: [{ role: 'user', content: 'Another conversation.' }] });
+  const direct = lines().filter((l) => l.endpoint === 'responses');
+  expect(direct).toHaveLength(3);
+  expect(direct[1]!.thread_id).toBe(direct[0]!.thread_id);
+  expect(direct[1]!.thread_root_digest).toBeUndefined();
+  expect(direct[2]!.thread_id).not.toBe(direct[0]!.thread_id);
+  expect(direct[0]!.root_snippet).toBe('First question?');
 });
