@@ -321,7 +321,12 @@ test('vero’s harness-conformance builds, unchanged, into a task that means wha
     UV_TOOL_BIN_DIR: '/home/agent/.local/bin',
     MODAL_TOKEN_ID: '',
   });
-  expect(fs.readFileSync(path.join(out, 'instruction.md'), 'utf8')).toContain('This is a CONFORMANCE CHECK');
+  const instruction = fs.readFileSync(path.join(out, 'instruction.md'), 'utf8');
+  expect(instruction).toContain('This is a CONFORMANCE CHECK');
+  // Where the optimizer finds development's task files, and what a failed case's result carries.
+  expect(instruction).toContain('The task files of split(s) `development`');
+  expect(instruction).toContain('`/state/agent-results/tasks/`');
+  expect(instruction).toContain("a failed case's `feedback` holds the end of the evaluated agent's transcript (at most 8000 bytes");
 });
 
 test('vero build --print-config shows what a vero file became in our schema; one with refused fields names them all and exits 2', async () => {
