@@ -13,7 +13,16 @@ import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { HarborSection } from '../model/harbor-config';
 import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
-import { BudgetSpec, DEFAULT_SCORING, ObjectiveSpec, ScoringSpec, SplitName, SplitSpec, TargetSpec } from '../model/serve-config';
+import {
+  BudgetSpec,
+  DEFAULT_SCORING,
+  FeedbackSpec,
+  ObjectiveSpec,
+  ScoringSpec,
+  SplitName,
+  SplitSpec,
+  TargetSpec,
+} from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { usesNestedDocker } from './nested-docker';
@@ -112,6 +121,11 @@ export const BuildConfigFile = z.strictObject({
   score_baseline: z.boolean().default(false),
   targets: z.array(TargetSpec).min(1),
   submit_enabled: z.boolean().default(false),
+  /**
+   * Mode B: in a viewable split's per-case results, a failed case's agent transcript (redacted, capped) and each
+   * trial's reward and exception (docs/sidecar.md).
+   */
+  feedback: FeedbackSpec.optional(),
   /** Files, dirs or globs (`tests/**`) a candidate may not change; enforced by the sidecar on commits. */
   read_only_paths: z.array(SafeRelativePath.refine((p) => !p.startsWith('!'), 'negated globs are not supported')).default([]),
   secrets: z.array(envName).default([]),
@@ -189,6 +203,9 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   c.splits.forEach((s, i) => {
     if (s.access !== 'non_viewable' && s.min_aggregate_cases !== 5 && s.min_aggregate_cases !== undefined)
       errs.push(`splits.${i}.min_aggregate_cases: only for a non_viewable split ("${s.split}" is ${s.access})`);
+    if (s.expose_case_resources && s.access === 'no_access')
+      errs.push(`splits.${i}.expose_case_resources: "${s.split}" is no_access; a hidden split's tasks are never shown`);
+    if (s.expose_case_resources && c.mode !== 'B') errs.push(`splits.${i}.expose_case_resources: only in mode B (Harbor task dirs)`);
   });
   c.budgets.forEach((b, i) => {
     mustBeDeclared(`budgets.${i}.split`, b.split);
@@ -218,6 +235,7 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
   if (c.objective.direction === 'minimize' && c.objective.failure_value === undefined)
     errs.push('objective.failure_value: required to minimise (what a failed case and "no candidate" count as: the worst score, never 0)');
+  if (c.feedback && c.mode !== 'B') errs.push('feedback: only in mode B (transcripts and trials of Harbor runs)');
   if (c.auto_best_race && c.mode !== 'B')
     errs.push('auto_best_race: only in mode B (a race runs Harbor tasks; mode A scores samples with the trusted scorer)');
   if (c.auto_best_race && c.objective.direction === 'minimize')

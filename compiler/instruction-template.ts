@@ -72,7 +72,7 @@ function templateContext(c: BuildConfig, builtin: { framing: string; workflow: s
     multifidelity: c.instruction.multifidelity,
     exhaust_budget: c.instruction.exhaust_budget,
     minimum_subset_cases: selection?.access === 'non_viewable' ? selection.min_aggregate_cases : 1,
-    exposed_partitions: [],
+    exposed_partitions: c.splits.filter((s) => s.expose_case_resources).map((s) => s.split),
     seed_supported: false,
     task_services_use_upstream: false,
   };

@@ -1,4 +1,5 @@
 /** instruction.md: the agent-side protocol, generated from the config so it cannot drift from it. */
+import { CONTAINER } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 
 const ACCESS_TEXT = {
@@ -6,6 +7,29 @@ const ACCESS_TEXT = {
   non_viewable: 'you can evaluate it and see the aggregate score only',
   no_access: 'hidden: you cannot evaluate it or see anything about it',
 } as const;
+
+/** What a viewable split's per-case result files carry beyond the score (`feedback`). */
+function feedbackLines(c: BuildConfig): string[] {
+  const f = c.feedback;
+  if (!f || !((f.transcripts && f.max_bytes > 0) || f.attempt_detail)) return [];
+  const what = [
+    f.transcripts && f.max_bytes > 0
+      ? `a failed case's \`feedback\` holds the end of the evaluated agent's transcript (at most ${f.max_bytes} bytes, secrets redacted)`
+      : null,
+    f.attempt_detail ? "every case's `attempts` lists its trials' rewards and exceptions" : null,
+  ].filter(Boolean);
+  return [`In a viewable split's per-case result files (the \`results:\` path \`vero eval\` prints), ${what.join('; ')}.`, ''];
+}
+
+/** Where the exposed splits' task files are (`splits[].expose_case_resources`). */
+function resourceLines(c: BuildConfig): string[] {
+  const exposed = c.splits.filter((s) => s.expose_case_resources).map((s) => `\`${s.split}\``);
+  if (!exposed.length) return [];
+  return [
+    `The task files of split(s) ${exposed.join(', ')} (each task's instruction, environment, tests and solution) are in \`${CONTAINER.agentVolume}/tasks/\`, read-only: start at \`tasks/index.json\`.`,
+    '',
+  ];
+}
 
 export function renderInstruction(c: BuildConfig): string {
   const budgets = new Map(c.budgets.map((b) => [b.split, b]));
@@ -52,6 +76,8 @@ export function renderInstruction(c: BuildConfig): string {
     '',
     'Every evaluation spends budget when it starts, whether it succeeds or not; a request over budget is refused and costs nothing.',
     '',
+    ...feedbackLines(c),
+    ...resourceLines(c),
     '## How you are graded',
     '',
     c.reward_mode === 'submit'

@@ -73,6 +73,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
         }
       : {}),
     ...(c.gateway ? { gateway: { ...c.gateway, candidate_base_url: c.gateway.candidate_base_url ?? candidateGatewayUrl(c) } } : {}),
+    ...(c.feedback ? { feedback: c.feedback } : {}),
     host: '0.0.0.0',
     port: 8000,
   });

@@ -49,8 +49,6 @@ function mapGateway(v: VeroBuild, refusals: string[], notes: string[], env: Node
     refusals.push(
       'inference_gateway.log_requests: false is not supported (the trusted side always keeps a request log; it is never agent-visible)',
     );
-  if (g.request_log_attribution)
-    refusals.push('inference_gateway.request_log_attribution: conversation-thread stamping of the request log is not implemented');
   const fromEnv = g.upstream_base_url_env ? env[g.upstream_base_url_env] : undefined;
   const baseUrl = (fromEnv || g.default_upstream_base_url).replace(/\/+$/, '').replace(/\/v1$/, '');
   notes.push(
@@ -65,7 +63,7 @@ function mapGateway(v: VeroBuild, refusals: string[], notes: string[], env: Node
       evaluation: mapScope(g.evaluation, 'inference_gateway.evaluation', notes),
       finalization: mapScope(g.finalization ?? g.evaluation, 'inference_gateway.finalization', []),
     },
-    request_log: { max_body_bytes: g.request_log_body_bytes },
+    request_log: { max_body_bytes: g.request_log_body_bytes, attribution: g.request_log_attribution },
   };
 }
 
@@ -162,18 +160,7 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
       'evaluation_backend',
       "command backends are not supported (vero-harbor's trusted-scorer mode, `mode: A`, has a different contract: JSONL rows scored by a scorer command; see docs/compiler.md)",
     );
-  if (v.feedback_transcripts)
-    refuse(
-      'feedback_transcripts',
-      'target-agent transcripts are not delivered to the optimizer (a viewable split shows per-sample results only)',
-    );
-  if (v.expose_attempt_detail) refuse('expose_attempt_detail', 'per-attempt detail is not reported to the optimizer');
   v.agent_access.forEach((a, i) => {
-    if (a.expose_case_resources)
-      refuse(
-        `agent_access.${i}.expose_case_resources`,
-        `the "${a.partition}" tasks' resources are not mounted into the optimizer's workspace`,
-      );
     if (a.disclosure === 'none')
       refuse(`agent_access.${i}.disclosure`, '"none" (evaluate without seeing any result) has no counterpart; use full or aggregate');
   });
@@ -299,6 +286,7 @@ export function fromVero(
       split: p,
       access: a.disclosure === 'full' ? 'viewable' : 'non_viewable',
       ...(a.disclosure === 'aggregate' ? { min_aggregate_cases: a.min_aggregate_cases } : {}),
+      ...(a.expose_case_resources ? { expose_case_resources: true } : {}),
     };
   });
   for (const a of v.agent_access)
@@ -378,6 +366,9 @@ export function fromVero(
       ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
       ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
     })),
+    ...(v.feedback_transcripts || v.expose_attempt_detail
+      ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }
+      : {}),
     read_only_paths: v.read_only_paths,
     secrets: v.secrets,
     ...(gateway ? { gateway } : {}),

@@ -62,6 +62,34 @@ export function readRegularText(file: string, opts: { maxBytes: number; within?:
   }
 }
 
+/**
+ * The last `maxBytes` bytes of a regular file that is no symlink (opened non-blocking), and whether that is all of
+ * it; null when there is no such file.
+ */
+export function readRegularTail(file: string, maxBytes: number): { bytes: Buffer; whole: boolean } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return null;
+    const n = Math.min(st.size, maxBytes);
+    const bytes = Buffer.alloc(n);
+    let got = 0;
+    while (got < n) {
+      const r = fs.readSync(fd, bytes, got, n - got, st.size - n + got);
+      if (r === 0) break;
+      got += r;
+    }
+    return { bytes: bytes.subarray(0, got), whole: n === st.size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Limits: a trial result is a few KB (64 MiB leaves room for huge rollouts); a config is hand-written. */
 export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
 export const MAX_CONFIG_BYTES = 1024 * 1024;

@@ -114,8 +114,10 @@ export const GatewaySpec = z.strictObject({
         .min(1024)
         .default(16 << 20),
       keep: z.number().int().min(1).default(3),
+      /** Each line also names the caller's task and the conversation it belongs to (sidecar/gateway/attribution.ts). */
+      attribution: z.boolean().default(false),
     })
-    .default({ max_body_bytes: 2048, max_file_bytes: 16 << 20, keep: 3 }),
+    .default({ max_body_bytes: 2048, max_file_bytes: 16 << 20, keep: 3, attribution: false }),
 });
 export type GatewaySpec = z.infer<typeof GatewaySpec>;
 

@@ -16,4 +16,18 @@ export interface SampleScore {
   n_invalid_trials?: number;
   /** What the task's model calls cost through the gateway (agent evaluations of a task with a gateway). */
   model_usage?: ScopeUsage;
+  /**
+   * Mode B, a viewable split with `feedback.transcripts`, a case that failed: the tail of the evaluated agent's
+   * transcript, secrets redacted, at most `feedback.max_bytes` bytes (vero's case `feedback`).
+   */
+  feedback?: string;
+  /** Mode B, a viewable split with `feedback.attempt_detail`: each trial's reward and exception. */
+  attempts?: TrialDetail[];
+}
+
+/** One trial of a case, as the optimizer may see it: its primary reward (null: none) and its exception type. */
+export interface TrialDetail {
+  trial: string;
+  reward: number | null;
+  exception: string | null;
 }

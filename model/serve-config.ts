@@ -70,8 +70,28 @@ export const SplitSpec = z.strictObject({
   split: SplitName,
   access: SplitAccess,
   min_aggregate_cases: z.number().int().min(1).default(5),
+  /**
+   * Mode B, a split the agent may evaluate: its tasks (each whole Harbor task dir: instruction, environment, tests,
+   * solution) are copied for the optimizer to read under `<agent volume>/tasks/<split>/` (vero's
+   * `expose_case_resources`). A hidden split's never.
+   */
+  expose_case_resources: z.boolean().optional(),
 });
 export type SplitSpec = z.infer<typeof SplitSpec>;
+
+/**
+ * Mode B: what the optimizer learns of each case of a viewable split beyond its score (vero's
+ * `feedback_transcripts`, `feedback_max_bytes`, `expose_attempt_detail`). `transcripts`: a case that failed (no
+ * reward, or the failure value) carries the tail of the evaluated agent's transcript (`agent/terminus_2.pane` or
+ * `agent/trajectory.json` of its first trial that has one), secrets redacted, at most `max_bytes` bytes (0 = none).
+ * `attempt_detail`: each case carries its trials' rewards and exceptions. Aggregate-only and hidden splits: never.
+ */
+export const FeedbackSpec = z.strictObject({
+  transcripts: z.boolean().default(false),
+  max_bytes: z.number().int().min(0).default(3000),
+  attempt_detail: z.boolean().default(false),
+});
+export type FeedbackSpec = z.infer<typeof FeedbackSpec>;
 
 /**
  * How Mode B evaluations are scored. `aggregate`/`reward_key` as in vero.yaml's harbor scoring (best or mean
@@ -213,6 +233,8 @@ export const ServeConfig = z.strictObject({
     .optional(),
   /** The inference gateway (model calls of the optimizer and the candidates, metered, keys held here). */
   gateway: GatewaySpec.optional(),
+  /** Mode B: transcripts and trial detail in a viewable split's per-case results. */
+  feedback: FeedbackSpec.optional(),
   host: z.string(),
   /** 0 = any free port. */
   port: z.number().int().min(0).max(65535),

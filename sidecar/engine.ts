@@ -18,7 +18,8 @@ import { CandidateResult } from '../model/candidate-result';
 import { EvalSettings } from '../model/eval-input';
 import { NO_INFERENCE_OUTPUT } from '../model/task-result';
 import { HarborSection } from '../model/harbor-config';
-import type { ServeConfig, SplitAccess } from '../model/serve-config';
+import type { FeedbackSpec, ServeConfig, SplitAccess } from '../model/serve-config';
+import { caseFeedback, transcriptSecrets } from './case-feedback';
 import { badRequest, notEvaluable } from './errors';
 import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
@@ -240,6 +241,10 @@ export class Engine {
     const envFile = this.gateway?.envFileFor(tokenId, kind === 'trusted' ? 'finalization' : 'evaluation');
     const refusedOf = (u: ScopeUsage | undefined) => (u?.refused_budget ?? 0) + (u?.refused_policy ?? 0);
     const refusedBefore = refusedOf(this.gateway?.usageOf(tokenId));
+    // A case that failed counts as the failure value: 0 when maximising, the worst score when minimising.
+    const failureValue = opts.failureValue ?? this.cfg.objective.failure_value ?? 0;
+    // Transcripts and trial detail: only for what the optimizer may read per case (its own evaluations of a viewable split).
+    const feedback = kind === 'agent' && this.tier(split) === 'viewable' ? this.cfg.feedback : undefined;
     const { samples, failed } =
       this.cfg.mode === 'B'
         ? await this.evaluateModeB(
@@ -250,6 +255,7 @@ export class Engine {
             kind,
             opts,
             this.evaluationKey(commit, split, ids),
+            feedback && { spec: feedback, failureValue },
           )
         : await this.evaluateModeA(commit, split, ids, envFile, kind);
     const modelUsage = this.gateway
@@ -267,8 +273,6 @@ export class Engine {
     const nInfraErrors =
       this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;
     const health = attemptHealth(samples.map((x) => sampleAttempts(x, this.cfg.mode)));
-    // A case without a score counts as the failure value: 0 when maximising, the worst score when minimising.
-    const failureValue = opts.failureValue ?? this.cfg.objective.failure_value ?? 0;
     const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? failureValue), 0) / samples.length : failureValue;
     return {
       commit,
@@ -365,6 +369,7 @@ export class Engine {
     kind: EvaluationKind,
     target: TargetScoring,
     key: string,
+    feedback?: { spec: FeedbackSpec; failureValue: number },
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
     const settings = this.settings(envFile, kind, target);
@@ -394,6 +399,7 @@ export class Engine {
         : undefined;
     const rows = result.tasks ?? [];
     const byTask = new Map(rows.map((t) => [t.task, t]));
+    let secrets: string[] | undefined;
     const samples = tasks.map((name, i): SampleScore => {
       const t = byTask.get(name);
       const dead = t ? t.nTrials - (t.trialRewards?.length ?? t.nTrials) : 0;
@@ -414,7 +420,17 @@ export class Engine {
             ...(starved ? { n_starved_trials: starved } : {}),
           }
         : {};
-      return { id: ids[i]!, name, score: t?.score ?? null, error: t ? t.error : 'no result', ...trials };
+      const score = t?.score ?? null;
+      const more =
+        t && feedback
+          ? caseFeedback(t.jobDir, name, {
+              spec: feedback.spec,
+              failed: score === null || score === feedback.failureValue,
+              secrets: (secrets ??= transcriptSecrets(this.cfg, process.env)),
+              rewardKey: settings.rewardKey,
+            })
+          : {};
+      return { id: ids[i]!, name, score, error: t ? t.error : 'no result', ...trials, ...more };
     });
     return { samples, ...(failed ? { failed } : {}) };
   }

@@ -12,6 +12,7 @@ import { refuseForeignHosts } from '../infra/host-check';
 import { listenOn } from '../infra/listen';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';
+import { writeCaseResources } from './case-resources';
 import { Engine } from './engine';
 import { Ledger } from './ledger';
 import { CandidateRegistry } from './registry';
@@ -71,6 +72,13 @@ export async function serve(
     lock.release();
     throw e;
   });
+  // The exposed splits' tasks, where the optimizer reads (rebuilt whole on every start).
+  try {
+    writeCaseResources(cfg, log);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
   const ledger = Ledger.open(path.join(cfg.paths.admin_volume, 'ledger.json'), cfg.budgets);
   const registry = CandidateRegistry.open(path.join(cfg.paths.admin_volume, 'candidates.json'));
   const token = createAdminToken(cfg.paths.token_path);

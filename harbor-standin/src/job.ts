@@ -358,6 +358,11 @@ export class Job {
     }
     trialLog(`${trialName}: running agent...`);
     if (outcome.model_call) await callModel(outcome.model_call, path.join(dir, 'agent', 'model-call.txt'));
+    if (outcome.transcript !== undefined)
+      fs.writeFileSync(
+        path.join(dir, 'agent', 'trajectory.json'),
+        outcome.transcript.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => process.env[name] ?? ''),
+      );
     await sleep(durationMs * this.ctx.timeScale);
 
     const agentRan = !(exceptionType && BEFORE_AGENT.has(exceptionType));

@@ -36,6 +36,11 @@ export const Outcome = z
      * $OPENAI_API_KEY (the HTTP status, or the error, goes to agent/model-call.txt).
      */
     model_call: z.string().min(1).optional(),
+    /**
+     * What the agent writes as its trajectory (`agent/trajectory.json`), `${VAR}` replaced by the harbor process's
+     * environment, as an agent that logs what it was given would.
+     */
+    transcript: z.string().optional(),
   })
   .strict();
 export type Outcome = z.infer<typeof Outcome>;

@@ -12,6 +12,7 @@ import { requestBound } from '../../model/request-bound';
 import { meteredBody } from './metered-stream';
 import type { Settlement } from './meter';
 import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
+import type { Attribution } from './attribution';
 import type { GatewayContext, GatewayDeps } from './gateway-deps';
 
 /** Response headers passed back to the client; everything else (cookies, upstream auth hints) stays upstream. */
@@ -70,7 +71,7 @@ function upstreamHeaders(provider: Provider, key: string, client: FastifyRequest
 /** A request checked and reserved on the meter, or the refusal to answer it with. */
 type Admitted = {
   who: { id: string; scope: GatewayScope };
-  entry: { scope: GatewayScope; token: string; endpoint: Endpoint; model: string };
+  entry: { scope: GatewayScope; token: string; endpoint: Endpoint; model: string } & Attribution;
   sent: string;
   stream: boolean;
   reservation: string;
@@ -93,6 +94,7 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
     return refusals.badRequest(taskProblem ?? 'expected a JSON object body');
   }
   const task = params?.task;
+  const stamp = d.attribution?.stamp(who.id, task, body) ?? {};
   const payload = { ...(body as Record<string, unknown>) };
   const policy = spec.scopes[who.scope];
   const model = resolveModel(policy, payload.model);
@@ -106,6 +108,7 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
       status,
       ms: 0,
       refused,
+      ...stamp,
     });
   if (!model) {
     logRefusal(403, 'model');
@@ -131,7 +134,7 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
   if (admission.outputCap !== null && admission.outputCap !== asked.value) payload[asked.field] = admission.outputCap;
   return {
     who,
-    entry: { scope: who.scope, token: who.id, endpoint, model },
+    entry: { scope: who.scope, token: who.id, endpoint, model, ...stamp },
     sent: JSON.stringify(payload),
     stream: payload.stream === true,
     reservation: admission.reservationId!,
@@ -162,6 +165,7 @@ export async function forward(
     if (settled) return;
     settled = true;
     meter.settle(reservation, how);
+    if (endpoint === 'responses' && status < 400) d.attribution?.registerResponse(entry, responseText);
     d.requestLog.write({
       at: new Date().toISOString(),
       ...entry,

@@ -1,6 +1,7 @@
 /** What the gateway's request handlers share (server.ts builds them; forward.ts uses them). */
 import type { Dispatcher } from 'undici';
 import type { GatewaySpec, Provider } from '../../model/gateway-policy';
+import type { RequestAttribution } from './attribution';
 import type { Meter } from './meter';
 import type { Redactor } from './redact';
 import type { RequestLog } from './request-log';
@@ -13,6 +14,8 @@ export interface GatewayDeps {
   tokens: TokenStore;
   meter: Meter;
   requestLog: RequestLog;
+  /** With `request_log.attribution`: the task and conversation of each logged request. */
+  attribution?: RequestAttribution;
   log: (line: string) => void;
 }
 

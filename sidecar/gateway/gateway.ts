@@ -16,6 +16,7 @@ import {
   type Provider,
   type ScopeUsage,
 } from '../../model/gateway-policy';
+import { RequestAttribution } from './attribution';
 import { Meter } from './meter';
 import { RequestLog } from './request-log';
 import { buildGateway } from './server';
@@ -81,7 +82,8 @@ export class Gateway {
     if (digest && /^[0-9a-f]{64}$/.test(digest)) tokens.register('producer', 'producer', digest);
     else log(`gateway: no producer token (${PRODUCER_TOKEN_DIGEST_ENV} unset): the optimizer has no model access`);
     const requestLog = new RequestLog(paths.requestLog, spec.request_log);
-    const app = buildGateway({ spec, keys, tokens, meter, requestLog, log });
+    const attribution = spec.request_log.attribution ? new RequestAttribution() : undefined;
+    const app = buildGateway({ spec, keys, tokens, meter, requestLog, log, ...(attribution ? { attribution } : {}) });
     await app.listen({ host: listen.host, port: listen.port ?? spec.port });
     const port = (app.server.address() as { port: number }).port;
     const base = spec.candidate_base_url ?? `http://127.0.0.1:${port}`;

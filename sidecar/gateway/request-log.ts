@@ -4,8 +4,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Attribution } from './attribution';
 
-export interface RequestLogEntry {
+export interface RequestLogEntry extends Attribution {
   at: string;
   scope: string;
   token: string;

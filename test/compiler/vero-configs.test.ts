@@ -64,80 +64,19 @@ const REGISTRY = veroRegistry();
 
 /** Each file's fields that cannot be honoured, as the build names them (vero's defaults for ${params}). */
 const REFUSED: Record<string, string[]> = {
-  'examples/harness-conformance/build.yaml': [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'inference_gateway.request_log_attribution',
-  ],
-  'examples/harbor-circle-packing/build.yaml': [
-    'evaluation_backend',
-    'agent_access.0.expose_case_resources',
-    'objective.selector.metric',
-    'objective.constraints',
-  ],
-  [BENCH('browsecomp-plus')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('gaia')]: ['feedback_transcripts', 'agent_access.0.expose_case_resources', 'wandb', 'inference_gateway.request_log_attribution'],
-  [BENCH('gaia', 'build.shell.yaml')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('officeqa')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'task_source',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('swe-atlas-qna')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'optimizer_harbor_args',
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'optimizer_harbor_args',
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('swe-bench-pro')]: ['feedback_transcripts', 'wandb', 'inference_gateway.request_log_attribution'],
-  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['feedback_transcripts', 'wandb'],
-  [BENCH('tau3')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'task_services_use_upstream',
-    'harness_user',
-    'wandb',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('terminal-bench')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'inference_gateway.request_log_attribution',
-  ],
-  [BENCH('terminal-bench', 'build.azure.yaml')]: [
-    'feedback_transcripts',
-    'agent_access.0.expose_case_resources',
-    'wandb',
-    'inference_gateway.request_log_attribution',
-  ],
+  'examples/harness-conformance/build.yaml': [],
+  'examples/harbor-circle-packing/build.yaml': ['evaluation_backend', 'objective.selector.metric', 'objective.constraints'],
+  [BENCH('browsecomp-plus')]: ['task_services_use_upstream', 'harness_user', 'wandb', 'task_source'],
+  [BENCH('gaia')]: ['wandb'],
+  [BENCH('gaia', 'build.shell.yaml')]: ['wandb'],
+  [BENCH('officeqa')]: ['wandb', 'task_source'],
+  [BENCH('swe-atlas-qna')]: ['optimizer_harbor_args', 'task_services_use_upstream', 'harness_user', 'wandb'],
+  [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: ['optimizer_harbor_args', 'task_services_use_upstream', 'harness_user', 'wandb'],
+  [BENCH('swe-bench-pro')]: ['wandb'],
+  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['wandb'],
+  [BENCH('tau3')]: ['task_services_use_upstream', 'harness_user', 'wandb'],
+  [BENCH('terminal-bench')]: ['wandb'],
+  [BENCH('terminal-bench', 'build.azure.yaml')]: ['wandb'],
 };
 
 /** The vero file as vero's loader reads it with no parameters set: every `${NAME:-default}` at its default. */
@@ -191,7 +130,9 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
       const a = (v.agent_access as any[]).find((x) => x.partition === s.split);
       if (!a) expect(s.access).toBe('no_access');
       else if ((a.disclosure ?? 'aggregate') === 'full') expect(s.access).toBe('viewable');
-      else expect(s).toEqual({ split: s.split, access: 'non_viewable', min_aggregate_cases: a.min_aggregate_cases ?? 5 });
+      else expect(s).toMatchObject({ split: s.split, access: 'non_viewable', min_aggregate_cases: a.min_aggregate_cases ?? 5 });
+      // Case resources: exactly where vero's file exposes them.
+      expect(s.expose_case_resources ?? false).toBe(a?.expose_case_resources ?? false);
     }
     expect(serve.budgets).toEqual(
       (v.agent_access as any[]).map((a) => ({
@@ -241,6 +182,13 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
     expect(config.verifier_timeout).toBe(v.verifier_timeout_seconds ?? v.timeout_seconds ?? 1800);
     expect(config.optimizer_env).toEqual(v.agent_env ?? {});
     expect(serve.max_concurrency).toBe(v.max_concurrency ?? 8);
+    // Feedback to the optimizer: vero's transcripts, their cap (default 3000 bytes) and per-attempt detail.
+    const feedback = {
+      transcripts: v.feedback_transcripts ?? false,
+      max_bytes: v.feedback_max_bytes ?? 3000,
+      attempt_detail: v.expose_attempt_detail ?? false,
+    };
+    expect(serve.feedback).toEqual(feedback.transcripts || feedback.attempt_detail ? feedback : undefined);
   });
 
   test('gateway scopes, models and limits; finalization absent is a copy of evaluation', () => {
@@ -263,6 +211,7 @@ describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
       key_env: g.upstream_api_key_env ?? 'OPENAI_API_KEY',
     });
     expect(serve.gateway!.request_log.max_body_bytes).toBe(g.request_log_body_bytes ?? 16384);
+    expect(serve.gateway!.request_log.attribution).toBe(g.request_log_attribution ?? false);
   });
 });
 
@@ -415,15 +364,9 @@ describe('instruction templates (Jinja, rendered by nunjucks)', () => {
   });
 });
 
-test('vero’s harness-conformance, its three refused settings off, builds into a task that means what vero’s file says', async () => {
+test('vero’s harness-conformance builds, unchanged, into a task that means what vero’s file says', async () => {
   const dir = path.join(tempDir(), 'conformance');
   fs.cpSync(path.join(VERO, 'examples/harness-conformance'), dir, { recursive: true });
-  const yaml = fs
-    .readFileSync(path.join(dir, 'build.yaml'), 'utf8')
-    .replace('feedback_transcripts: true', 'feedback_transcripts: false')
-    .replace('expose_case_resources: true', 'expose_case_resources: false')
-    .replace('request_log_attribution: true', 'request_log_attribution: false');
-  fs.writeFileSync(path.join(dir, 'build.yaml'), yaml);
   const git = (...a: string[]) => execFileSync('git', ['-C', path.join(dir, 'target'), '-c', 'user.name=t', '-c', 'user.email=t@t', ...a]);
   git('init', '-q');
   git('add', '-A');
@@ -448,11 +391,12 @@ test('vero’s harness-conformance, its three refused settings off, builds into 
     score_baseline: false,
     auto_best_k: 1,
     splits: [
-      { split: 'development', access: 'viewable' },
+      { split: 'development', access: 'viewable', expose_case_resources: true },
       { split: 'validation', access: 'non_viewable', min_aggregate_cases: 2 },
       { split: 'test', access: 'no_access' },
     ],
     scoring: { aggregate: 'best', trusted_task_attempts: 2, error_rate_threshold: 0.5 },
+    feedback: { transcripts: true, max_bytes: 8000, attempt_detail: false },
   });
   expect(serve.mode_b!.partition).toEqual({
     development: ['conformance-01', 'conformance-02'],
@@ -476,18 +420,27 @@ test('vero’s harness-conformance, its three refused settings off, builds into 
     UV_TOOL_BIN_DIR: '/home/agent/.local/bin',
     MODAL_TOKEN_ID: '',
   });
-  expect(fs.readFileSync(path.join(out, 'instruction.md'), 'utf8')).toContain('This is a CONFORMANCE CHECK');
+  const instruction = fs.readFileSync(path.join(out, 'instruction.md'), 'utf8');
+  expect(instruction).toContain('This is a CONFORMANCE CHECK');
+  // Where the optimizer finds development's task files, and what a failed case's result carries.
+  expect(instruction).toContain('The task files of split(s) `development`');
+  expect(instruction).toContain('`/state/agent-results/tasks/`');
+  expect(instruction).toContain("a failed case's `feedback` holds the end of the evaluated agent's transcript (at most 8000 bytes");
 });
 
-test('vero build --print-config shows what a vero file became in our schema, names every refusal and exits 2', async () => {
+test('vero build --print-config shows what a vero file became in our schema; one with refused fields names them all and exits 2', async () => {
   const file = path.join(VERO, 'examples/harness-conformance/build.yaml');
   const r = await runVero(['build', '-c', file, '--print-config', '--param', 'optimizer_model=anthropic/claude-x']);
-  expect(r.code).toBe(2);
+  expect(r.code).toBe(0); // nothing of vero's harness-conformance is refused
   const printed = parseYaml(r.stdout) as Record<string, any>;
   expect(printed).toMatchObject({ mode: 'B', selection_split: 'validation', reward_mode: 'submit', submit_enabled: true });
   expect(printed.gateway.scopes.producer.models).toEqual(['anthropic/claude-x']);
   expect(r.stdout).toMatch(/^# note: harbor_requirement: harbor\[modal\]==0\.20\.0/m);
-  for (const f of REFUSED['examples/harness-conformance/build.yaml']!) expect(r.stderr).toContain(`(vero format): ${f}:`);
+  expect(r.stderr).not.toContain('(vero format)');
+  const refused = 'examples/harbor-circle-packing/build.yaml';
+  const withRefusals = await runVero(['build', '-c', path.join(VERO, refused), '--print-config']);
+  expect(withRefusals.code).toBe(2);
+  for (const f of REFUSED[refused]!) expect(withRefusals.stderr).toContain(`(vero format): ${f}:`);
   const bad = await runVero(['build', '-c', file, '--print-config', '--param', 'no-equals']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--param no-equals: expected NAME=VALUE');
