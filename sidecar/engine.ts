@@ -124,7 +124,16 @@ export function modeBSettings(cfg: ServeConfig, envFile: string | undefined, kin
       'serve.json mode_b',
     ),
   );
-  return { ...base, isolation: { runAs: cfg.harness_user, passEnv: cfg.secrets, ...(envFile ? { envFile } : {}) } };
+  const upstream = cfg.task_services_use_upstream ? cfg.gateway?.upstreams.openai : undefined;
+  return {
+    ...base,
+    isolation: {
+      runAs: cfg.harness_user,
+      passEnv: cfg.secrets,
+      ...(envFile ? { envFile } : {}),
+      ...(upstream ? { taskServicesUpstream: { keyEnv: upstream.key_env, baseUrl: `${upstream.base_url}/v1` } } : {}),
+    },
+  };
 }
 export class Engine {
   /** The workflows of agent evaluations now running, so that finalize can cancel what its drain left. */

@@ -38,8 +38,6 @@ const REFUSED: Record<string, string[]> = {
   [BENCH('browsecomp-plus')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
-    'task_services_use_upstream',
-    'harness_user',
     'wandb',
     'task_source',
     'inference_gateway.request_log_attribution',
@@ -68,9 +66,6 @@ const REFUSED: Record<string, string[]> = {
   [BENCH('swe-atlas-qna')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
-    'optimizer_harbor_args',
-    'task_services_use_upstream',
-    'harness_user',
     'wandb',
     'task_source',
     'inference_gateway.request_log_attribution',
@@ -78,9 +73,6 @@ const REFUSED: Record<string, string[]> = {
   [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
-    'optimizer_harbor_args',
-    'task_services_use_upstream',
-    'harness_user',
     'wandb',
     'task_source',
     'inference_gateway.request_log_attribution',
@@ -90,8 +82,6 @@ const REFUSED: Record<string, string[]> = {
   [BENCH('tau3')]: [
     'feedback_transcripts',
     'agent_access.0.expose_case_resources',
-    'task_services_use_upstream',
-    'harness_user',
     'wandb',
     'task_source',
     'inference_gateway.request_log_attribution',
