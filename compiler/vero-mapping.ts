@@ -176,7 +176,7 @@ function mapWandb(v: VeroBuild, env: NodeJS.ProcessEnv, refusals: string[], note
     return;
   }
   refusals.push(
-    'wandb: Weights & Biases reporting is not implemented: the only JavaScript W&B client (@wandb/sdk 0.5.1, last released 2024-12) cannot log what vero logs — WANDB_MODE=offline still calls the W&B server and drops every row without writing a run dir, and a run gets no group, tags or notes, no summary and no artifacts (log_traces). Set wandb.mode: disabled, or build with WANDB_MODE=disabled, to build without W&B reporting',
+    'wandb: Weights & Biases reporting is not implemented: the only JavaScript W&B client (@wandb/sdk 0.5.1, released 2024-12) cannot log what vero logs — WANDB_MODE=offline still calls the W&B server and drops every row without writing a run dir, and a run gets no group, tags or notes, no summary and no artifacts (log_traces). Set wandb.mode: disabled, or build with WANDB_MODE=disabled, to build without W&B reporting',
   );
 }
 
