@@ -196,8 +196,12 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   });
   c.targets.forEach((t, i) => mustBeDeclared(`targets.${i}.split`, t.split));
   c.targets.forEach((t, i) => {
-    for (const k of ['n_attempts', 'metric', 'aggregate'] as const)
+    for (const k of ['n_attempts', 'metric', 'aggregate', 'model'] as const)
       if (t[k] !== undefined && c.mode === 'A') errs.push(`targets.${i}.${k}: only in mode B (mode A's scorer scores each row once)`);
+    // The trusted scoring calls models with the verifier's token: a model its scope refuses would fail every call.
+    const fin = c.gateway?.scopes.finalization;
+    if (t.model !== undefined && c.gateway && !(fin && (fin.models.includes(t.model) || t.model in fin.aliases)))
+      errs.push(`targets.${i}.model: ${t.model} is not allowed by gateway.scopes.finalization (${fin?.models.join(', ') || 'no models'})`);
   });
   const keys = c.targets.map((t) => t.reward_key);
   if (new Set(keys).size !== keys.length) errs.push('targets: reward_key values must be unique (one reward per target)');

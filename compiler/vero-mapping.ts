@@ -115,6 +115,13 @@ function checkManifest(v: VeroBuild, baseDir: string, source: string | undefined
   if (unknown.length) refusals.push(`partitions: tasks absent from task_manifest: ${[...new Set(unknown)].join(', ')}`);
 }
 
+/** The one target parameter vero's Harbor backend reads: the model of the trusted pass (`targets[].model` sets it too). */
+const MODEL_OVERRIDE = 'harbor_model_override';
+
+/** A target's model: `model`, else its `harbor_model_override` parameter (vero's compiler writes the one into the other). */
+const targetModel = (t: VeroBuild['targets'][number]): string | undefined =>
+  t.model ?? (typeof t.parameters[MODEL_OVERRIDE] === 'string' ? t.parameters[MODEL_OVERRIDE] : undefined);
+
 /** Fields we do not implement: refused when set to anything but vero's do-nothing value. */
 function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
   const refuse = (field: string, reason: string) => refusals.push(`${field}: ${reason}`);
@@ -139,8 +146,14 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
       refuse(`agent_access.${i}.disclosure`, '"none" (evaluate without seeing any result) has no counterpart; use full or aggregate');
   });
   v.targets.forEach((t, i) => {
-    if (t.model !== null) refuse(`targets.${i}.model`, 'a per-target model override is not supported (every evaluation uses `model`)');
-    if (Object.keys(t.parameters).length) refuse(`targets.${i}.parameters`, 'backend parameters per target are not supported');
+    const other = Object.keys(t.parameters).filter((k) => k !== MODEL_OVERRIDE);
+    if (other.length)
+      refuse(
+        `targets.${i}.parameters`,
+        `${other.join(', ')}: vero's Harbor backend reads only ${MODEL_OVERRIDE} (the pass's model); nothing else is passed`,
+      );
+    if (MODEL_OVERRIDE in t.parameters && typeof t.parameters[MODEL_OVERRIDE] !== 'string')
+      refuse(`targets.${i}.parameters`, `${MODEL_OVERRIDE} must be a model name`);
     if (t.max_attempts !== 1)
       refuse(
         `targets.${i}.max_attempts`,
@@ -350,6 +363,7 @@ export function fromVero(v: VeroBuild, baseDir: string, env: NodeJS.ProcessEnv =
       ...(t.baseline_reward !== null ? { baseline_reward: t.baseline_reward } : {}),
       ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
       ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
+      ...(targetModel(t) !== undefined ? { model: targetModel(t) } : {}),
     })),
     read_only_paths: v.read_only_paths,
     secrets: v.secrets,

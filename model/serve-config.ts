@@ -48,6 +48,8 @@ export const TargetSpec = z.strictObject({
     .optional(),
   /** Mode B: how a task's trials combine on this target (default: `mean` with n_attempts, else `scoring.aggregate`). */
   aggregate: z.enum(['best', 'mean']).optional(),
+  /** Mode B: the model (`harbor run -m`) this target's trusted scoring runs with (default: `harbor.model`). */
+  model: z.string().min(1).optional(),
 });
 
 /**

@@ -69,7 +69,14 @@ async function trustedScore(
   engine: Engine,
   commit: string,
   split: string,
-  t: { sample_ids?: number[]; n_attempts?: number; failure_value?: number; metric?: string; aggregate?: 'best' | 'mean' } = {},
+  t: {
+    sample_ids?: number[];
+    n_attempts?: number;
+    failure_value?: number;
+    metric?: string;
+    aggregate?: 'best' | 'mean';
+    model?: string;
+  } = {},
 ): Promise<number> {
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
@@ -79,6 +86,7 @@ async function trustedScore(
       ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
       ...(t.metric !== undefined ? { metric: t.metric } : {}),
       ...(t.aggregate !== undefined ? { aggregate: t.aggregate } : {}),
+      ...(t.model !== undefined ? { model: t.model } : {}),
     });
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);

@@ -261,3 +261,38 @@ describe('wandb', () => {
     expect(refusedFields(conformance.refusals)).toContain('wandb');
   });
 });
+
+describe('targets[].model and .parameters', () => {
+  const conformance = (edit: (yaml: string) => string) => {
+    const dir = path.join(tempDir(), 'conformance');
+    fs.cpSync(path.join(VERO, 'examples/harness-conformance'), dir, { recursive: true });
+    const file = path.join(dir, 'build.yaml');
+    fs.writeFileSync(file, edit(fs.readFileSync(file, 'utf8')));
+    return file;
+  };
+  const params = { target_model: 'openai/gpt-5.4-mini' };
+
+  test('a target’s model (or its harbor_model_override parameter) is the model of its trusted pass; other parameters are refused', () => {
+    const withModel = conformance((y) => y.replace('    max_attempts: 1', '    max_attempts: 1\n    model: openai/gpt-5.4-mini'));
+    const doc = readBuildDocument(withModel, params, {});
+    expect(refusedFields(doc.refusals)).not.toContain('targets.0.model');
+    expect(BuildConfigFile.parse(doc.raw).targets[0]).toMatchObject({ split: 'test', model: 'openai/gpt-5.4-mini' });
+    const viaParameter = conformance((y) =>
+      y.replace('    max_attempts: 1', '    max_attempts: 1\n    parameters: {harbor_model_override: openai/gpt-5.4-mini}'),
+    );
+    expect(BuildConfigFile.parse(readBuildDocument(viaParameter, params, {}).raw).targets[0]!.model).toBe('openai/gpt-5.4-mini');
+    const other = conformance((y) => y.replace('    max_attempts: 1', '    max_attempts: 1\n    parameters: {temperature: 0}'));
+    expect(readBuildDocument(other, params, {}).refusals).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/targets\.0\.parameters: temperature: vero's Harbor backend reads only harbor_model_override/),
+      ]),
+    );
+  });
+
+  test('a target model the finalization scope does not allow is refused (every call of the pass would be)', () => {
+    const file = conformance((y) => y.replace('    max_attempts: 1', '    max_attempts: 1\n    model: openai/gpt-unlisted'));
+    expect(() => loadBuildConfig(file, params)).toThrow(
+      /targets\.0\.model: openai\/gpt-unlisted is not allowed by gateway\.scopes\.finalization \(openai\/gpt-5\.4-mini\)/,
+    );
+  });
+});
