@@ -49,7 +49,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     read_only_paths: c.read_only_paths,
     secrets: c.secrets,
     harness_user: c.harness_user,
-    task_services_use_upstream: c.task_services_use_upstream,
+    ...(c.task_services_use_upstream ? { task_services_use_upstream: true } : {}),
     timeout_sec: c.timeout,
     drain_timeout_sec: c.drain_timeout,
     scoring: c.scoring,
@@ -204,6 +204,9 @@ export function renderFiles(input: RenderInput): Record<string, string> {
     'tests/test.sh': testScript(),
     ...(nestedDocker(c) ? { [`environment/${CONTEXT.startScript}`]: sidecarStartScript() } : {}),
     'solution/solve.sh': solveScript(c),
-    [COMPILED_RUN_FILE]: `${JSON.stringify(compiledRun(c), null, 2)}\n`,
+    // Only when it says something: a build without either keeps its files (and its build digest).
+    ...(c.optimizer_harbor_args.length || Object.keys(c.optimizer_env).length
+      ? { [COMPILED_RUN_FILE]: `${JSON.stringify(compiledRun(c), null, 2)}\n` }
+      : {}),
   };
 }

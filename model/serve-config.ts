@@ -174,9 +174,10 @@ export const ServeConfig = z.strictObject({
   harness_user: z.string().nullable(),
   /**
    * Task-owned model services (user simulators, graders) get the real upstream as OPENAI_API_KEY/OPENAI_BASE_URL,
-   * the candidate's own calls stay on the gateway as VERO_AGENT_INFERENCE_*; only with harness_user null.
+   * the candidate's own calls stay on the gateway as VERO_AGENT_INFERENCE_*; only with harness_user null. Absent:
+   * false (written only when set, so a build without it keeps its serve.json, and its build digest).
    */
-  task_services_use_upstream: z.boolean().default(false),
+  task_services_use_upstream: z.boolean().optional(),
   timeout_sec: z.number().positive(),
   /**
    * How long finalize waits for agent evaluations still running (their candidates may be the best), refusing

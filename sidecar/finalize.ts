@@ -51,7 +51,7 @@ export function isolationRecord(cfg: ServeConfig): FinalizeResult['unisolated'] 
   if (cfg.harness_user !== null) return null;
   return {
     harness_user: null,
-    task_services_use_upstream: cfg.task_services_use_upstream,
+    task_services_use_upstream: cfg.task_services_use_upstream ?? false,
     exposure: `candidate code ran as the sidecar's own user: it could read the sidecar's secrets (${[...cfg.secrets, ...upstreamKeyEnvs(cfg.gateway)].join(', ') || 'none declared'}) and held-out state${cfg.task_services_use_upstream ? '; task services had the raw upstream key' : ''}`,
   };
 }
