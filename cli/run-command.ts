@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { runInForeground } from '../infra/foreground';
 import { compiledTaskArgv } from '../harbor/argv';
 import { compiledServeConfig, gatewayLaunch } from '../harbor/gateway-launch';
+import { compiledRunOf } from '../harbor/outer-run';
 import { resumeLaunch } from '../harbor/resume-session';
 import { ConfigError } from '../model/errors';
 import {
@@ -63,10 +64,12 @@ this environment, for the sidecar only. Exit code: harbor's.
 
 Each tool call of a known harness is capped (--tool-timeout, as --ae variables: claude-code's
 BASH_DEFAULT_TIMEOUT_MS/BASH_MAX_TIMEOUT_MS, opencode's OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS), above
-\`vero eval\`'s own 240 s bound. An outer trial that loses its sandbox connection is retried once (harbor
---max-retries 1 --retry-include ${TRANSPORT_EXCEPTIONS.join(' --retry-include ')}); never on any other error, since a
-retry restarts the optimizer from zero. Both go before your harbor arguments: yours win (a later --ae NAME=,
---max-retries or --retry-include).
+\`vero eval\`'s own 240 s bound, unless the build set that variable in the optimizer's environment (vero's
+agent_env: its value stands; an explicit --tool-timeout overrides it). An outer trial that loses its sandbox
+connection is retried once (harbor --max-retries 1 --retry-include ${TRANSPORT_EXCEPTIONS.join(' --retry-include ')});
+never on any other error, since a retry restarts the optimizer from zero. Then come the flags the build declared
+for this run (build.yaml optimizer_harbor_args, recorded in the task's vero-run.json), then your harbor
+arguments: each later one wins (a later --ae NAME=, --max-retries or multiplier).
 
 --resume-from relaunches a trial that died (its sandbox lost, the host restarted): the sidecar gets back the
 candidates it evaluated (and their commits, so finalize can grade them), the budget ledger, the gateway's
@@ -81,7 +84,7 @@ earlier candidates stay in the running for finalize, and their results files are
   vero run /tmp/my-task -- -a claude-code -m anthropic/claude-sonnet-4-5 -e docker
   vero run /tmp/my-task --resume-from jobs/<job>/<trial>/artifacts/vero-session -- -a claude-code -e docker`,
     )
-    .action(async (task: string, harborArgs: string[], o: RunFlags) => {
+    .action(async (task: string, harborArgs: string[], o: RunFlags, cmd: Command) => {
       let hasGateway = false;
       try {
         if (!compiledServeConfig(task)) throw new ConfigError('no environment/sidecar/serve.json');
@@ -93,9 +96,14 @@ earlier candidates stay in the running for finalize, and their results files are
       const resume = o.resumeFrom ? await resumeLaunch(task, o.resumeFrom) : null;
       const launch = hasGateway ? gatewayLaunch(task) : null;
       const env = launch || resume ? { ...launch?.env, ...resume?.env } : undefined;
+      // The build's declared flags go after vero's defaults and before the caller's, which win; a tool-call
+      // variable the build set in the optimizer's environment keeps its value unless --tool-timeout is given.
+      const declared = compiledRunOf(task);
+      const leave = cmd.getOptionValueSource('toolTimeout') === 'cli' ? [] : declared.optimizer_env;
       const argv = compiledTaskArgv(task, launch?.harborArgs ?? [], [
-        ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout),
+        ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout, leave),
         ...outerRetryArgs(o.outerRetries),
+        ...declared.harbor_args,
         ...harborArgs,
       ]);
       if (o.print) {

@@ -11,6 +11,7 @@ import { DurationSeconds } from '../model/durations';
 import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
+import { outerRunArgErrors } from '../model/outer-run-args';
 import { HarborSection } from '../model/harbor-config';
 import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
 import {
@@ -167,6 +168,23 @@ export const BuildConfigFile = z.strictObject({
   build_timeout: DurationSeconds.default(1800),
   /** Environment of the optimizer's container (`main`): every process of the optimizer sees it, as with `--ae`. */
   optimizer_env: z.record(envName, z.string()).default({}),
+  /**
+   * Flags for the outer `harbor run -p <task>` that hosts the optimizer (e.g. `--agent-setup-timeout-multiplier 4`),
+   * checked against the flags `harbor run` accepts: `vero run` applies them before the caller's `--` arguments.
+   */
+  optimizer_harbor_args: z.array(z.string().min(1)).default([]),
+  /**
+   * The OS user the candidate's harness runs as in the sidecar. null turns that isolation off: a trust decision
+   * (candidate code can then read the sidecar's secrets and held-out state), printed by the build and recorded
+   * with the reward.
+   */
+  harness_user: z.literal('harness').nullable().default('harness'),
+  /**
+   * Mode B: task-owned model services (user simulators, graders) get the real OpenAI upstream as OPENAI_API_KEY /
+   * OPENAI_BASE_URL; the candidate's own calls stay on the gateway as VERO_AGENT_INFERENCE_API_KEY / _BASE_URL.
+   * Needs an openai gateway upstream and harness_user: null (uid isolation does not hide a process's environment).
+   */
+  task_services_use_upstream: z.boolean().default(false),
   /** instruction.md: a Jinja template (nunjucks) that may `{% extends "instruction.md.j2" %}`, and its options. */
   instruction: z
     .strictObject({
@@ -214,8 +232,12 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   });
   c.targets.forEach((t, i) => mustBeDeclared(`targets.${i}.split`, t.split));
   c.targets.forEach((t, i) => {
-    for (const k of ['n_attempts', 'metric', 'aggregate'] as const)
+    for (const k of ['n_attempts', 'metric', 'aggregate', 'model'] as const)
       if (t[k] !== undefined && c.mode === 'A') errs.push(`targets.${i}.${k}: only in mode B (mode A's scorer scores each row once)`);
+    // The trusted scoring calls models with the verifier's token: a model its scope refuses would fail every call.
+    const fin = c.gateway?.scopes.finalization;
+    if (t.model !== undefined && c.gateway && !(fin && (fin.models.includes(t.model) || t.model in fin.aliases)))
+      errs.push(`targets.${i}.model: ${t.model} is not allowed by gateway.scopes.finalization (${fin?.models.join(', ') || 'no models'})`);
   });
   const keys = c.targets.map((t) => t.reward_key);
   if (new Set(keys).size !== keys.length) errs.push('targets: reward_key values must be unique (one reward per target)');
@@ -232,6 +254,16 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   for (const k of Object.keys(c.optimizer_env))
     if (c.secrets.includes(k) || upstreamKeyEnvs(c.gateway).includes(k) || k.startsWith('VERO_'))
       errs.push(`optimizer_env.${k}: a secret, a gateway key or a VERO_ variable; the optimizer's container sets those itself`);
+  for (const e of outerRunArgErrors(c.optimizer_harbor_args, false)) errs.push(`optimizer_harbor_args: ${e}`);
+  if (c.task_services_use_upstream) {
+    if (!c.gateway?.upstreams.openai)
+      errs.push('task_services_use_upstream: needs a gateway with an openai upstream (the credential task services are given)');
+    if (c.harness_user !== null)
+      errs.push(
+        'task_services_use_upstream: needs harness_user: null (the upstream key would reach the isolated harness through its environment anyway)',
+      );
+    if (c.mode !== 'B') errs.push('task_services_use_upstream: only in mode B (task services run in Harbor tasks)');
+  }
   if (c.submit_enabled === false && c.reward_mode === 'submit') errs.push('reward_mode: submit needs submit_enabled: true');
   if (c.objective.direction === 'minimize' && c.objective.failure_value === undefined)
     errs.push('objective.failure_value: required to minimise (what a failed case and "no candidate" count as: the worst score, never 0)');
@@ -260,6 +292,24 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
 }
 
 const resolveFrom = (base: string, p: string) => path.resolve(base, p);
+
+/** The trust decisions a build made, as the build prints them (both formats): what candidate code is exposed to. */
+export function trustNotes(c: z.infer<typeof BuildConfigFile>): string[] {
+  const notes: string[] = [];
+  if (c.harness_user === null) {
+    const secrets = [...c.secrets, ...upstreamKeyEnvs(c.gateway)];
+    notes.push(
+      `harness_user: null — candidate code runs WITHOUT harness isolation, as the sidecar's own user: it can read the sidecar's secrets (${secrets.join(', ') || 'none declared'}), the gateway's tokens and the held-out splits' state; finalize records the reward as produced without isolation`,
+    );
+  }
+  if (c.task_services_use_upstream) {
+    const up = c.gateway?.upstreams.openai;
+    notes.push(
+      `task_services_use_upstream: the nested harbor run (task services and candidate code alike) gets the raw upstream key ${up?.key_env ?? '?'} as OPENAI_API_KEY and ${up?.base_url ?? '?'}/v1 as OPENAI_BASE_URL/OPENAI_API_BASE: calls made with it bypass the gateway (no allow-list, no metering, no request log); the candidate's metered gateway is VERO_AGENT_INFERENCE_API_KEY / VERO_AGENT_INFERENCE_BASE_URL`,
+    );
+  }
+  return notes;
+}
 
 /** build.yaml's document after `${PARAM}`s, in our schema: a vero file is mapped (its notes kept). */
 export function readBuildDocument(
@@ -353,7 +403,7 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
     file: path.resolve(file),
     baseDir,
     format,
-    notes,
+    notes: [...notes, ...trustNotes(c)],
   };
   const sourceErrs: string[] = [];
   if (cfg.mode === 'B') {

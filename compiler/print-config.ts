@@ -5,7 +5,7 @@
 import { stringify as toYaml } from 'yaml';
 import { BuildParams } from './build-params';
 import type { RegistryLocation } from '../harbor/dataset-ref';
-import { BuildConfigFile, loadBuildConfig, readBuildDocument } from './build-config';
+import { BuildConfigFile, loadBuildConfig, readBuildDocument, trustNotes } from './build-config';
 
 export interface PrintedConfig {
   /** Our build.yaml, as YAML. */
@@ -19,7 +19,7 @@ export function printConfig(file: string, params: BuildParams = {}, registry: Re
   const parsed = BuildConfigFile.safeParse(raw);
   const header = [
     `# ${file}${format === 'vero' ? " (vero's format)" : ''}, in vero-harbor's build.yaml schema`,
-    ...notes.map((n) => `# note: ${n}`),
+    ...[...notes, ...(parsed.success ? trustNotes(parsed.data) : [])].map((n) => `# note: ${n}`),
   ];
   let problems: string[] = [];
   let pinned: unknown;

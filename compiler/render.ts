@@ -5,6 +5,7 @@
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
 import { finalizeBoundSec } from '../model/finalize-bound';
+import { COMPILED_RUN_FILE, type CompiledRun } from '../model/outer-run-args';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 import {
@@ -48,7 +49,8 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     submit_enabled: c.submit_enabled,
     read_only_paths: c.read_only_paths,
     secrets: c.secrets,
-    harness_user: 'harness',
+    harness_user: c.harness_user,
+    ...(c.task_services_use_upstream ? { task_services_use_upstream: true } : {}),
     timeout_sec: c.timeout,
     drain_timeout_sec: c.drain_timeout,
     scoring: c.scoring,
@@ -194,6 +196,11 @@ export function solveScript(c: BuildConfig): string {
   ].join('\n');
 }
 
+/** What `vero run` applies to the outer `harbor run` (model/outer-run-args.ts). */
+export function compiledRun(c: BuildConfig): CompiledRun {
+  return { schema_version: 1, harbor_args: c.optimizer_harbor_args, optimizer_env: Object.keys(c.optimizer_env).sort() };
+}
+
 /** Every rendered text file, by path relative to the task dir. */
 export function renderFiles(input: RenderInput): Record<string, string> {
   const c = input.config;
@@ -208,5 +215,9 @@ export function renderFiles(input: RenderInput): Record<string, string> {
     'tests/test.sh': testScript(),
     ...(nestedDocker(c) ? { [`environment/${CONTEXT.startScript}`]: sidecarStartScript() } : {}),
     'solution/solve.sh': solveScript(c),
+    // Only when it says something: a build without either keeps its files (and its build digest).
+    ...(c.optimizer_harbor_args.length || Object.keys(c.optimizer_env).length
+      ? { [COMPILED_RUN_FILE]: `${JSON.stringify(compiledRun(c), null, 2)}\n` }
+      : {}),
   };
 }

@@ -12,6 +12,7 @@ import {
   type SupportedHarborVersion,
 } from '../model/harbor-version';
 import { type DatasetSource, pinDataset, type RegistryLocation, type ResolvedDataset } from '../harbor/dataset-ref';
+import { splitAgentEnv } from '../model/outer-run-args';
 import type { VeroBuild, VeroScope } from './vero-schema';
 
 export interface VeroMapping {
@@ -152,6 +153,13 @@ function checkManifest(v: VeroBuild, baseDir: string, mapped: MappedSource, refu
   if (unknown.length) refusals.push(`partitions: tasks absent from task_manifest: ${[...new Set(unknown)].join(', ')}`);
 }
 
+/** The one target parameter vero's Harbor backend reads: the model of the trusted pass (`targets[].model` sets it too). */
+const MODEL_OVERRIDE = 'harbor_model_override';
+
+/** A target's model: `model`, else its `harbor_model_override` parameter (vero's compiler writes the one into the other). */
+const targetModel = (t: VeroBuild['targets'][number]): string | undefined =>
+  t.model ?? (typeof t.parameters[MODEL_OVERRIDE] === 'string' ? t.parameters[MODEL_OVERRIDE] : undefined);
+
 /** Fields we do not implement: refused when set to anything but vero's do-nothing value. */
 function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
   const refuse = (field: string, reason: string) => refusals.push(`${field}: ${reason}`);
@@ -165,8 +173,14 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
       refuse(`agent_access.${i}.disclosure`, '"none" (evaluate without seeing any result) has no counterpart; use full or aggregate');
   });
   v.targets.forEach((t, i) => {
-    if (t.model !== null) refuse(`targets.${i}.model`, 'a per-target model override is not supported (every evaluation uses `model`)');
-    if (Object.keys(t.parameters).length) refuse(`targets.${i}.parameters`, 'backend parameters per target are not supported');
+    const other = Object.keys(t.parameters).filter((k) => k !== MODEL_OVERRIDE);
+    if (other.length)
+      refuse(
+        `targets.${i}.parameters`,
+        `${other.join(', ')}: vero's Harbor backend reads only ${MODEL_OVERRIDE} (the pass's model); nothing else is passed`,
+      );
+    if (MODEL_OVERRIDE in t.parameters && typeof t.parameters[MODEL_OVERRIDE] !== 'string')
+      refuse(`targets.${i}.parameters`, `${MODEL_OVERRIDE} must be a model name`);
     if (t.max_attempts !== 1)
       refuse(
         `targets.${i}.max_attempts`,
@@ -182,20 +196,38 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
     refuse('objective.selector', 'only the reported aggregate score is supported as the objective');
   if (v.objective.constraints.length) refuse('objective.constraints', 'constraints on other metrics are not supported');
   if (v.rescore_attempts !== 1) refuse('rescore_attempts', 'the trusted re-score of the shortlist runs once per candidate');
-  if (v.optimizer_harbor_args.length)
-    refuse('optimizer_harbor_args', 'flags of the outer run are not part of the task: pass them after `vero run TASK --`');
-  if (v.task_services_use_upstream)
-    refuse('task_services_use_upstream', 'task-owned model services get no upstream credential in vero-harbor (only the gateway holds it)');
-  if (v.harness_user === null)
-    refuse('harness_user', 'null (no harness isolation) is not supported: candidate code always runs as the unprivileged `harness` user');
-  else if (v.harness_user !== 'harness') refuse('harness_user', `only "harness" is supported, not "${v.harness_user}"`);
+  if (v.harness_user !== null && v.harness_user !== 'harness')
+    refuse('harness_user', `only "harness" (the sidecar image's unprivileged user) or null is supported, not "${v.harness_user}"`);
   if (v.workspace_overlays.length) refuse('workspace_overlays', 'files baked into the optimizer workspace are not supported');
   if (!v.disclose_budget) refuse('disclose_budget', 'false is not supported (`vero budget` always shows the remaining budget)');
-  if (v.wandb && v.wandb.mode !== 'disabled')
-    refuse(
-      'wandb',
-      'Weights & Biases reporting is not implemented (no trusted-side W&B sink; set wandb.mode: disabled or remove the section)',
+}
+
+/**
+ * `wandb`: refused unless disabled — by `wandb.mode: disabled`, or, with no mode in the file, by W&B's own
+ * WANDB_MODE=disabled in the build's environment. docs/vero-configs.md has what the JavaScript client lacks.
+ */
+function mapWandb(v: VeroBuild, env: NodeJS.ProcessEnv, refusals: string[], notes: string[]): void {
+  if (!v.wandb) return;
+  const mode = v.wandb.mode ?? env.WANDB_MODE;
+  if (mode === 'disabled') {
+    notes.push(
+      `wandb: disabled (${v.wandb.mode ? 'wandb.mode' : 'WANDB_MODE=disabled in the build environment'}): nothing is reported to Weights & Biases`,
     );
+    return;
+  }
+  refusals.push(
+    'wandb: Weights & Biases reporting is not implemented: the only JavaScript W&B client (@wandb/sdk 0.5.1, released 2024-12) cannot log what vero logs — WANDB_MODE=offline still calls the W&B server and drops every row without writing a run dir, and a run gets no group, tags or notes, no summary and no artifacts (log_traces). Set wandb.mode: disabled, or build with WANDB_MODE=disabled, to build without W&B reporting',
+  );
+}
+
+/** vero's optimizer_harbor_args: `--ae K=V` items join the optimizer's environment after agent_env (they win, as on vero's command line). */
+function mapOuterArgs(v: VeroBuild, notes: string[]): { env: Record<string, string>; args: string[] } {
+  const { env, rest } = splitAgentEnv(v.optimizer_harbor_args);
+  if (Object.keys(env).length)
+    notes.push(
+      `optimizer_harbor_args: --ae ${Object.keys(env).join(', ')} become optimizer_env (the optimizer's environment, after agent_env)`,
+    );
+  return { env: { ...v.agent_env, ...env }, args: rest };
 }
 
 /** Flags of `extra_harbor_args` that are typed fields of ours, by the field they set (`K=V` values). */
@@ -252,6 +284,7 @@ export function fromVero(
   const refusals: string[] = [];
   const notes: string[] = [];
   refuseUnsupported(v, refusals);
+  mapWandb(v, env, refusals, notes);
   const source = mapTaskSource(v, baseDir, registry, refusals, notes);
   const innerTask = source.innerTask;
   checkManifest(v, baseDir, source, refusals);
@@ -269,7 +302,7 @@ export function fromVero(
   if (v.feedback_max_bytes !== 3000 && !v.feedback_transcripts) notes.push('feedback_max_bytes: unused without feedback_transcripts');
   if (v.include_evals_skill)
     notes.push('include_evals_skill: the `vero` commands are documented in instruction.md and `vero --help` (no separate skill file)');
-  if (v.wandb) notes.push('wandb: mode disabled, nothing is reported');
+  const outer = mapOuterArgs(v, notes);
 
   const shared = new Set([...v.agent_access.map((a) => a.partition), v.selection_partition]);
   v.targets.forEach((t, i) => {
@@ -365,6 +398,7 @@ export function fromVero(
       ...(t.baseline_reward !== null ? { baseline_reward: t.baseline_reward } : {}),
       ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
       ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
+      ...(targetModel(t) !== undefined ? { model: targetModel(t) } : {}),
     })),
     ...(v.feedback_transcripts || v.expose_attempt_detail
       ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }
@@ -378,7 +412,10 @@ export function fromVero(
     max_concurrency: v.max_concurrency,
     verifier_timeout: v.verifier_timeout_seconds ?? Math.max(1, Math.floor(v.timeout_seconds)),
     build_timeout: v.build_timeout_seconds,
-    optimizer_env: v.agent_env,
+    optimizer_env: outer.env,
+    optimizer_harbor_args: outer.args,
+    harness_user: v.harness_user === null ? null : 'harness',
+    task_services_use_upstream: v.task_services_use_upstream,
     instruction: {
       ...(v.instruction_template !== null ? { template: path.resolve(baseDir, v.instruction_template) } : {}),
       multifidelity: v.instruct_multifidelity,

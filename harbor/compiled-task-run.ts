@@ -9,6 +9,7 @@ import { writeFileDurable } from '../infra/atomic-file';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { compiledTaskArgv } from './argv';
 import { gatewayLaunch } from './gateway-launch';
+import { compiledRunOf } from './outer-run';
 import { resumeLaunch } from './resume-session';
 import { launchHarbor } from './launch';
 import { launchFailure } from './launch-failure';
@@ -80,6 +81,8 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
   const argv = [
     run.harbor,
     ...compiledTaskArgv(run.taskDir, gateway?.harborArgs ?? [], [
+      // The build's declared flags for this run (never -e/-o/--job-name/-a: the build refuses those).
+      ...compiledRunOf(run.taskDir).harbor_args,
       '-e',
       'docker',
       '-o',

@@ -50,8 +50,18 @@ export const EvalSettings = z.strictObject({
    * Isolation of the candidate's harness (the eval sidecar sets these): run harbor as this OS user, with only
    * PATH/HOME/LANG plus `harbor.env`, the named variables of this process's environment, and the variables of
    * `envFile` (a trusted-side JSON file, e.g. the gateway's scoped token: values that must not enter history).
+   * `runAs` null: harbor runs as this process's user (no harness isolation). `taskServicesUpstream`: the OpenAI
+   * variables name the real upstream (its key read from this process's environment by the variable's name), and the
+   * gateway's go to VERO_AGENT_INFERENCE_API_KEY/VERO_AGENT_INFERENCE_BASE_URL (harbor/isolation.ts).
    */
-  isolation: z.strictObject({ runAs: z.string().nullable(), passEnv: z.array(z.string()), envFile: z.string().optional() }).optional(),
+  isolation: z
+    .strictObject({
+      runAs: z.string().nullable(),
+      passEnv: z.array(z.string()),
+      envFile: z.string().optional(),
+      taskServicesUpstream: z.strictObject({ keyEnv: z.string(), baseUrl: z.string() }).optional(),
+    })
+    .optional(),
   /** Spend caps (model/spend-cap.ts); absent: none (and in histories recorded before they existed). */
   spendCap: SpendCap.optional(),
 });

@@ -33,10 +33,13 @@ export function agentOf(harborArgs: readonly string[]): string | undefined {
   return agent;
 }
 
-/** `--ae NAME=ms` for the agent's tool-call timeout variables; none for 0 (off) or a harness not listed. */
-export function toolTimeoutArgs(agent: string | undefined, sec: number): string[] {
+/**
+ * `--ae NAME=ms` for the agent's tool-call timeout variables; none for 0 (off) or a harness not listed, and none
+ * for a variable in `leave` (the build set it in the optimizer's environment: its value stands).
+ */
+export function toolTimeoutArgs(agent: string | undefined, sec: number, leave: readonly string[] = []): string[] {
   if (!agent || sec <= 0) return [];
-  return (TOOL_TIMEOUT_ENV[agent] ?? []).flatMap((name) => ['--ae', `${name}=${sec * 1000}`]);
+  return (TOOL_TIMEOUT_ENV[agent] ?? []).filter((name) => !leave.includes(name)).flatMap((name) => ['--ae', `${name}=${sec * 1000}`]);
 }
 
 /** `--max-retries N --retry-include …` for transport errors only; none for 0. */

@@ -48,6 +48,8 @@ export const TargetSpec = z.strictObject({
     .optional(),
   /** Mode B: how a task's trials combine on this target (default: `mean` with n_attempts, else `scoring.aggregate`). */
   aggregate: z.enum(['best', 'mean']).optional(),
+  /** Mode B: the model (`harbor run -m`) this target's trusted scoring runs with (default: `harbor.model`). */
+  model: z.string().min(1).optional(),
 });
 
 /**
@@ -185,7 +187,17 @@ export const ServeConfig = z.strictObject({
   read_only_paths: z.array(z.string().min(1)).default([]),
   /** Names only: values come from the sidecar's environment, never from a file. */
   secrets: z.array(z.string()),
-  harness_user: z.string(),
+  /**
+   * The OS user the candidate's harness (the nested `harbor run`) runs as; null: the sidecar's own user, without
+   * isolation (a trust decision of the build: candidate code can then read the sidecar's keys and held-out state).
+   */
+  harness_user: z.string().nullable(),
+  /**
+   * Task-owned model services (user simulators, graders) get the real upstream as OPENAI_API_KEY/OPENAI_BASE_URL,
+   * the candidate's own calls stay on the gateway as VERO_AGENT_INFERENCE_*; only with harness_user null. Absent:
+   * false (written only when set, so a build without it keeps its serve.json, and its build digest).
+   */
+  task_services_use_upstream: z.boolean().optional(),
   timeout_sec: z.number().positive(),
   /**
    * How long finalize waits for agent evaluations still running (their candidates may be the best), refusing

@@ -90,6 +90,8 @@ export type EvaluationKind = 'agent' | 'trusted';
 /** How a target's trusted evaluation scores (Mode B), where it differs from `scoring`: from targets[]. */
 export interface TargetScoring {
   nAttempts?: number;
+  /** A target's own model (`-m`) for its trusted scoring. */
+  model?: string;
   metric?: string;
   aggregate?: 'best' | 'mean';
 }
@@ -98,7 +100,11 @@ export interface TargetScoring {
 export function modeBSettings(cfg: ServeConfig, envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {
   const b = cfg.mode_b!;
   const scoring = cfg.scoring;
-  const harbor = { ...HarborSection.parse(b.harbor), ...(kind === 'trusted' ? scoring.trusted_retry : scoring.agent_retry) };
+  const harbor = {
+    ...HarborSection.parse(b.harbor),
+    ...(kind === 'trusted' ? scoring.trusted_retry : scoring.agent_retry),
+    ...(t.model !== undefined ? { model: t.model } : {}),
+  };
   // Through the CLI's schema and builder (so every execution default is the CLI's: stop_grace, chunk_size…).
   const base = settingsFrom(
     evalConfigOf(
@@ -126,7 +132,16 @@ export function modeBSettings(cfg: ServeConfig, envFile: string | undefined, kin
       'serve.json mode_b',
     ),
   );
-  return { ...base, isolation: { runAs: cfg.harness_user, passEnv: cfg.secrets, ...(envFile ? { envFile } : {}) } };
+  const upstream = cfg.task_services_use_upstream ? cfg.gateway?.upstreams.openai : undefined;
+  return {
+    ...base,
+    isolation: {
+      runAs: cfg.harness_user,
+      passEnv: cfg.secrets,
+      ...(envFile ? { envFile } : {}),
+      ...(upstream ? { taskServicesUpstream: { keyEnv: upstream.key_env, baseUrl: `${upstream.base_url}/v1` } } : {}),
+    },
+  };
 }
 export class Engine {
   /** The workflows of agent evaluations now running, so that finalize can cancel what its drain left. */

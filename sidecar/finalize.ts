@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServeConfig } from '../model/serve-config';
+import { upstreamKeyEnvs } from '../model/gateway-policy';
 import { bestFirst, better, rewardOf } from '../model/objective';
 import type { Engine } from './engine';
 import { raceShortlist, type RacedEntry, type RaceSummary } from './finalize-race';
@@ -38,6 +39,21 @@ export interface FinalizeResult {
   baselines?: Record<string, BaselineReward>;
   /** Agent evaluations that were still running when finalize began: finished during the drain, or cancelled. */
   drain?: { in_flight: number; finished: number; cancelled: number; waited_sec: number };
+  /**
+   * Present when the build turned harness isolation off (harness_user: null): this reward was produced by candidate
+   * code that could read the sidecar's secrets and held-out state, as the build declared.
+   */
+  unisolated?: { harness_user: null; task_services_use_upstream: boolean; exposure: string };
+}
+
+/** What a reward produced without harness isolation carries (null when the harness was isolated). */
+export function isolationRecord(cfg: ServeConfig): FinalizeResult['unisolated'] | null {
+  if (cfg.harness_user !== null) return null;
+  return {
+    harness_user: null,
+    task_services_use_upstream: cfg.task_services_use_upstream ?? false,
+    exposure: `candidate code ran as the sidecar's own user: it could read the sidecar's secrets (${[...cfg.secrets, ...upstreamKeyEnvs(cfg.gateway)].join(', ') || 'none declared'}) and held-out state${cfg.task_services_use_upstream ? '; task services had the raw upstream key' : ''}`,
+  };
 }
 
 export interface BaselineReward {
@@ -53,7 +69,14 @@ async function trustedScore(
   engine: Engine,
   commit: string,
   split: string,
-  t: { sample_ids?: number[]; n_attempts?: number; failure_value?: number; metric?: string; aggregate?: 'best' | 'mean' } = {},
+  t: {
+    sample_ids?: number[];
+    n_attempts?: number;
+    failure_value?: number;
+    metric?: string;
+    aggregate?: 'best' | 'mean';
+    model?: string;
+  } = {},
 ): Promise<number> {
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
@@ -63,6 +86,7 @@ async function trustedScore(
       ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
       ...(t.metric !== undefined ? { metric: t.metric } : {}),
       ...(t.aggregate !== undefined ? { aggregate: t.aggregate } : {}),
+      ...(t.model !== undefined ? { model: t.model } : {}),
     });
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
@@ -233,9 +257,10 @@ async function baselineRewards(
 export async function finalize(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<FinalizeResult> {
   const choice = await chooseCommit(cfg, engine, registry);
   const rewards: Record<string, number> = {};
+  const unisolated = isolationRecord(cfg);
   const withBaselines = async (r: FinalizeResult): Promise<FinalizeResult> => {
     const baselines = await baselineRewards(cfg, engine, r.commit, r.rewards);
-    return Object.keys(baselines).length ? { ...r, baselines } : r;
+    return { ...r, ...(Object.keys(baselines).length ? { baselines } : {}), ...(unisolated ? { unisolated } : {}) };
   };
   if (!choice.commit) {
     for (const t of cfg.targets) rewards[t.reward_key] = floorReward(cfg, t);
