@@ -45,7 +45,27 @@ export function onHost(task: string, dir: string, work: string): Pick<ServeConfi
   };
 }
 
-/** Compiles the mode B example, then points its serve config at host paths (the container paths of a real task). */
+/**
+ * This test file's compiled tasks by build file, for set-ups that share them (`shareBuild`): compiled once from the
+ * file's one agent repo; each set-up still gets its own baseline repo, workspace and volumes.
+ */
+const sharedBuilds = new Map<string, Promise<string>>();
+let sharedRepo: string | undefined;
+
+/** Writes the build file into `dir` and compiles it to `dir`/task. */
+async function compileIn(dir: string, buildYaml: string): Promise<string> {
+  const build = path.join(dir, 'build.yaml');
+  fs.writeFileSync(build, buildYaml);
+  const task = path.join(dir, 'task');
+  await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
+  return task;
+}
+
+/**
+ * Compiles the mode B example, then points its serve config at host paths (the container paths of a real task).
+ * With `shareBuild`, a set-up whose build file an earlier one of this test file had reuses that compiled task (its
+ * baseline repo copied, as the sidecar adds candidate refs to it); the task is then not under `dir`.
+ */
 export async function setup(
   over: {
     budgets?: unknown[];
@@ -59,43 +79,44 @@ export async function setup(
     /** More build.yaml keys (they replace the defaults here). */
     build?: Record<string, unknown>;
   } = {},
+  opts: { shareBuild?: boolean } = {},
 ): Promise<Setup> {
   const dir = tempDir('vero-sidecar-');
-  const repo = agentRepo(dir);
-  const build = path.join(dir, 'build.yaml');
-  fs.writeFileSync(
-    build,
-    stringify({
-      name: 'test/opt',
-      agent_repo: repo,
-      mode: 'B',
-      inner_task: DATASET,
-      harbor: { command: [STANDIN], agent: 'agent:SkillAgent', ...over.harbor },
-      partition: {
-        train: ['hello-world', 'count-words', 'reverse-string'],
-        validation: ['sum-numbers', 'fix-csv-parser'],
-        test: ['add-cli-flag'],
-      },
-      splits: [
-        { split: 'train', access: 'viewable' },
-        { split: 'validation', access: 'non_viewable' },
-        { split: 'test', access: 'no_access' },
-      ],
-      budgets: over.budgets ?? [
-        { split: 'train', total_run_budget: 5 },
-        { split: 'validation', total_run_budget: 3 },
-      ],
-      selection_split: 'validation',
-      targets: [{ split: 'test', reward_key: 'reward' }],
-      reward_mode: over.reward_mode ?? 'auto_best',
-      submit_enabled: over.submit_enabled ?? false,
-      read_only_paths: over.read_only_paths ?? [],
-      secrets: over.secrets ?? [],
-      ...over.build,
-    }),
-  );
-  const task = path.join(dir, 'task');
-  await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
+  const repo = opts.shareBuild ? (sharedRepo ??= agentRepo(tempDir('vero-sidecar-repo-'))) : agentRepo(dir);
+  const buildYaml = stringify({
+    name: 'test/opt',
+    agent_repo: repo,
+    mode: 'B',
+    inner_task: DATASET,
+    harbor: { command: [STANDIN], agent: 'agent:SkillAgent', ...over.harbor },
+    partition: {
+      train: ['hello-world', 'count-words', 'reverse-string'],
+      validation: ['sum-numbers', 'fix-csv-parser'],
+      test: ['add-cli-flag'],
+    },
+    splits: [
+      { split: 'train', access: 'viewable' },
+      { split: 'validation', access: 'non_viewable' },
+      { split: 'test', access: 'no_access' },
+    ],
+    budgets: over.budgets ?? [
+      { split: 'train', total_run_budget: 5 },
+      { split: 'validation', total_run_budget: 3 },
+    ],
+    selection_split: 'validation',
+    targets: [{ split: 'test', reward_key: 'reward' }],
+    reward_mode: over.reward_mode ?? 'auto_best',
+    submit_enabled: over.submit_enabled ?? false,
+    read_only_paths: over.read_only_paths ?? [],
+    secrets: over.secrets ?? [],
+    ...over.build,
+  });
+  let task: string;
+  if (opts.shareBuild) {
+    let built = sharedBuilds.get(buildYaml);
+    if (!built) sharedBuilds.set(buildYaml, (built = compileIn(tempDir('vero-sidecar-build-'), buildYaml)));
+    task = await built;
+  } else task = await compileIn(dir, buildYaml);
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   git(work, 'reset', '-q'); // as the task's seed script does: the build ships no git index
@@ -105,9 +126,14 @@ export async function setup(
     HARBOR_STANDIN_LOG: path.join(dir, 'harbor.jsonl'),
   };
   if (over.scenario) env.HARBOR_STANDIN_SCENARIO = JSON.stringify(over.scenario);
+  const host = onHost(task, dir, work);
+  if (opts.shareBuild) {
+    host.repo_path = path.join(dir, 'agent-baseline');
+    fs.cpSync(path.join(task, 'environment', 'agent-baseline'), host.repo_path, { recursive: true });
+  }
   const hostCfg: ServeConfig = {
     ...cfg,
-    ...onHost(task, dir, work),
+    ...host,
     mode_b: { ...cfg.mode_b!, task_source: { path: DATASET }, harbor: { ...cfg.mode_b!.harbor, env } },
     harness_user: 'vero-no-such-user',
     heartbeat_timeout_sec: 5,

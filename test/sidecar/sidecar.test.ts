@@ -17,12 +17,15 @@ import {
   listFiles,
   modeASetup,
   post,
-  setup,
+  setup as setupTask,
   startSidecar,
   VERO,
 } from '../helpers/sidecar';
 
 jest.setTimeout(180_000);
+
+/** Tests with the same build file share its compile (each with its own baseline repo, workspace and volumes). */
+const setup = (over?: Parameters<typeof setupTask>[0]) => setupTask(over, { shareBuild: true });
 
 test('the optimizer loop: commit → eval → budget → finalize → reward.json; tiers shape what the agent sees', async () => {
   const s = await setup();
