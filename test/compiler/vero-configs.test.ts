@@ -93,6 +93,19 @@ function compiled(file: string, registry = REGISTRY): { config: BuildConfig; ser
   return { config, serve, refusals: doc.refusals };
 }
 
+test('with WANDB_MODE=disabled and a registry holding their datasets, every file refused for nothing else builds unchanged', () => {
+  const buildable = Object.keys(REFUSED).filter((rel) => REFUSED[rel]!.every((f) => f === 'wandb'));
+  expect(buildable).toHaveLength(10); // harness-conformance and the nine registry-based benchmark files
+  const before = process.env.WANDB_MODE;
+  process.env.WANDB_MODE = 'disabled';
+  try {
+    for (const rel of buildable) expect(() => loadBuildConfig(path.join(VERO, rel), {}, { path: REGISTRY })).not.toThrow();
+  } finally {
+    if (before === undefined) delete process.env.WANDB_MODE;
+    else process.env.WANDB_MODE = before;
+  }
+});
+
 describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
   const file = path.join(VERO, rel);
   const v = veroView(file);
