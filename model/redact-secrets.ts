@@ -3,10 +3,12 @@
  * the trusted side knows replaced: the values it was given (at least 4 characters, as written and as JSON escapes
  * them, longest first) and any gateway token, whatever its scope (tokens have one shape: model/gateway-token.ts).
  */
+import { anyTokenPattern } from './gateway-token';
+
 export const REDACTED = '[REDACTED]';
 
-/** A gateway token of any scope: `vero-<scope>-` and 32 random bytes in base64url. */
-const GATEWAY_TOKEN = /vero-(?:producer|evaluation|finalization)-[A-Za-z0-9_-]{43}/g;
+/** A gateway token of any scope, the shape `newToken` gives it. */
+const GATEWAY_TOKEN = anyTokenPattern();
 
 /**
  * How many bytes more than it keeps a tail must read: the front of a window read from the middle of a file may
