@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { connect, uiLink, uiListLink } from '../../client/connection';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
@@ -51,6 +51,19 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** Opens the page until it lists these ids (the UI reads the list once per load; a busy machine may be slow). */
+async function openUntilListed(page: Page, at: string, ids: string[]): Promise<void> {
+  for (let load = 1; ; load++) {
+    await page.goto(at);
+    const listed = await Promise.all(ids.map((id) => page.getByText(id, { exact: true }).first().waitFor({ timeout: 20_000 }))).then(
+      () => true,
+      () => false,
+    );
+    if (listed) return;
+    if (load === 3) throw new Error(`the Web UI at ${at} did not list ${ids.join(', ')} in three loads`);
+  }
+}
+
 /** Starts a workflow of this type (a name the project's workflows export) that never runs: no worker polls. */
 async function startOfType(type: keyof typeof workflows, workflowId: string): Promise<void> {
   await client.workflow.start(type, { taskQueue: `nobody-${path.basename(tempDir('q-'))}`, workflowId });
@@ -79,18 +92,7 @@ test('`vero ui` opens the list of evaluations and races; their chunks and race e
 
   const page = await browser.newPage();
   const shown = async (id: string) => page.getByText(id, { exact: true }).count();
-  /** Opens the page until it lists these ids (the UI reads the list once per load; a busy machine may be slow). */
-  const openListing = async (at: string, ...ids: string[]) => {
-    for (let load = 1; ; load++) {
-      await page.goto(at);
-      const listed = await Promise.all(ids.map((id) => page.getByText(id, { exact: true }).first().waitFor({ timeout: 20_000 }))).then(
-        () => true,
-        () => false,
-      );
-      if (listed) return;
-      if (load === 3) throw new Error(`the Web UI at ${at} did not list ${ids.join(', ')} in three loads`);
-    }
-  };
+  const openListing = (at: string, ...ids: string[]) => openUntilListed(page, at, ids);
   try {
     // Unfiltered, the UI lists all four: what the filter leaves out is there to leave out.
     await openListing(`${server.uiUrl}/namespaces/default/workflows`, ids.chunk, ids.entry);
@@ -150,8 +152,11 @@ test("an evaluation's page shows its progress as tasks finish; the list is filte
 
     step = 'the list';
     // The list, filtered by the ref's search attribute, shows the evaluation; the column the docs say to add shows the ref.
-    await page.goto(uiListLink(server.uiUrl, 'default', `VeroCandidateRef = "improved"`)!);
-    await page.getByText(input.evalId, { exact: true }).waitFor({ timeout: 30_000 });
+    await until('the evaluation in visibility by its ref', async () => {
+      const { count } = await client.workflow.count(`VeroCandidateRef = "improved" AND WorkflowId = "${input.evalId}"`);
+      return count === 1;
+    });
+    await openUntilListed(page, uiListLink(server.uiUrl, 'default', `VeroCandidateRef = "improved"`)!, [input.evalId]);
     expect(await page.getByRole('cell', { name: 'improved', exact: true }).count()).toBe(0);
     await page.getByRole('button', { name: 'Configure Columns' }).click();
     await page.getByRole('button', { name: 'Add VeroCandidateRef column' }).click();

@@ -105,6 +105,10 @@ test('lanes: 30 tasks in chunks of 4 with concurrency 5 never run more than 5 at
     inFlight++;
     peak = Math.max(peak, inFlight);
     runs[input.task] = (runs[input.task] ?? 0) + 1;
+    // The first tasks hold their lanes until five run at once (or 30 s pass): on a loaded machine the quick tasks
+    // would otherwise finish before the fifth lane is granted, and "reaches 5" would measure the machine's speed.
+    const holdUntil = Date.now() + 30_000;
+    while (peak < 5 && Date.now() < holdUntil) await sleep(20);
     // Heavy-tailed: most tasks quick, a few slow (a slow task must not hold its chunk's other lanes idle).
     await sleep(input.task.endsWith('7') ? 1500 : 100 + (Number(input.task.slice(1)) % 5) * 40);
     inFlight--;
