@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// `npm run test:tiers`: the test files split between two jest processes run side by side (one per core). The
-// first holds the real-Harbor tier (test/real-harbor/, the only tests that make Docker objects: inside one jest
-// process files run one after another, so their checks that nothing is left behind see only their own) plus the
-// slow Docker-free files named in FIRST_TIER, so both processes finish at about the same time; the second holds
-// every other file. Both are built from the same path patterns (jest's positional patterns for the first,
-// --testPathIgnorePatterns for the second), and before starting, the script checks with `jest --listTests` that
-// every test/**/*.test.ts file is in exactly one tier (`--check` only checks; test/unit/test-tiers.test.ts runs it).
+// `npm run test:tiers`: the test files split between two jest processes run side by side. The first holds the
+// real-Harbor tier (test/real-harbor/, the only tests that make Docker objects) in ONE jest worker: its files run
+// one after another, so their checks that nothing is left behind see only their own. The second holds every other
+// file in REST_WORKERS jest workers: those tests spend most of their time waiting (on Temporal timers, child
+// processes, the stand-in's sleeps), so on two cores three files at once finish sooner than two. Both are built
+// from the same path patterns (jest's positional patterns for the first, --testPathIgnorePatterns for the second),
+// and before starting, the script checks with `jest --listTests` that every test/**/*.test.ts file is in exactly
+// one tier (`--check` only checks; test/unit/test-tiers.test.ts runs it).
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -14,11 +15,13 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const JEST = require.resolve('jest/bin/jest');
 
 /** Path patterns (regular expressions over a file's absolute path, as jest reads them) of the first tier. */
-const FIRST_TIER = ['/test/real-harbor/', '/test/sidecar/sidecar\\.test\\.ts$'];
+const FIRST_TIER = ['/test/real-harbor/'];
+/** Jest workers of the second tier (files of one worker run one after another). */
+const REST_WORKERS = 2;
 
 const TIERS = [
-  { name: 'real-harbor', args: [...FIRST_TIER] },
-  { name: 'rest', args: ['--testPathIgnorePatterns', ...FIRST_TIER] },
+  { name: 'real-harbor', args: [...FIRST_TIER], workers: 1 },
+  { name: 'rest', args: ['--testPathIgnorePatterns', ...FIRST_TIER], workers: REST_WORKERS },
 ];
 
 function listTests(args) {
@@ -39,7 +42,7 @@ function allTestFiles() {
 
 /** What is wrong with the split (empty when every test file is in exactly one tier), and each tier's files. */
 function checkTiers() {
-  const listed = TIERS.map((t) => ({ name: t.name, files: listTests(t.args) }));
+  const listed = TIERS.map((t) => ({ name: t.name, workers: t.workers, files: listTests(t.args) }));
   const problems = [];
   for (const f of allTestFiles().sort()) {
     const inTiers = listed.filter((t) => t.files.includes(f)).map((t) => t.name);
@@ -62,7 +65,7 @@ function main() {
   const { concurrently } = require('concurrently');
   const quote = (a) => (/^[\w/.:=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
   const { result } = concurrently(
-    TIERS.map((t) => ({ name: t.name, command: [process.execPath, JEST, ...t.args].map(quote).join(' ') })),
+    TIERS.map((t) => ({ name: t.name, command: [process.execPath, JEST, `--maxWorkers=${t.workers}`, ...t.args].map(quote).join(' ') })),
     { prefix: '[{name}]', cwd: ROOT },
   );
   result.then(
