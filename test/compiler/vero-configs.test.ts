@@ -106,6 +106,45 @@ test('with WANDB_MODE=disabled and a registry holding their datasets, every file
   }
 });
 
+test.each(['browsecomp-plus', 'officeqa'])(
+  '%s is refused only for its missing ../tasks: given task dirs under every name its manifest lists, it builds unchanged',
+  (bench) => {
+    const dir = path.join(tempDir(), bench);
+    fs.cpSync(path.join(VERO, 'harness-engineering-bench', bench), dir, { recursive: true });
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'partitions/manifest.json'), 'utf8')) as {
+      tasks: (string | { name: string })[];
+    };
+    const names = manifest.tasks.map((t) => (typeof t === 'string' ? t : t.name));
+    for (const name of names) {
+      const task = path.join(dir, 'tasks', name);
+      fs.mkdirSync(path.join(task, 'environment'), { recursive: true });
+      fs.mkdirSync(path.join(task, 'tests'));
+      fs.writeFileSync(path.join(task, 'task.toml'), '[agent]\ntimeout_sec = 60\n');
+      fs.writeFileSync(path.join(task, 'instruction.md'), 'a fake task\n');
+      fs.writeFileSync(path.join(task, 'environment', 'Dockerfile'), 'FROM debian:bookworm-slim\n');
+      fs.writeFileSync(path.join(task, 'tests', 'test.sh'), '#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n');
+    }
+    const file = path.join(dir, 'baseline', 'build.yaml');
+    const before = process.env.WANDB_MODE;
+    process.env.WANDB_MODE = 'disabled';
+    try {
+      const config = loadBuildConfig(file, {}, { path: REGISTRY });
+      expect({ format: config.format, mode: config.mode, splits: config.splits.map((x) => x.split).sort() }).toEqual({
+        format: 'vero',
+        mode: 'B',
+        splits: ['development', 'test', 'validation'],
+      });
+      fs.rmSync(path.join(dir, 'tasks', names[0]!), { recursive: true });
+      expect(() => loadBuildConfig(file, {}, { path: REGISTRY })).toThrow(`unknown task name(s) ${names[0]}`);
+      fs.rmSync(path.join(dir, 'tasks'), { recursive: true });
+      expect(() => loadBuildConfig(file, {}, { path: REGISTRY })).toThrow(/task_source/);
+    } finally {
+      if (before === undefined) delete process.env.WANDB_MODE;
+      else process.env.WANDB_MODE = before;
+    }
+  },
+);
+
 describe.each(Object.keys(REFUSED))('vero’s %s', (rel) => {
   const file = path.join(VERO, rel);
   const v = veroView(file);
