@@ -180,8 +180,9 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
       fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
     }
-    if (opts.linkRuntime) await linkOrWriteVeroPackage(path.join(env, CONTEXT.veroPackage));
-    else await writeVeroPackage(path.join(env, CONTEXT.veroPackage));
+    const veroPackage = `environment/${CONTEXT.veroPackage}`;
+    // Its SHA-256 comes with it: the manifest does not read hundreds of MB again.
+    const veroSha256 = await (opts.linkRuntime ? linkOrWriteVeroPackage : writeVeroPackage)(path.join(tmp, veroPackage));
     const warnings = [...config.notes, ...(await addSidecarTools(config, env, opts.linkRuntime ?? false))];
     const sizes = splitSizes(config);
     const bound = finalizeBound(config, sizes);
@@ -204,7 +205,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
       return hash.digest('hex');
     };
     const digests: [string, string][] = [];
-    for (const f of files) digests.push([f, await digest(f)]);
+    for (const f of files) digests.push([f, f === veroPackage ? veroSha256 : await digest(f)]);
     const buildDigest = buildDigestOf(digests);
     writeFileDurable(path.join(tmp, BUILD_DIGEST_FILE), `${buildDigest}\n`, { fsync: false });
     digests.push([BUILD_DIGEST_FILE, await digest(BUILD_DIGEST_FILE)]);
@@ -228,7 +229,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     }
     fs.renameSync(tmp, out);
     if (old) fs.rmSync(old, { recursive: true, force: true });
-    if (opts.linkRuntime) keepForThrowawayBuilds(path.join(out, 'environment', CONTEXT.veroPackage));
+    if (opts.linkRuntime) keepForThrowawayBuilds(path.join(out, veroPackage), veroSha256);
     return {
       outDir: out,
       taskName: config.name,

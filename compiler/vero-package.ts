@@ -10,6 +10,7 @@
  * The production closure is read from package-lock.json (entries not marked `dev`); native add-ons keep only
  * the release for this platform (the images run on the build host's architecture).
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tar from 'tar';
@@ -105,9 +106,10 @@ const FIXED_MTIME = new Date('2000-01-01T00:00:00Z');
  * every file a regular file (even where this installation hard-links it), modes as installed (node-tar's
  * portable form: owner-readable, no group/other write), no owner ids or names (Docker unpacks them as root, as
  * `COPY` did), one fixed mtime. The same installation gives byte-identical tars. Streamed with node-tar's async
- * packer: the files are read in libuv's pool, and the worker's event loop keeps running (heartbeats).
+ * packer: the files are read in libuv's pool, and the worker's event loop keeps running (heartbeats). Returns the
+ * tar's SHA-256, hashed as it is written (for the manifest, without reading hundreds of MB again).
  */
-export async function writeVeroPackage(dest: string, root = PROJECT_ROOT): Promise<void> {
+export async function writeVeroPackage(dest: string, root = PROJECT_ROOT): Promise<string> {
   const entries = await packageEntries(root);
   const statCache = new Map<string, fs.Stats>();
   for (const [rel, stat] of entries) {
@@ -124,6 +126,8 @@ export async function writeVeroPackage(dest: string, root = PROJECT_ROOT): Promi
     out.on('close', resolve);
   });
   done.catch(() => undefined); // awaited below: an error while entries are still being queued is not unhandled
+  const sha256 = createHash('sha256');
+  pack.on('data', (chunk: Buffer) => sha256.update(chunk));
   pack.pipe(out);
   const sorted = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   for (let i = 0; i < sorted.length; i++) {
@@ -138,25 +142,27 @@ export async function writeVeroPackage(dest: string, root = PROJECT_ROOT): Promi
     out.destroy();
     throw e;
   }
+  return sha256.digest('hex');
 }
 
 /** The package a finished throwaway build of this process holds, for the next ones to link to. */
-let throwaway: { file: string; ino: number } | undefined;
+let throwaway: { file: string; ino: number; sha256: string } | undefined;
 
 /**
  * For throwaway builds (tests): a hard link to the package an earlier throwaway build of this process kept
  * (keepForThrowawayBuilds), while that file is still there; else a new tar. The installation is taken not to
  * change under a running process.
  */
-export async function linkOrWriteVeroPackage(dest: string): Promise<void> {
+export async function linkOrWriteVeroPackage(dest: string): Promise<string> {
   const kept = throwaway && fs.statSync(throwaway.file, { throwIfNoEntry: false });
-  if (kept && kept.ino === throwaway!.ino) linkOrCopy(throwaway!.file, dest);
-  else await writeVeroPackage(dest);
+  if (!kept || kept.ino !== throwaway!.ino) return writeVeroPackage(dest);
+  linkOrCopy(throwaway!.file, dest);
+  return throwaway!.sha256;
 }
 
-/** Records a finished throwaway build's package (its final path) for linkOrWriteVeroPackage. */
-export function keepForThrowawayBuilds(file: string): void {
-  throwaway = { file, ino: fs.statSync(file).ino };
+/** Records a finished throwaway build's package (its final path, its SHA-256) for linkOrWriteVeroPackage. */
+export function keepForThrowawayBuilds(file: string, sha256: string): void {
+  throwaway = { file, ino: fs.statSync(file).ino, sha256 };
 }
 
 /**

@@ -157,6 +157,12 @@ describe('a mode B build', () => {
       expect(pkg.get(rel)?.type).toBe('File');
     expect(pkg.get('bin/vero')!.mode & 0o111).toBeTruthy();
     expect([...pkg.values()].some((e) => e.owned)).toBe(false);
+    const listed = (JSON.parse(fs.readFileSync(path.join(out, MANIFEST), 'utf8')) as { files: Record<string, string> }).files;
+    expect(listed['environment/vero.tar']).toBe(
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(out, 'environment/vero.tar')))
+        .digest('hex'),
+    );
     // Development dependencies and other platforms' native builds stay out.
     const within = (dir: string) => [...pkg.keys()].filter((p) => p === dir || p.startsWith(`${dir}/`));
     expect(within('node_modules/jest')).toEqual([]);
