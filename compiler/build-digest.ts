@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { CONTEXT } from './containers';
 
-const TOOLING = ['environment/vero/', `environment/${CONTEXT.temporalCli}`, `environment/${CONTEXT.wheelhouse}/`];
+const TOOLING = [`environment/${CONTEXT.veroPackage}`, `environment/${CONTEXT.temporalCli}`, `environment/${CONTEXT.wheelhouse}/`];
 export const BUILD_DIGEST_FILE = `environment/${CONTEXT.buildDigest}`;
 
 const isTooling = (rel: string) => rel === BUILD_DIGEST_FILE || TOOLING.some((t) => (t.endsWith('/') ? rel.startsWith(t) : rel === t));

@@ -19,7 +19,7 @@ import { CONTEXT } from './containers';
 import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
 import { BAKED_REGISTRY, finalizeBound, renderFiles } from './render';
-import { copyVeroPackage, linkOrCopy } from './vero-package';
+import { keepForThrowawayBuilds, linkOrCopy, linkOrWriteVeroPackage, writeVeroPackage } from './vero-package';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 
 export const MANIFEST = '.vero-build.json';
@@ -33,9 +33,9 @@ export interface BuildOptions {
   /** The legacy registry a registry task source is resolved in (`--registry-path`, `--registry-url`). */
   registry?: RegistryLocation;
   /**
-   * Hard-link the files taken unchanged from this machine (the vero package, the Temporal CLI, Harbor's wheels)
-   * instead of copying them: for throwaway builds on one file system, such as tests' (the task then shares those
-   * files with their sources, and must not change them).
+   * Hard-link the files taken unchanged from this machine (the Temporal CLI, Harbor's wheels) instead of copying
+   * them, and the vero package to the one an earlier such build of this process wrote: for throwaway builds on one
+   * file system, such as tests' (the task then shares those files, and must not change them).
    */
   linkRuntime?: boolean;
 }
@@ -180,7 +180,9 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
       fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
     }
-    await copyVeroPackage(path.join(env, 'vero'), undefined, opts.linkRuntime);
+    const veroPackage = `environment/${CONTEXT.veroPackage}`;
+    // Its SHA-256 comes with it: the manifest does not read hundreds of MB again.
+    const veroSha256 = await (opts.linkRuntime ? linkOrWriteVeroPackage : writeVeroPackage)(path.join(tmp, veroPackage));
     const warnings = [...config.notes, ...(await addSidecarTools(config, env, opts.linkRuntime ?? false))];
     const sizes = splitSizes(config);
     const bound = finalizeBound(config, sizes);
@@ -203,7 +205,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
       return hash.digest('hex');
     };
     const digests: [string, string][] = [];
-    for (const f of files) digests.push([f, await digest(f)]);
+    for (const f of files) digests.push([f, f === veroPackage ? veroSha256 : await digest(f)]);
     const buildDigest = buildDigestOf(digests);
     writeFileDurable(path.join(tmp, BUILD_DIGEST_FILE), `${buildDigest}\n`, { fsync: false });
     digests.push([BUILD_DIGEST_FILE, await digest(BUILD_DIGEST_FILE)]);
@@ -227,6 +229,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     }
     fs.renameSync(tmp, out);
     if (old) fs.rmSync(old, { recursive: true, force: true });
+    if (opts.linkRuntime) keepForThrowawayBuilds(path.join(out, veroPackage), veroSha256);
     return {
       outDir: out,
       taskName: config.name,

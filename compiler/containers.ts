@@ -12,6 +12,8 @@ import { usesNestedDocker } from './nested-docker';
 
 /** Paths inside the build context (environment/) and the sidecar image. */
 export const CONTEXT = {
+  /** vero with its production dependencies, one uncompressed tar (compiler/vero-package.ts). */
+  veroPackage: 'vero.tar',
   temporalCli: 'sidecar/temporal',
   wheelhouse: 'sidecar/harbor-wheelhouse',
   nestedImages: 'sidecar/nested-images.tar',
@@ -59,9 +61,12 @@ function ensurePackages(packages: string[]): string[] {
   ];
 }
 
-/** vero with its production dependencies, copied by the compiler: no `npm ci` in the image. */
+/**
+ * vero with its production dependencies, packed by the compiler: no `npm ci` in the image. ADD unpacks a local
+ * tar into the directory (the tar holds no owners: its files are root's, as COPY made them).
+ */
 const INSTALL_VERO = [
-  `COPY vero ${CONTAINER.veroDir}`,
+  `ADD ${CONTEXT.veroPackage} ${CONTAINER.veroDir}/`,
   `RUN ln -s ${CONTAINER.veroDir}/bin/vero /usr/local/bin/vero && ln -s ${CONTAINER.veroDir}/bin/evals /usr/local/bin/evals && vero --version`,
 ];
 

@@ -1,13 +1,19 @@
 /**
  * The vero-harbor package as a compiled task's images install it: built code plus its production
- * dependencies, copied from this installation, so `docker build` runs no `npm ci` and needs no registry
+ * dependencies, from this installation, so `docker build` runs no `npm ci` and needs no registry
  * (inside containers HTTPS may pass a TLS-inspecting proxy whose CA the image lacks).
+ *
+ * It goes into the build context as ONE uncompressed tar (compiler/containers.ts CONTEXT.veroPackage, which the Dockerfiles `ADD`:
+ * Docker unpacks it), not as tens of thousands of loose files that Harbor and Docker would each hash and upload
+ * one by one. The tar is deterministic: the same installation gives the same bytes.
  *
  * The production closure is read from package-lock.json (entries not marked `dev`); native add-ons keep only
  * the release for this platform (the images run on the build host's architecture).
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
 import { PROJECT_ROOT } from '../infra/package-root';
 
@@ -27,73 +33,136 @@ export function productionDependencyDirs(root = PROJECT_ROOT): string[] {
 }
 
 /** Temporal's core bridge ships one native build per platform; the images need only this host's. */
-const NATIVE_RELEASE_DIR = `${path.sep}@temporalio${path.sep}core-bridge${path.sep}releases${path.sep}`;
+const NATIVE_RELEASE_DIR = '/@temporalio/core-bridge/releases/';
 function linuxTriple(): string {
   return `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-gnu`;
 }
 
-function keep(src: string): boolean {
+/** Whether a dependency's file (`rel`: its '/'-separated path in the project) goes into the images. */
+function keep(rel: string): boolean {
+  const src = `/${rel}`;
   if (src.endsWith('.map')) return false;
   const i = src.indexOf(NATIVE_RELEASE_DIR);
   if (i >= 0) {
-    const platform = src.slice(i + NATIVE_RELEASE_DIR.length).split(path.sep)[0];
+    const platform = src.slice(i + NATIVE_RELEASE_DIR.length).split('/')[0];
     if (platform && platform !== linuxTriple()) return false;
   }
   // The bridge's Rust sources are for building it, not for running it.
-  return !src.includes(`${path.sep}@temporalio${path.sep}core-bridge${path.sep}sdk-core`);
+  return !src.includes('/@temporalio/core-bridge/sdk-core');
 }
 
-/** Lets the event loop run (heartbeats of the worker's other activities) between two synchronous copies. */
+/** Whether a file of bin/, scripts/ or dist/ goes into the images: no source maps, benchmarks or tests. */
+const keepBuilt = (rel: string) => !rel.endsWith('.map') && !`/${rel}/`.match(/\/(bench|test)\//);
+
+/** Lets the event loop run (heartbeats of the worker's other activities) between two synchronous steps. */
 export const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 
+/** The package's entries: '/'-separated paths relative to the project, each with its lstat. */
+type Entries = Map<string, fs.Stats>;
+
+/** Adds `rel` and what it holds (filtered; a pruned directory's contents are not read) to `entries`. */
+function addTree(root: string, rel: string, entries: Entries, filter: (rel: string) => boolean): void {
+  if (!filter(rel)) return;
+  const stat = fs.lstatSync(path.join(root, rel));
+  if (!stat.isDirectory() && !stat.isFile() && !stat.isSymbolicLink()) return; // sockets, fifos: nothing to run
+  entries.set(rel, stat);
+  if (stat.isDirectory()) for (const name of fs.readdirSync(path.join(root, rel))) addTree(root, `${rel}/${name}`, entries, filter);
+}
+
+/** The directories above `rel` (node_modules, a scope, a package holding a nested node_modules), as entries. */
+function addParents(root: string, rel: string, entries: Entries): void {
+  for (let dir = path.posix.dirname(rel); dir !== '.' && !entries.has(dir); dir = path.posix.dirname(dir))
+    entries.set(dir, fs.lstatSync(path.join(root, dir)));
+}
+
 /**
- * Copies the runnable package (bin, scripts, dist, production node_modules) to `dest`. Hundreds of MB, on a
- * worker whose other activities must keep heartbeating: each dependency is copied synchronously (fs.cpSync is ≈ 4×
- * faster than fs.promises.cp here) and the event loop runs between two of them. With `link`, files are hard links to
- * this installation's (see linkOrCopy).
+ * What the package holds: package.json and its lock, bin/, scripts/, dist/ (no maps, benchmarks or tests) and each
+ * production dependency of the lockfile (a nested node_modules is an entry of its own there, dev ones among them:
+ * each level is walked alone). Synchronous per dependency; the event loop runs between two of them.
  */
-export async function copyVeroPackage(dest: string, root = PROJECT_ROOT, link = false): Promise<void> {
+async function packageEntries(root: string): Promise<Entries> {
   const dist = path.join(root, 'dist');
   if (!fs.existsSync(path.join(dist, 'cli', 'main.js')))
     throw new ConfigError(`${dist} is missing; run \`npm run build\` before \`vero build\``);
-  fs.mkdirSync(dest, { recursive: true });
-  for (const f of ['package.json', 'package-lock.json']) await fs.promises.copyFile(path.join(root, f), path.join(dest, f));
-  for (const d of ['bin', 'scripts', 'dist'])
-    copyTree(
-      path.join(root, d),
-      path.join(dest, d),
-      (src) => !src.endsWith('.map') && !src.includes(`${path.sep}bench${path.sep}`) && !src.includes(`${path.sep}test${path.sep}`),
-      link,
-    );
   const deps = productionDependencyDirs(root);
   if (!deps.some((d) => d === 'node_modules/@temporalio/worker'))
     throw new ConfigError(`${root}/node_modules has no @temporalio/worker; run \`npm ci\` before \`vero build\``);
-  for (const rel of deps) {
-    // Nested node_modules are entries of their own in the lockfile (dev ones among them): copy each level alone.
-    const from = path.join(root, rel);
+  const entries: Entries = new Map();
+  for (const f of ['package.json', 'package-lock.json']) entries.set(f, fs.lstatSync(path.join(root, f)));
+  for (const d of ['bin', 'scripts', 'dist']) addTree(root, d, entries, keepBuilt);
+  for (const dep of deps) {
     await yieldToEventLoop();
-    copyTree(
-      from,
-      path.join(dest, rel),
-      (src) => keep(src) && !(src !== from && path.basename(src) === 'node_modules' && path.dirname(src) === from),
-      link,
-    );
+    addParents(root, dep, entries);
+    addTree(root, dep, entries, (rel) => keep(rel) && rel !== `${dep}/node_modules`);
   }
+  return entries;
 }
 
-/** fs.cpSync of a tree (symlinks copied as links); with `link`, its files become hard links (linkOrCopy). */
-function copyTree(from: string, to: string, filter: (src: string) => boolean, link: boolean): void {
-  if (!link) return fs.cpSync(from, to, { recursive: true, dereference: false, filter });
-  const walk = (src: string, dst: string) => {
-    if (!filter(src)) return;
-    const stat = fs.lstatSync(src);
-    if (stat.isDirectory()) {
-      fs.mkdirSync(dst, { recursive: true });
-      for (const name of fs.readdirSync(src)) walk(path.join(src, name), path.join(dst, name));
-    } else if (stat.isFile()) linkOrCopy(src, dst);
-    else fs.cpSync(src, dst, { dereference: false });
-  };
-  walk(from, to);
+/** The time every file of the tar carries (directories carry none): the package's bytes do not depend on when it was installed. */
+const FIXED_MTIME = new Date('2000-01-01T00:00:00Z');
+
+/**
+ * Writes the package to `dest` as an uncompressed tar: entries in path order (a directory before what it holds),
+ * every file a regular file (even where this installation hard-links it), modes as installed (node-tar's
+ * portable form: owner-readable, no group/other write), no owner ids or names (Docker unpacks them as root, as
+ * `COPY` did), one fixed mtime. The same installation gives byte-identical tars. Streamed with node-tar's async
+ * packer: the files are read in libuv's pool, and the worker's event loop keeps running (heartbeats). Returns the
+ * tar's SHA-256, hashed as it is written (for the manifest, without reading hundreds of MB again).
+ */
+export async function writeVeroPackage(dest: string, root = PROJECT_ROOT): Promise<string> {
+  const entries = await packageEntries(root);
+  const statCache = new Map<string, fs.Stats>();
+  for (const [rel, stat] of entries) {
+    // nlink 1: node-tar would write a second path of one inode as a hard-link entry, depending on how this
+    // installation was made (npm's cache, a linked worktree) rather than on what it holds.
+    stat.nlink = 1;
+    statCache.set(path.join(root, rel), stat);
+  }
+  const pack = new tar.Pack({ cwd: root, portable: true, mtime: FIXED_MTIME, noDirRecurse: true, strict: true, statCache });
+  const out = fs.createWriteStream(dest);
+  const done = new Promise<void>((resolve, reject) => {
+    pack.on('error', reject);
+    out.on('error', reject);
+    out.on('close', resolve);
+  });
+  done.catch(() => undefined); // awaited below: an error while entries are still being queued is not unhandled
+  const sha256 = createHash('sha256');
+  pack.on('data', (chunk: Buffer) => sha256.update(chunk));
+  pack.pipe(out);
+  const sorted = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (let i = 0; i < sorted.length; i++) {
+    if (i % 500 === 0) await yieldToEventLoop(); // queuing an entry costs a little; twenty thousand, a stall
+    pack.add(sorted[i]!);
+  }
+  pack.end();
+  try {
+    await done;
+  } catch (e) {
+    pack.destroy?.();
+    out.destroy();
+    throw e;
+  }
+  return sha256.digest('hex');
+}
+
+/** The package a finished throwaway build of this process holds, for the next ones to link to. */
+let throwaway: { file: string; ino: number; sha256: string } | undefined;
+
+/**
+ * For throwaway builds (tests): a hard link to the package an earlier throwaway build of this process kept
+ * (keepForThrowawayBuilds), while that file is still there; else a new tar. The installation is taken not to
+ * change under a running process.
+ */
+export async function linkOrWriteVeroPackage(dest: string): Promise<string> {
+  const kept = throwaway && fs.statSync(throwaway.file, { throwIfNoEntry: false });
+  if (!kept || kept.ino !== throwaway!.ino) return writeVeroPackage(dest);
+  linkOrCopy(throwaway!.file, dest);
+  return throwaway!.sha256;
+}
+
+/** Records a finished throwaway build's package (its final path, its SHA-256) for linkOrWriteVeroPackage. */
+export function keepForThrowawayBuilds(file: string, sha256: string): void {
+  throwaway = { file, ino: fs.statSync(file).ino, sha256 };
 }
 
 /**

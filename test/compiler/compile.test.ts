@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { parse as parseToml } from 'smol-toml';
+import * as tar from 'tar';
 import { parse as parseYaml, stringify } from 'yaml';
 import { compileTaskDir as compileActivity } from '../../activities/compile-task';
 import { loadBuildConfig } from '../../compiler/build-config';
@@ -55,7 +56,7 @@ function writeConfig(cfg: Record<string, unknown>): string {
 
 /**
  * A build whose vero package, Temporal CLI and wheels are hard links (linkRuntime): for the tests that read other
- * files ('a mode B build' checks the copied runtime, and that linking changes no file).
+ * files ('a mode B build' checks the packed runtime, and that linking changes no file).
  */
 const buildLinked = (file: string, out: string, opts: BuildOptions = {}) => buildTaskDir(file, out, { linkRuntime: true, ...opts });
 
@@ -89,6 +90,22 @@ function treeHash(root: string): string {
   return h.digest('hex');
 }
 
+/** The entries of a tar: path → type and mode, and whether it names an owner. */
+function tarEntries(file: string): Map<string, { type: string; mode: number; owned: boolean }> {
+  const entries = new Map<string, { type: string; mode: number; owned: boolean }>();
+  tar.t({
+    file,
+    sync: true,
+    onReadEntry: (e) =>
+      void entries.set(e.path.replace(/\/$/, ''), {
+        type: e.type,
+        mode: e.mode ?? 0,
+        owned: Boolean(e.uid || e.gid || e.uname || e.gname),
+      }),
+  });
+  return entries;
+}
+
 const SECRET_VALUE = 'sk-test-secret-value-should-never-be-written';
 
 describe('a mode B build', () => {
@@ -118,12 +135,8 @@ describe('a mode B build', () => {
       'environment/agent-seed/.git',
       'environment/agent-baseline/agent.py',
       'environment/sidecar/inner-task/hello-world/task.toml',
-      'environment/vero/package.json',
-      'environment/vero/dist/cli/main.js',
-      'environment/vero/scripts/ensure-temporal',
-      // Self-contained: production dependencies, the Temporal CLI, Harbor's wheels, the sidecar's engine start.
-      'environment/vero/node_modules/@temporalio/worker/package.json',
-      'environment/vero/node_modules/fastify/package.json',
+      'environment/vero.tar',
+      // Self-contained: the vero package with its production dependencies, the Temporal CLI, Harbor's wheels, the sidecar's engine start.
       'environment/sidecar/temporal',
       'environment/sidecar/harbor-wheelhouse',
       'environment/sidecar/start.sh',
@@ -132,10 +145,30 @@ describe('a mode B build', () => {
       expect(fs.existsSync(path.join(out, rel))).toBe(true);
     for (const s of ['tests/test.sh', 'solution/solve.sh', 'environment/main/seed.sh', 'environment/sidecar/start.sh'])
       expect(fs.statSync(path.join(out, s)).mode & 0o111).toBeTruthy();
+    // The package is one tar (the images ADD it to /opt/vero): its files, no owner (Docker makes them root's).
+    const pkg = tarEntries(path.join(out, 'environment/vero.tar'));
+    for (const rel of [
+      'package.json',
+      'dist/cli/main.js',
+      'scripts/ensure-temporal',
+      'node_modules/@temporalio/worker/package.json',
+      'node_modules/fastify/package.json',
+    ])
+      expect(pkg.get(rel)?.type).toBe('File');
+    expect(pkg.get('bin/vero')!.mode & 0o111).toBeTruthy();
+    expect([...pkg.values()].some((e) => e.owned)).toBe(false);
+    const listed = (JSON.parse(fs.readFileSync(path.join(out, MANIFEST), 'utf8')) as { files: Record<string, string> }).files;
+    expect(listed['environment/vero.tar']).toBe(
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(out, 'environment/vero.tar')))
+        .digest('hex'),
+    );
     // Development dependencies and other platforms' native builds stay out.
-    expect(fs.existsSync(path.join(out, 'environment/vero/node_modules/jest'))).toBe(false);
-    expect(fs.existsSync(path.join(out, 'environment/vero/node_modules/typescript'))).toBe(false);
-    expect(fs.readdirSync(path.join(out, 'environment/vero/node_modules/@temporalio/core-bridge/releases'))).toEqual([
+    const within = (dir: string) => [...pkg.keys()].filter((p) => p === dir || p.startsWith(`${dir}/`));
+    expect(within('node_modules/jest')).toEqual([]);
+    expect(within('node_modules/typescript')).toEqual([]);
+    const releases = 'node_modules/@temporalio/core-bridge/releases';
+    expect([...new Set(within(releases).map((p) => p.slice(releases.length + 1).split('/')[0]))].filter(Boolean)).toEqual([
       `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-gnu`,
     ]);
     expect(fs.readdirSync(path.join(out, 'environment/sidecar/harbor-wheelhouse')).some((f) => /^harbor-0\.26\.0-.*\.whl$/.test(f))).toBe(
@@ -313,14 +346,16 @@ describe('a mode B build', () => {
     expect(fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8')).toContain('RUN git -C /opt/agent-baseline reset -q');
   });
 
-  test('linkRuntime (throwaway builds) gives the same files, the runtime hard-linked to its sources', async () => {
+  test('linkRuntime (throwaway builds) gives the same files, the package shared between them, the CLI hard-linked to its source', async () => {
     const linked = path.join(tempDir(), 'task');
     await buildTaskDir(file, linked, { linkRuntime: true });
-    expect(fs.readFileSync(path.join(linked, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
-    const inode = (f: string) => fs.statSync(f).ino;
-    const rel = 'node_modules/@temporalio/worker/package.json';
-    expect(inode(path.join(linked, 'environment/vero', rel))).toBe(inode(path.join(ROOT, rel)));
-    expect(inode(path.join(out, 'environment/vero', rel))).not.toBe(inode(path.join(ROOT, rel)));
+    const again = path.join(tempDir(), 'task');
+    await buildTaskDir(file, again, { linkRuntime: true });
+    for (const dir of [linked, again])
+      expect(fs.readFileSync(path.join(dir, MANIFEST), 'utf8')).toBe(fs.readFileSync(path.join(out, MANIFEST), 'utf8'));
+    const pkg = (dir: string) => fs.statSync(path.join(dir, 'environment/vero.tar'));
+    expect(pkg(again).ino).toBe(pkg(linked).ino);
+    expect(pkg(out).nlink).toBe(1);
     expect(fs.statSync(path.join(linked, 'environment/sidecar/temporal')).nlink).toBeGreaterThan(1);
     expect(fs.statSync(path.join(linked, 'environment/sidecar/temporal')).mode & 0o111).toBeTruthy();
   });

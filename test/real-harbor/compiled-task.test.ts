@@ -153,7 +153,7 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
     beforeAll(async () => {
       jobsDir = path.join(dir, 'jobs', mode);
       taskDir = path.join(dir, 'tasks', mode);
-      // The vero package, Temporal CLI and Harbor wheels hard-linked, not copied: the same files, in less time.
+      // The Temporal CLI and Harbor wheels hard-linked, the vero package packed once for both: the same files, in less time.
       const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), taskDir, { skipSecretCheck: true, linkRuntime: true });
       expect(r.warnings).toEqual([]);
     });
