@@ -1,6 +1,7 @@
 /**
  * Harbor faults injected through the stand-in's scenarios: each ends as the documented status, scores from
- * partial trials are salvaged, and nothing is silently 0.
+ * partial trials are salvaged, and nothing is silently 0. The cases are evaluations of their own on one worker,
+ * run concurrently.
  */
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
@@ -8,9 +9,11 @@ import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
 import type { TaskResult } from '../../model/task-result';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
-import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { address, client, fileWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
+
+const q = fileWorker('fault');
 
 interface Expect {
   status: 'scored' | 'error';
@@ -49,8 +52,7 @@ const cases: [string, unknown, Expect][] = [
   ],
 ];
 
-test.each(cases)('%s', async (_name, outcome, want) => {
-  const q = uniqueQueue('fault');
+test.concurrent.each(cases)('%s', async (_name, outcome, want) => {
   const f = evalFixture({
     taskQueue: q,
     address: address(),
@@ -58,20 +60,18 @@ test.each(cases)('%s', async (_name, outcome, want) => {
     tasks: { names: ['hello-world'] },
     execution: { task_attempts: 2 },
   });
-  await withWorker(q, async () => {
-    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-    const { handle } = await startOrAttach(await client(), input, q);
-    const r = (await handle.result()) as CandidateResult;
-    const t = r.tasks![0] as TaskResult;
-    expect(t.status).toBe(want.status);
-    if (want.score !== undefined) expect(t.score).toBe(want.score);
-    expect(t.runs).toBe(want.runs);
-    if (want.error) expect(t.error).toMatch(want.error);
-    if (want.status === 'scored') expect(t.error).toBeNull();
-    if (want.exceptions) expect(t.exceptions).toEqual(want.exceptions);
-    // An error is reported as one, and counts as 0 in the mean.
-    expect(r.nErrors).toBe(want.status === 'error' ? 1 : 0);
-    expect(r.score).toBe(want.status === 'error' ? 0 : t.score);
-  });
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const { handle } = await startOrAttach(await client(), input, q);
+  const r = (await handle.result()) as CandidateResult;
+  const t = r.tasks![0] as TaskResult;
+  expect(t.status).toBe(want.status);
+  if (want.score !== undefined) expect(t.score).toBe(want.score);
+  expect(t.runs).toBe(want.runs);
+  if (want.error) expect(t.error).toMatch(want.error);
+  if (want.status === 'scored') expect(t.error).toBeNull();
+  if (want.exceptions) expect(t.exceptions).toEqual(want.exceptions);
+  // An error is reported as one, and counts as 0 in the mean.
+  expect(r.nErrors).toBe(want.status === 'error' ? 1 : 0);
+  expect(r.score).toBe(want.status === 'error' ? 0 : t.score);
   expect(runsPerTask(f.invocationLog)['hello-world']).toBe(want.runs);
 });

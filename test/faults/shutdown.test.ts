@@ -1,4 +1,7 @@
-/** Graceful worker shutdown: SIGTERM drains (the running harbor run finishes and is reported), then the worker exits 0. */
+/**
+ * Graceful worker shutdown: SIGTERM drains (the running harbor run finishes and is reported), then the worker exits 0.
+ * Each scenario has its own task queue and worker processes: they run concurrently.
+ */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { prepareEvalInput } from '../../client/eval-input';
@@ -11,7 +14,7 @@ import { address, client, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 
-test('SIGTERM: the worker finishes its running harbor run, reports it, and exits 0; nothing is re-run', async () => {
+test.concurrent('SIGTERM: the worker finishes its running harbor run, reports it, and exits 0; nothing is re-run', async () => {
   const q = uniqueQueue('drain');
   const f = evalFixture({
     taskQueue: q,
@@ -41,39 +44,42 @@ test('SIGTERM: the worker finishes its running harbor run, reports it, and exits
   expect(runsPerTask(f.invocationLog)['hello-world']).toBe(1);
 });
 
-test('SIGTERM past --shutdown-grace: the running harbor is left running, not stopped, and the next worker adopts it (one harbor run)', async () => {
-  const q = uniqueQueue('detach');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    scenario: { default: { reward: 1, duration_ms: 8000 } },
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    tasks: { names: ['hello-world'] },
-    execution: { heartbeat_timeout: '3s' },
-  });
-  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-  const { handle } = await startOrAttach(await client(), input, q);
-  const first = spawnWorker(address(), q, {}, ['--shutdown-grace', '1s']);
-  const exited = new Promise<number | null>((r) => first.proc.on('exit', (code) => r(code)));
-  await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'), 30_000);
-  first.proc.kill('SIGTERM');
-  expect(await exited).toBe(0);
-  // The worker left after its grace; its harbor was not stopped (no end yet, and it ends by itself, exit 0).
-  expect(invocations(f.invocationLog).filter((x) => x.event === 'end')).toEqual([]);
-  expect(first.tail(100_000)).toMatch(/harbor left running for the next attempt to adopt[\s\S]*this worker is shutting down/);
-  const second = spawnWorker(address(), q);
-  try {
-    const r = (await handle.result()) as CandidateResult;
-    expect(r).toMatchObject({ nScored: 1, score: 1 });
-    expect((r.tasks![0]!.notes ?? []).join('\n')).toMatch(/adopted the running harbor/);
-  } finally {
-    second.kill('SIGTERM');
-  }
-  expect(runsPerTask(f.invocationLog)['hello-world']).toBe(1);
-  expect(invocations(f.invocationLog).find((x) => x.event === 'end')).toMatchObject({ exit_code: 0 });
-});
+test.concurrent(
+  'SIGTERM past --shutdown-grace: the running harbor is left running, not stopped, and the next worker adopts it (one harbor run)',
+  async () => {
+    const q = uniqueQueue('detach');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      scenario: { default: { reward: 1, duration_ms: 8000 } },
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      tasks: { names: ['hello-world'] },
+      execution: { heartbeat_timeout: '3s' },
+    });
+    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+    const { handle } = await startOrAttach(await client(), input, q);
+    const first = spawnWorker(address(), q, {}, ['--shutdown-grace', '1s']);
+    const exited = new Promise<number | null>((r) => first.proc.on('exit', (code) => r(code)));
+    await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'), 30_000);
+    first.proc.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // The worker left after its grace; its harbor was not stopped (no end yet, and it ends by itself, exit 0).
+    expect(invocations(f.invocationLog).filter((x) => x.event === 'end')).toEqual([]);
+    expect(first.tail(100_000)).toMatch(/harbor left running for the next attempt to adopt[\s\S]*this worker is shutting down/);
+    const second = spawnWorker(address(), q);
+    try {
+      const r = (await handle.result()) as CandidateResult;
+      expect(r).toMatchObject({ nScored: 1, score: 1 });
+      expect((r.tasks![0]!.notes ?? []).join('\n')).toMatch(/adopted the running harbor/);
+    } finally {
+      second.kill('SIGTERM');
+    }
+    expect(runsPerTask(f.invocationLog)['hello-world']).toBe(1);
+    expect(invocations(f.invocationLog).find((x) => x.event === 'end')).toMatchObject({ exit_code: 0 });
+  },
+);
 
-test('VERO_LOG_FORMAT=json: the worker logs one JSON object per line', async () => {
+test.concurrent('VERO_LOG_FORMAT=json: the worker logs one JSON object per line', async () => {
   const q = uniqueQueue('jsonlog');
   const p = spawn(path.join(ROOT, 'bin', 'vero'), ['worker', '--address', address(), '--task-queue', q], {
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -67,6 +67,37 @@ export async function withWorker<T>(taskQueue: string, fn: () => Promise<T>): Pr
   }
 }
 
+/**
+ * One in-process worker for a whole test file, on a task queue of its own (returned): started before the file's
+ * first test, stopped after its last. For concurrent tests that need no worker of their own (none kills it).
+ */
+export function fileWorker(name: string): string {
+  const taskQueue = uniqueQueue(name);
+  let stop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    quietRuntime();
+    const { worker, connection } = await createVeroWorker({
+      address: address(),
+      namespace: 'default',
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      shutdownGraceTime: '1s',
+    });
+    const running = worker.run();
+    running.catch(() => undefined); // awaited (and so reported) when the file ends
+    stop = async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      try {
+        await running;
+      } finally {
+        await connection.close();
+      }
+    };
+  });
+  afterAll(() => stop?.());
+  return taskQueue;
+}
+
 export type { Worker };
 
 /** Tasks whose runTask activity completed in the evaluation's first chunk (before `beforeMs`, when given). */

@@ -1,6 +1,7 @@
 /**
  * Durability and cancellation with real processes: a worker subprocess SIGKILLed mid-evaluation, and a
- * cancellation while harbor runs.
+ * cancellation while harbor runs. The scenarios are independent (each its own task queue, evaluation and workers)
+ * and mostly wait on trials and heartbeat timeouts: they run concurrently.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -49,7 +50,7 @@ async function resultAcrossWorkerCrash(
   }
 }
 
-test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks are not run again, same result', async () => {
+test.concurrent('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks are not run again, same result', async () => {
   const q = uniqueQueue('crash');
   const f = evalFixture({
     taskQueue: q,
@@ -96,91 +97,98 @@ test('a SIGKILLed worker: a new worker finishes the evaluation, finished tasks a
   for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
 });
 
-test('a large evaluation continues as new every chunks_per_run chunks: bounded runs, one listing, a crash mid-run loses nothing', async () => {
-  const q = uniqueQueue('continue');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: { tasks: { 'hello-world': { reward: 1, duration_ms: 700 } }, default: { reward: 0.5, duration_ms: 700 } },
-    // 6 chunks of one task, 2 chunks per run: three runs of the parent.
-    execution: { concurrency: 2, chunk_size: 1, chunks_per_run: 2, heartbeat_timeout: '3s' },
-  });
-  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-  const c = await client();
-  const { handle } = await startOrAttach(c, input, q);
-  // Killed while the second run of the parent has chunks in flight.
-  const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
-    const d = await c.workflow.getHandle(input.evalId).describe();
-    return d.runId !== d.raw.workflowExecutionInfo?.firstRunId && (await getProgress(c, input.evalId)).running > 0;
-  });
-  expect(result.nScored).toBe(6);
-  expect(result.score).toBeCloseTo((1 + 5 * 0.5) / 6);
-  expect((result.tasks ?? []).map((t) => t.task)).toEqual(TASKS);
-  // Every task's harbor ran once: the chunks of earlier runs were not started again, the killed worker's
-  // harbor was adopted.
-  expect(runsPerTask(f.invocationLog)).toEqual(Object.fromEntries(TASKS.map((t) => [t, 1])));
-  // Three runs, each with at most two chunks and none of the rows; the first two continued as new.
-  const runs: { status: string; runId: string }[] = [];
-  for await (const w of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` })) runs.push({ status: w.status.name, runId: w.runId });
-  expect(runs.map((r) => r.status).sort()).toEqual(['COMPLETED', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
-  for (const r of runs) {
-    const events = (await c.workflow.getHandle(input.evalId, r.runId).fetchHistory()).events ?? [];
-    expect(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length).toBeLessThanOrEqual(2);
-    for (const e of events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes)) {
-      const summary = JSON.parse(
-        Buffer.from(e.childWorkflowExecutionCompletedEventAttributes!.result!.payloads![0]!.data!).toString(),
-      ) as object;
-      expect(summary).not.toHaveProperty('results');
+test.concurrent(
+  'a large evaluation continues as new every chunks_per_run chunks: bounded runs, one listing, a crash mid-run loses nothing',
+  async () => {
+    const q = uniqueQueue('continue');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      scenario: { tasks: { 'hello-world': { reward: 1, duration_ms: 700 } }, default: { reward: 0.5, duration_ms: 700 } },
+      // 6 chunks of one task, 2 chunks per run: three runs of the parent.
+      execution: { concurrency: 2, chunk_size: 1, chunks_per_run: 2, heartbeat_timeout: '3s' },
+    });
+    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+    const c = await client();
+    const { handle } = await startOrAttach(c, input, q);
+    // Killed while the second run of the parent has chunks in flight.
+    const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
+      const d = await c.workflow.getHandle(input.evalId).describe();
+      return d.runId !== d.raw.workflowExecutionInfo?.firstRunId && (await getProgress(c, input.evalId)).running > 0;
+    });
+    expect(result.nScored).toBe(6);
+    expect(result.score).toBeCloseTo((1 + 5 * 0.5) / 6);
+    expect((result.tasks ?? []).map((t) => t.task)).toEqual(TASKS);
+    // Every task's harbor ran once: the chunks of earlier runs were not started again, the killed worker's
+    // harbor was adopted.
+    expect(runsPerTask(f.invocationLog)).toEqual(Object.fromEntries(TASKS.map((t) => [t, 1])));
+    // Three runs, each with at most two chunks and none of the rows; the first two continued as new.
+    const runs: { status: string; runId: string }[] = [];
+    for await (const w of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` }))
+      runs.push({ status: w.status.name, runId: w.runId });
+    expect(runs.map((r) => r.status).sort()).toEqual(['COMPLETED', 'CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+    for (const r of runs) {
+      const events = (await c.workflow.getHandle(input.evalId, r.runId).fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length).toBeLessThanOrEqual(2);
+      for (const e of events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes)) {
+        const summary = JSON.parse(
+          Buffer.from(e.childWorkflowExecutionCompletedEventAttributes!.result!.payloads![0]!.data!).toString(),
+        ) as object;
+        expect(summary).not.toHaveProperty('results');
+      }
     }
-  }
-  // The evaluation is listed once, and began when its first run did.
-  // Visibility is eventually consistent: wait for the final run's search attributes.
-  const listed = await until('the evaluation listed as completed', async () => {
-    const rows = (await listEvaluations(c)).filter((r) => r.evalId === input.evalId);
-    return rows.some((r) => r.status === 'completed') && rows;
-  });
-  expect(listed).toHaveLength(1);
-  // The search attributes and memo of the first run were carried to the last.
-  expect(listed[0]).toMatchObject({ candidate: result.candidate, score: result.score });
-  expect((await handle.describe()).memo?.home).toBe(f.home);
-  const firstRunId = (await c.workflow.getHandle(input.evalId).describe()).raw.workflowExecutionInfo?.firstRunId;
-  expect(runs.find((r) => r.runId === firstRunId)?.status).toBe('CONTINUED_AS_NEW');
-  expect(Date.parse(result.startedAt)).toBeLessThan(listed[0]!.startedAt.getTime());
-  for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
-});
+    // The evaluation is listed once, and began when its first run did.
+    // Visibility is eventually consistent: wait for the final run's search attributes.
+    const listed = await until('the evaluation listed as completed', async () => {
+      const rows = (await listEvaluations(c)).filter((r) => r.evalId === input.evalId);
+      return rows.some((r) => r.status === 'completed') && rows;
+    });
+    expect(listed).toHaveLength(1);
+    // The search attributes and memo of the first run were carried to the last.
+    expect(listed[0]).toMatchObject({ candidate: result.candidate, score: result.score });
+    expect((await handle.describe()).memo?.home).toBe(f.home);
+    const firstRunId = (await c.workflow.getHandle(input.evalId).describe()).raw.workflowExecutionInfo?.firstRunId;
+    expect(runs.find((r) => r.runId === firstRunId)?.status).toBe('CONTINUED_AS_NEW');
+    expect(Date.parse(result.startedAt)).toBeLessThan(listed[0]!.startedAt.getTime());
+    for (const inv of invocations(f.invocationLog).filter((i) => i.event === 'start')) expect(pidAlive(inv.pid)).toBe(false);
+  },
+);
 
-test('a worker SIGKILLed after a spend cap was reached: the new worker starts nothing more, the result is the same budget_exhausted', async () => {
-  const q = uniqueQueue('capcrash');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: {
-      tasks: { 'add-cli-flag': { reward: 1, cost_usd: 5, duration_ms: 200 } },
-      default: { reward: 1, cost_usd: 0.5, duration_ms: 4000 },
-    },
-    // Two lanes: count-words runs beside the task that reaches the cap (no lane starts a task after it).
-    execution: { concurrency: 2, chunk_size: 3, max_cost_usd: 1, heartbeat_timeout: '3s' },
-  });
-  const cfg = loadEvalConfig(f.configFile);
-  const input = await prepareEvalInput(cfg, 'improved');
-  const c = await client();
-  const { handle } = await startOrAttach(c, input, q);
-  // Killed while the task running beside the one that reached the cap still runs, after the parent has stopped.
-  const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
-    const p = await getProgress(c, input.evalId).catch(() => null);
-    return !!p?.spendCapReached && p.running === 1;
-  });
-  expect(result.status).toBe('budget_exhausted');
-  expect((result.tasks ?? []).filter((t) => t.status === 'scored').map((t) => t.task)).toEqual(['add-cli-flag', 'count-words']);
-  expect(result.spend).toMatchObject({ nNotRun: 4, reached: 'max_cost_usd $1.00 reached ($5.0000 spent)' });
-  // The history keeps the cap: the new worker started no task the cap had kept from running.
-  expect(Object.keys(runsPerTask(f.invocationLog)).sort()).toEqual(['add-cli-flag', 'count-words']);
-  expect(runsPerTask(f.invocationLog)['add-cli-flag']).toBe(1);
-});
+test.concurrent(
+  'a worker SIGKILLed after a spend cap was reached: the new worker starts nothing more, the result is the same budget_exhausted',
+  async () => {
+    const q = uniqueQueue('capcrash');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      scenario: {
+        tasks: { 'add-cli-flag': { reward: 1, cost_usd: 5, duration_ms: 200 } },
+        default: { reward: 1, cost_usd: 0.5, duration_ms: 4000 },
+      },
+      // Two lanes: count-words runs beside the task that reaches the cap (no lane starts a task after it).
+      execution: { concurrency: 2, chunk_size: 3, max_cost_usd: 1, heartbeat_timeout: '3s' },
+    });
+    const cfg = loadEvalConfig(f.configFile);
+    const input = await prepareEvalInput(cfg, 'improved');
+    const c = await client();
+    const { handle } = await startOrAttach(c, input, q);
+    // Killed while the task running beside the one that reached the cap still runs, after the parent has stopped.
+    const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
+      const p = await getProgress(c, input.evalId).catch(() => null);
+      return !!p?.spendCapReached && p.running === 1;
+    });
+    expect(result.status).toBe('budget_exhausted');
+    expect((result.tasks ?? []).filter((t) => t.status === 'scored').map((t) => t.task)).toEqual(['add-cli-flag', 'count-words']);
+    expect(result.spend).toMatchObject({ nNotRun: 4, reached: 'max_cost_usd $1.00 reached ($5.0000 spent)' });
+    // The history keeps the cap: the new worker started no task the cap had kept from running.
+    expect(Object.keys(runsPerTask(f.invocationLog)).sort()).toEqual(['add-cli-flag', 'count-words']);
+    expect(runsPerTask(f.invocationLog)['add-cli-flag']).toBe(1);
+  },
+);
 
-test('cancelling an evaluation stops the running harbor process group and records the cancellation', async () => {
+test.concurrent('cancelling an evaluation stops the running harbor process group and records the cancellation', async () => {
   const q = uniqueQueue('cancel');
   const f = evalFixture({
     taskQueue: q,
