@@ -27,7 +27,7 @@ test.concurrent('SIGTERM: the worker finishes its running harbor run, reports it
   const { handle } = await startOrAttach(await client(), input, q);
   const first = spawnWorker(address(), q);
   const exited = new Promise<number | null>((r) => first.proc.on('exit', (code) => r(code)));
-  await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'), 30_000);
+  await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'));
   first.proc.kill('SIGTERM');
   expect(await exited).toBe(0);
   // The harbor run was allowed to finish (not killed) before the worker left.
@@ -60,7 +60,7 @@ test.concurrent(
     const { handle } = await startOrAttach(await client(), input, q);
     const first = spawnWorker(address(), q, {}, ['--shutdown-grace', '1s']);
     const exited = new Promise<number | null>((r) => first.proc.on('exit', (code) => r(code)));
-    await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'), 30_000);
+    await until('harbor to start', async () => invocations(f.invocationLog).some((x) => x.event === 'start'));
     first.proc.kill('SIGTERM');
     expect(await exited).toBe(0);
     // The worker left after its grace; its harbor was not stopped (no end yet, and it ends by itself, exit 0).
@@ -87,7 +87,7 @@ test.concurrent('VERO_LOG_FORMAT=json: the worker logs one JSON object per line'
   });
   let err = '';
   p.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await until('the worker to run', async () => err.includes('RUNNING'), 30_000);
+  await until('the worker to run', async () => err.includes('RUNNING'));
   const exited = new Promise((r) => p.on('exit', r));
   p.kill('SIGTERM');
   await exited;
