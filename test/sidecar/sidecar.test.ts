@@ -134,7 +134,7 @@ test('a restart in the middle of an evaluation does not refill the budget; candi
   const first = await startSidecar(s);
   const candidate = commitImprovement(s.work);
   const pending = post(first.url, '/eval', { split: 'validation' }).catch(() => null);
-  await until('harbor to start', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')), 10_000);
+  await until('harbor to start', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')));
   expect(await first.stop('SIGKILL')).toBeNull();
   await pending;
   const second = await startSidecar(s);
@@ -323,7 +323,7 @@ test('finalize drains: it waits for an agent evaluation still running and may gr
   try {
     const candidate = commitImprovement(s.work, ['sum-numbers', 'fix-csv-parser', 'add-cli-flag']);
     const pending = post(side.url, '/eval', { split: 'validation', commit: candidate });
-    await until('the evaluation runs', async () => starts(s).length >= 2, 30_000);
+    await until('the evaluation runs', async () => starts(s).length >= 2);
     const token = fs.readFileSync(s.cfg.paths.token_path, 'utf8');
     const fin = post(side.url, '/finalize', {}, { authorization: `Bearer ${token}` });
     await new Promise((r) => setTimeout(r, 300));
@@ -345,7 +345,7 @@ test('finalize drains: it waits for an agent evaluation still running and may gr
   try {
     const candidate = commitImprovement(slow.work, ['*']);
     const pending = post(side2.url, '/eval', { split: 'validation', commit: candidate });
-    await until('the evaluation runs', async () => starts(slow).length >= 2, 30_000);
+    await until('the evaluation runs', async () => starts(slow).length >= 2);
     const fin = await finalizeAsVerifier(side2, slow);
     expect(fin.json).toMatchObject({ commit: null, rewards: { reward: 0 }, drain: { in_flight: 1, finished: 0, cancelled: 1 } });
     expect((fin.json as { drain: { waited_sec: number } }).drain.waited_sec).toBeLessThan(60);
@@ -797,7 +797,7 @@ test('vero serve: SIGTERM with an /eval in flight exits promptly; the client see
     (r) => r,
     (e: Error) => e,
   );
-  await until('harbor started', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')), 30_000);
+  await until('harbor started', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')));
   const t0 = Date.now();
   try {
     expect(await side.stop('SIGTERM')).toBe(0);

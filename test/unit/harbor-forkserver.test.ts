@@ -140,7 +140,7 @@ test('a forked run is stopped at its deadline as a group, and SIGTERM to it is r
 
 test('a forked run is adopted by its pid file (its environment is the server’s), and outlives its server', async () => {
   const { done, starts } = run(['sleep', '3'], 'adopt.log');
-  await until('started', async () => starts.length === 1, 10_000);
+  await until('started', async () => starts.length === 1, 45_000);
   const pid = starts[0]!.pid;
   const pidFile = path.join(work, 'adopt.pid');
   writePidFile(pidFile, pid, Date.now());
