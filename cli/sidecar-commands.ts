@@ -5,8 +5,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
-import { loadServeConfig, serve } from '../sidecar/serve';
-import { takeSnapshot } from '../sidecar/session-snapshot';
 import { parseIntFlag } from './options';
 import { call, callRetrying, sidecarUrl } from './sidecar-client';
 import {
@@ -25,6 +23,13 @@ import { writeFileDurable } from '../infra/atomic-file';
 const out = (v: unknown, json?: boolean, text?: () => string) =>
   process.stdout.write(`${json || !text ? JSON.stringify(camelCaseKeys(v), null, 2) : text()}\n`);
 
+/**
+ * The sidecar itself (its worker, HTTP server and gateway), loaded only by `serve` and `snapshot`: the agent-side
+ * commands (`vero eval`, `eval wait`, `budget`, …) are HTTP clients an optimizer runs many times, and start in a
+ * fraction of the time without it.
+ */
+const sidecarServe = () => require('../sidecar/serve') as typeof import('../sidecar/serve');
+
 export function registerSidecarCommands(program: Command): void {
   registerServe(program);
   registerEval(program);
@@ -42,7 +47,8 @@ function registerSnapshot(program: Command): void {
     .requiredOption('--config <serve.json>', 'the serve config written by `vero build`')
     .requiredOption('--out <dir>', 'the dir to write (replaced whole)')
     .action(async (o: { config: string; out: string }) => {
-      const m = await takeSnapshot(loadServeConfig(o.config), o.out);
+      const { takeSnapshot } = require('../sidecar/session-snapshot') as typeof import('../sidecar/session-snapshot');
+      const m = await takeSnapshot(sidecarServe().loadServeConfig(o.config), o.out);
       process.stdout.write(`${o.out}: ${Object.keys(m.files).length} file(s) of the session of ${m.task_name}\n`);
     });
 }
@@ -58,7 +64,7 @@ function registerServe(program: Command): void {
     .option('--port <port>', 'override the config port (0 = any free port)', parseIntFlag('--port'))
     .option('--host <host>', 'override the config host')
     .action(async (o: { config: string; address?: string; taskQueue: string; port?: number; host?: string }) => {
-      const s = await serve(o.config, { address: o.address, taskQueue: o.taskQueue, port: o.port, host: o.host });
+      const s = await sidecarServe().serve(o.config, { address: o.address, taskQueue: o.taskQueue, port: o.port, host: o.host });
       process.stdout.write(`listening on ${s.port}\n`);
       let closing = false;
       const stop = () => {

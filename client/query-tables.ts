@@ -14,7 +14,7 @@ import { QUERY_VIEWS, type QueryViewName, rowOf, type ViewRows } from '../model/
 import { usageOf, type Usage } from '../model/trial-ranking';
 import { type EvalListing, listEvaluations } from './eval-listing';
 import { withTasks } from './eval-results';
-import { partialResults } from './partial-results';
+import { partialResults, type PartialResults } from './partial-results';
 
 export interface QuerySources {
   /** Temporal (null: result files only). */
@@ -187,20 +187,39 @@ function resultFiles(home: string): Map<string, CandidateResult> {
   return out;
 }
 
+/** Evaluations read from Temporal at once: each is a round trip or two, and a server may hold thousands. */
+const READS_AT_ONCE = 16;
+
+/** `read` of every item, at most `atOnce` at a time, answers in the items' order. */
+async function readAll<T, R>(items: T[], atOnce: number, read: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await read(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, lane));
+  return out;
+}
+
+/** A listed evaluation's result when it completed, else its rows so far (null when they cannot be read). */
+async function answerOf(client: Client, l: EvalListing): Promise<{ result: CandidateResult } | { partial: PartialResults | null }> {
+  if (l.workflowStatus === 'COMPLETED')
+    return { result: withTasks((await client.workflow.getHandle(l.evalId).result()) as CandidateResult) };
+  return { partial: await partialResults(client, l.evalId).catch(() => null) };
+}
+
 /** Every view's rows, from the sources. */
 export async function loadViewRows(sources: QuerySources): Promise<ViewRows> {
   const b = new ViewRowsBuilder(new Set(sources.views ?? QUERY_VIEWS.map((v) => v.name)));
-  const seen = new Set<string>();
   const client = sources.client;
-  for (const l of client ? await listEvaluations(client) : []) {
-    seen.add(l.evalId);
-    if (l.workflowStatus === 'COMPLETED') {
-      b.result(withTasks((await client!.workflow.getHandle(l.evalId).result()) as CandidateResult), l, 'temporal');
-      continue;
-    }
-    const partial = await partialResults(client!, l.evalId).catch(() => null);
-    b.unfinished(l, partial?.tasks ?? [], partial?.nTasks ?? null);
+  const listed = client ? await listEvaluations(client) : [];
+  const answers = await readAll(listed, READS_AT_ONCE, (l) => answerOf(client!, l));
+  for (const [i, l] of listed.entries()) {
+    const a = answers[i]!;
+    if ('result' in a) b.result(a.result, l, 'temporal');
+    else b.unfinished(l, a.partial?.tasks ?? [], a.partial?.nTasks ?? null);
   }
+  const seen = new Set(listed.map((l) => l.evalId));
   if (sources.home) for (const [id, r] of resultFiles(sources.home)) if (!seen.has(id)) b.result(r, null, 'file');
   return b.rows;
 }

@@ -6,7 +6,7 @@ import { freePort } from '../../infra/dev-server';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { chromium } from '../helpers/chromium';
 import { queueCapacity } from '../../client/worker-capacity';
-import { runVero, spawnWorker, until } from '../helpers/process';
+import { runCommand, runVero, spawnWorker, until, type WorkerProcess } from '../helpers/process';
 import { address, cancelAndSettle, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -17,6 +17,8 @@ function vero(args: string[], env: Record<string, string> = {}) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+// Each of these runs the CLI a few times and waits on nothing else: they run side by side (test.concurrent; jest's
+// maxConcurrency bounds how many at once), with each test's invocations run together too.
 describe('bad input: one clear error, a meaningful exit code, nothing started', () => {
   const f = evalFixture({ taskQueue: 'unused', address: address() });
   const variant = (mutate: (yaml: string) => string) => {
@@ -24,7 +26,7 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
     fs.writeFileSync(file, mutate(fs.readFileSync(f.configFile, 'utf8')));
     return file;
   };
-  test.each([
+  test.concurrent.each([
     ['an unknown key', (y: string) => `${y}\nscoring2: {}\n`, /vero\.yaml: scoring2: unknown key/],
     [
       'a wrong type',
@@ -59,18 +61,21 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
       (y: string) => y.replace(/task_timeout: .*/, 'task_timeout: 600h'),
       /execution\.task_timeout: expected at most 500h/,
     ],
-  ])('%s → exit 2', (_what, mutate, message) => {
-    const r = vero(['start-eval', '-c', variant(mutate), '--candidate', 'improved']);
+  ])('%s → exit 2', async (_what, mutate, message) => {
+    const r = await runVero(['start-eval', '-c', variant(mutate), '--candidate', 'improved']);
     expect(r.stderr).toMatch(message);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
   });
 
-  test('every problem of a config at once, one line each; a bad flag is blamed on the flag, not on the file', () => {
+  test.concurrent('every problem of a config at once, one line each; a bad flag is blamed on the flag, not on the file', async () => {
     const file = variant(
       (y) => y.replace(/concurrency: 3/, 'concurrency: 0').replace(/task_timeout: .*/, 'task_timeout: soon') + '\nscoring2: {}\n',
     );
-    const r = vero(['start-eval', '-c', file, '--candidate', 'improved']);
+    const [r, flagged] = await Promise.all([
+      runVero(['start-eval', '-c', file, '--candidate', 'improved']),
+      runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--concurrency', '0', '--n-attempts', '0']),
+    ]);
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual(
@@ -81,94 +86,107 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
       ]),
     );
     expect(lines.filter((l) => l.startsWith('error: '))).toHaveLength(3);
-    const flagged = vero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--concurrency', '0', '--n-attempts', '0']);
     expect(flagged.code).toBe(2);
     expect(flagged.stderr).toContain('error: --concurrency: Too small: expected number to be >=1 (execution.concurrency)');
     expect(flagged.stderr).toContain('error: --n-attempts: Too small: expected number to be >=1 (harbor.n_attempts)');
     expect(flagged.stderr).not.toContain(f.configFile);
   });
 
-  test('a bad candidate → exit 2 naming the ref and repo', () => {
-    const r = vero(['start-eval', '-c', f.configFile, '--candidate', 'deadbeef']);
+  test.concurrent('a bad candidate → exit 2 naming the ref and repo', async () => {
+    const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'deadbeef']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`error: --candidate: "deadbeef" is not a commit of ${f.repo}\n`);
   });
 
-  test('an unreachable Temporal server → exit 3', () => {
-    const r = vero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--address', '127.0.0.1:1']);
+  test.concurrent('an unreachable Temporal server → exit 3', async () => {
+    const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--address', '127.0.0.1:1']);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/cannot reach the Temporal server at 127\.0\.0\.1:1 .*vero dev/);
   });
 
-  test('a config that is not a regular file, or too large, is refused at once → exit 2', () => {
+  test.concurrent('a config that is not a regular file, or too large, is refused at once → exit 2', async () => {
     const fifo = path.join(tempDir(), 'vero.yaml');
     spawnSync('mkfifo', [fifo]);
-    for (const [file, why] of [
-      [fifo, /a FIFO, not a regular file/],
-      ['/dev/zero', /a character device, not a regular file/],
-    ] as const) {
-      const r = vero(['start-eval', '-c', file, '--candidate', 'improved']);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(why);
-    }
     const big = path.join(tempDir(), 'vero.yaml');
     fs.writeFileSync(big, `# ${'x'.repeat(2 * 1024 * 1024)}\n`);
-    expect(vero(['start-eval', '-c', big, '--candidate', 'improved']).stderr).toMatch(/over the 1048576-byte limit/);
+    const cases = [
+      [fifo, /a FIFO, not a regular file/],
+      ['/dev/zero', /a character device, not a regular file/],
+    ] as const;
+    const [fromBig, ...answers] = await Promise.all(
+      [big, ...cases.map(([file]) => file)].map((file) => runVero(['start-eval', '-c', file, '--candidate', 'improved'])),
+    );
+    for (const [i, [, why]] of cases.entries()) {
+      expect(answers[i]!.code).toBe(2);
+      expect(answers[i]!.stderr).toMatch(why);
+    }
+    expect(fromBig!.stderr).toMatch(/over the 1048576-byte limit/);
   });
 
-  test('ids nobody knows → exit 2; a worker that cannot reach its server → exit 3; neither prints a stack', () => {
-    for (const cmd of ['status', 'results', 'cancel']) {
-      const r = vero([cmd, 'eval-nope', '--address', address()]);
+  test.concurrent('ids nobody knows → exit 2; a worker that cannot reach its server → exit 3; neither prints a stack', async () => {
+    const cmds = ['status', 'results', 'cancel'];
+    const [w, ...answers] = await Promise.all([
+      runVero(['worker', '--address', '127.0.0.1:1']),
+      ...cmds.map((cmd) => runVero([cmd, 'eval-nope', '--address', address()])),
+    ]);
+    for (const [i, cmd] of cmds.entries()) {
+      const r = answers[i]!;
       expect({ cmd, code: r.code }).toEqual({ cmd, code: 2 });
       expect(r.stderr).toMatch(/no such evaluation/);
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
-    const w = vero(['worker', '--address', '127.0.0.1:1']);
     expect(w.code).toBe(3);
     expect(w.stderr).toMatch(/is the Temporal server running/);
     expect(w.stderr).not.toMatch(/\n\s+at /);
   });
 
-  test('unknown options and --help', () => {
-    expect(vero(['start-eval', '--bogus']).code).toBe(2);
-    const help = vero(['--help']);
+  test.concurrent('unknown options and --help', async () => {
+    // A reader that stops early (`| head`) is not an error: no EPIPE stack, exit 0.
+    const [bogus, help, startHelp, piped] = await Promise.all([
+      runVero(['start-eval', '--bogus']),
+      runVero(['--help']),
+      runVero(['start-eval', '--help']),
+      runCommand('bash', ['-c', `'${VERO}' --help | head -1; echo "exit \${PIPESTATUS[0]}"`]),
+    ]);
+    expect(bogus.code).toBe(2);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('start-eval');
     expect(help.stdout).toContain('Exit codes');
-    expect(vero(['start-eval', '--help']).stdout).toContain('--candidate <ref>');
-    // A reader that stops early (`| head`) is not an error: no EPIPE stack, exit 0.
-    const piped = spawnSync('bash', ['-c', `'${VERO}' --help | head -1; echo "exit \${PIPESTATUS[0]}"`], { encoding: 'utf8' });
+    expect(startHelp.stdout).toContain('--candidate <ref>');
     expect(piped.stdout).toBe('Usage: vero [options] [command]\nexit 0\n');
     expect(piped.stderr).toBe('');
   });
 
-  test('start-eval --print-config prints what would run (id, digest, settings, the resolved config) and starts nothing', () => {
-    // No server is needed (and none is at this address): nothing is started.
-    const r = vero([
-      'start-eval',
-      '-c',
-      f.configFile,
-      '--candidate',
-      'improved',
-      '--concurrency',
-      '7',
-      '--print-config',
-      '--address',
-      '127.0.0.1:1',
-    ]);
-    expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as {
-      evalId: string;
-      configDigest: string;
-      tasks: string[];
-      settings: { concurrency: number };
-      config: { execution: { concurrency: number } };
-    };
-    expect(out.evalId).toMatch(new RegExp(`^eval-[0-9a-f]{40}-${out.configDigest.slice(0, 16)}`));
-    expect(out.tasks).toHaveLength(6);
-    expect(out.settings.concurrency).toBe(7);
-    expect(out.config.execution.concurrency).toBe(7);
-  });
+  test.concurrent(
+    'start-eval --print-config prints what would run (id, digest, settings, the resolved config) and starts nothing',
+    async () => {
+      // No server is needed (and none is at this address): nothing is started.
+      const r = await runVero([
+        'start-eval',
+        '-c',
+        f.configFile,
+        '--candidate',
+        'improved',
+        '--concurrency',
+        '7',
+        '--print-config',
+        '--address',
+        '127.0.0.1:1',
+      ]);
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout) as {
+        evalId: string;
+        configDigest: string;
+        tasks: string[];
+        settings: { concurrency: number };
+        config: { execution: { concurrency: number } };
+      };
+      expect(out.evalId).toMatch(new RegExp(`^eval-[0-9a-f]{40}-${out.configDigest.slice(0, 16)}`));
+      expect(out.tasks).toHaveLength(6);
+      expect(out.settings.concurrency).toBe(7);
+      expect(out.config.execution.concurrency).toBe(7);
+    },
+  );
 });
 
 test('start-eval --wait --json prints the result; trials --json collates its jobs dir offline', async () => {
@@ -294,18 +312,21 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     const again = vero(['start-eval', '-c', repo.configFile, '--candidate', 'baseline', '--json']);
     expect(JSON.parse(again.stdout)).toMatchObject({ evalId, mode: 'existing' });
     // A second `vero dev` on the same database is refused, naming the live owner (it used to stop its server);
-    // one on the same port is refused too (it used to report success and join the other server).
-    const sameDb = vero(['dev', '--db', db, '--port', String(await freePort()), '--no-worker']);
+    // one on the same port is refused too (it used to report success and join the other server). Each is
+    // refused before it starts anything, so they run at once.
+    const [sameDb, badSync, samePort] = await Promise.all([
+      freePort().then((p) => runVero(['dev', '--db', db, '--port', String(p), '--no-worker'])),
+      runVero(['dev', '--db', path.join(dir, 'other.db'), '--db-sync', 'sometimes', '--no-worker']),
+      runVero(['dev', '--db', path.join(dir, 'other.db'), '--port', String(port), '--no-worker']),
+    ]);
     expect(sameDb.code).toBe(2);
     expect(sameDb.stderr).toMatch(new RegExp(`in use by a running dev server \\(pid \\d+, port ${port}\\) of vero process ${second.pid}`));
-    const badSync = vero(['dev', '--db', path.join(dir, 'other.db'), '--db-sync', 'sometimes', '--no-worker']);
     expect(badSync.code).toBe(2);
     expect(badSync.stderr).toContain("argument 'sometimes' is invalid. Allowed choices are normal, full");
-    const samePort = vero(['dev', '--db', path.join(dir, 'other.db'), '--port', String(port), '--no-worker']);
     expect(samePort.code).toBe(2);
     expect(samePort.stderr).toContain(`port 127.0.0.1:${port} is already in use`);
     // The first is untouched: it still answers.
-    expect(vero(['list', '--json', '--address', `127.0.0.1:${port}`]).code).toBe(0);
+    expect((await runVero(['list', '--json', '--address', `127.0.0.1:${port}`])).code).toBe(0);
     await stop(second);
   } finally {
     for (const child of running) {
@@ -322,47 +343,62 @@ test('status, results, list and best read evaluations back; cancel stops a runni
   const conn = ['--address', address()];
   await withWorker(q, async () => {
     const ids: Record<string, string> = {};
-    for (const candidate of ['baseline', 'improved']) {
-      const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', candidate, '--wait', '--json']);
-      expect(r.code).toBe(0);
-      ids[candidate] = (JSON.parse(r.stdout) as { evalId: string }).evalId;
+    const started = await Promise.all(
+      ['baseline', 'improved'].map((candidate) =>
+        runVero(['start-eval', '-c', f.configFile, '--candidate', candidate, '--wait', '--json']),
+      ),
+    );
+    for (const [i, candidate] of ['baseline', 'improved'].entries()) {
+      expect(started[i]!.code).toBe(0);
+      ids[candidate] = (JSON.parse(started[i]!.stdout) as { evalId: string }).evalId;
     }
-    const results = await runVero(['results', ids.improved!, '--json', ...conn]);
+    // best waits for visibility to list both; the reads by id run beside it, all at once (what lists or finds
+    // evaluations by candidate runs once best has seen both).
+    const bestOfBoth = (async () => {
+      let best: { code: number | null; stdout: string } = { code: null, stdout: '' };
+      for (let i = 0; i < 30; i++) {
+        best = await runVero(['best', '--json', '-c', f.configFile]);
+        if (best.code === 0 && (JSON.parse(best.stdout) as { evalId: string }).evalId === ids.improved) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      return best;
+    })();
+    const [results, table, status, cmpText, noSuch] = await Promise.all([
+      runVero(['results', ids.improved!, '--json', ...conn]),
+      runVero(['results', ids.baseline!, ...conn]),
+      runVero(['status', ids.improved!, '--json', ...conn]),
+      runVero(['compare', ids.baseline!, ids.improved!, ...conn]),
+      runVero(['compare', 'eval-nope', ids.improved!, ...conn]),
+    ]);
     expect(JSON.parse(results.stdout)).toMatchObject({
       score: 1,
       nScored: 2,
       tasks: [{ task: 'hello-world' }, { task: 'reverse-string' }],
     });
-    const table = await runVero(['results', ids.baseline!, ...conn]);
     expect(table.stdout).toMatch(/reverse-string\s+scored\s+0\.000/);
     expect(table.stdout).toContain('score     0.500 over 2 task(s)');
     // 1 of 2 tasks: mean 0.5, sample sd 0.707, standard error 0.5, t(0.975, 1) = 12.71: the interval is all of [0, 1].
     expect(table.stdout).toContain('          95% interval 0.000–1.000 (standard error 0.500, over tasks)');
-    const status = await runVero(['status', ids.improved!, '--json', ...conn]);
     expect(JSON.parse(status.stdout)).toMatchObject({ workflowStatus: 'COMPLETED', progress: { phase: 'done', done: 2 } });
-    let best: { code: number | null; stdout: string } = { code: null, stdout: '' };
-    for (let i = 0; i < 30; i++) {
-      best = await runVero(['best', '--json', '-c', f.configFile]);
-      if (best.code === 0 && (JSON.parse(best.stdout) as { evalId: string }).evalId === ids.improved) break;
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    const best = await bestOfBoth;
+    const [bestText, cmp, limited, limitedText] = await Promise.all([
+      runVero(['best', '-c', f.configFile, ...conn]),
+      runVero(['compare', 'baseline', 'improved', '-c', f.configFile, '--json']),
+      runVero(['list', '--limit', '1', '--json', ...conn]),
+      runVero(['list', '--limit', '1', ...conn]),
+    ]);
     expect(JSON.parse(best.stdout)).toMatchObject({ evalId: ids.improved, candidateRef: 'improved', score: 1 });
     // 2/2 against 1/2 on two tasks is not a resolved difference, and best says so.
     expect(JSON.parse(best.stdout)).toMatchObject({ runnerUp: { evalId: ids.baseline, separable: false }, uncertainty: { n: 2, mean: 1 } });
-    expect((await runVero(['best', '-c', f.configFile, ...conn])).stdout).toContain(
-      'not separable from the runner-up baseline (0.500) at 95%',
-    );
+    expect(bestText.stdout).toContain('not separable from the runner-up baseline (0.500) at 95%');
 
     // list pages through every evaluation; --limit shows the newest N and says there are more.
-    const limited = await runVero(['list', '--limit', '1', '--json', ...conn]);
     expect(JSON.parse(limited.stdout)).toHaveLength(1);
-    const limitedText = await runVero(['list', '--limit', '1', ...conn]);
     expect(limitedText.stderr).toContain('showing the newest 1; there are more');
     // Human output names the server it read (never silently another one's state); --json stays clean.
     expect(limitedText.stderr).toContain(`server ${address()} (from --address) · namespace default`);
     expect(limited.stderr).not.toContain('namespace');
     // compare: by candidate under the config, and by evaluation id; 1 flip on 2 tasks is not resolved.
-    const cmp = await runVero(['compare', 'baseline', 'improved', '-c', f.configFile, '--json']);
     expect(cmp.code).toBe(0);
     expect(JSON.parse(cmp.stdout)).toMatchObject({
       a: { evalId: ids.baseline },
@@ -374,10 +410,8 @@ test('status, results, list and best read evaluations back; cancel stops a runni
       mcnemar: { aOnly: 0, bOnly: 1, pValue: 1 },
       verdict: 'not resolved',
     });
-    const cmpText = await runVero(['compare', ids.baseline!, ids.improved!, ...conn]);
     expect(cmpText.stdout).toMatch(/reverse-string\s+0\.000\s+1\.000\s+\+1\.000/);
     expect(cmpText.stdout).toContain('verdict   not resolved at this sample size: mean delta +0.500 over 2 shared task(s)');
-    const noSuch = await runVero(['compare', 'eval-nope', ids.improved!, ...conn]);
     expect(noSuch.code).toBe(2);
     expect(noSuch.stderr).toContain('A: no evaluation "eval-nope" on this server');
 
@@ -478,30 +512,42 @@ test('start-eval says when concurrency is more than the workers polling the queu
   }
 });
 
+/**
+ * One `vero worker` process, started by the first test that asks for its queue, serves the tests below that need a
+ * worker process but nothing particular of it (each has its own fixture, home and evaluation ids). The tests that
+ * inspect their worker (its slots, its log) start their own.
+ */
+let sharedWorker: WorkerProcess | undefined;
+const sharedQueue = uniqueQueue('cli-worker');
+function sharedWorkerQueue(): string {
+  sharedWorker ??= spawnWorker(address(), sharedQueue, {});
+  return sharedQueue;
+}
+afterAll(async () => {
+  sharedWorker?.kill('SIGTERM');
+  if (sharedWorker)
+    await until('the shared worker stopped', async () => sharedWorker!.proc.exitCode !== null || sharedWorker!.proc.signalCode !== null);
+});
+
 test('start-eval --wait exits 2 when the evaluation fails for a config reason (the failure table), 1 otherwise', async () => {
-  const q = uniqueQueue('exit2');
+  const q = sharedWorkerQueue();
   const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] } });
-  const w = spawnWorker(address(), q, {});
-  try {
-    const r = await runVero([
-      'start-eval',
-      '-c',
-      f.configFile,
-      '--candidate',
-      'improved',
-      '--wait',
-      '--harbor-command',
-      '/nonexistent/harbor',
-    ]);
-    expect(r.stderr).toMatch(/evaluation failed: harbor launcher not found: "\/nonexistent\/harbor"/);
-    expect(r.code).toBe(2);
-  } finally {
-    w.kill('SIGTERM');
-  }
+  const r = await runVero([
+    'start-eval',
+    '-c',
+    f.configFile,
+    '--candidate',
+    'improved',
+    '--wait',
+    '--harbor-command',
+    '/nonexistent/harbor',
+  ]);
+  expect(r.stderr).toMatch(/evaluation failed: harbor launcher not found: "\/nonexistent\/harbor"/);
+  expect(r.code).toBe(2);
 });
 
 test('a spend cap through the CLI: start-eval --wait exits 4 with budget_exhausted and not_run rows; spend-pool shows the batch', async () => {
-  const q = uniqueQueue('capcli');
+  const q = sharedWorkerQueue();
   const pool = `cli-${q}`;
   const f = evalFixture({
     taskQueue: q,
@@ -513,38 +559,33 @@ test('a spend cap through the CLI: start-eval --wait exits 4 with budget_exhaust
     },
     execution: { concurrency: 1, max_cost_usd: 1, spend_pool: pool },
   });
-  const w = spawnWorker(address(), q, {});
-  try {
-    const human = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait']);
-    expect(human.code).toBe(4);
-    // concurrency 1: the first task's $2 is known before the next task may start, so nothing else starts
-    expect(human.stdout).toMatch(
-      new RegExp(`status +budget_exhausted \\(max_cost_usd \\$1\\.00 reached \\(\\$2\\.0000 spent in spend pool ${pool}\\); partial`),
-    );
-    expect(human.stdout).toMatch(/score +1\.000 over the 1 of 6 task\(s\) that ran \(5 not run\)/);
-    expect(human.stdout).toMatch(/not_run .*not started: max_cost_usd/);
-    const json = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
-    expect(json.code).toBe(4);
-    const r = JSON.parse(json.stdout) as {
-      status: string;
-      nRun: number;
-      nTasks: number;
-      tasks: { status: string }[];
-      spend: { nNotRun: number };
-    };
-    expect(r).toMatchObject({ status: 'budget_exhausted', nRun: 1, nTasks: 6, spend: { nNotRun: 5 } });
-    expect(r.tasks.filter((t) => t.status === 'not_run')).toHaveLength(5);
-    const shown = await runVero(['spend-pool', pool, '--address', address()]);
-    expect(shown.code).toBe(0);
-    expect(shown.stdout).toMatch(new RegExp(`spend pool ${pool}: max_cost_usd \\$1\\.00`));
-    expect(shown.stdout).toMatch(/spent +\$2\.0000, 0 tokens/);
-    expect(shown.stdout).toMatch(/cap reached: max_cost_usd \$1\.00 reached/);
-    const missing = await runVero(['spend-pool', 'no-such-pool', '--address', address()]);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/spend pool "no-such-pool": none on this server/);
-  } finally {
-    w.kill('SIGTERM');
-  }
+  const human = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait']);
+  expect(human.code).toBe(4);
+  // concurrency 1: the first task's $2 is known before the next task may start, so nothing else starts
+  expect(human.stdout).toMatch(
+    new RegExp(`status +budget_exhausted \\(max_cost_usd \\$1\\.00 reached \\(\\$2\\.0000 spent in spend pool ${pool}\\); partial`),
+  );
+  expect(human.stdout).toMatch(/score +1\.000 over the 1 of 6 task\(s\) that ran \(5 not run\)/);
+  expect(human.stdout).toMatch(/not_run .*not started: max_cost_usd/);
+  const json = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
+  expect(json.code).toBe(4);
+  const r = JSON.parse(json.stdout) as {
+    status: string;
+    nRun: number;
+    nTasks: number;
+    tasks: { status: string }[];
+    spend: { nNotRun: number };
+  };
+  expect(r).toMatchObject({ status: 'budget_exhausted', nRun: 1, nTasks: 6, spend: { nNotRun: 5 } });
+  expect(r.tasks.filter((t) => t.status === 'not_run')).toHaveLength(5);
+  const shown = await runVero(['spend-pool', pool, '--address', address()]);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toMatch(new RegExp(`spend pool ${pool}: max_cost_usd \\$1\\.00`));
+  expect(shown.stdout).toMatch(/spent +\$2\.0000, 0 tokens/);
+  expect(shown.stdout).toMatch(/cap reached: max_cost_usd \$1\.00 reached/);
+  const missing = await runVero(['spend-pool', 'no-such-pool', '--address', address()]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toMatch(/spend pool "no-such-pool": none on this server/);
 });
 
 test("quiet consoles: a task attempt that failed and is retried is one line in the worker's log, not the SDK's warning with a stack", async () => {
@@ -601,7 +642,7 @@ test('vero completion bash completes commands and each command’s own options, 
 });
 
 test('vero clean lists by a retention rule and removes with --yes: old run dirs, results Temporal forgot, unused worktrees; never a running evaluation’s', async () => {
-  const q = uniqueQueue('clean');
+  const q = sharedWorkerQueue();
   const f = evalFixture({
     taskQueue: q,
     address: address(),
@@ -609,7 +650,6 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
     scenario: { tasks: { 'hello-world': { reward: 1 } }, default: { reward: 1, duration_ms: 120_000 } },
   });
-  const w = spawnWorker(address(), q, {});
   let running: string | null = null;
   try {
     const done = JSON.parse((await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json'])).stdout) as {
@@ -670,12 +710,11 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
     expect((await runVero(['results', done.evalId, '--json', '--address', address()])).code).toBe(0);
   } finally {
     if (running) await cancelAndSettle(running);
-    w.kill('SIGTERM');
   }
 });
 
 test('the progress bar on a terminal: elapsed time and an ETA, and its last frame is the final state', async () => {
-  const q = uniqueQueue('bar');
+  const q = sharedWorkerQueue();
   const f = evalFixture({
     taskQueue: q,
     address: address(),
@@ -683,24 +722,19 @@ test('the progress bar on a terminal: elapsed time and an ETA, and its last fram
     scenario: { default: { reward: 1, duration_ms: 1500 } },
     execution: { concurrency: 2 },
   });
-  const w = spawnWorker(address(), q, {});
-  try {
-    // util-linux's `script` gives the command a pseudo-terminal, as a person's shell would.
-    const cmd = [VERO, 'start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'].map((a) => `'${a}'`).join(' ');
-    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { ...process.env, COLUMNS: '200' },
-    });
-    expect(r.status).toBe(0);
-    // Frames are redrawn from column 1 (ESC [1G).
-    const frames = r.stdout
-      .split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r|\\n`))
-      .filter((l) => l.includes('tasks ') && l.includes('| running'));
-    expect(frames.length).toBeGreaterThan(1);
-    expect(frames.some((l) => /\| \d+s elapsed, eta \d+s/.test(l) && !/ 6\/6 /.test(l))).toBe(true);
-    expect(frames.at(-1)).toMatch(/ 6\/6 \| running 0 \| errors 0 \| mean 1\.000 \| \d+s elapsed, eta 0s/);
-  } finally {
-    w.kill('SIGTERM');
-  }
+  // util-linux's `script` gives the command a pseudo-terminal, as a person's shell would.
+  const cmd = [VERO, 'start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'].map((a) => `'${a}'`).join(' ');
+  const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, COLUMNS: '200' },
+  });
+  expect(r.status).toBe(0);
+  // Frames are redrawn from column 1 (ESC [1G).
+  const frames = r.stdout
+    .split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r|\\n`))
+    .filter((l) => l.includes('tasks ') && l.includes('| running'));
+  expect(frames.length).toBeGreaterThan(1);
+  expect(frames.some((l) => /\| \d+s elapsed, eta \d+s/.test(l) && !/ 6\/6 /.test(l))).toBe(true);
+  expect(frames.at(-1)).toMatch(/ 6\/6 \| running 0 \| errors 0 \| mean 1\.000 \| \d+s elapsed, eta 0s/);
 });

@@ -40,14 +40,14 @@ test("every evaluation command's --json conforms to its schema, camelCase, one n
     );
     expect(printed.tasks).toHaveLength(6);
     const tasks = 'count-words,hello-world';
-    const a = conforming<{ evalId: string; startedAt: string }>(
-      'start-eval',
-      (await runVero(['start-eval', ...cfg, '--candidate', 'baseline', '--tasks', tasks, '--wait', '--json'])).stdout,
+    // Independent reads run at once (each its own CLI process); what waits on the server's state waits first.
+    const [aOut, bOut] = await Promise.all(
+      ['baseline', 'improved'].map((candidate) =>
+        runVero(['start-eval', ...cfg, '--candidate', candidate, '--tasks', tasks, '--wait', '--json']),
+      ),
     );
-    const b = conforming<{ evalId: string }>(
-      'start-eval',
-      (await runVero(['start-eval', ...cfg, '--candidate', 'improved', '--tasks', tasks, '--wait', '--json'])).stdout,
-    );
+    const a = conforming<{ evalId: string; startedAt: string }>('start-eval', aOut!.stdout);
+    const b = conforming<{ evalId: string }>('start-eval', bOut!.stdout);
     const started = conforming<{ evalId: string; nTasks: number; mode: string }>(
       'start-eval',
       (await runVero(['start-eval', ...cfg, '--candidate', 'improved', '--json'])).stdout,
@@ -56,13 +56,15 @@ test("every evaluation command's --json conforms to its schema, camelCase, one n
     running = started.evalId;
     await until('a task of the running one has started', async () => fs.existsSync(path.join(f.home, 'runs', running!)));
 
-    const status = conforming<{ startedAt: string; finishedAt: string | null }>(
-      'status',
-      (await runVero(['status', a.evalId, '--json', ...conn])).stdout,
-    );
+    const [statusA, statusRunning, resultsA] = await Promise.all([
+      runVero(['status', a.evalId, '--json', ...conn]),
+      runVero(['status', running, '--json', ...conn]),
+      runVero(['results', a.evalId, '--json', ...conn]),
+    ]);
+    const status = conforming<{ startedAt: string; finishedAt: string | null }>('status', statusA.stdout);
     expect(status.startedAt).toBe(new Date(status.startedAt).toISOString());
-    conforming('status', (await runVero(['status', running, '--json', ...conn])).stdout);
-    conforming('results', (await runVero(['results', a.evalId, '--json', ...conn])).stdout);
+    conforming('status', statusRunning.stdout);
+    conforming('results', resultsA.stdout);
     await until(
       'the running one has a row',
       async () => JSON.parse((await runVero(['results', running!, '--json', ...conn])).stdout).nWithResults >= 1,
@@ -73,20 +75,27 @@ test("every evaluation command's --json conforms to its schema, camelCase, one n
       'both listed',
       async () => (JSON.parse((await runVero(['list', ...cfg, '--all', '--json'])).stdout) as unknown[]).length >= 3,
     );
-    const rows = conforming<{ startedAt: string }[]>('list', (await runVero(['list', ...cfg, '--all', '--json'])).stdout);
-    expect(rows.every((r) => typeof r.startedAt === 'string')).toBe(true);
-    conforming('best', (await runVero(['best', ...cfg, '--all', '--json'])).stdout);
-    conforming('compare', (await runVero(['compare', a.evalId, b.evalId, '--json', ...conn])).stdout);
-    conforming('set-concurrency', (await runVero(['set-concurrency', running, '2', '--json', ...conn])).stdout);
-    conforming('spend-pool', (await runVero(['spend-pool', `json-${q}`, '--json', ...conn])).stdout);
-    conforming('clean', (await runVero(['clean', ...cfg, '--json'])).stdout);
     const jobs = path.join(f.home, 'runs', a.evalId);
     const runDir = path.join(jobs, fs.readdirSync(jobs)[0]!, 'jobs');
-    const trials = conforming<{ tasks: { jobDir: string }[] }>('trials', (await runVero(['trials', runDir, '--json'])).stdout);
+    const [list, best, compare, setConcurrency, spendPool, clean, trialsOut] = await Promise.all([
+      runVero(['list', ...cfg, '--all', '--json']),
+      runVero(['best', ...cfg, '--all', '--json']),
+      runVero(['compare', a.evalId, b.evalId, '--json', ...conn]),
+      runVero(['set-concurrency', running, '2', '--json', ...conn]),
+      runVero(['spend-pool', `json-${q}`, '--json', ...conn]),
+      runVero(['clean', ...cfg, '--json']),
+      runVero(['trials', runDir, '--json']),
+    ]);
+    const rows = conforming<{ startedAt: string }[]>('list', list.stdout);
+    expect(rows.every((r) => typeof r.startedAt === 'string')).toBe(true);
+    conforming('best', best.stdout);
+    conforming('compare', compare.stdout);
+    conforming('set-concurrency', setConcurrency.stdout);
+    conforming('spend-pool', spendPool.stdout);
+    conforming('clean', clean.stdout);
+    const trials = conforming<{ tasks: { jobDir: string }[] }>('trials', trialsOut.stdout);
     // The rows of `vero results`, less what only a run knows.
-    const resultRows = (
-      JSON.parse((await runVero(['results', a.evalId, '--json', ...conn])).stdout) as { tasks: Record<string, unknown>[] }
-    ).tasks;
+    const resultRows = (JSON.parse(resultsA.stdout) as { tasks: Record<string, unknown>[] }).tasks;
     for (const [i, row] of trials.tasks.entries()) {
       const { runs: _runs, timedOut: _timedOut, notes: _notes, harborVersion: _version, ...known } = resultRows[i]!;
       expect(row).toEqual(known);

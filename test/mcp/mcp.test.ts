@@ -38,7 +38,9 @@ async function callTool(c: Client, name: string, args: Record<string, unknown> =
   return r.isError ? { ok: false, value: text } : { ok: true, value: JSON.parse(text) };
 }
 
-test('the evaluation commands as tools: start, status, results, compare, query, cancel, pause, retry', async () => {
+// The two tests share nothing (one serves the dev server's evaluations, the other a sidecar of its own) and mostly
+// wait on evaluations: they run side by side (test.concurrent).
+test.concurrent('the evaluation commands as tools: start, status, results, compare, query, cancel, pause, retry', async () => {
   const q = uniqueQueue('mcp');
   const f = evalFixture({ taskQueue: q, address: address() });
   await withWorker(q, async () => {
@@ -121,7 +123,7 @@ test('the evaluation commands as tools: start, status, results, compare, query, 
   });
 });
 
-test("the sidecar's agent-side protocol as tools: the same tiers, budgets and submit as the CLI", async () => {
+test.concurrent("the sidecar's agent-side protocol as tools: the same tiers, budgets and submit as the CLI", async () => {
   const s = await setup({ submit_enabled: true });
   const side = await startSidecar(s);
   const c = await mcpClient(['mcp', '--agent'], { VERO_EVAL_URL: side.url });

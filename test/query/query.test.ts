@@ -105,14 +105,18 @@ test('evaluations and spend agree with the result', async () => {
 
 test('read-only by the engine: writes and a second statement are refused (exit 2, SQLite says why)', async () => {
   // A write that returns rows gets as far as SQLite running it, and SQLite refuses it (PRAGMA query_only).
-  const write = await query(`DELETE FROM tasks WHERE eval_id = '${evalId}' RETURNING task`);
+  // Each refusal is its own CLI run (its own database, built from the sources): they run at once.
+  const nonQueries = ['PRAGMA query_only = 0', `DELETE FROM tasks WHERE eval_id = '${evalId}'`];
+  const [write, smuggled, ...refused] = await Promise.all([
+    query(`DELETE FROM tasks WHERE eval_id = '${evalId}' RETURNING task`),
+    query('SELECT 1; DROP TABLE tasks'),
+    ...nonQueries.map((statement) => query(statement)),
+  ]);
   expect(write.code).toBe(2);
   expect(write.stderr).toMatch(/error: query: attempt to write a readonly database/);
-  const smuggled = await query('SELECT 1; DROP TABLE tasks');
   expect(smuggled.code).toBe(2);
   expect(smuggled.stderr).toMatch(/one statement at a time/);
-  for (const statement of ['PRAGMA query_only = 0', `DELETE FROM tasks WHERE eval_id = '${evalId}'`]) {
-    const r = await query(statement);
+  for (const r of refused) {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/not a query: the statement returns no columns/);
   }
@@ -121,15 +125,17 @@ test('read-only by the engine: writes and a second statement are refused (exit 2
 });
 
 test('row and time limits, CSV', async () => {
-  const two = await query('--json', '--max-rows', '2', `SELECT task FROM tasks WHERE eval_id = '${evalId}' ORDER BY task`);
+  const [two, slow, csv] = await Promise.all([
+    query('--json', '--max-rows', '2', `SELECT task FROM tasks WHERE eval_id = '${evalId}' ORDER BY task`),
+    query('--timeout', '1s', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c'),
+    query(
+      '--csv',
+      `SELECT task, score, error IS NOT NULL AS failed FROM tasks WHERE eval_id = '${evalId}' AND task IN ('hello-world', 'sum-numbers') ORDER BY task`,
+    ),
+  ]);
   expect(JSON.parse(two.stdout)).toMatchObject({ rows: [['add-cli-flag'], ['count-words']], rowCount: 2, truncated: true, maxRows: 2 });
-  const slow = await query('--timeout', '1s', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c');
   expect(slow.code).toBe(2);
   expect(slow.stderr).toMatch(/stopped after 1 s, the time limit/);
-  const csv = await query(
-    '--csv',
-    `SELECT task, score, error IS NOT NULL AS failed FROM tasks WHERE eval_id = '${evalId}' AND task IN ('hello-world', 'sum-numbers') ORDER BY task`,
-  );
   expect(csv.code).toBe(0);
   expect(csv.stdout).toBe('task,score,failed\r\nhello-world,1,0\r\nsum-numbers,,1\n');
 });

@@ -21,15 +21,26 @@ jest.setTimeout(240_000);
 
 const snapshot = (s: Setup, out: string) => spawnSync(VERO, ['snapshot', '--config', s.serveFile, '--out', out], { encoding: 'utf8' });
 
-/** The same build.yaml built again, and fresh state dirs: what a relaunched trial starts from. */
+/**
+ * The same build.yaml built again (once for this file: every relaunch starts from that rebuild), and fresh state
+ * dirs: what a relaunched trial starts from. Each relaunch gets its own copy of the rebuild's baseline repo, which
+ * a sidecar adds candidate refs to.
+ */
+let rebuilt: Promise<string> | undefined;
 async function relaunch(s: Setup, resumeDir: string): Promise<Setup & { task: string }> {
   const dir = tempDir('vero-relaunch-');
-  const task = path.join(dir, 'task');
-  await buildTaskDir(path.join(s.dir, 'build.yaml'), task, { skipSecretCheck: true });
+  rebuilt ??= (async () => {
+    const task = path.join(tempDir('vero-rebuild-'), 'task');
+    await buildTaskDir(path.join(s.dir, 'build.yaml'), task, { skipSecretCheck: true, linkRuntime: true });
+    return task;
+  })();
+  const task = await rebuilt;
   const work = path.join(dir, 'workspace-agent');
   fs.cpSync(path.join(task, 'environment', 'agent-seed'), work, { recursive: true });
   git(work, 'reset', '-q');
   const host = onHost(task, dir, work);
+  host.repo_path = path.join(dir, 'agent-baseline');
+  fs.cpSync(path.join(task, 'environment', 'agent-baseline'), host.repo_path, { recursive: true });
   const cfg: ServeConfig = { ...s.cfg, ...host, paths: { ...host.paths, resume_dir: resumeDir } };
   const serveFile = path.join(dir, 'serve.json');
   fs.writeFileSync(serveFile, JSON.stringify(cfg));

@@ -1,0 +1,26 @@
+/**
+ * What a command loads before it runs: the agent-side commands an optimizer calls many times (`vero eval`,
+ * `eval wait`, `budget`, `submit`, vero's `evals …`) are HTTP clients of the sidecar, and must not pay for the
+ * sidecar itself (its Temporal worker, HTTP server and gateway). Read from the built CLI, as `bin/vero` runs it.
+ */
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { ROOT } from '../helpers/fixtures';
+
+/** The files loaded once `vero <args>`'s commands are registered (what runs before its action). */
+function loadedBy(args: string[]): string[] {
+  const script = `require(${JSON.stringify(path.join(ROOT, 'dist', 'cli', 'main.js'))}).buildProgram(${JSON.stringify(args)});
+process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  expect(r.stderr).toBe('');
+  return (JSON.parse(r.stdout) as string[]).map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
+}
+
+const HEAVY = [/^dist\/sidecar\/serve\.js$/, /^node_modules\/@temporalio\/worker\//, /^node_modules\/fastify\//];
+
+// `eval` stands for its group (eval, budget, submit, finalize, snapshot, serve: one module); `evals` is vero's.
+test.each([['eval'], ['evals']])('vero %s loads neither the sidecar nor a worker', (command) => {
+  const loaded = loadedBy([command]);
+  expect(loaded).toContain('dist/cli/sidecar-client.js'); // the command itself was registered
+  expect(loaded.filter((f) => HEAVY.some((h) => h.test(f)))).toEqual([]);
+});
