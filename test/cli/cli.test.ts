@@ -275,7 +275,7 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
     child.on('exit', () => running.delete(child));
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await until('vero dev to start its worker', async () => out.includes('worker polling'), 30_000);
+    await until('vero dev to start its worker', async () => out.includes('worker polling'));
     expect(out).toContain(`Web UI: http://127.0.0.1:${uiPort}`);
     return child;
   };
@@ -429,7 +429,7 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     let waitErr = '';
     waiting.stderr.on('data', (d: Buffer) => (waitErr += d.toString()));
     const waitExit = new Promise<number | null>((r) => waiting.on('exit', (code) => r(code)));
-    await until('harbor to start', async () => fs.existsSync(h.invocationLog), 10_000);
+    await until('harbor to start', async () => fs.existsSync(h.invocationLog));
     const hangId = /^(?:started|attached) (\S+)/m.exec(waitErr)![1]!;
     waiting.kill('SIGINT');
     expect(await waitExit).toBe(130);
@@ -500,7 +500,7 @@ test('start-eval says when concurrency is more than the workers polling the queu
   const f = evalFixture({ taskQueue: q, address: address(), execution: { concurrency: 8 }, tasks: { names: ['hello-world'] } });
   const w = spawnWorker(address(), q, {}, ['--max-concurrent-tasks', '2']);
   try {
-    await until('the worker polls', async () => (await queueCapacity(await client(), q)).workers === 1, 30_000);
+    await until('the worker polls', async () => (await queueCapacity(await client(), q)).workers === 1);
     expect(await queueCapacity(await client(), q)).toEqual({ workers: 1, slots: 2 });
     const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait']);
     expect(r.code).toBe(0);

@@ -65,7 +65,7 @@ test.concurrent('a sidecar killed mid-evaluation still answers vero eval wait af
   const started = await cli(['eval', '--split', 'validation', '--detach', '--json'], first.url);
   expect(started.code).toBe(0);
   const id = (JSON.parse(started.stdout) as { evalId: string }).evalId;
-  await until('harbor to start', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')), 30_000);
+  await until('harbor to start', async () => fs.existsSync(path.join(s.dir, 'harbor.jsonl')));
   expect(await first.stop('SIGKILL')).toBeNull();
   const second = await startSidecar(s);
   try {
@@ -85,7 +85,7 @@ test.concurrent('a cancelled evaluation makes vero eval wait exit 1 with the rea
     commitImprovement(s.work);
     const started = await cli(['eval', '--split', 'validation', '--detach', '--json'], side.url);
     const id = (JSON.parse(started.stdout) as { evalId: string }).evalId;
-    await until('the evaluation runs', async () => harborStarts(s).length >= 2, 30_000);
+    await until('the evaluation runs', async () => harborStarts(s).length >= 2);
     expect((await finalizeAsVerifier(side, s)).json).toMatchObject({ drain: { cancelled: 1 } });
     const waited = await cli(['eval', 'wait', id, '--timeout', '30', '--poll-interval', '1'], side.url);
     expect(waited.code).toBe(1);
