@@ -190,12 +190,18 @@ function resultFiles(home: string): Map<string, CandidateResult> {
 /** Evaluations read from Temporal at once: each is a round trip or two, and a server may hold thousands. */
 const READS_AT_ONCE = 16;
 
-/** `read` of every item, at most `atOnce` at a time, answers in the items' order. */
+/** `read` of every item, at most `atOnce` at a time, answers in the items' order; the first failure stops every lane. */
 async function readAll<T, R>(items: T[], atOnce: number, read: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const lane = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await read(items[i]!);
+    try {
+      for (let i = next++; i < items.length && !failed; i = next++) out[i] = await read(items[i]!);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
   };
   await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, lane));
   return out;
