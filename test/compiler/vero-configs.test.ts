@@ -137,7 +137,7 @@ test.each(['browsecomp-plus', 'officeqa'])(
       fs.rmSync(path.join(dir, 'tasks', names[0]!), { recursive: true });
       expect(() => loadBuildConfig(file, {}, { path: REGISTRY })).toThrow(`unknown task name(s) ${names[0]}`);
       fs.rmSync(path.join(dir, 'tasks'), { recursive: true });
-      expect(() => loadBuildConfig(file, {}, { path: REGISTRY })).toThrow(/task_source/);
+      expect(() => loadBuildConfig(file, {}, { path: REGISTRY })).toThrow(`task_source: ${path.join(dir, 'tasks')} does not exist`);
     } finally {
       if (before === undefined) delete process.env.WANDB_MODE;
       else process.env.WANDB_MODE = before;
