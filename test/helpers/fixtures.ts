@@ -14,7 +14,8 @@ const made: string[] = [];
 afterAll(() => {
   // VERO_KEEP_TMP=1 keeps them, to look at what a failing test left.
   if (process.env.VERO_KEEP_TMP) return;
-  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  // Retried: a process a test stopped (a stand-in harbor killed with its worker) may still be writing as it exits.
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 export function tempDir(prefix = 'vero-test-'): string {
