@@ -50,16 +50,21 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap | { codePa
   return bundle;
 }
 
-/** Runs an in-process worker while `fn` runs. */
-export async function withWorker<T>(taskQueue: string, fn: () => Promise<T>): Promise<T> {
+/** An in-process vero worker (not yet running) on the test server, with the prebuilt bundle. */
+async function testWorker(taskQueue: string): ReturnType<typeof createVeroWorker> {
   quietRuntime();
-  const { worker, connection } = await createVeroWorker({
+  return createVeroWorker({
     address: address(),
     namespace: 'default',
     taskQueue,
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1s',
   });
+}
+
+/** Runs an in-process worker while `fn` runs. */
+export async function withWorker<T>(taskQueue: string, fn: () => Promise<T>): Promise<T> {
+  const { worker, connection } = await testWorker(taskQueue);
   try {
     return await worker.runUntil(fn());
   } finally {
@@ -75,14 +80,7 @@ export function fileWorker(name: string): string {
   const taskQueue = uniqueQueue(name);
   let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    quietRuntime();
-    const { worker, connection } = await createVeroWorker({
-      address: address(),
-      namespace: 'default',
-      taskQueue,
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1s',
-    });
+    const { worker, connection } = await testWorker(taskQueue);
     const running = worker.run();
     running.catch(() => undefined); // awaited (and so reported) when the file ends
     stop = async () => {
