@@ -51,8 +51,11 @@ function keep(rel: string): boolean {
   return !src.includes('/@temporalio/core-bridge/sdk-core');
 }
 
-/** Whether a file of bin/, scripts/ or dist/ goes into the images: no source maps, benchmarks or tests. */
-const keepBuilt = (rel: string) => !rel.endsWith('.map') && !`/${rel}/`.match(/\/(bench|test)\//);
+/**
+ * Whether a file of bin/, scripts/ or dist/ goes into the images: no source maps, and not the built benchmarks
+ * and tests (dist/bench, dist/test: what package.json's `files` leaves out too); a folder named so elsewhere stays.
+ */
+const keepBuilt = (rel: string) => !rel.endsWith('.map') && !/^dist\/(bench|test)(\/|$)/.test(rel);
 
 /** Lets the event loop run (heartbeats of the worker's other activities) between two synchronous steps. */
 export const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));

@@ -33,6 +33,7 @@ const FILES: Record<string, string> = {
   'dist/cli/main.js.map': '{}',
   'dist/bench/scale.js': 'bench\n',
   'dist/test/replay.js': 'test\n',
+  'dist/compiler/test/fixture.js': 'kept\n', // only dist/test and dist/bench are left out
   'node_modules/@temporalio/worker/package.json': '{}',
   'node_modules/@temporalio/worker/index.js.map': '{}',
   'node_modules/@temporalio/worker/copy.js': 'pad\n',
@@ -80,6 +81,9 @@ test('the package holds the built code and the production closure, in path order
     'dist/',
     'dist/cli/',
     'dist/cli/main.js',
+    'dist/compiler/',
+    'dist/compiler/test/',
+    'dist/compiler/test/fixture.js',
     'node_modules/',
     'node_modules/@temporalio/',
     'node_modules/@temporalio/core-bridge/',
