@@ -149,23 +149,26 @@ export async function writeVeroPackage(dest: string, root = PROJECT_ROOT): Promi
 }
 
 /** The package a finished throwaway build of this process holds, for the next ones to link to. */
-let throwaway: { file: string; ino: number; sha256: string } | undefined;
+let throwaway: { file: string; identity: string; sha256: string } | undefined;
+
+/** What tells a kept package from another file at its path: inode, size and modification time. */
+const identityOf = (st: fs.Stats) => `${st.ino}:${st.size}:${st.mtimeMs}`;
 
 /**
  * For throwaway builds (tests): a hard link to the package an earlier throwaway build of this process kept
  * (keepForThrowawayBuilds), while that file is still there; else a new tar. The installation is taken not to
  * change under a running process.
  */
-export async function linkOrWriteVeroPackage(dest: string): Promise<string> {
+export async function linkOrWriteVeroPackage(dest: string, root = PROJECT_ROOT): Promise<string> {
   const kept = throwaway && fs.statSync(throwaway.file, { throwIfNoEntry: false });
-  if (!kept || kept.ino !== throwaway!.ino) return writeVeroPackage(dest);
+  if (!kept || identityOf(kept) !== throwaway!.identity) return writeVeroPackage(dest, root);
   linkOrCopy(throwaway!.file, dest);
   return throwaway!.sha256;
 }
 
 /** Records a finished throwaway build's package (its final path, its SHA-256) for linkOrWriteVeroPackage. */
 export function keepForThrowawayBuilds(file: string, sha256: string): void {
-  throwaway = { file, ino: fs.statSync(file).ino, sha256 };
+  throwaway = { file, identity: identityOf(fs.statSync(file)), sha256 };
 }
 
 /**

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tar from 'tar';
-import { writeVeroPackage } from '../../compiler/vero-package';
+import { keepForThrowawayBuilds, linkOrWriteVeroPackage, writeVeroPackage } from '../../compiler/vero-package';
 import { tempDir } from '../helpers/fixtures';
 
 const HERE = `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-gnu`;
@@ -126,3 +126,20 @@ test('an installation without dist/ or without its production dependencies is re
   fs.rmSync(path.join(root, 'dist'), { recursive: true });
   await expect(writeVeroPackage(path.join(tempDir(), 'vero.tar'), root)).rejects.toThrow(/dist is missing; run `npm run build`/);
 });
+
+test('throwaway builds link the package an earlier one kept, and write a new one once that file changed', async () => {
+  const root = installation(new Date('2021-03-04T05:06:07Z'), false);
+  const first = path.join(tempDir(), 'vero.tar');
+  const sha = await linkOrWriteVeroPackage(first, root);
+  keepForThrowawayBuilds(first, sha);
+  const second = path.join(tempDir(), 'vero.tar');
+  expect(await linkOrWriteVeroPackage(second, root)).toBe(sha);
+  expect(fs.statSync(second).ino).toBe(fs.statSync(first).ino); // the same file, linked
+  // The kept file changed (same path, same inode): the next build writes its own package.
+  fs.appendFileSync(first, 'x');
+  const third = path.join(tempDir(), 'vero.tar');
+  expect(await linkOrWriteVeroPackage(third, root)).toBe(sha);
+  expect(fs.statSync(third).ino).not.toBe(fs.statSync(first).ino);
+  expect(createHash('sha256').update(fs.readFileSync(third)).digest('hex')).toBe(sha);
+});
+
