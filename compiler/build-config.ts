@@ -105,6 +105,11 @@ export const BuildConfigFile = z.strictObject({
   /** auto_best re-scores this many top candidates on the trusted side. */
   auto_best_k: z.number().int().min(1).max(20).default(3),
   /**
+   * How many times each trusted re-score of auto_best (a shortlisted candidate on the selection split, the seed
+   * for the baseline floor) runs, each a run of its own, while it cannot score for infrastructure reasons (default 1).
+   */
+  rescore_attempts: z.number().int().min(1).max(10).optional(),
+  /**
    * Mode B: race the shortlist on the selection split instead of scoring each on all of it (docs/race.md): a
    * candidate stops costing trials once it is worse than the leader at `confidence`; `margin` stops the race when
    * the rest are that close.

@@ -181,11 +181,6 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
       );
     if (MODEL_OVERRIDE in t.parameters && typeof t.parameters[MODEL_OVERRIDE] !== 'string')
       refuse(`targets.${i}.parameters`, `${MODEL_OVERRIDE} must be a model name`);
-    if (t.max_attempts !== 1)
-      refuse(
-        `targets.${i}.max_attempts`,
-        'whole-target re-scoring is not supported (each task of a trusted evaluation is retried infrastructure_max_attempts times)',
-      );
   });
   if (v.objective.selector.metric !== 'score')
     refuse(
@@ -195,7 +190,6 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
   if (v.objective.selector.aggregation !== 'report' || v.objective.selector.case_failure_value !== null)
     refuse('objective.selector', 'only the reported aggregate score is supported as the objective');
   if (v.objective.constraints.length) refuse('objective.constraints', 'constraints on other metrics are not supported');
-  if (v.rescore_attempts !== 1) refuse('rescore_attempts', 'the trusted re-score of the shortlist runs once per candidate');
   if (v.harness_user !== null && v.harness_user !== 'harness')
     refuse('harness_user', `only "harness" (the sidecar image's unprivileged user) or null is supported, not "${v.harness_user}"`);
   if (v.workspace_overlays.length) refuse('workspace_overlays', 'files baked into the optimizer workspace are not supported');
@@ -387,6 +381,7 @@ export function fromVero(
     submit_enabled: v.reward_mode === 'submit',
     selection_split: v.selection_partition,
     auto_best_k: v.rescore_top_k,
+    ...(v.rescore_attempts !== 1 ? { rescore_attempts: Math.min(v.rescore_attempts, 10) } : {}),
     min_selection_coverage: v.selection_coverage_threshold,
     baseline_floor: v.baseline_floor,
     ...(v.baseline_selection_score !== null ? { baseline_selection_score: v.baseline_selection_score } : {}),
@@ -399,6 +394,7 @@ export function fromVero(
       ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
       ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
       ...(targetModel(t) !== undefined ? { model: targetModel(t) } : {}),
+      ...(t.max_attempts !== 1 ? { max_attempts: Math.min(t.max_attempts, 10) } : {}),
     })),
     ...(v.feedback_transcripts || v.expose_attempt_detail
       ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }

@@ -6,7 +6,8 @@
  * the selection split, one of the baseline when `baseline_floor` is set (none when its selection score is
  * pinned), then one per target; in submit mode, one per target; with `score_baseline`, one of the seed per
  * target without a pinned `baseline_reward`; before all of them, the drain of agent evaluations still running
- * (`drain_timeout`, then their cancellation). Each is bounded by its own worst case:
+ * (`drain_timeout`, then their cancellation). A re-score runs up to `rescore_attempts` times, a target's
+ * evaluation (and the seed's on it) up to the target's `max_attempts` times. Each run is bounded by its own worst case:
  * - Mode B: the preflight, then ceil(tasks / max_concurrency) waves of tasks, each task at most `timeout` per
  *   attempt for `task_attempts` attempts, plus the retry back-off between attempts;
  * - Mode A: inference and scoring share one `timeout` deadline per activity attempt (3 attempts).
@@ -27,13 +28,15 @@ export interface FinalizePlan {
   mode: 'A' | 'B';
   reward_mode: 'auto_best' | 'submit';
   auto_best_k: number;
+  /** Runs of each re-score while it cannot score (default 1). */
+  rescore_attempts?: number;
   baseline_floor: boolean;
   /** The seed's selection score is pinned (`baseline_selection_score`): the floor scores nothing. */
   pinnedSelectionScore?: boolean;
   /** `score_baseline`: the seed is scored on each target without a pinned reward. */
   scoreBaseline?: boolean;
   selection_split: string;
-  targets: { split: string; sample_ids?: number[]; baseline_reward?: number }[];
+  targets: { split: string; sample_ids?: number[]; baseline_reward?: number; max_attempts?: number }[];
   /** Number of samples (tasks or rows) of each split. */
   splitSizes: Record<string, number>;
   timeoutSec: number;
@@ -50,19 +53,18 @@ export function evaluationBoundSec(p: FinalizePlan, samples: number): number {
   return PREFLIGHT_SEC + waves * (p.taskAttempts * p.timeoutSec + (p.taskAttempts - 1) * RETRY_BACKOFF_SEC);
 }
 
-/** The trusted evaluations finalize may run, in order: [split, samples]. */
+/** The trusted evaluation runs finalize may make, in order (each attempt a run): [split, samples]. */
 export function finalizeEvaluations(p: FinalizePlan): [string, number][] {
   const size = (split: string) => p.splitSizes[split] ?? 0;
+  const runs = (n: number, e: [string, number]): [string, number][] => Array.from({ length: n }, () => e);
+  const rescore = runs(p.rescore_attempts ?? 1, [p.selection_split, size(p.selection_split)]);
   const selection: [string, number][] =
     p.reward_mode === 'auto_best'
-      ? [
-          ...Array.from({ length: p.auto_best_k }, (): [string, number] => [p.selection_split, size(p.selection_split)]),
-          ...(p.baseline_floor && !p.pinnedSelectionScore ? [[p.selection_split, size(p.selection_split)] as [string, number]] : []),
-        ]
+      ? [...Array.from({ length: p.auto_best_k }, () => rescore).flat(), ...(p.baseline_floor && !p.pinnedSelectionScore ? rescore : [])]
       : [];
-  const target = (t: FinalizePlan['targets'][number]): [string, number] => [t.split, t.sample_ids?.length ?? size(t.split)];
-  const seed = p.scoreBaseline ? p.targets.filter((t) => t.baseline_reward === undefined).map(target) : [];
-  return [...selection, ...p.targets.map(target), ...seed];
+  const target = (t: FinalizePlan['targets'][number]) => runs(t.max_attempts ?? 1, [t.split, t.sample_ids?.length ?? size(t.split)]);
+  const seed = p.scoreBaseline ? p.targets.filter((t) => t.baseline_reward === undefined).flatMap(target) : [];
+  return [...selection, ...p.targets.flatMap(target), ...seed];
 }
 
 /** The verifier timeout (seconds) that covers finalize's worst case. */

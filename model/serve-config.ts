@@ -50,6 +50,12 @@ export const TargetSpec = z.strictObject({
   aggregate: z.enum(['best', 'mean']).optional(),
   /** Mode B: the model (`harbor run -m`) this target's trusted scoring runs with (default: `harbor.model`). */
   model: z.string().min(1).optional(),
+  /**
+   * How many times this target's trusted evaluation runs, each a run of its own, while it cannot score for
+   * infrastructure reasons (an unscored case, a starved attempt, a failed run); after the last, finalize fails
+   * (no reward: never the failure value). Default 1.
+   */
+  max_attempts: z.number().int().min(1).max(10).optional(),
 });
 
 /**
@@ -172,6 +178,8 @@ export const ServeConfig = z.strictObject({
   reward_mode: z.enum(['submit', 'auto_best']),
   selection_split: SplitName,
   auto_best_k: z.number().int().min(1),
+  /** Runs of each trusted re-score (a shortlisted candidate, the seed for the floor) while it cannot score; default 1. */
+  rescore_attempts: z.number().int().min(1).max(10).optional(),
   /** auto_best's trusted re-scoring of the shortlist as a race (Mode B): its confidence and practical margin. */
   auto_best_race: z.strictObject({ confidence: z.number().gt(0.5).lt(1), margin: z.number().min(0).max(1) }).optional(),
   /** The share of the selection split an evaluation must cover to enter auto_best's shortlist. */

@@ -84,6 +84,9 @@ function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
   return { trials, dead, inputTokens: refusedAll ? 0 : null, outputTokens: refusedAll ? 0 : null };
 }
 
+/** What a trusted evaluation's workflow id carries for its run: nothing for the first, `-run<n>` after. */
+const runSuffix = (run: number | undefined) => (run && run > 1 ? `-run${run}` : '');
+
 /** Agent-requested evaluations are metered on the evaluation scope; the verifier's on its own. */
 export type EvaluationKind = 'agent' | 'trusted';
 
@@ -242,13 +245,15 @@ export class Engine {
   /**
    * `nAttempts` (Mode B, a target's `n_attempts`): that many trials per task, averaged, instead of the
    * configured attempts and aggregate. `failureValue`: what a case without a score counts as (a target's).
+   * `run` (trusted, from 1): which run of a trusted evaluation this is; a run after the first is a workflow of
+   * its own, never the earlier run's result again.
    */
   async evaluate(
     commit: string,
     split: string,
     ids: number[],
     kind: EvaluationKind = 'agent',
-    opts: TargetScoring & { failureValue?: number } = {},
+    opts: TargetScoring & { failureValue?: number; run?: number } = {},
   ): Promise<EvalOutcome> {
     const names = this.splitSamples(split);
     // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
@@ -272,7 +277,7 @@ export class Engine {
             this.evaluationKey(commit, split, ids),
             feedback && { spec: feedback, failureValue },
           )
-        : await this.evaluateModeA(commit, split, ids, envFile, kind);
+        : await this.evaluateModeA(commit, split, ids, envFile, kind, opts.run);
     const modelUsage = this.gateway
       ? kind === 'trusted'
         ? this.gateway.usageOf(tokenId)
@@ -382,7 +387,7 @@ export class Engine {
     ids: number[],
     envFile: string | undefined,
     kind: EvaluationKind,
-    target: TargetScoring,
+    target: TargetScoring & { run?: number },
     key: string,
     feedback?: { spec: FeedbackSpec; failureValue: number },
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
@@ -398,7 +403,7 @@ export class Engine {
     });
     // The verifier's evaluation is its own run (its own task attempts, its own model budget): it never reuses a
     // run the agent requested, which had fewer attempts and was metered on the agent's budget.
-    const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier` } : shared;
+    const input = kind === 'trusted' ? { ...shared, evalId: `${shared.evalId}-verifier${runSuffix(target.run)}` } : shared;
     const { handle } = await startOrAttach(this.temporal.client, input, this.temporal.taskQueue);
     if (kind === 'agent') this.workflowIds.set(key, input.evalId);
     let result: CandidateResult;
@@ -460,6 +465,7 @@ export class Engine {
     ids: number[],
     envFile: string | undefined,
     kind: EvaluationKind,
+    run?: number,
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
@@ -467,7 +473,7 @@ export class Engine {
       .update(JSON.stringify([a, this.cfg.timeout_sec, ids]))
       .digest('hex')
       .slice(0, 16);
-    const workflowId = `modea-${commit}-${split}-${key}${this.gateway && kind === 'trusted' ? '-verifier' : ''}`;
+    const workflowId = `modea-${commit}-${split}-${key}${this.gateway && kind === 'trusted' ? '-verifier' : ''}${runSuffix(run)}`;
     const { client, taskQueue } = this.temporal;
     const handle = client.workflow.getHandle<typeof evaluateSamples>(workflowId);
     const prev = await handle.describe().catch(() => null);

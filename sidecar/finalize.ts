@@ -64,24 +64,37 @@ export interface BaselineReward {
 
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
-/** A trusted evaluation's mean, or a FinalizeUnscorable when it could not score for infrastructure reasons. */
-async function trustedScore(
-  engine: Engine,
-  commit: string,
-  split: string,
-  t: {
-    sample_ids?: number[];
-    n_attempts?: number;
-    failure_value?: number;
-    metric?: string;
-    aggregate?: 'best' | 'mean';
-    model?: string;
-  } = {},
-): Promise<number> {
+/** How a trusted evaluation scores: a target's fields (none for a re-score of the selection split). */
+type TrustedScoring = {
+  sample_ids?: number[];
+  n_attempts?: number;
+  failure_value?: number;
+  metric?: string;
+  aggregate?: 'best' | 'mean';
+  model?: string;
+};
+
+/**
+ * A trusted evaluation's mean, run up to `runs` times (each a run of its own) while it cannot score for
+ * infrastructure reasons; after the last, its unscorable error (503), saying how many runs it had.
+ */
+async function trustedScore(engine: Engine, commit: string, split: string, t: TrustedScoring = {}, runs = 1): Promise<number> {
+  for (let run = 1; ; run++) {
+    try {
+      return await trustedRun(engine, commit, split, t, run);
+    } catch (e) {
+      if (run >= runs) throw runs > 1 ? unscorable(`${(e as Error).message} (after ${runs} runs)`) : e;
+    }
+  }
+}
+
+/** One run of a trusted evaluation: its mean, or unscorable when it could not score for infrastructure reasons. */
+async function trustedRun(engine: Engine, commit: string, split: string, t: TrustedScoring, run: number): Promise<number> {
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
   try {
     out = await engine.evaluate(commit, split, ids, 'trusted', {
+      run,
       ...(t.n_attempts !== undefined ? { nAttempts: t.n_attempts } : {}),
       ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
       ...(t.metric !== undefined ? { metric: t.metric } : {}),
@@ -107,11 +120,13 @@ async function trustedScore(
   return out.meanScore;
 }
 
-const fullScore = (engine: Engine, commit: string, split: string) => trustedScore(engine, commit, split);
+/** auto_best's re-score of a commit on all of the selection split (up to `rescore_attempts` runs). */
+const rescore = (cfg: ServeConfig, engine: Engine, commit: string) =>
+  trustedScore(engine, commit, cfg.selection_split, {}, cfg.rescore_attempts ?? 1);
 
-/** A target's reward for a commit: its trusted score, negated when the objective is minimised. */
+/** A target's reward for a commit: its trusted score (up to its `max_attempts` runs), negated when the objective is minimised. */
 const targetReward = async (cfg: ServeConfig, engine: Engine, commit: string, t: ServeConfig['targets'][number]) =>
-  rewardOf(await trustedScore(engine, commit, t.split, t), cfg.objective.direction);
+  rewardOf(await trustedScore(engine, commit, t.split, t, t.max_attempts ?? 1), cfg.objective.direction);
 
 /** A target's reward with no candidate: its failure value as a reward (0 when maximising by default). */
 const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
@@ -189,15 +204,14 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
   const raced = cfg.auto_best_race && shortlist.length >= 2 ? await raceShortlist(cfg, engine, shortlist) : null;
   const rescored: NonNullable<FinalizeResult['shortlist']> = raced?.entries ?? [];
   if (!raced)
-    for (const [commit, rec] of shortlist)
-      rescored.push({ commit, recorded: rec.score, rescored: await fullScore(engine, commit, cfg.selection_split) });
+    for (const [commit, rec] of shortlist) rescored.push({ commit, recorded: rec.score, rescored: await rescore(cfg, engine, commit) });
   let winner = rescored[0]!;
   if (raced) winner = rescored.find((r) => r.commit === raced.winner)!;
   else for (const r of rescored) if (better(r.rescored, winner.rescored, dir)) winner = r; // ties: the earlier shortlist position
   const withRace = raced ? { race: raced.race } : {};
   if (cfg.baseline_floor) {
     const pinned = cfg.baseline_selection_score;
-    const base = pinned ?? (await fullScore(engine, cfg.base_commit, cfg.selection_split));
+    const base = pinned ?? (await rescore(cfg, engine, cfg.base_commit));
     if (!better(winner.rescored, base, dir))
       return {
         commit: cfg.base_commit,

@@ -381,7 +381,7 @@ describe('rules that vero review taught', () => {
     expect(await buildError(modeB({ targets: [{ split: 'test', rewardkey: 'x' }] }))).toMatch(
       /build\.yaml: targets\.0\.rewardkey: unknown key \(did you mean reward_key\?\)$/,
     );
-    expect(await buildError(modeB({ rescore_attempts: 2 }))).toMatch(/build\.yaml: rescore_attempts: unknown key$/);
+    expect(await buildError(modeB({ rescore_k: 2 }))).toMatch(/build\.yaml: rescore_k: unknown key$/);
   });
 
   test.each([

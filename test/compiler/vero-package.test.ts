@@ -142,4 +142,3 @@ test('throwaway builds link the package an earlier one kept, and write a new one
   expect(fs.statSync(third).ino).not.toBe(fs.statSync(first).ino);
   expect(createHash('sha256').update(fs.readFileSync(third)).digest('hex')).toBe(sha);
 });
-

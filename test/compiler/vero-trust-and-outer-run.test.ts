@@ -289,6 +289,26 @@ describe('targets[].model and .parameters', () => {
     );
   });
 
+  test('targets[].max_attempts and rescore_attempts are the runs of each trusted evaluation, written only when not vero’s default 1', () => {
+    const twice = conformance((y) =>
+      y.replace('    max_attempts: 1', '    max_attempts: 3').replace('rescore_attempts: 1', 'rescore_attempts: 2'),
+    );
+    const doc = readBuildDocument(twice, params, {});
+    expect(doc.refusals.filter((r) => /attempts/.test(r))).toEqual([]);
+    const built = BuildConfigFile.parse(doc.raw);
+    expect(built.targets[0]).toMatchObject({ split: 'test', max_attempts: 3 });
+    expect(built.rescore_attempts).toBe(2);
+    const once = BuildConfigFile.parse(
+      readBuildDocument(
+        conformance((y) => y),
+        params,
+        {},
+      ).raw,
+    );
+    expect(once.targets[0]!.max_attempts).toBeUndefined(); // vero's default: written only when it is not 1
+    expect(once.rescore_attempts).toBeUndefined();
+  });
+
   test('a target model the finalization scope does not allow is refused (every call of the pass would be)', () => {
     const file = conformance((y) => y.replace('    max_attempts: 1', '    max_attempts: 1\n    model: openai/gpt-unlisted'));
     expect(() => loadBuildConfig(file, params)).toThrow(

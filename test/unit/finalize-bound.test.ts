@@ -64,3 +64,19 @@ test('the drain comes first: drain_timeout plus the cancellation of what it left
   const base = finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit' }));
   expect(finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit', drainSec: 600 }))).toBe(base + 600 + 120);
 });
+
+test('attempts: each re-score runs up to rescore_attempts times, each target (and the seed on it) up to its max_attempts', () => {
+  const targets = [{ split: 'test', max_attempts: 2 }, { split: 'train' }];
+  expect(finalizeEvaluations(plan({ auto_best_k: 1, baseline_floor: true, rescore_attempts: 2, scoreBaseline: true, targets }))).toEqual([
+    ['validation', 9],
+    ['validation', 9],
+    ['validation', 9],
+    ['validation', 9],
+    ['test', 20],
+    ['test', 20],
+    ['train', 10],
+    ['test', 20],
+    ['test', 20],
+    ['train', 10],
+  ]);
+});
