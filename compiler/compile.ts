@@ -16,7 +16,7 @@ import { BuildConfig, loadBuildConfig } from './build-config';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
 import { CONTAINER } from '../model/serve-config';
 import { CONTEXT } from './containers';
-import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
+import { imagesToPreload, innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
 import { BAKED_REGISTRY, finalizeBound, renderFiles } from './render';
 import { keepForThrowawayBuilds, linkOrCopy, linkOrWriteVeroPackage, writeVeroPackage } from './vero-package';
@@ -101,9 +101,12 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
     if (link) linkOrCopy(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f));
     else await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
   if (!usesNestedDocker(config.harbor?.environment)) return warnings;
-  const preload = config.nested_docker?.preload_images ?? [];
   const baked = config.inner_task ?? path.join(env, 'sidecar', 'inner-task', 'tasks');
-  const notLoaded = (fs.existsSync(baked) ? innerBaseImages(baked) : []).filter((i) => !preload.includes(i));
+  const inner = fs.existsSync(baked) ? innerBaseImages(baked) : [];
+  const preload = await imagesToPreload(config.nested_docker?.preload_images, config.format === 'vero', inner);
+  const notLoaded = inner.filter((i) => !preload.includes(i));
+  if (config.nested_docker === undefined && preload.length)
+    warnings.push(`nested Docker: the inner tasks' base image(s) ${preload.join(', ')} are saved from this host's engine and loaded into the sidecar's`);
   if (notLoaded.length)
     warnings.push(
       `the inner tasks build FROM ${notLoaded.join(', ')}, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry`,
