@@ -72,13 +72,14 @@ export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.
   return [...c.secrets, ...upstreamKeyEnvs(c.gateway)].filter((s) => !env[s]);
 }
 
-/** The build's Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
-function harborWheelhouse(python: string, harborVersion: string): string {
+/** The build's Harbor and harbor_packages as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
+function harborWheelhouse(python: string, harborVersion: string, packages: string[]): string {
   try {
-    return ensureHarborWheelhouse(python, harborVersion);
+    return ensureHarborWheelhouse(python, harborVersion, packages);
   } catch {
+    const also = packages.length ? ` with harbor_packages ${packages.join(', ')}` : '';
     throw new ConfigError(
-      `no Harbor ${harborVersion} wheelhouse for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`,
+      `no Harbor ${harborVersion} wheelhouse${also} for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`,
     );
   }
 }
@@ -95,7 +96,7 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
     fs.chmodSync(cli, 0o755);
   }
   if (config.mode !== 'B') return warnings;
-  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version);
+  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version, config.harbor_packages);
   fs.mkdirSync(path.join(env, CONTEXT.wheelhouse), { recursive: true });
   for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
     if (link) linkOrCopy(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f));
@@ -106,7 +107,9 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
   const preload = await imagesToPreload(config.nested_docker?.preload_images, config.format === 'vero', inner);
   const notLoaded = inner.filter((i) => !preload.includes(i));
   if (config.nested_docker === undefined && preload.length)
-    warnings.push(`nested Docker: the inner tasks' base image(s) ${preload.join(', ')} are saved from this host's engine and loaded into the sidecar's`);
+    warnings.push(
+      `nested Docker: the inner tasks' base image(s) ${preload.join(', ')} are saved from this host's engine and loaded into the sidecar's`,
+    );
   if (notLoaded.length)
     warnings.push(
       `the inner tasks build FROM ${notLoaded.join(', ')}, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry`,

@@ -2,12 +2,13 @@
  * vero's target agent as a Python project. vero runs the nested Harbor as `uv run --project <candidate> --with
  * <harbor_requirement> harbor run …`: the candidate is installed, so its packages import from wherever its project
  * puts them (a src layout's from src/). Here the candidate's checkout is on the nested harbor's PYTHONPATH
- * (harbor.python_path: its src/ for a src layout) and the sidecar's Harbor environment provides the imports; the
- * project's declared dependencies are named in a note, never installed silently or dropped silently.
+ * (harbor.python_path: its src/ for a src layout), and the project's declared dependencies are installed beside the
+ * sidecar's Harbor when the task is built (harbor_packages), Harbor itself excepted (harbor_version says which).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { requirementName } from '../model/python-requirement';
 
 /** The top-level module of `module.path:Class` (null for a built-in agent name). */
 const topModule = (importPath: string): string | null => (importPath.includes(':') ? importPath.split(':')[0]!.split('.')[0]! : null);
@@ -33,14 +34,28 @@ export function projectDependencies(repo: string): string[] {
   }
 }
 
-/** The note for an agent project vero would install: where its code imports from, and what provides its dependencies. */
-export function agentProjectNote(repo: string, pythonPath: string[] | undefined, harborVersion: string): string | null {
+/**
+ * How the project vero would install is set up here: its import roots (harbor.python_path), its dependencies other
+ * than Harbor (harbor_packages: installed beside the sidecar's Harbor when the task is built), and the note that
+ * says so (null when there is nothing to say).
+ */
+export function agentProject(
+  repo: string,
+  importPath: string | null,
+  harborVersion: string,
+): { pythonPath?: string[]; packages: string[]; note: string | null } {
+  const pythonPath = agentPythonPath(repo, importPath);
   const deps = projectDependencies(repo);
-  if (!deps.length && !pythonPath) return null;
-  return [
-    `agent_repo: vero installs it as a project (uv run --project); here the candidate's ${pythonPath ? `${pythonPath.join(', ')}/` : 'checkout'} is on the nested harbor's PYTHONPATH (harbor.python_path)`,
-    deps.length
-      ? ` and its dependencies (${deps.join(', ')}) are not installed: its imports come from the sidecar's Harbor ${harborVersion} environment`
+  const packages = deps.filter((d) => requirementName(d) !== 'harbor');
+  const harbor = deps.filter((d) => requirementName(d) === 'harbor');
+  if (!deps.length && !pythonPath) return { pythonPath, packages, note: null };
+  const where = pythonPath ? `${pythonPath.join(', ')}/` : 'checkout';
+  const parts = [
+    `agent_repo: vero installs it as a project (uv run --project); here the candidate's ${where} is on the nested harbor's PYTHONPATH (harbor.python_path)`,
+    packages.length
+      ? `, its dependencies ${packages.join(', ')} are installed beside the sidecar's Harbor when the task is built (harbor_packages; a candidate's changes to them are not)`
       : '',
-  ].join('');
+    harbor.length ? `, and ${harbor.join(', ')} is the sidecar's Harbor ${harborVersion}` : '',
+  ];
+  return { pythonPath, packages, note: parts.join('') };
 }

@@ -435,7 +435,7 @@ test('vero’s harness-conformance builds, unchanged, into a task that means wha
     expect.arrayContaining([
       'harbor_requirement: harbor[modal]==0.20.0 — the sidecar runs Harbor 0.26.0 (harbor_version; vero-harbor supports 0.25.0, 0.26.0)',
       expect.stringMatching(/^verifier_timeout: 1800 s is below finalize's worst case/),
-      "agent_repo: vero installs it as a project (uv run --project); here the candidate's src/ is on the nested harbor's PYTHONPATH (harbor.python_path) and its dependencies (harbor==0.20.0, openai==2.46.0) are not installed: its imports come from the sidecar's Harbor 0.26.0 environment",
+      "agent_repo: vero installs it as a project (uv run --project); here the candidate's src/ is on the nested harbor's PYTHONPATH (harbor.python_path), its dependencies openai==2.46.0 are installed beside the sidecar's Harbor when the task is built (harbor_packages; a candidate's changes to them are not), and harbor==0.20.0 is the sidecar's Harbor 0.26.0",
     ]),
   );
   const serve = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
@@ -465,6 +465,11 @@ test('vero’s harness-conformance builds, unchanged, into a task that means wha
     model: 'openai/gpt-5.4-mini',
     max_retries: 1,
   });
+  // Its target's dependencies (Harbor excepted) go into the sidecar's Harbor environment, from wheels the build fetched.
+  expect(fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8')).toContain(
+    '--find-links /tmp/harbor-wheelhouse harbor==0.26.0 openai==2.46.0',
+  );
+  expect(fs.readdirSync(path.join(out, 'environment/sidecar/harbor-wheelhouse'))).toContain('openai-2.46.0-py3-none-any.whl');
   const toml = parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as Record<string, Record<string, unknown>>;
   expect(toml.verifier!.timeout_sec).toBe(1800);
   expect(toml.environment!.build_timeout_sec).toBe(1800);
