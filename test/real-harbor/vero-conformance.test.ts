@@ -10,8 +10,8 @@
  * This machine's adaptation (no image registry): the build's FROM lines name `debian:trixie-slim` (vero-harbor's
  * default base image, for a vero file that sets none) and the inner tasks' `python:3.12-slim`. For the run, the
  * test gives the local engine those names as tags of the offline images scripts/ensure-docker makes
- * (vero-base:trixie-dind holds what the compiled Dockerfiles would install with apt; vero-base:trixie has the
- * python3 vero's verifier runs), and removes them afterwards. A name the engine already holds is used as it is
+ * (vero-base:trixie-dind holds what the compiled Dockerfiles would install with apt; vero-base:bookworm, the
+ * smallest, has the python3 vero's verifier runs), and removes them afterwards. A name the engine already holds is used as it is
  * and left alone. The build saves the inner base image into the task and the sidecar's engine loads it
  * (compiler/nested-docker.ts).
  */
@@ -24,7 +24,7 @@ import { ROOT, tempDir } from '../helpers/fixtures';
 import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
-const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
+const IMAGES = ['vero-base:bookworm', 'vero-base:trixie-dind'];
 const unavailable =
   realHarborUnavailable() ??
   (IMAGES.every((i) => dockerObjects().includes(`image ${i}`)) ? null : `the task base images ${IMAGES.join(', ')} are missing`);
@@ -37,7 +37,7 @@ const EXAMPLE = path.join(ROOT, 'test/fixtures/vero/examples/harness-conformance
 /** The names the build's FROM lines use, as tags of the offline images (see above). */
 const REGISTRY_STAND_INS: Record<string, string> = {
   'debian:trixie-slim': 'vero-base:trixie-dind',
-  'python:3.12-slim': 'vero-base:trixie',
+  'python:3.12-slim': 'vero-base:bookworm',
 };
 /** The provider key, held by the task's gateway only. */
 const UPSTREAM_KEY = 'sk-vero-conformance-upstream-key';
@@ -47,7 +47,8 @@ const DECLARED_SECRETS = ['MODAL_TOKEN_ID', 'MODAL_TOKEN_SECRET', 'WANDB_API_KEY
 const taskInstruction = (name: string) => fs.readFileSync(path.join(EXAMPLE, 'tasks', name, 'instruction.md'), 'utf8');
 const partition = (name: string) => JSON.parse(fs.readFileSync(path.join(EXAMPLE, 'partitions', `${name}.json`), 'utf8')) as string[];
 /** The seed's known outcome on a partition: it answers the addition cases (1) and abandons the multiplication ones (0). */
-const seedScore = (name: string) => partition(name).filter((t) => /Compute \d+ \+ \d+/.test(taskInstruction(t))).length / partition(name).length;
+const seedScore = (name: string) =>
+  partition(name).filter((t) => /Compute \d+ \+ \d+/.test(taskInstruction(t))).length / partition(name).length;
 
 realDescribe('vero’s harness-conformance on real Harbor 0.25 and Docker', () => {
   const before = unavailable ? [] : dockerObjects();
@@ -115,6 +116,7 @@ realDescribe('vero’s harness-conformance on real Harbor 0.25 and Docker', () =
     expect(o.finalize!.candidates!.map((c) => [c.split, c.commit, c.mean_score])).toEqual([
       ['validation', o.finalize!.commit, seedScore('validation')],
     ]);
+    expect(o.finalize!.reason).toBe('submitted candidate'); // vero's reward_mode: submit
     expect(o.finalize!.rewards).toEqual({ reward: seedScore('test') });
 
     // The seed asked the model for each addition case it was given (its multiplication cases never call it), through
