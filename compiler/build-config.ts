@@ -13,6 +13,7 @@ import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { outerRunArgErrors } from '../model/outer-run-args';
 import { HarborSection } from '../model/harbor-config';
+import { requirementName } from '../model/python-requirement';
 import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
 import {
   BudgetSpec,
@@ -68,6 +69,19 @@ export const BuildConfigFile = z.strictObject({
         `expected a Harbor version vero-harbor supports (${SUPPORTED_HARBOR_VERSIONS.join(', ')}), got ${JSON.stringify(iss.input)}`,
     })
     .default(DEFAULT_HARBOR_VERSION),
+  /**
+   * Python requirements (PEP 508, e.g. `openai==2.46.0`) installed beside Harbor in the sidecar's Harbor environment,
+   * for the candidate agent's imports: resolved together with harbor_version and downloaded as wheels when the task
+   * is built (from pip's index), installed without network in the image. Harbor itself is harbor_version.
+   */
+  harbor_packages: z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][^\n\r]*$/, 'expected a requirement such as "openai==2.46.0" (no pip options)')
+        .refine((r) => requirementName(r) !== 'harbor', 'Harbor itself is harbor_version'),
+    )
+    .default([]),
   /** A local Harbor dataset dir (or task dir), baked into the sidecar only. */
   inner_task: z.string().min(1).optional(),
   /**
@@ -292,6 +306,7 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode A`);
     for (const k of ['harbor', 'inner_task', 'inner_dataset', 'partition', 'nested_docker'] as const)
       if (c[k] !== undefined) errs.push(`${k}: only valid in mode B`);
+    if (c.harbor_packages.length) errs.push('harbor_packages: only valid in mode B (the sidecar has Harbor there)');
   }
   return errs;
 }

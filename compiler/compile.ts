@@ -16,7 +16,7 @@ import { BuildConfig, loadBuildConfig } from './build-config';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
 import { CONTAINER } from '../model/serve-config';
 import { CONTEXT } from './containers';
-import { innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
+import { imagesToPreload, innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
 import { BAKED_REGISTRY, finalizeBound, renderFiles } from './render';
 import { keepForThrowawayBuilds, linkOrCopy, linkOrWriteVeroPackage, writeVeroPackage } from './vero-package';
@@ -72,13 +72,14 @@ export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.
   return [...c.secrets, ...upstreamKeyEnvs(c.gateway)].filter((s) => !env[s]);
 }
 
-/** The build's Harbor as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
-function harborWheelhouse(python: string, harborVersion: string): string {
+/** The build's Harbor and harbor_packages as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
+function harborWheelhouse(python: string, harborVersion: string, packages: string[]): string {
   try {
-    return ensureHarborWheelhouse(python, harborVersion);
+    return ensureHarborWheelhouse(python, harborVersion, packages);
   } catch {
+    const also = packages.length ? ` with harbor_packages ${packages.join(', ')}` : '';
     throw new ConfigError(
-      `no Harbor ${harborVersion} wheelhouse for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`,
+      `no Harbor ${harborVersion} wheelhouse${also} for Python ${python} (see the messages above): the Mode B sidecar installs Harbor from it`,
     );
   }
 }
@@ -95,15 +96,20 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
     fs.chmodSync(cli, 0o755);
   }
   if (config.mode !== 'B') return warnings;
-  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version);
+  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version, config.harbor_packages);
   fs.mkdirSync(path.join(env, CONTEXT.wheelhouse), { recursive: true });
   for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
     if (link) linkOrCopy(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f));
     else await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
   if (!usesNestedDocker(config.harbor?.environment)) return warnings;
-  const preload = config.nested_docker?.preload_images ?? [];
   const baked = config.inner_task ?? path.join(env, 'sidecar', 'inner-task', 'tasks');
-  const notLoaded = (fs.existsSync(baked) ? innerBaseImages(baked) : []).filter((i) => !preload.includes(i));
+  const inner = fs.existsSync(baked) ? innerBaseImages(baked) : [];
+  const preload = await imagesToPreload(config.nested_docker?.preload_images, config.format === 'vero', inner);
+  const notLoaded = inner.filter((i) => !preload.includes(i));
+  if (config.nested_docker === undefined && preload.length)
+    warnings.push(
+      `nested Docker: the inner tasks' base image(s) ${preload.join(', ')} are saved from this host's engine and loaded into the sidecar's`,
+    );
   if (notLoaded.length)
     warnings.push(
       `the inner tasks build FROM ${notLoaded.join(', ')}, not in nested_docker.preload_images: the sidecar's engine will pull them from a registry`,

@@ -83,6 +83,9 @@ export function mainDockerfile(c: BuildConfig): string {
   ].join('\n');
 }
 
+/** A word of a RUN line: as it is when the shell leaves it be, else single-quoted. */
+const shellWord = (w: string): string => (/^[A-Za-z0-9._=@+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+
 export function sidecarDockerfile(c: BuildConfig): string {
   const modeB = c.mode === 'B';
   const dind = nestedDocker(c);
@@ -100,7 +103,7 @@ export function sidecarDockerfile(c: BuildConfig): string {
       ? [
           // Harbor from the wheelhouse in the build context: no index, no network; readable by every user.
           `COPY ${CONTEXT.wheelhouse} /tmp/harbor-wheelhouse`,
-          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse harbor==${c.harbor_version} \\`,
+          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse ${[`harbor==${c.harbor_version}`, ...c.harbor_packages].map(shellWord).join(' ')} \\`,
           `    && ln -s ${SIDECAR.harborVenv}/bin/harbor /usr/local/bin/harbor && rm -rf /tmp/harbor-wheelhouse && harbor --version`,
         ]
       : []),

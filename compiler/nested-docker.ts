@@ -36,6 +36,17 @@ export function innerBaseImages(innerTaskDir: string): string[] {
   return [...images].sort();
 }
 
+/**
+ * The images loaded into the sidecar's engine: the declared `nested_docker.preload_images`; without a declaration
+ * in a vero file (vero's schema has no such field), the inner tasks' base images that this host's engine holds
+ * (the others are left to a registry, with a warning).
+ */
+export async function imagesToPreload(declared: string[] | undefined, veroFormat: boolean, innerImages: string[]): Promise<string[]> {
+  if (declared !== undefined || !veroFormat) return declared ?? [];
+  const missing = await missingImages(innerImages);
+  return innerImages.filter((i) => !missing.includes(i));
+}
+
 /** Saves the images into one tar for the sidecar's engine; every missing image is named at once. */
 export async function saveImages(images: string[], tarFile: string, configFile: string): Promise<void> {
   const missing = await missingImages(images);

@@ -14,6 +14,7 @@ import {
 import { type DatasetSource, pinDataset, type RegistryLocation, type ResolvedDataset } from '../harbor/dataset-ref';
 import { splitAgentEnv } from '../model/outer-run-args';
 import type { VeroBuild, VeroScope } from './vero-schema';
+import { agentProject } from './vero-agent-project';
 
 export interface VeroMapping {
   /** Our build.yaml, as a file would hold it (paths relative to the vero file's dir, or absolute). */
@@ -329,11 +330,15 @@ export function fromVero(
     };
   });
 
+  const agentRepo = path.resolve(baseDir, v.agent_repo);
+  const project = agentProject(agentRepo, v.agent_import_path, harborVersion);
+  if (project.note) notes.push(project.note);
   const agentTimeoutMultiplier = v.case_timeout_seconds / v.task_agent_timeout_seconds;
   const extra = splitExtraArgs(v.extra_harbor_args);
   refusals.push(...extra.errors);
   const harbor = {
     agent: v.agent_import_path ?? 'oracle',
+    ...(project.pythonPath ? { python_path: project.pythonPath } : {}),
     ...(v.model !== null ? { model: v.model } : {}),
     environment: v.environment_name,
     n_attempts: v.n_attempts,
@@ -360,10 +365,11 @@ export function fromVero(
   const config: Record<string, unknown> = {
     name: v.name,
     description: v.description,
-    agent_repo: path.resolve(baseDir, v.agent_repo),
+    agent_repo: agentRepo,
     mode: 'B',
     harbor,
     harbor_version: harborVersion,
+    ...(project.packages.length ? { harbor_packages: project.packages } : {}),
     ...(innerTask ? { inner_task: innerTask } : {}),
     ...(source.dataset ? { inner_dataset: source.dataset } : {}),
     partition: v.partitions,

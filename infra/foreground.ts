@@ -4,6 +4,7 @@
  * reaches it as it reaches any foreground job). What vero supervises goes through infra/process-group.ts.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { PROJECT_ROOT } from './package-root';
 
@@ -18,9 +19,12 @@ export const ensureTemporal = (): string => scriptOutput(path.join(PROJECT_ROOT,
 /** scripts/ensure-harbor: the pinned Harbor's command (provisioned and cached on first use). */
 export const ensureHarbor = (version: string): string => scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [version]);
 
-/** scripts/ensure-harbor-wheelhouse: Harbor `harborVersion` as wheels for this Python (cached). */
-export const ensureHarborWheelhouse = (python: string, harborVersion: string): string =>
-  scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [harborVersion, python]);
+/**
+ * scripts/ensure-harbor-wheelhouse: Harbor `harborVersion`, with `packages` resolved together with it, as wheels for
+ * this Python on this machine's architecture (cached).
+ */
+export const ensureHarborWheelhouse = (python: string, harborVersion: string, packages: string[] = []): string =>
+  scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor-wheelhouse'), [harborVersion, python, os.machine(), ...packages]);
 
 /** examples/make-agent-repo.sh (of `examplesDir`, default the package's): the example agent repo at `dest`. */
 export function makeAgentRepo(dest: string, examplesDir = path.join(PROJECT_ROOT, 'examples')): void {

@@ -70,6 +70,21 @@ export const HarborSection = z
     verifier_timeout_multiplier: z.number().positive().optional(),
     agent_setup_timeout_multiplier: z.number().positive().optional(),
     environment_build_timeout_multiplier: z.number().positive().optional(),
+    /**
+     * Directories of the candidate's checkout put on harbor's PYTHONPATH, in order, so `-a module:Class` imports
+     * from them (default: the checkout's root); e.g. `[src]` for a project with a src layout.
+     */
+    python_path: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !/[\0\n\r:]/.test(p), {
+            message: "expected a relative directory inside the checkout (no leading /, no .., no ':')",
+          }),
+      )
+      .min(1)
+      .optional(),
     /** Extra environment for the harbor process (not for the agent; see agent_env). */
     env: z.record(identifier, z.string()).default({}),
     /** Passed through after the flags vero-harbor sets; may not repeat any of them. */

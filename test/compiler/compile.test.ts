@@ -190,6 +190,14 @@ describe('a mode B build', () => {
     expect(fs.readFileSync(path.join(out, 'environment/Dockerfile'), 'utf8')).not.toContain('docker');
   });
 
+  test('harbor_packages go beside the sidecar’s Harbor (one offline install, a specifier quoted); Harbor itself or a pip option refused', async () => {
+    const c = loadBuildConfig(writeConfig(modeB({ harbor_packages: ['openai==2.46.0', 'httpx>=0.27,<1'] })));
+    expect(sidecarDockerfile(c)).toContain("--find-links /tmp/harbor-wheelhouse harbor==0.26.0 openai==2.46.0 'httpx>=0.27,<1' \\");
+    expect(await buildError(modeB({ harbor_packages: ['Harbor[modal]==0.20.0', '--index-url=x'] }))).toMatch(
+      /harbor_packages\.0: Harbor itself is harbor_version[^]*harbor_packages\.1: expected a requirement/,
+    );
+  });
+
   test('harbor_version pins the sidecar’s Harbor: 0.25.0 on request, an unsupported one refused by name', async () => {
     const c = loadBuildConfig(writeConfig(modeB({ harbor_version: '0.25.0' })));
     expect(sidecarDockerfile(c)).toContain('--find-links /tmp/harbor-wheelhouse harbor==0.25.0');

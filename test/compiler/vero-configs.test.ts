@@ -12,6 +12,8 @@ import { parse as parseYaml } from 'yaml';
 import { BuildConfig, BuildConfigFile, loadBuildConfig, readBuildDocument } from '../../compiler/build-config';
 import { buildTaskDir } from '../../compiler/compile';
 import { instructionText } from '../../compiler/instruction-template';
+import { imagesToPreload } from '../../compiler/nested-docker';
+import { agentPythonPath } from '../../compiler/vero-agent-project';
 import { serveConfig } from '../../compiler/render';
 import { ServeConfig } from '../../model/serve-config';
 import { packageDatasetDigest, parseDatasetRef } from '../../harbor/dataset-ref';
@@ -433,6 +435,7 @@ test('vero’s harness-conformance builds, unchanged, into a task that means wha
     expect.arrayContaining([
       'harbor_requirement: harbor[modal]==0.20.0 — the sidecar runs Harbor 0.26.0 (harbor_version; vero-harbor supports 0.25.0, 0.26.0)',
       expect.stringMatching(/^verifier_timeout: 1800 s is below finalize's worst case/),
+      "agent_repo: vero installs it as a project (uv run --project); here the candidate's src/ is on the nested harbor's PYTHONPATH (harbor.python_path), its dependencies openai==2.46.0 are installed beside the sidecar's Harbor when the task is built (harbor_packages; a candidate's changes to them are not), and harbor==0.20.0 is the sidecar's Harbor 0.26.0",
     ]),
   );
   const serve = ServeConfig.parse(JSON.parse(fs.readFileSync(path.join(out, 'environment/sidecar/serve.json'), 'utf8')));
@@ -457,9 +460,16 @@ test('vero’s harness-conformance builds, unchanged, into a task that means wha
   });
   expect(serve.mode_b!.harbor).toMatchObject({
     agent: 'conformance_agent.agent:ConformanceAgent',
+    // vero installs the target as a project (uv run --project): its src layout's package imports from src/.
+    python_path: ['src'],
     model: 'openai/gpt-5.4-mini',
     max_retries: 1,
   });
+  // Its target's dependencies (Harbor excepted) go into the sidecar's Harbor environment, from wheels the build fetched.
+  expect(fs.readFileSync(path.join(out, 'environment/sidecar/Dockerfile'), 'utf8')).toContain(
+    '--find-links /tmp/harbor-wheelhouse harbor==0.26.0 openai==2.46.0',
+  );
+  expect(fs.readdirSync(path.join(out, 'environment/sidecar/harbor-wheelhouse'))).toContain('openai-2.46.0-py3-none-any.whl');
   const toml = parseToml(fs.readFileSync(path.join(out, 'task.toml'), 'utf8')) as Record<string, Record<string, unknown>>;
   expect(toml.verifier!.timeout_sec).toBe(1800);
   expect(toml.environment!.build_timeout_sec).toBe(1800);
@@ -496,4 +506,19 @@ test('vero build --print-config shows what a vero file became in our schema; one
   const bad = await runVero(['build', '-c', file, '--print-config', '--param', 'no-equals']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--param no-equals: expected NAME=VALUE');
+});
+
+test('vero’s target as a project: a src layout imports from src/; the inner tasks’ base images this host holds are preloaded for a vero file', async () => {
+  const repo = tempDir();
+  fs.mkdirSync(path.join(repo, 'src', 'pkg'), { recursive: true });
+  expect(agentPythonPath(repo, 'pkg.agent:A')).toEqual(['src']);
+  expect(agentPythonPath(repo, 'oracle')).toBeUndefined();
+  fs.mkdirSync(path.join(repo, 'pkg'));
+  expect(agentPythonPath(repo, 'pkg.agent:A')).toBeUndefined(); // a root package is the checkout's root
+  // Declared images are ours to load; a file of ours declares them or loads none; a vero file (which cannot
+  // declare any) gets the ones this host's engine holds, and a registry serves the rest.
+  const absent = 'vero-test-absent-image:never';
+  expect(await imagesToPreload(['a:1'], true, [absent])).toEqual(['a:1']);
+  expect(await imagesToPreload(undefined, false, [absent])).toEqual([]);
+  expect(await imagesToPreload(undefined, true, [absent])).toEqual([]);
 });

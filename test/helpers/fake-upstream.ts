@@ -6,6 +6,7 @@
  * resets the connection, `slow-model` answers after 1.5 s, `drip-model` streams three chunks 400 ms apart,
  * `long-model` (chat) writes all the output it may — the request's max tokens (5,000 without one) for each of
  * its `n` choices — and `echo-key-model` echoes the key it was sent: in a 401 body, or, streamed, in two halves.
+ * A chat completion (not streamed) whose last user message asks "Compute A + B" is answered with the sum.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +42,14 @@ function sse(res: http.ServerResponse, events: { event?: string; data: unknown }
   res.end();
 }
 
+/** The sum a chat's last user message asks for ("Compute 17 + 25 …"), or null. */
+function requestedSum(b: Record<string, unknown>): string | null {
+  const users = ((b.messages ?? []) as { role?: string; content?: unknown }[]).filter((m) => m.role === 'user');
+  const last = users[users.length - 1]?.content;
+  const m = typeof last === 'string' ? /Compute (-?\d+) \+ (-?\d+)/.exec(last) : null;
+  return m ? String(Number(m[1]) + Number(m[2])) : null;
+}
+
 function chat(b: Record<string, unknown>, res: http.ServerResponse): void {
   const out = outputTokens(b);
   const usage = {
@@ -69,7 +78,7 @@ function chat(b: Record<string, unknown>, res: http.ServerResponse): void {
     JSON.stringify({
       ...base,
       object: 'chat.completion',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello world' }, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: requestedSum(b) ?? 'Hello world' }, finish_reason: 'stop' }],
       usage,
     }),
   );

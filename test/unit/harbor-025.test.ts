@@ -162,6 +162,10 @@ test('harbor runs with the candidate on PYTHONPATH and the offline cost-map swit
     LITELLM_LOCAL_MODEL_COST_MAP: 'False',
     VERO_HARBOR_JOB_DIR: '/jobs/t',
   });
+  // A src layout: the checkout's dirs named by harbor.python_path, in order, instead of its root.
+  const src = { harbor: HarborSection.parse({ python_path: ['src', 'lib/py'] }) } as Parameters<typeof harborEnv>[0];
+  expect(harborEnv(src, '/wt', '/jobs/t').PYTHONPATH?.split(path.delimiter).slice(0, 2)).toEqual(['/wt/src', '/wt/lib/py']);
+  for (const bad of [['/abs'], ['../up'], ['a:b'], []]) expect(HarborSection.safeParse({ python_path: bad }).success).toBe(false);
 });
 
 test("Docker leftovers are matched by Harbor's compose project name of each trial", () => {
