@@ -186,7 +186,7 @@ export function cli(args: string[], url: string): Promise<{ code: number | null;
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+    p.on('close', (code) => resolve({ code, stdout, stderr })); // 'close': after the output is read, not just the exit
   });
 }
 
