@@ -669,7 +669,8 @@ test.concurrent('with harness_user set, the nested harbor runs as that unprivile
   const wrapper = path.join(s.dir, 'harbor-id');
   fs.writeFileSync(wrapper, `#!/bin/bash\nid -u > ${idFile}\nexec ${STANDIN} "$@"\n`, { mode: 0o755 });
   // Like the sidecar image: the harness may traverse (0711) to what it is handed, nothing more.
-  for (let d = s.dir; d !== path.dirname(d) && d.startsWith(path.dirname(s.dir)); d = path.dirname(d)) fs.chmodSync(d, 0o711);
+  // Its temp dir only: os.tmpdir() itself is the whole machine's (1777).
+  fs.chmodSync(s.dir, 0o711);
   for (const f of [idFile, path.join(s.dir, 'harbor.jsonl')]) {
     fs.writeFileSync(f, '');
     fs.chmodSync(f, 0o666); // test artifacts the harness writes
