@@ -189,11 +189,7 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
   );
 });
 
-// The tests below that wait on evaluations (each with its own fixture, home and task queue, or the shared worker
-// process's queue) run side by side too; they run their commands without blocking the event loop, which the
-// in-process workers of the others share. `vero dev` (its own server, and Chromium), the spend cap's and `vero
-// clean`'s (which failed beside them) and the completion test run on their own, after them.
-test.concurrent('start-eval --wait --json prints the result; trials --json collates its jobs dir offline', async () => {
+test('start-eval --wait --json prints the result; trials --json collates its jobs dir offline', async () => {
   const q = uniqueQueue('cli');
   const f = evalFixture({
     taskQueue: q,
@@ -215,7 +211,7 @@ test.concurrent('start-eval --wait --json prints the result; trials --json colla
   expect(result).toMatchObject({ status: 'completed', nScored: 2 });
   expect(result.score).toBeCloseTo(0.75);
   const jobsDir = path.dirname(result.tasks[0]!.jobDir);
-  const trials = await runVero(['trials', jobsDir, '--json']);
+  const trials = vero(['trials', jobsDir, '--json']);
   expect(trials.code).toBe(0);
   const noUsage = { costUsd: null, inputTokens: null, outputTokens: null, cacheTokens: null };
   expect(JSON.parse(trials.stdout)).toEqual({
@@ -250,14 +246,14 @@ test.concurrent('start-eval --wait --json prints the result; trials --json colla
       },
     ],
   });
-  const mean = JSON.parse((await runVero(['trials', jobsDir, '--json', '--aggregate', 'mean'])).stdout) as {
+  const mean = JSON.parse(vero(['trials', jobsDir, '--json', '--aggregate', 'mean']).stdout) as {
     tasks: { metrics: Record<string, number> }[];
   };
   expect(mean.tasks[0]!.metrics).toEqual({ reward_mean: 0.5, n_attempts: 2, n_scored: 2, n_clean: 2 });
   // Threads read and score chunks of whole tasks; the rows (and each row's job dir) do not depend on how many.
-  expect((await runVero(['trials', jobsDir, '--json', '--threads', '3'])).stdout).toBe(trials.stdout);
-  expect((await runVero(['trials', jobsDir, '--threads', '0'])).code).toBe(2);
-  expect((await runVero(['trials', '/nonexistent'])).code).toBe(2);
+  expect(vero(['trials', jobsDir, '--json', '--threads', '3']).stdout).toBe(trials.stdout);
+  expect(vero(['trials', jobsDir, '--threads', '0']).code).toBe(2);
+  expect(vero(['trials', '/nonexistent']).code).toBe(2);
 });
 
 test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps evaluations across restarts', async () => {
@@ -341,7 +337,7 @@ test('vero dev serves the Web UI, stops on Ctrl-C, and its SQLite file keeps eva
   }
 });
 
-test.concurrent('status, results, list and best read evaluations back; cancel stops a running one', async () => {
+test('status, results, list and best read evaluations back; cancel stops a running one', async () => {
   const q = uniqueQueue('cli-read');
   const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world', 'reverse-string'] } });
   const conn = ['--address', address()];
@@ -477,7 +473,7 @@ test.concurrent('status, results, list and best read evaluations back; cancel st
   });
 });
 
-test.concurrent('cancel of a finished evaluation says so; the same evaluation from another home points at the files', async () => {
+test('cancel of a finished evaluation says so; the same evaluation from another home points at the files', async () => {
   const q = uniqueQueue('cli-finished');
   const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] } });
   await withWorker(q, async () => {
@@ -499,7 +495,7 @@ test.concurrent('cancel of a finished evaluation says so; the same evaluation fr
   });
 });
 
-test.concurrent('start-eval says when concurrency is more than the workers polling the queue can run', async () => {
+test('start-eval says when concurrency is more than the workers polling the queue can run', async () => {
   const q = uniqueQueue('capacity');
   const f = evalFixture({ taskQueue: q, address: address(), execution: { concurrency: 8 }, tasks: { names: ['hello-world'] } });
   const w = spawnWorker(address(), q, {}, ['--max-concurrent-tasks', '2']);
@@ -533,7 +529,7 @@ afterAll(async () => {
     await until('the shared worker stopped', async () => sharedWorker!.proc.exitCode !== null || sharedWorker!.proc.signalCode !== null);
 });
 
-test.concurrent('start-eval --wait exits 2 when the evaluation fails for a config reason (the failure table), 1 otherwise', async () => {
+test('start-eval --wait exits 2 when the evaluation fails for a config reason (the failure table), 1 otherwise', async () => {
   const q = sharedWorkerQueue();
   const f = evalFixture({ taskQueue: q, address: address(), tasks: { names: ['hello-world'] } });
   const r = await runVero([
@@ -592,33 +588,30 @@ test('a spend cap through the CLI: start-eval --wait exits 4 with budget_exhaust
   expect(missing.stderr).toMatch(/spend pool "no-such-pool": none on this server/);
 });
 
-test.concurrent(
-  "quiet consoles: a task attempt that failed and is retried is one line in the worker's log, not the SDK's warning with a stack",
-  async () => {
-    const q = uniqueQueue('quiet');
-    const f = evalFixture({
-      taskQueue: q,
-      address: address(),
-      tasks: { names: ['hello-world'] },
-      scenario: { tasks: { 'hello-world': [{ exception: 'RuntimeError', message: 'sandbox died' }, { reward: 1 }] } },
-    });
-    const w = spawnWorker(address(), q, {});
-    try {
-      const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
-      expect(r.code).toBe(0);
-      expect((JSON.parse(r.stdout) as { tasks: { runs: number }[] }).tasks[0]!.runs).toBe(2);
-    } finally {
-      w.kill('SIGTERM');
-    }
-    await until('the worker stopped', async () => w.proc.exitCode !== null || w.proc.signalCode !== null);
-    const log = fs.readFileSync(w.log, 'utf8');
-    const about = log.split('\n').filter((l) => l.includes('hello-world') && /RuntimeError|sandbox died/.test(l));
-    expect(about).toHaveLength(1);
-    expect(about[0]).toMatch(/task "hello-world": .*\(attempt 1 of 3\); retrying/);
-    expect(log).not.toContain('Activity failed');
-    expect(log).not.toMatch(/^\s+at /m);
-  },
-);
+test("quiet consoles: a task attempt that failed and is retried is one line in the worker's log, not the SDK's warning with a stack", async () => {
+  const q = uniqueQueue('quiet');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['hello-world'] },
+    scenario: { tasks: { 'hello-world': [{ exception: 'RuntimeError', message: 'sandbox died' }, { reward: 1 }] } },
+  });
+  const w = spawnWorker(address(), q, {});
+  try {
+    const r = await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { tasks: { runs: number }[] }).tasks[0]!.runs).toBe(2);
+  } finally {
+    w.kill('SIGTERM');
+  }
+  await until('the worker stopped', async () => w.proc.exitCode !== null || w.proc.signalCode !== null);
+  const log = fs.readFileSync(w.log, 'utf8');
+  const about = log.split('\n').filter((l) => l.includes('hello-world') && /RuntimeError|sandbox died/.test(l));
+  expect(about).toHaveLength(1);
+  expect(about[0]).toMatch(/task "hello-world": .*\(attempt 1 of 3\); retrying/);
+  expect(log).not.toContain('Activity failed');
+  expect(log).not.toMatch(/^\s+at /m);
+});
 
 test('vero completion bash completes commands and each command’s own options, generated from the commands themselves', () => {
   const script = vero(['completion', 'bash']);
@@ -720,7 +713,7 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
   }
 });
 
-test.concurrent('the progress bar on a terminal: elapsed time and an ETA, and its last frame is the final state', async () => {
+test('the progress bar on a terminal: elapsed time and an ETA, and its last frame is the final state', async () => {
   const q = sharedWorkerQueue();
   const f = evalFixture({
     taskQueue: q,
@@ -731,8 +724,12 @@ test.concurrent('the progress bar on a terminal: elapsed time and an ETA, and it
   });
   // util-linux's `script` gives the command a pseudo-terminal, as a person's shell would.
   const cmd = [VERO, 'start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait'].map((a) => `'${a}'`).join(' ');
-  const r = await runCommand('script', ['-qec', cmd, '/dev/null'], { COLUMNS: '200' });
-  expect(r.code).toBe(0);
+  const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, COLUMNS: '200' },
+  });
+  expect(r.status).toBe(0);
   // Frames are redrawn from column 1 (ESC [1G).
   const frames = r.stdout
     .split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r|\\n`))
