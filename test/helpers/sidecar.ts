@@ -47,9 +47,12 @@ export function onHost(task: string, dir: string, work: string): Pick<ServeConfi
 
 /**
  * This test file's compiled tasks by build file, for set-ups that share them (`shareBuild`): compiled once from the
- * file's one agent repo; each set-up still gets its own baseline repo, workspace and volumes.
+ * file's one agent repo; each set-up still gets its own baseline repo, workspace and volumes. They are compiled one
+ * at a time (set-ups of concurrent tests included), so the builds after the first link its vero package instead of
+ * writing their own.
  */
 const sharedBuilds = new Map<string, Promise<string>>();
+let lastSharedBuild: Promise<unknown> = Promise.resolve();
 let sharedRepo: string | undefined;
 
 /** Writes the build file into `dir` and compiles it to `dir`/task. */
@@ -114,7 +117,11 @@ export async function setup(
   let task: string;
   if (opts.shareBuild) {
     let built = sharedBuilds.get(buildYaml);
-    if (!built) sharedBuilds.set(buildYaml, (built = compileIn(tempDir('vero-sidecar-build-'), buildYaml)));
+    if (!built) {
+      built = lastSharedBuild.then(() => compileIn(tempDir('vero-sidecar-build-'), buildYaml));
+      sharedBuilds.set(buildYaml, built);
+      lastSharedBuild = built.catch(() => undefined);
+    }
     task = await built;
   } else task = await compileIn(dir, buildYaml);
   const work = path.join(dir, 'workspace-agent');
@@ -179,7 +186,7 @@ export function cli(args: string[], url: string): Promise<{ code: number | null;
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+    p.on('close', (code) => resolve({ code, stdout, stderr })); // 'close': after the output is read, not just the exit
   });
 }
 

@@ -28,8 +28,11 @@ async function evaluate(f: { configFile: string }, candidate: string, overrides:
 
 const byTask = (r: CandidateResult) => Object.fromEntries((r.tasks ?? []).map((t) => [t.task, t]));
 
+// Each test of this block has its own fixture, home, task queue and worker, and mostly waits on its evaluation: they
+// run side by side (test.concurrent; jest's maxConcurrency bounds how many at once). The lane tests below it time
+// their harbor runs against each other and run alone.
 describe('candidate evaluation', () => {
-  test('two candidates of the example agent score as their profiles say, with files and search attributes', async () => {
+  test.concurrent('two candidates of the example agent score as their profiles say, with files and search attributes', async () => {
     const q = uniqueQueue('e2e');
     const f = evalFixture({ taskQueue: q, address: address() });
     await withWorker(q, async () => {
@@ -64,7 +67,7 @@ describe('candidate evaluation', () => {
     });
   });
 
-  test('every typed knob reaches harbor as its real flag, one harbor run per task', async () => {
+  test.concurrent('every typed knob reaches harbor as its real flag, one harbor run per task', async () => {
     const q = uniqueQueue('flags');
     const f = evalFixture({
       taskQueue: q,
@@ -118,7 +121,7 @@ describe('candidate evaluation', () => {
     expect(starts[0]!.cwd).not.toBe(worktree);
   });
 
-  test('the retry backoff reaches Harbor in a job config file (Harbor has no flags for it), merged with -r', async () => {
+  test.concurrent('the retry backoff reaches Harbor in a job config file (Harbor has no flags for it), merged with -r', async () => {
     const q = uniqueQueue('backoff');
     const f = evalFixture({
       taskQueue: q,
@@ -151,49 +154,52 @@ describe('candidate evaluation', () => {
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ retry: { wait_multiplier: 2, min_wait_sec: 0.3, max_wait_sec: 30 } });
   });
 
-  test('a passing trial beats a later failing one; the latest clean attempt wins; mean aggregation counts scored attempts', async () => {
-    const q = uniqueQueue('rank');
-    const scenario = {
-      tasks: {
-        'hello-world': [{ reward: 1 }, { exception: 'RuntimeError' }],
-        'count-words': [
-          { reward: 0.2, duration_ms: 0 },
-          { reward: 0.9, duration_ms: 30 },
-        ],
-      },
-      default: { reward: 0 },
-    };
-    const f = evalFixture({
-      taskQueue: q,
-      address: address(),
-      scenario,
-      harbor: { n_attempts: 2, n_concurrent_trials: 1 },
-      tasks: { names: ['hello-world', 'count-words'] },
-      execution: { task_attempts: 1 },
-    });
-    await withWorker(q, async () => {
-      const best = byTask((await (await evaluate(f, 'improved')).handle.result()) as CandidateResult);
-      expect(best['hello-world']!.score).toBe(1);
-      expect(best['hello-world']!.exceptions).toEqual(['RuntimeError']);
-      // Both clean: the one that finished later (attempt 2, 0.9) wins.
-      expect(best['count-words']!.score).toBe(0.9);
-    });
-    const fm = evalFixture({
-      taskQueue: q,
-      address: address(),
-      scenario: { tasks: { 'hello-world': [{ reward: 1 }, { exception: 'AgentTimeoutError', reward: 0 }] } },
-      harbor: { n_attempts: 2 },
-      tasks: { names: ['hello-world'] },
-      scoring: { aggregate: 'mean' },
-    });
-    await withWorker(q, async () => {
-      const r = byTask((await (await evaluate(fm, 'improved')).handle.result()) as CandidateResult);
-      expect(r['hello-world']!.score).toBe(0.5);
-      expect(r['hello-world']!.metrics).toMatchObject({ n_attempts: 2, n_scored: 2, n_clean: 1 });
-    });
-  });
+  test.concurrent(
+    'a passing trial beats a later failing one; the latest clean attempt wins; mean aggregation counts scored attempts',
+    async () => {
+      const q = uniqueQueue('rank');
+      const scenario = {
+        tasks: {
+          'hello-world': [{ reward: 1 }, { exception: 'RuntimeError' }],
+          'count-words': [
+            { reward: 0.2, duration_ms: 0 },
+            { reward: 0.9, duration_ms: 30 },
+          ],
+        },
+        default: { reward: 0 },
+      };
+      const f = evalFixture({
+        taskQueue: q,
+        address: address(),
+        scenario,
+        harbor: { n_attempts: 2, n_concurrent_trials: 1 },
+        tasks: { names: ['hello-world', 'count-words'] },
+        execution: { task_attempts: 1 },
+      });
+      await withWorker(q, async () => {
+        const best = byTask((await (await evaluate(f, 'improved')).handle.result()) as CandidateResult);
+        expect(best['hello-world']!.score).toBe(1);
+        expect(best['hello-world']!.exceptions).toEqual(['RuntimeError']);
+        // Both clean: the one that finished later (attempt 2, 0.9) wins.
+        expect(best['count-words']!.score).toBe(0.9);
+      });
+      const fm = evalFixture({
+        taskQueue: q,
+        address: address(),
+        scenario: { tasks: { 'hello-world': [{ reward: 1 }, { exception: 'AgentTimeoutError', reward: 0 }] } },
+        harbor: { n_attempts: 2 },
+        tasks: { names: ['hello-world'] },
+        scoring: { aggregate: 'mean' },
+      });
+      await withWorker(q, async () => {
+        const r = byTask((await (await evaluate(fm, 'improved')).handle.result()) as CandidateResult);
+        expect(r['hello-world']!.score).toBe(0.5);
+        expect(r['hello-world']!.metrics).toMatchObject({ n_attempts: 2, n_scored: 2, n_clean: 1 });
+      });
+    },
+  );
 
-  test('an errored task is re-run (resuming its Harbor job); scored tasks are not run again', async () => {
+  test.concurrent('an errored task is re-run (resuming its Harbor job); scored tasks are not run again', async () => {
     const q = uniqueQueue('rerun');
     const f = evalFixture({
       taskQueue: q,
@@ -219,7 +225,7 @@ describe('candidate evaluation', () => {
     expect(jobDirs.size).toBe(1);
   });
 
-  test('errors are never silent zeros: error rate over the threshold fails the evaluation and says so', async () => {
+  test.concurrent('errors are never silent zeros: error rate over the threshold fails the evaluation and says so', async () => {
     const q = uniqueQueue('errors');
     const f = evalFixture({
       taskQueue: q,
@@ -251,7 +257,7 @@ describe('candidate evaluation', () => {
     });
   });
 
-  test('the task timeout stops harbor and salvages the trials that finished', async () => {
+  test.concurrent('the task timeout stops harbor and salvages the trials that finished', async () => {
     const q = uniqueQueue('timeout');
     const f = evalFixture({
       taskQueue: q,
@@ -272,7 +278,7 @@ describe('candidate evaluation', () => {
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   });
 
-  test('a name mismatch between requested tasks and trials fails loudly instead of scoring zeros', async () => {
+  test.concurrent('a name mismatch between requested tasks and trials fails loudly instead of scoring zeros', async () => {
     const q = uniqueQueue('mismatch');
     const dir = tempDir();
     // A launcher that runs a different task than the one asked for (as an org/name vs dir-name mix-up would).
@@ -291,7 +297,7 @@ describe('candidate evaluation', () => {
     expect(runsPerTask(f.invocationLog)['count-words']).toBe(1); // not retried: non-retryable
   });
 
-  test('a bad agent kwarg or task filter fails the evaluation in the preflight dry run, before any task runs', async () => {
+  test.concurrent('a bad agent kwarg or task filter fails the evaluation in the preflight dry run, before any task runs', async () => {
     const q = uniqueQueue('preflight');
     const f = evalFixture({ taskQueue: q, address: address(), harbor: { agent: 'no-such-agent' } });
     await withWorker(q, async () => {
@@ -306,7 +312,7 @@ describe('candidate evaluation', () => {
     expect(preflights(f.invocationLog)).toHaveLength(1);
   });
 
-  test('a typo in the agent class fails in the preflight as Harbor refuses it, instead of scoring like an agent', async () => {
+  test.concurrent('a typo in the agent class fails in the preflight as Harbor refuses it, instead of scoring like an agent', async () => {
     const q = uniqueQueue('agenttypo');
     const f = evalFixture({ taskQueue: q, address: address(), harbor: { agent: 'agent:SkilAgent' } });
     await withWorker(q, async () => {
@@ -319,27 +325,30 @@ describe('candidate evaluation', () => {
     expect(runsPerTask(f.invocationLog)).toEqual({});
   });
 
-  test("under Harbor 0.26 an unknown --ek key fails in the preflight as a config error, in Harbor's own words, never retried", async () => {
-    const q = uniqueQueue('strictek');
-    const f = evalFixture({
-      taskQueue: q,
-      address: address(),
-      harbor: { environment_kwargs: { bogus_key: 1 }, env: { HARBOR_STANDIN_VERSION: '0.26.0' } },
-      tasks: { names: ['hello-world'] },
-    });
-    await withWorker(q, async () => {
-      const err = (await (await evaluate(f, 'improved')).handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
-      expect(err).toBeInstanceOf(WorkflowFailedError);
-      expect((err.cause as ApplicationFailure).type).toBe('HarborConfigError'); // exit 2, not retried
-      expect(String(err.cause?.message)).toContain(
-        "harbor preflight (--dry-run) failed: Invalid kwargs for environment 'docker': Unknown option 'bogus_key'. See harbor environment schema docker for available options.",
-      );
-    });
-    expect(runsPerTask(f.invocationLog)).toEqual({});
-    expect(preflights(f.invocationLog)).toHaveLength(1);
-  });
+  test.concurrent(
+    "under Harbor 0.26 an unknown --ek key fails in the preflight as a config error, in Harbor's own words, never retried",
+    async () => {
+      const q = uniqueQueue('strictek');
+      const f = evalFixture({
+        taskQueue: q,
+        address: address(),
+        harbor: { environment_kwargs: { bogus_key: 1 }, env: { HARBOR_STANDIN_VERSION: '0.26.0' } },
+        tasks: { names: ['hello-world'] },
+      });
+      await withWorker(q, async () => {
+        const err = (await (await evaluate(f, 'improved')).handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+        expect(err).toBeInstanceOf(WorkflowFailedError);
+        expect((err.cause as ApplicationFailure).type).toBe('HarborConfigError'); // exit 2, not retried
+        expect(String(err.cause?.message)).toContain(
+          "harbor preflight (--dry-run) failed: Invalid kwargs for environment 'docker': Unknown option 'bogus_key'. See harbor environment schema docker for available options.",
+        );
+      });
+      expect(runsPerTask(f.invocationLog)).toEqual({});
+      expect(preflights(f.invocationLog)).toHaveLength(1);
+    },
+  );
 
-  test('a missing harbor binary is a non-retryable error that names the launcher', async () => {
+  test.concurrent('a missing harbor binary is a non-retryable error that names the launcher', async () => {
     const q = uniqueQueue('nobin');
     const f = evalFixture({
       taskQueue: q,
@@ -361,7 +370,7 @@ describe('candidate evaluation', () => {
     });
   });
 
-  test('starting the same evaluation again attaches or returns the completed one; --force re-runs', async () => {
+  test.concurrent('starting the same evaluation again attaches or returns the completed one; --force re-runs', async () => {
     const q = uniqueQueue('idem');
     const f = evalFixture({
       taskQueue: q,

@@ -3,7 +3,8 @@
  * its first workflow task, to one in the middle (after some tasks finished) and, once it has completed, to its
  * last; with and without a spend pool. Each finishes correctly: every task scored, finished tasks not run again
  * (their jobs are collected from disk), and the spend counted once, in the evaluation and in its pool. Real dev
- * server, real worker, the Harbor stand-in (its invocation log counts harbor runs per task).
+ * server, real worker, the Harbor stand-in (its invocation log counts harbor runs per task). Each test has its own
+ * fixture, task queue, worker and pool, and mostly waits on its evaluation: they run side by side.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -100,7 +101,7 @@ async function endPool(c: Client, pool: string | null) {
       .catch(() => undefined);
 }
 
-test.each([
+test.concurrent.each([
   ['with a spend pool', true],
   ['without a pool', false],
 ])(
@@ -125,38 +126,44 @@ test.each([
   },
 );
 
-test('reset to a workflow task in the middle (after the first spend, the second chunk running) of a pooled evaluation: completes, nothing counted twice', async () => {
-  const q = uniqueQueue('reset-mid');
-  const pool = `reset-${q}`;
-  const { f, c, id } = await start(pool, q);
-  await withWorker(q, async () => {
-    try {
-      await until('three tasks to finish', async () => (await getProgress(c, id)).done >= 3);
-      const finishedBefore = ended(f.invocationLog);
-      // Back to just after the first task's spend came in: chunk 0's end, its spend and chunk 1's start are redone.
-      await reset(c, id, await workflowTaskEvent(c, id, 'after-first-spend'));
-      await expectFinishedOnce(c, id, f.invocationLog, finishedBefore, pool);
-    } finally {
-      await cancelAndSettle(id);
-      await endPool(c, pool);
-    }
-  });
-});
+test.concurrent(
+  'reset to a workflow task in the middle (after the first spend, the second chunk running) of a pooled evaluation: completes, nothing counted twice',
+  async () => {
+    const q = uniqueQueue('reset-mid');
+    const pool = `reset-${q}`;
+    const { f, c, id } = await start(pool, q);
+    await withWorker(q, async () => {
+      try {
+        await until('three tasks to finish', async () => (await getProgress(c, id)).done >= 3);
+        const finishedBefore = ended(f.invocationLog);
+        // Back to just after the first task's spend came in: chunk 0's end, its spend and chunk 1's start are redone.
+        await reset(c, id, await workflowTaskEvent(c, id, 'after-first-spend'));
+        await expectFinishedOnce(c, id, f.invocationLog, finishedBefore, pool);
+      } finally {
+        await cancelAndSettle(id);
+        await endPool(c, pool);
+      }
+    });
+  },
+);
 
-test('reset of a completed pooled evaluation to its last workflow task: completes again, nothing re-run, spend counted once', async () => {
-  const q = uniqueQueue('reset-last');
-  const pool = `reset-${q}`;
-  const { f, c, id, handle } = await start(pool, q);
-  await withWorker(q, async () => {
-    try {
-      const first = (await handle.result()) as CandidateResult;
-      expect(first.status).toBe('completed');
-      await reset(c, id, await workflowTaskEvent(c, id, 'latest'));
-      const again = await expectFinishedOnce(c, id, f.invocationLog, new Set(TASKS), pool);
-      expect(again.score).toBe(first.score);
-    } finally {
-      await cancelAndSettle(id);
-      await endPool(c, pool);
-    }
-  });
-});
+test.concurrent(
+  'reset of a completed pooled evaluation to its last workflow task: completes again, nothing re-run, spend counted once',
+  async () => {
+    const q = uniqueQueue('reset-last');
+    const pool = `reset-${q}`;
+    const { f, c, id, handle } = await start(pool, q);
+    await withWorker(q, async () => {
+      try {
+        const first = (await handle.result()) as CandidateResult;
+        expect(first.status).toBe('completed');
+        await reset(c, id, await workflowTaskEvent(c, id, 'latest'));
+        const again = await expectFinishedOnce(c, id, f.invocationLog, new Set(TASKS), pool);
+        expect(again.score).toBe(first.score);
+      } finally {
+        await cancelAndSettle(id);
+        await endPool(c, pool);
+      }
+    });
+  },
+);

@@ -2,7 +2,8 @@
  * `vero retry`: chosen tasks of a finished evaluation run again as a new run of its workflow; nothing else
  * re-runs, the result replaces only those rows (each saying when it was retried and what it replaced), and the
  * result file agrees. On a running evaluation the retry is queued and runs once its tasks have finished. Real dev
- * server, real worker, the Harbor stand-in.
+ * server, real worker, the Harbor stand-in. Each test has its own fixture, task queue and worker process: they run
+ * side by side.
  */
 import * as fs from 'node:fs';
 import { prepareEvalInput } from '../../client/eval-input';
@@ -18,147 +19,153 @@ import { address, client, uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
 
-test('retry --errors, then --task: only those tasks run again, the result says which rows and when, its file agrees', async () => {
-  const q = uniqueQueue('retry');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-    // sum-numbers fails its first run (no reward: an error row after its one attempt), then scores.
-    scenario: {
-      tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
-      default: { reward: 1 },
-    },
-    execution: { task_attempts: 1 },
-  });
-  const w = spawnWorker(address(), q);
-  try {
-    const c = await client();
-    const cfg = loadEvalConfig(f.configFile);
-    const input = await prepareEvalInput(cfg, 'improved');
-    const { handle } = await startOrAttach(c, input, q);
-    const first = (await handle.result()) as CandidateResult;
-    expect(first).toMatchObject({ nTasks: 3, nScored: 2, nErrors: 1 });
-    const firstRun = (await handle.describe()).runId;
-
-    const conn = ['--address', address()];
-    // Refused with the reason: no such task.
-    const bad = await runVero(['retry', input.evalId, '--task', 'no-such-task', ...conn]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--task: not a task of this evaluation: no-such-task/);
-
-    const out = await runVero(['retry', input.evalId, '--errors', '--wait', '--json', ...conn]);
-    expect(out.code).toBe(0);
-    const retried = conforming<{ tasks: string[]; requestedAt: string; previousRunId: string; result: CandidateResult }>(
-      'retry',
-      out.stdout,
-    );
-    expect(retried).toMatchObject({ tasks: ['sum-numbers'], previousRunId: firstRun });
-    expect(retried.result).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3, nErrors: 0, startedAt: first.startedAt });
-    expect(retried.result.retries).toEqual([{ at: retried.requestedAt, tasks: ['sum-numbers'] }]);
-    const rows = Object.fromEntries(retried.result.tasks!.map((t) => [t.task, t]));
-    expect(rows['sum-numbers']).toMatchObject({
-      status: 'scored',
-      score: 1,
-      retried: { at: retried.requestedAt, previous: { status: 'error', score: null } },
-    });
-    expect(rows['count-words']!.retried).toBeUndefined();
-    expect(rows['hello-world']).toMatchObject({ score: 0 });
-    // Only the error row ran again.
-    expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'sum-numbers': 2 });
-
-    // A named task, through the client library: the new run of the same workflow id, in its history.
-    const again = await retryTasks(c, input.evalId, { tasks: ['hello-world'] });
-    expect(again.tasks).toEqual(['hello-world']);
-    const final = (await c.workflow.getHandle(input.evalId).result()) as CandidateResult;
-    expect(final.score).toBeCloseTo(1, 6);
-    expect(final.retries!.map((r) => r.tasks)).toEqual([['sum-numbers'], ['hello-world']]);
-    expect(final.tasks!.find((t) => t.task === 'hello-world')).toMatchObject({ score: 1, retried: { previous: { score: 0 } } });
-    expect(final.tasks!.find((t) => t.task === 'sum-numbers')!.retried!.at).toBe(retried.requestedAt);
-    expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 2, 'sum-numbers': 2 });
-    // The result file is the updated result, and `vero results` shows it.
-    const file = JSON.parse(fs.readFileSync(final.resultFile, 'utf8')) as CandidateResult;
-    expect(file.tasks).toEqual(final.tasks);
-    const shown = JSON.parse((await runVero(['results', input.evalId, '--json', ...conn])).stdout) as CandidateResult;
-    expect(shown.retries).toEqual(final.retries);
-    // Each retry is a run of the evaluation's workflow: three runs, all completed.
-    await until('three completed runs in visibility', async () => {
-      const runs: string[] = [];
-      for await (const e of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` })) runs.push(e.status.name);
-      return runs.length === 3 && runs.every((s) => s === 'COMPLETED');
-    });
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
-  } finally {
-    w.kill('SIGTERM');
-  }
-});
-
-test('retry on a running evaluation: queued (refused for unknown names), run once its tasks finish; only those re-run', async () => {
-  const q = uniqueQueue('retry-running');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-    // count-words runs 20 s, so the evaluation is still running when the retry is asked for; sum-numbers fails
-    // its first run (an error row), hello-world scores 0 first.
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: {
-      tasks: {
-        'count-words': { reward: 1, duration_ms: 20_000 },
-        'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }],
-        'hello-world': [{ reward: 0 }, { reward: 1 }],
+test.concurrent(
+  'retry --errors, then --task: only those tasks run again, the result says which rows and when, its file agrees',
+  async () => {
+    const q = uniqueQueue('retry');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+      // sum-numbers fails its first run (no reward: an error row after its one attempt), then scores.
+      scenario: {
+        tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
+        default: { reward: 1 },
       },
-      default: { reward: 1 },
-    },
-    execution: { task_attempts: 1 },
-  });
-  const w = spawnWorker(address(), q);
-  try {
-    const c = await client();
-    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-    const { handle } = await startOrAttach(c, input, q);
-    await until('the two short tasks done, count-words running', async () => {
-      const p = await getProgress(c, input.evalId);
-      return p.done === 2 && p.running === 1;
+      execution: { task_attempts: 1 },
     });
-    const firstRun = (await handle.describe()).runId;
-    const conn = ['--address', address()];
-    const bad = await runVero(['retry', input.evalId, '--task', 'no-such-task', ...conn]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--task: not a task of this evaluation: no-such-task/);
+    const w = spawnWorker(address(), q);
+    try {
+      const c = await client();
+      const cfg = loadEvalConfig(f.configFile);
+      const input = await prepareEvalInput(cfg, 'improved');
+      const { handle } = await startOrAttach(c, input, q);
+      const first = (await handle.result()) as CandidateResult;
+      expect(first).toMatchObject({ nTasks: 3, nScored: 2, nErrors: 1 });
+      const firstRun = (await handle.describe()).runId;
 
-    const out = await runVero(['retry', input.evalId, '--task', 'hello-world', '--errors', '--json', ...conn]);
-    expect(out.code).toBe(0);
-    const queued = conforming<{ runId: string | null; previousRunId: string; tasks: string[]; requestedAt: string; queued?: object }>(
-      'retry',
-      out.stdout,
-    );
-    expect(queued).toMatchObject({ runId: null, previousRunId: firstRun, tasks: ['hello-world'], queued: { errors: true } });
-    // Still running: count-words was not cut short.
-    expect((await handle.describe()).status.name).toBe('RUNNING');
+      const conn = ['--address', address()];
+      // Refused with the reason: no such task.
+      const bad = await runVero(['retry', input.evalId, '--task', 'no-such-task', ...conn]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--task: not a task of this evaluation: no-such-task/);
 
-    const final = (await c.workflow.getHandle(input.evalId).result()) as CandidateResult;
-    expect(final).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3, nErrors: 0 });
-    expect(final.score).toBeCloseTo(1, 6);
-    expect(final.retries).toEqual([{ at: queued.requestedAt, tasks: ['hello-world', 'sum-numbers'] }]);
-    const rows = Object.fromEntries(final.tasks!.map((t) => [t.task, t]));
-    expect(rows['sum-numbers']).toMatchObject({ score: 1, retried: { at: queued.requestedAt, previous: { status: 'error' } } });
-    expect(rows['hello-world']).toMatchObject({ score: 1, retried: { previous: { score: 0 } } });
-    expect(rows['count-words']!.retried).toBeUndefined();
-    // Each named and each error row ran once more; count-words once only.
-    expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 2, 'sum-numbers': 2 });
-    const file = JSON.parse(fs.readFileSync(final.resultFile, 'utf8')) as CandidateResult;
-    expect(file.tasks).toEqual(final.tasks);
-    // The retry is the next run of the evaluation's workflow: two runs, the first continued as new into it.
-    await until('two runs in visibility', async () => {
-      const runs: string[] = [];
-      for await (const e of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` })) runs.push(e.status.name);
-      return runs.sort().join() === 'COMPLETED,CONTINUED_AS_NEW';
+      const out = await runVero(['retry', input.evalId, '--errors', '--wait', '--json', ...conn]);
+      expect(out.code).toBe(0);
+      const retried = conforming<{ tasks: string[]; requestedAt: string; previousRunId: string; result: CandidateResult }>(
+        'retry',
+        out.stdout,
+      );
+      expect(retried).toMatchObject({ tasks: ['sum-numbers'], previousRunId: firstRun });
+      expect(retried.result).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3, nErrors: 0, startedAt: first.startedAt });
+      expect(retried.result.retries).toEqual([{ at: retried.requestedAt, tasks: ['sum-numbers'] }]);
+      const rows = Object.fromEntries(retried.result.tasks!.map((t) => [t.task, t]));
+      expect(rows['sum-numbers']).toMatchObject({
+        status: 'scored',
+        score: 1,
+        retried: { at: retried.requestedAt, previous: { status: 'error', score: null } },
+      });
+      expect(rows['count-words']!.retried).toBeUndefined();
+      expect(rows['hello-world']).toMatchObject({ score: 0 });
+      // Only the error row ran again.
+      expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'sum-numbers': 2 });
+
+      // A named task, through the client library: the new run of the same workflow id, in its history.
+      const again = await retryTasks(c, input.evalId, { tasks: ['hello-world'] });
+      expect(again.tasks).toEqual(['hello-world']);
+      const final = (await c.workflow.getHandle(input.evalId).result()) as CandidateResult;
+      expect(final.score).toBeCloseTo(1, 6);
+      expect(final.retries!.map((r) => r.tasks)).toEqual([['sum-numbers'], ['hello-world']]);
+      expect(final.tasks!.find((t) => t.task === 'hello-world')).toMatchObject({ score: 1, retried: { previous: { score: 0 } } });
+      expect(final.tasks!.find((t) => t.task === 'sum-numbers')!.retried!.at).toBe(retried.requestedAt);
+      expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 2, 'sum-numbers': 2 });
+      // The result file is the updated result, and `vero results` shows it.
+      const file = JSON.parse(fs.readFileSync(final.resultFile, 'utf8')) as CandidateResult;
+      expect(file.tasks).toEqual(final.tasks);
+      const shown = JSON.parse((await runVero(['results', input.evalId, '--json', ...conn])).stdout) as CandidateResult;
+      expect(shown.retries).toEqual(final.retries);
+      // Each retry is a run of the evaluation's workflow: three runs, all completed.
+      await until('three completed runs in visibility', async () => {
+        const runs: string[] = [];
+        for await (const e of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` })) runs.push(e.status.name);
+        return runs.length === 3 && runs.every((s) => s === 'COMPLETED');
+      });
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+    } finally {
+      w.kill('SIGTERM');
+    }
+  },
+);
+
+test.concurrent(
+  'retry on a running evaluation: queued (refused for unknown names), run once its tasks finish; only those re-run',
+  async () => {
+    const q = uniqueQueue('retry-running');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+      // count-words runs 20 s, so the evaluation is still running when the retry is asked for; sum-numbers fails
+      // its first run (an error row), hello-world scores 0 first.
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      scenario: {
+        tasks: {
+          'count-words': { reward: 1, duration_ms: 20_000 },
+          'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }],
+          'hello-world': [{ reward: 0 }, { reward: 1 }],
+        },
+        default: { reward: 1 },
+      },
+      execution: { task_attempts: 1 },
     });
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
-  } finally {
-    w.kill('SIGTERM');
-  }
-});
+    const w = spawnWorker(address(), q);
+    try {
+      const c = await client();
+      const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+      const { handle } = await startOrAttach(c, input, q);
+      await until('the two short tasks done, count-words running', async () => {
+        const p = await getProgress(c, input.evalId);
+        return p.done === 2 && p.running === 1;
+      });
+      const firstRun = (await handle.describe()).runId;
+      const conn = ['--address', address()];
+      const bad = await runVero(['retry', input.evalId, '--task', 'no-such-task', ...conn]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--task: not a task of this evaluation: no-such-task/);
+
+      const out = await runVero(['retry', input.evalId, '--task', 'hello-world', '--errors', '--json', ...conn]);
+      expect(out.code).toBe(0);
+      const queued = conforming<{ runId: string | null; previousRunId: string; tasks: string[]; requestedAt: string; queued?: object }>(
+        'retry',
+        out.stdout,
+      );
+      expect(queued).toMatchObject({ runId: null, previousRunId: firstRun, tasks: ['hello-world'], queued: { errors: true } });
+      // Still running: count-words was not cut short.
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+
+      const final = (await c.workflow.getHandle(input.evalId).result()) as CandidateResult;
+      expect(final).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3, nErrors: 0 });
+      expect(final.score).toBeCloseTo(1, 6);
+      expect(final.retries).toEqual([{ at: queued.requestedAt, tasks: ['hello-world', 'sum-numbers'] }]);
+      const rows = Object.fromEntries(final.tasks!.map((t) => [t.task, t]));
+      expect(rows['sum-numbers']).toMatchObject({ score: 1, retried: { at: queued.requestedAt, previous: { status: 'error' } } });
+      expect(rows['hello-world']).toMatchObject({ score: 1, retried: { previous: { score: 0 } } });
+      expect(rows['count-words']!.retried).toBeUndefined();
+      // Each named and each error row ran once more; count-words once only.
+      expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 2, 'sum-numbers': 2 });
+      const file = JSON.parse(fs.readFileSync(final.resultFile, 'utf8')) as CandidateResult;
+      expect(file.tasks).toEqual(final.tasks);
+      // The retry is the next run of the evaluation's workflow: two runs, the first continued as new into it.
+      await until('two runs in visibility', async () => {
+        const runs: string[] = [];
+        for await (const e of c.workflow.list({ query: `WorkflowId = '${input.evalId}'` })) runs.push(e.status.name);
+        return runs.sort().join() === 'COMPLETED,CONTINUED_AS_NEW';
+      });
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+    } finally {
+      w.kill('SIGTERM');
+    }
+  },
+);
