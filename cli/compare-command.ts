@@ -8,7 +8,8 @@ import { ConfigError, ExitCode } from '../model/errors';
 import type { CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
-import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+import { parseIntFlag } from './int-flag';
 import { harborVersionsDiffer } from '../model/harbor-version';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);

@@ -26,7 +26,8 @@ import { capsText, fmtCost, fmtScore, resultSummary, table, taskTable } from './
 import { partialResults } from '../client/partial-results';
 import { labelOf } from '../client/view-data';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
-import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+import { parseIntFlag } from './int-flag';
 import { writeFileDurable } from '../infra/atomic-file';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);

@@ -6,7 +6,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
 import { DEFAULT_POLL_SEC, DEFAULT_WAIT_SEC, type JobAnswer, type WaitFlags, waitForJob } from './eval-job-wait';
-import { parseIntFlag } from './options';
+import { parseIntFlag } from './int-flag';
 import { call, sidecarUrl } from './sidecar-client';
 import { startAndWait } from './sidecar-commands';
 

@@ -104,8 +104,6 @@ export function defaultUiUrl(address: string): string | null {
   return m ? `http://${m[1]}:${Number(m[2]) + 1000}` : null;
 }
 
-export { parseIntFlag } from './int-flag';
-
 /** A duration flag (`90s`, `30m`, `2h`, `1d`, or seconds), as seconds. */
 export function parseDurationFlag(name: string) {
   return (v: string): number => {

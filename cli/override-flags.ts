@@ -4,7 +4,7 @@
  * is blamed on the flag (`--concurrency: Too small …`), not on the file.
  */
 import { Command } from 'commander';
-import { parseIntFlag } from './options';
+import { parseIntFlag } from './int-flag';
 
 interface OverrideFlag {
   /** commander's option spec. */

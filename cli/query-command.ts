@@ -4,16 +4,8 @@ import { QUERY_LIMITS, queryEvaluations, type QueryResult } from '../client/quer
 import { ConfigError } from '../model/errors';
 import { QUERY_VIEWS } from '../model/query-views';
 import { table } from './format';
-import {
-  commandConfig,
-  configPath,
-  ConnectionFlags,
-  connectionSettings,
-  connectTo,
-  parseDurationFlag,
-  parseIntFlag,
-  withConnection,
-} from './options';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseDurationFlag, withConnection } from './options';
+import { parseIntFlag } from './int-flag';
 
 interface QueryFlags extends ConnectionFlags {
   json?: boolean;

@@ -5,7 +5,8 @@ import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
 import type { RaceResult, RaceState } from '../model/race-types';
 import { table } from './format';
-import { configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+import { parseIntFlag } from './int-flag';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 

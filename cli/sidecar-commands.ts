@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
-import { parseIntFlag } from './options';
+import { parseIntFlag } from './int-flag';
 import { call, callRetrying, sidecarUrl } from './sidecar-client';
 import {
   deadlineOf,

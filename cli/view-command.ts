@@ -5,7 +5,8 @@ import { uiLink } from '../client/connection';
 import { defaultHome } from '../infra/eval-config-file';
 import { resolveTasks } from '../infra/task-source';
 import { configDigest } from '../model/eval-identity';
-import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseIntFlag, withConnection } from './options';
+import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+import { parseIntFlag } from './int-flag';
 import { startViewServer } from './view-server';
 
 interface ViewFlags extends ConnectionFlags {

@@ -1,7 +1,7 @@
 /**
  * What a command loads before it runs: the agent-side commands an optimizer calls many times (`vero eval`,
  * `eval wait`, `budget`, `submit`, vero's `evals …`) are HTTP clients of the sidecar, and must not pay for the
- * sidecar itself (its Temporal worker, HTTP server and gateway). Read from the built CLI, as `bin/vero` runs it.
+ * sidecar itself (its Temporal worker, HTTP server and gateway) nor for a Temporal client. Read from the built CLI, as `bin/vero` runs it.
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
@@ -16,10 +16,17 @@ process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
   return (JSON.parse(r.stdout) as string[]).map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
 }
 
-const HEAVY = [/^dist\/sidecar\/serve\.js$/, /^node_modules\/@temporalio\/worker\//, /^node_modules\/fastify\//];
+// The sidecar, a Temporal worker, the HTTP server, and the Temporal client with its gRPC stack (a quarter second
+// of CPU at every call): an HTTP client of the sidecar needs none of them.
+const HEAVY = [
+  /^dist\/sidecar\/serve\.js$/,
+  /^node_modules\/@temporalio\/(worker|client)\//,
+  /^node_modules\/@grpc\//,
+  /^node_modules\/fastify\//,
+];
 
 // `eval` stands for its group (eval, budget, submit, finalize, snapshot, serve: one module); `evals` is vero's.
-test.each([['eval'], ['evals']])('vero %s loads neither the sidecar nor a worker', (command) => {
+test.each([['eval'], ['evals']])('vero %s loads neither the sidecar, a worker nor a Temporal client', (command) => {
   const loaded = loadedBy([command]);
   expect(loaded).toContain('dist/cli/sidecar-client.js'); // the command itself was registered
   expect(loaded.filter((f) => HEAVY.some((h) => h.test(f)))).toEqual([]);
