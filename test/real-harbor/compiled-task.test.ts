@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
-import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome, type CompiledTaskRun } from '../../harbor/compiled-task-run';
+import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../../harbor/compiled-task-run';
 import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
 import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
@@ -130,70 +130,16 @@ function expectOptimizerOutcome(
   }
 }
 
-/** A mode's trials, each a promise of its outcome; started together, awaited by the tests that assert on them. */
-interface Flow {
-  oracle: Promise<CompiledTaskOutcome>;
-  /** Mode B: the example optimizer. */
-  optimizer?: Promise<CompiledTaskOutcome>;
-  /** Mode A: the example optimizer killed after its evaluations, then its relaunch from the rescued session. */
-  crash?: Promise<CompiledTaskOutcome>;
-  resumed?: Promise<CompiledTaskOutcome>;
-}
-
-/**
- * Runs the mode's trials on its compiled task one after another (the relaunch needs the crashed trial's session);
- * a trial runs even when the one before it failed its checks, so each test reports its own outcome.
- */
-function startFlow(mode: Case['mode'], dir: string, harbor: string, env: Record<string, string>): Flow {
-  const jobsDir = path.join(dir, 'jobs', mode);
-  const taskDir = path.join(dir, 'tasks', mode);
-  const trial = (jobName: string, agent: CompiledTaskRun['agent'], resumeFrom?: string) =>
-    runCompiledTask({ harbor, taskDir, jobsDir, jobName, agent, env, resumeFrom });
-  const after = (p: Promise<unknown>) =>
-    p.then(
-      () => undefined,
-      () => undefined,
-    );
-  const optimizer = (kwargs: Record<string, string>) => ({ kind: 'import' as const, ...EXAMPLE_OPTIMIZER, kwargs });
-  const oracle = trial('oracle', { kind: 'oracle' });
-  const flow: Flow = { oracle };
-  if (mode === 'mode-b') flow.optimizer = after(oracle).then(() => trial('optimizer', optimizer({ probe_trust_boundary: 'true' })));
-  if (mode === 'mode-a') {
-    flow.crash = after(oracle).then(() => trial('crash', optimizer({ probe_trust_boundary: 'true', crash_after_selection: 'true' })));
-    // The relaunch only looks: its workbench is the seed again, the candidate is the sidecar's.
-    flow.resumed = flow.crash.then((crash) => trial('resumed', optimizer({ look_only: 'true' }), rescuedSession(crash)));
-  }
-  // A failure is reported by the test that awaits it; none goes unhandled while the tests before it run.
-  for (const p of Object.values(flow) as Promise<unknown>[]) p.catch(() => undefined);
-  return flow;
-}
-
-const rescuedSession = (crash: CompiledTaskOutcome): string => path.join(crash.trialDir!, 'artifacts', 'vero-session');
-
 realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
   const before = unavailable ? [] : dockerObjects();
+  let dir = '';
   let upstream: FakeUpstream;
   const harbor = unavailable ? '' : harborBin();
-  const env = { VERO_PROBE_SECRET: SECRET, VERO_TEST_UPSTREAM_KEY: UPSTREAM_KEY };
-  // Mode A and Mode B run side by side (their own tasks, images, networks and volumes); within a mode, one trial
-  // at a time. The tests below await the trials they assert on.
-  const flows = {} as Record<Case['mode'], Flow>;
   beforeAll(async () => {
     upstream = await startFakeUpstream('0.0.0.0');
-    const dir = examples(Number(new URL(upstream.url).port));
-    for (const { mode } of CASES) {
-      // The Temporal CLI and Harbor wheels hard-linked, the vero package packed once for both: the same files, in less time.
-      const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), path.join(dir, 'tasks', mode), {
-        skipSecretCheck: true,
-        linkRuntime: true,
-      });
-      expect(r.warnings).toEqual([]);
-    }
-    for (const { mode } of CASES) flows[mode] = startFlow(mode, dir, harbor, env);
+    dir = examples(Number(new URL(upstream.url).port));
   });
   afterAll(async () => {
-    // Every trial has ended, also those of a test that failed before awaiting them.
-    await Promise.allSettled(Object.values(flows).flatMap((f) => Object.values(f) as Promise<unknown>[]));
     await upstream.close();
     // Harbor removes the trial's containers, networks, volumes and built images; nothing else is left.
     if (!unavailable) expect(dockerObjects()).toEqual(before);
@@ -201,9 +147,19 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
 
   describe.each(CASES)('$mode', (c) => {
     const { mode, key, baseline, optimized } = c;
+    let taskDir = '';
+    let jobsDir = '';
+    const env = { VERO_PROBE_SECRET: SECRET, VERO_TEST_UPSTREAM_KEY: UPSTREAM_KEY };
+    beforeAll(async () => {
+      jobsDir = path.join(dir, 'jobs', mode);
+      taskDir = path.join(dir, 'tasks', mode);
+      // The Temporal CLI and Harbor wheels hard-linked, the vero package packed once for both: the same files, in less time.
+      const r = await buildTaskDir(path.join(dir, mode, 'build.yaml'), taskDir, { skipSecretCheck: true, linkRuntime: true });
+      expect(r.warnings).toEqual([]);
+    });
 
     test('the oracle: the reward is the baseline’s target score, computed on the trusted side', async () => {
-      const o = await flows[mode].oracle;
+      const o = await runCompiledTask({ harbor, taskDir, jobsDir, jobName: 'oracle', agent: { kind: 'oracle' }, env });
       expect({ exitCode: o.exitCode, exception: o.exception, reward: o.reward }).toEqual({
         exitCode: 0,
         exception: null,
@@ -218,16 +174,30 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
     // Mode A runs the example optimizer in the crash-and-relaunch test below (each real trial costs minutes).
     if (mode === 'mode-b')
       test('the example optimizer: reward = the improved candidate’s target score, above the baseline’s; the trust boundary holds', async () => {
-        const o = await flows[mode].optimizer!;
+        const o = await runCompiledTask({
+          harbor,
+          taskDir,
+          jobsDir,
+          jobName: 'optimizer',
+          env,
+          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { probe_trust_boundary: 'true' } },
+        });
         expectOptimizerOutcome(c, o, o, upstream);
       });
 
     if (mode === 'mode-a')
       test('the example optimizer, killed after its evaluations: the trial keeps its session; relaunched from it (--resume-from), the earlier candidate and spent budget are there and the reward is that candidate’s, above the baseline’s; the trust boundary holds', async () => {
-        const crash = await flows[mode].crash!;
+        const crash = await runCompiledTask({
+          harbor,
+          taskDir,
+          jobsDir,
+          jobName: 'crash',
+          env,
+          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { probe_trust_boundary: 'true', crash_after_selection: 'true' } },
+        });
         expect(crash.exception?.exception_type).toBe('RuntimeError');
         expect(crash.reward).toBeNull();
-        const rescued = rescuedSession(crash);
+        const rescued = path.join(crash.trialDir!, 'artifacts', 'vero-session');
         const records = (dir: string) =>
           (
             JSON.parse(fs.readFileSync(path.join(dir, 'candidates.json'), 'utf8')) as {
@@ -241,8 +211,16 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
         const candidate = records(rescued)[0]!.commit;
         expect(crash.session).toEqual(expect.arrayContaining(['candidates.bundle', 'candidates.json', 'ledger.json', 'session.json']));
 
-        // The relaunch from the rescued session (--resume-from).
-        const resumed = await flows[mode].resumed!;
+        // The relaunch only looks: its workbench is the seed again, the candidate is the sidecar's.
+        const resumed = await runCompiledTask({
+          harbor,
+          taskDir,
+          jobsDir,
+          jobName: 'resumed',
+          env,
+          resumeFrom: rescued,
+          agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { look_only: 'true' } },
+        });
         expect({ exitCode: resumed.exitCode, exception: resumed.exception, reward: resumed.reward }).toEqual({
           exitCode: 0,
           exception: null,
