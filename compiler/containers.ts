@@ -146,7 +146,9 @@ export function sidecarStartScript(): string {
     "# The eval sidecar's entrypoint (Mode B, nested environment docker): its own Docker engine, then vero serve.",
     'set -euo pipefail',
     // The container cannot write /proc/sys, so the engine must not insist on disabling IPv6 per interface.
-    `DOCKER_ALLOW_IPV6_ON_IPV4_INTERFACE=1 dockerd --group harness --bip ${NESTED_BRIDGE_IP}/24 --data-root ${SIDECAR.dockerData} >>${SIDECAR.dockerLog} 2>&1 &`,
+    // --init: a trial container's PID 1 is docker-init, which passes the stop signal on; Harbor's `sh -c "sleep
+    // infinity"` as PID 1 ignores it, and every nested trial's teardown would wait out the 10 s grace period.
+    `DOCKER_ALLOW_IPV6_ON_IPV4_INTERFACE=1 dockerd --init --group harness --bip ${NESTED_BRIDGE_IP}/24 --data-root ${SIDECAR.dockerData} >>${SIDECAR.dockerLog} 2>&1 &`,
     'for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done',
     `docker info >/dev/null 2>&1 || { echo "the sidecar's Docker engine did not start; its log:" >&2; tail -n 30 ${SIDECAR.dockerLog} >&2; exit 1; }`,
     `if [ -s ${SIDECAR.nestedImages} ]; then docker load --quiet --input ${SIDECAR.nestedImages}; fi`,

@@ -148,7 +148,7 @@ export function seedScript(c: BuildConfig): string {
   const ro = c.read_only_paths.map((p) => `${CONTAINER.workAgent}/${p}`);
   return [
     '#!/bin/bash',
-    '# Seeds the optimizer workbench (runs as root in `main`).',
+    '# Seeds the optimizer workbench (runs as root in `main`, as its PID 1), then waits to be stopped.',
     'set -euo pipefail',
     // The build ships no git index (it holds file times: the task dir would differ from build to build).
     `if [ ! -d ${CONTAINER.workAgent}/.git ]; then cp -a ${CONTAINER.seed}/. ${CONTAINER.workAgent}/ && git -C ${CONTAINER.workAgent} reset -q; fi`,
@@ -160,7 +160,11 @@ export function seedScript(c: BuildConfig): string {
     ...(ro.length
       ? [`for p in ${quote(ro)}; do`, '  if [ -e "$p" ]; then chown -R root:root "$p"; chmod -R a-w "$p"; fi', 'done']
       : ['# (no read_only_paths configured)']),
-    'exec sleep infinity',
+    // PID 1 ignores a signal it has no handler for: without the trap, `docker stop` (Harbor's teardown) waits
+    // its full grace period (10 s) and then kills the container.
+    "trap 'exit 0' TERM INT",
+    'sleep infinity &',
+    'wait $!',
     '',
   ].join('\n');
 }
