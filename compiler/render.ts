@@ -98,7 +98,6 @@ export const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;
 export function finalizeBound(c: BuildConfig, splitSizes: Record<string, number>): number {
   return finalizeBoundSec({
     mode: c.mode,
-    reward_mode: c.reward_mode,
     auto_best_k: c.auto_best_k,
     ...(c.rescore_attempts !== undefined ? { rescore_attempts: c.rescore_attempts } : {}),
     baseline_floor: c.baseline_floor,

@@ -361,6 +361,12 @@ export function fromVero(
       `model: ${v.model} is not in the finalization scope's allowed_models (${(g.finalization ?? g.evaluation).allowed_models.join(', ')})`,
     );
   const objectiveFailure = v.objective.failure_value;
+  // Attempts and runs above 10 are lowered to 10 (our schemas' limit), said in a note.
+  const atMost10 = (field: string, n: number) => {
+    if (n > 10) notes.push(`${field}: ${n} lowered to 10, the most vero-harbor makes`);
+    return Math.min(n, 10);
+  };
+  const taskAttempts = atMost10('infrastructure_max_attempts', v.infrastructure_max_attempts);
 
   const config: Record<string, unknown> = {
     name: v.name,
@@ -376,8 +382,8 @@ export function fromVero(
     scoring: {
       aggregate: v.aggregate_attempts,
       reward_key: v.reward_key,
-      agent_task_attempts: Math.min(v.infrastructure_max_attempts, 10),
-      trusted_task_attempts: Math.min(v.infrastructure_max_attempts, 10),
+      agent_task_attempts: taskAttempts,
+      trusted_task_attempts: taskAttempts,
       error_rate_threshold: v.error_rate_threshold ?? 1,
     },
     objective: { direction: v.objective.direction, ...(objectiveFailure !== null ? { failure_value: objectiveFailure } : {}) },
@@ -387,12 +393,12 @@ export function fromVero(
     submit_enabled: v.reward_mode === 'submit',
     selection_split: v.selection_partition,
     auto_best_k: v.rescore_top_k,
-    ...(v.rescore_attempts !== 1 ? { rescore_attempts: Math.min(v.rescore_attempts, 10) } : {}),
+    ...(v.rescore_attempts !== 1 ? { rescore_attempts: atMost10('rescore_attempts', v.rescore_attempts) } : {}),
     min_selection_coverage: v.selection_coverage_threshold,
     baseline_floor: v.baseline_floor,
     ...(v.baseline_selection_score !== null ? { baseline_selection_score: v.baseline_selection_score } : {}),
     score_baseline: v.score_baseline,
-    targets: v.targets.map((t) => ({
+    targets: v.targets.map((t, i) => ({
       split: t.partition,
       reward_key: t.reward_key,
       failure_value: t.failure_value,
@@ -400,7 +406,7 @@ export function fromVero(
       ...(t.n_attempts !== null ? { n_attempts: t.n_attempts } : {}),
       ...(t.aggregate_attempts !== null ? { aggregate: t.aggregate_attempts } : {}),
       ...(targetModel(t) !== undefined ? { model: targetModel(t) } : {}),
-      ...(t.max_attempts !== 1 ? { max_attempts: Math.min(t.max_attempts, 10) } : {}),
+      ...(t.max_attempts !== 1 ? { max_attempts: atMost10(`targets.${i}.max_attempts`, t.max_attempts) } : {}),
     })),
     ...(v.feedback_transcripts || v.expose_attempt_detail
       ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }

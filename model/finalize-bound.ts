@@ -2,9 +2,10 @@
  * How long `finalize` can take at worst, so the compiled task's verifier timeout covers it: a verifier that
  * times out loses the reward of a candidate that was fine.
  *
- * Finalize runs its trusted evaluations one after another: in auto_best mode, up to `auto_best_k` re-scores of
- * the selection split, one of the baseline when `baseline_floor` is set (none when its selection score is
- * pinned), then one per target; in submit mode, one per target; with `score_baseline`, one of the seed per
+ * Finalize runs its trusted evaluations one after another: up to `auto_best_k` re-scores of the selection split
+ * and one of the baseline when `baseline_floor` is set (none when its selection score is pinned) — in auto_best
+ * mode, and in submit mode too, which falls back to auto_best's choice when nothing was submitted — then one per
+ * target; with `score_baseline`, one of the seed per
  * target without a pinned `baseline_reward`; before all of them, the drain of agent evaluations still running
  * (`drain_timeout`, then their cancellation). A re-score runs up to `rescore_attempts` times, a target's
  * evaluation (and the seed's on it) up to the target's `max_attempts` times. Each run is bounded by its own worst case:
@@ -26,7 +27,6 @@ export const MODE_A_ATTEMPTS = 3;
 
 export interface FinalizePlan {
   mode: 'A' | 'B';
-  reward_mode: 'auto_best' | 'submit';
   auto_best_k: number;
   /** Runs of each re-score while it cannot score (default 1). */
   rescore_attempts?: number;
@@ -58,10 +58,11 @@ export function finalizeEvaluations(p: FinalizePlan): [string, number][] {
   const size = (split: string) => p.splitSizes[split] ?? 0;
   const runs = (n: number, e: [string, number]): [string, number][] => Array.from({ length: n }, () => e);
   const rescore = runs(p.rescore_attempts ?? 1, [p.selection_split, size(p.selection_split)]);
-  const selection: [string, number][] =
-    p.reward_mode === 'auto_best'
-      ? [...Array.from({ length: p.auto_best_k }, () => rescore).flat(), ...(p.baseline_floor && !p.pinnedSelectionScore ? rescore : [])]
-      : [];
+  // Both reward modes: submit mode without a submission chooses as auto_best does.
+  const selection = [
+    ...Array.from({ length: p.auto_best_k }, () => rescore).flat(),
+    ...(p.baseline_floor && !p.pinnedSelectionScore ? rescore : []),
+  ];
   const target = (t: FinalizePlan['targets'][number]) => runs(t.max_attempts ?? 1, [t.split, t.sample_ids?.length ?? size(t.split)]);
   const seed = p.scoreBaseline ? p.targets.filter((t) => t.baseline_reward === undefined).flatMap(target) : [];
   return [...selection, ...p.targets.flatMap(target), ...seed];

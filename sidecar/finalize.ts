@@ -3,9 +3,10 @@
  * the optimizer's failure: the rewards are the floor (each target's failure value as a reward: 0.0 by default
  * when maximising) with the reason stated. A minimised objective ranks the lowest score first and negates
  * scores into rewards (model/objective.ts). A trusted
- * evaluation that fails for infrastructure reasons is not: finalize then fails (503, nothing recorded, so it
- * can be re-run), and the task's verifier writes no reward file, so the broken run never looks like a bad
- * candidate.
+ * evaluation that fails for infrastructure reasons is not: it runs again up to its runs (a target's
+ * `max_attempts`, `rescore_attempts`), then finalize fails (503, nothing recorded) and the task's verifier writes
+ * no reward file, so the broken run never looks like a bad candidate. Runs are numbered within one call: a
+ * second call attaches to the same runs (their workflows are kept) and meets the same results.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 /** The `vero` CLI as a user runs it: real processes, exit codes, messages, JSON. */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort } from '../../infra/dev-server';
@@ -650,9 +650,26 @@ test('vero clean lists by a retention rule and removes with --yes: old run dirs,
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
     scenario: { tasks: { 'hello-world': { reward: 1 } }, default: { reward: 1, duration_ms: 120_000 } },
   });
+  // A candidate commit no other test evaluates: a worktree stays while any evaluation of its commit runs on the
+  // server (whatever home it uses), and the example repo's commits are the same in every test.
+  execFileSync('git', ['-C', f.repo, 'checkout', '-q', 'improved']);
+  execFileSync('git', [
+    '-C',
+    f.repo,
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@t',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    `clean test ${f.dir}`,
+  ]);
+  const own = execFileSync('git', ['-C', f.repo, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
   let running: string | null = null;
   try {
-    const done = JSON.parse((await runVero(['start-eval', '-c', f.configFile, '--candidate', 'improved', '--wait', '--json'])).stdout) as {
+    const done = JSON.parse((await runVero(['start-eval', '-c', f.configFile, '--candidate', own, '--wait', '--json'])).stdout) as {
       evalId: string;
       candidate: string;
       resultFile: string;

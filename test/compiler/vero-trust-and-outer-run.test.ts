@@ -307,6 +307,13 @@ describe('targets[].model and .parameters', () => {
     );
     expect(once.targets[0]!.max_attempts).toBeUndefined(); // vero's default: written only when it is not 1
     expect(once.rescore_attempts).toBeUndefined();
+    const many = readBuildDocument(
+      conformance((y) => y.replace('    max_attempts: 1', '    max_attempts: 12')),
+      params,
+      {},
+    );
+    expect(BuildConfigFile.parse(many.raw).targets[0]!.max_attempts).toBe(10);
+    expect(many.notes).toContain('targets.0.max_attempts: 12 lowered to 10, the most vero-harbor makes');
   });
 
   test('a target model the finalization scope does not allow is refused (every call of the pass would be)', () => {

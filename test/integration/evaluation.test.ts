@@ -265,7 +265,7 @@ describe('candidate evaluation', () => {
       scenario: { tasks: { 'hello-world': [{ reward: 1 }, { process: 'hang' }] } },
       harbor: { n_attempts: 2, n_concurrent_trials: 1 },
       tasks: { names: ['hello-world'] },
-      execution: { task_timeout: '3s', task_attempts: 1 },
+      execution: { task_timeout: '10s', task_attempts: 1 }, // room for the first trial to finish on a loaded machine
     });
     await withWorker(q, async () => {
       const r = byTask((await (await evaluate(f, 'improved')).handle.result()) as CandidateResult);

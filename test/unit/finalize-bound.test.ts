@@ -3,7 +3,6 @@ import { evaluationBoundSec, finalizeBoundSec, finalizeEvaluations, type Finaliz
 
 const plan = (over: Partial<FinalizePlan> = {}): FinalizePlan => ({
   mode: 'B',
-  reward_mode: 'auto_best',
   auto_best_k: 3,
   baseline_floor: false,
   selection_split: 'validation',
@@ -27,9 +26,9 @@ test('auto_best: k re-scores of the selection split, the baseline when floored, 
     ['validation', 9],
     ['test', 20],
   ]);
-  expect(
-    finalizeEvaluations(plan({ reward_mode: 'submit', targets: [{ split: 'test', sample_ids: [1, 2] }, { split: 'train' }] })),
-  ).toEqual([
+  // Submit mode has the same worst case: without a submission it chooses as auto_best does.
+  expect(finalizeEvaluations(plan({ auto_best_k: 1, targets: [{ split: 'test', sample_ids: [1, 2] }, { split: 'train' }] }))).toEqual([
+    ['validation', 9],
     ['test', 2],
     ['train', 10],
   ]);
@@ -41,7 +40,8 @@ test('pinned baselines: a pinned selection score scores no seed for the floor; s
     ['test', 20],
   ]);
   const targets = [{ split: 'test' }, { split: 'train', baseline_reward: 0.4 }];
-  expect(finalizeEvaluations(plan({ reward_mode: 'submit', scoreBaseline: true, targets }))).toEqual([
+  expect(finalizeEvaluations(plan({ auto_best_k: 1, scoreBaseline: true, targets }))).toEqual([
+    ['validation', 9],
     ['test', 20],
     ['train', 10],
     ['test', 20],
@@ -57,12 +57,12 @@ test('Mode B: preflight + waves of tasks, each at its timeout for every attempt,
 
 test('Mode A: inference and scorer share one deadline per attempt', () => {
   expect(evaluationBoundSec(plan({ mode: 'A' }), 1000)).toBe(3 * 600 + 2 * 120);
-  expect(finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit' }))).toBe(300 + 3 * 600 + 2 * 120);
+  expect(finalizeBoundSec(plan({ mode: 'A', auto_best_k: 1 }))).toBe(300 + 2 * (3 * 600 + 2 * 120));
 });
 
 test('the drain comes first: drain_timeout plus the cancellation of what it left', () => {
-  const base = finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit' }));
-  expect(finalizeBoundSec(plan({ mode: 'A', reward_mode: 'submit', drainSec: 600 }))).toBe(base + 600 + 120);
+  const base = finalizeBoundSec(plan({ mode: 'A' }));
+  expect(finalizeBoundSec(plan({ mode: 'A', drainSec: 600 }))).toBe(base + 600 + 120);
 });
 
 test('attempts: each re-score runs up to rescore_attempts times, each target (and the seed on it) up to its max_attempts', () => {
