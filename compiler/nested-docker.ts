@@ -41,9 +41,14 @@ export function innerBaseImages(innerTaskDir: string): string[] {
  * in a vero file (vero's schema has no such field), the inner tasks' base images that this host's engine holds
  * (the others are left to a registry, with a warning).
  */
-export async function imagesToPreload(declared: string[] | undefined, veroFormat: boolean, innerImages: string[]): Promise<string[]> {
+export async function imagesToPreload(
+  declared: string[] | undefined,
+  veroFormat: boolean,
+  innerImages: string[],
+  missingOf: (images: string[]) => Promise<string[]> = missingImages,
+): Promise<string[]> {
   if (declared !== undefined || !veroFormat) return declared ?? [];
-  const missing = await missingImages(innerImages);
+  const missing = await missingOf(innerImages);
   return innerImages.filter((i) => !missing.includes(i));
 }
 

@@ -16,8 +16,8 @@ process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
   return (JSON.parse(r.stdout) as string[]).map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
 }
 
-// The sidecar, a Temporal worker, the HTTP server, and the Temporal client with its gRPC stack (a quarter second
-// of CPU at every call): an HTTP client of the sidecar needs none of them.
+// The sidecar, a Temporal worker, the HTTP server, and the Temporal client with its gRPC stack: an HTTP client of
+// the sidecar needs none of them.
 const HEAVY = [
   /^dist\/sidecar\/serve\.js$/,
   /^node_modules\/@temporalio\/(worker|client)\//,

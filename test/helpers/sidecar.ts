@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { buildTaskDir } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
 import { agentRepo, DATASET, invocations, ROOT, STANDIN, tempDir, type Invocation } from './fixtures';
+import { runCommand } from './process';
 import { address, uniqueQueue } from './temporal';
 
 export const VERO = path.join(ROOT, 'bin', 'vero');
@@ -179,16 +180,8 @@ export async function startSidecar(s: Setup, env: Record<string, string> = {}): 
   };
 }
 
-export function cli(args: string[], url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(VERO, args, { env: { ...process.env, VERO_EVAL_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (code) => resolve({ code, stdout, stderr })); // 'close': after the output is read, not just the exit
-  });
-}
+/** `vero <args>` as the optimizer runs it, against the sidecar at `url`. */
+export const cli = (args: string[], url: string) => runCommand(VERO, args, { VERO_EVAL_URL: url });
 
 export async function post(
   url: string,
