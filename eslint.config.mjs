@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import longFunctions from './lint/long-functions.cjs';
 
 // The rules the docs state about where things live (docs/architecture.md), over the product's code. bench/ and
 // test/ start and inspect processes, Docker and files of their own, and are not covered.
@@ -149,6 +150,12 @@ export default tseslint.config(
     },
   },
   ...placementConfigs(),
+  {
+    // Functions stay short: at most 60 lines, less the allowance that may only shrink (lint/long-functions.cjs).
+    files: PRODUCT_DIRS.map((d) => `${d}/**/*.ts`),
+    plugins: { vero: longFunctions },
+    rules: { 'vero/max-lines-per-function': 'error' },
+  },
   {
     // Workflow code must stay deterministic. An allow-list: the workflow SDK, the pure model, other workflow
     // modules, and activity *types*.
