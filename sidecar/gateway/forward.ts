@@ -243,9 +243,11 @@ export async function forward(
   }
 
   if (warning) reply.header(WARNING_HEADER, warning);
-  const how = { endpoint, stream: admitted.stream, client, timedOut: () => abort.signal.aborted };
-  return relay(ctx, reply, res, how, () => clearTimeout(timer), settle);
+  return relay(ctx, reply, res, { endpoint, stream: admitted.stream, client, signal: abort.signal }, () => clearTimeout(timer), settle);
 }
+
+/** Whether a body was stopped by the gateway's timeout (its own timer, or undici's body timeout). */
+const stoppedByTimeout = (signal: AbortSignal, e: Error) => signal.aborted || (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
 
 /** Tells when the client went away before its answer was complete. */
 function clientWatch(reply: FastifyReply): { whenGone(f: () => void): void } {
@@ -266,7 +268,7 @@ function relay(
   ctx: GatewayContext,
   reply: FastifyReply,
   res: Dispatcher.ResponseData,
-  asked: { endpoint: Endpoint; stream: boolean; client: ReturnType<typeof clientWatch>; timedOut: () => boolean },
+  asked: { endpoint: Endpoint; stream: boolean; client: ReturnType<typeof clientWatch>; signal: AbortSignal },
   ended: () => void,
   settle: Settle,
 ): FastifyReply {
@@ -277,7 +279,7 @@ function relay(
     // the gateway stopped at its timeout, and another body cut off without a usage report, may have cost what was
     // reserved; an error answer without one, nothing.
     const how: Settlement =
-      error && (isStream || asked.stream) && !asked.timedOut()
+      error && (isStream || asked.stream) && !stoppedByTimeout(asked.signal, error)
         ? { kind: 'cut', usage, streamedBytes: bytes }
         : usage
           ? { kind: 'metered', usage }

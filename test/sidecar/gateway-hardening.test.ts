@@ -15,7 +15,7 @@ import { Gateway } from '../../sidecar/gateway/gateway';
 import { digestOf, newToken } from '../../sidecar/gateway/tokens';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
-const MODELS = ['gpt-test', 'claude-test', 'long-model', 'reason-model'];
+const MODELS = ['gpt-test', 'claude-test', 'long-model', 'reason-model', 'stall-model'];
 
 let upstream: FakeUpstream;
 const open: Gateway[] = [];
@@ -213,6 +213,17 @@ describe('gateway hardening', () => {
       expect(gw.meter.usage('producer').output_tokens).toBe(30_000);
     },
   );
+
+  it('charges a stream the gateway stops at its timeout its whole reservation (the upstream may bill all of it)', async () => {
+    const { gw, base, token } = await startGateway(spec({ max_output_tokens: 50_000 }, { request_timeout: 0.5 }));
+    const body = { model: 'stall-model', stream: true, max_completion_tokens: 20_000, messages: [{ role: 'user', content: 'hi' }] };
+    // The stream is cut for the client too (never a short stream that looks complete).
+    await expect(post(base, '/v1/chat/completions', token, body).then((r) => r.text())).rejects.toThrow();
+    while (gw.meter.committed('producer').output_tokens !== gw.meter.usage('producer').output_tokens)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(upstream.billed.output_tokens).toBe(20_000);
+    expect(gw.meter.usage('producer').output_tokens).toBe(20_000);
+  });
 
   it('says a gateway port in use as a config error naming gateway.port (no stack, the state it opened closed)', async () => {
     const taken = net.createServer();
