@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/session-snapshot';
-import { checkSessionDir } from '../sidecar/session-check';
+import { checkSessionDir, sessionBoundProblem } from '../sidecar/session-check';
 import { compiledServeConfig } from './gateway-launch';
 
 export interface ResumeLaunch {
@@ -33,21 +33,36 @@ function buildDigestOf(taskDir: string): string | null {
   }
 }
 
-/** Unpacks a tar archive into `dest`: regular files and dirs only, no path that leaves it. */
-async function unpack(archive: string, dest: string): Promise<void> {
+/**
+ * Unpacks a tar archive into `dest`: regular files and dirs only, no path that leaves it, and no more than a
+ * session can hold (each member's declared size, their total and their count, checked from its header before
+ * its data is written: a tar bomb is stopped at its first member past a bound).
+ */
+export async function unpackSession(archive: string, dest: string): Promise<void> {
   const refused: string[] = [];
-  await tar.x({
-    file: archive,
+  const seen = { bytes: 0, files: 0 };
+  let tooLarge: string | null = null;
+  const source = fs.createReadStream(archive);
+  const unpacker = tar.x({
     cwd: dest,
     strict: true,
     preservePaths: false,
     filter: (p, entry) => {
       const type = 'type' in entry ? entry.type : null;
+      const size = 'size' in entry && typeof entry.size === 'number' ? entry.size : 0;
+      tooLarge ??= sessionBoundProblem(p, size, seen);
+      if (tooLarge) unpacker.abort(new ConfigError(`--resume-from ${archive}: refusing it: ${tooLarge}`));
       const ok = (type === 'File' || type === 'Directory') && !path.isAbsolute(p) && !p.split(/[/\\]/).includes('..');
       if (!ok) refused.push(p);
-      return ok;
+      return ok && !tooLarge;
     },
   });
+  await new Promise<void>((resolve, reject) => {
+    source.on('error', reject);
+    unpacker.on('error', reject);
+    unpacker.on('close', () => resolve());
+    source.pipe(unpacker);
+  }).finally(() => source.destroy());
   if (refused.length)
     throw new ConfigError(
       `--resume-from ${archive}: refusing its member(s) ${refused.slice(0, 5).join(', ')} (links, devices or paths outside it)`,
@@ -73,7 +88,7 @@ export async function resumeLaunch(taskDir: string, archive: string): Promise<Re
     fs.mkdirSync(unpacked);
     let root = archive;
     if (fs.statSync(archive).isFile()) {
-      await unpack(archive, unpacked).catch((e: Error) => {
+      await unpackSession(archive, unpacked).catch((e: Error) => {
         throw e instanceof ConfigError ? e : new ConfigError(`--resume-from ${archive}: not a readable tar archive (${e.message})`);
       });
       root = unpacked;
@@ -83,7 +98,7 @@ export async function resumeLaunch(taskDir: string, archive: string): Promise<Re
       throw new ConfigError(
         `--resume-from ${archive}: no ${SESSION_MANIFEST} in it: give a rescued vero-session/ dir, the trial dir that holds one, or a tar archive of either`,
       );
-    const want = { task_name: cfg.task_name, build_digest: buildDigestOf(taskDir), base_commit: cfg.base_commit };
+    const want = { task_name: cfg.task_name, build_digest: buildDigestOf(taskDir), base_commit: cfg.base_commit, budgets: cfg.budgets };
     const { manifest, problems } = checkSessionDir(dir, want);
     if (problems.length || !manifest)
       throw new ConfigError(

@@ -3,7 +3,8 @@
  * covers its text (a text token is at least one byte of the serialized body), its images (a fixed bound each: the
  * providers rescale an image before counting it) and the hidden prompt tools add; how many outputs it asks for
  * (`n`, `best_of`); and why its input cannot be bounded at all, when it cannot (server-side conversation state,
- * files and documents, tools that fetch content on the server).
+ * items and audio stored upstream and referred to by id, files and documents, tools that fetch content on the
+ * server).
  */
 import type { Endpoint } from './gateway-policy';
 import type { RequestBound } from './request-bound-type';
@@ -34,6 +35,8 @@ function stripParts(v: unknown, seen: { images: number; unbounded: string[] }): 
     return {};
   }
   if (UNBOUNDED_PARTS.has(type)) seen.unbounded.push(`a "${type}" content part`);
+  if (type === 'item_reference') seen.unbounded.push('an `item_reference` input item (content the upstream stores)');
+  if (isObj(v.audio) && v.audio.id !== undefined) seen.unbounded.push('a stored audio reference (`audio.id`)');
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, stripParts(x, seen)]));
 }
 

@@ -52,3 +52,23 @@ export function useErrorReplies(app: FastifyInstance, log: (line: string) => voi
     return reply.status(500).send({ error: 'internal error in the eval sidecar (details are in its log)' });
   });
 }
+
+/** The deepest nesting of arrays and objects a JSON body may have (deeper ones are refused before they are parsed). */
+export const MAX_JSON_DEPTH = 128;
+
+/** Whether a JSON text nests arrays and objects deeper than `max` (a linear scan, before any parse). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

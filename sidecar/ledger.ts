@@ -38,6 +38,37 @@ export type BudgetEntry = z.infer<typeof Entry>;
 
 export { LedgerCorruptError };
 
+/**
+ * Where a ledger disagrees with the build's budgets (empty: it agrees). The build is the authority: each split's
+ * totals and per-run cap are the build's, and what is left is the total less what the ledger's reservations
+ * spent, so a ledger edited to hold more (its digest updated too) is refused, never trusted.
+ */
+export function ledgerProblems(ledger: LedgerFile, budgets: ServeConfig['budgets']): string[] {
+  const out: string[] = [];
+  const built = new Map(budgets.map((b) => [b.split, b]));
+  for (const split of Object.keys(ledger.budgets)) if (!built.has(split)) out.push(`split "${split}" has no budget in this build`);
+  for (const [split, b] of built) {
+    const e = ledger.budgets[split];
+    if (!e) {
+      out.push(`split "${split}" is missing`);
+      continue;
+    }
+    const mine = ledger.reservations.filter((r) => r.split === split);
+    const want: BudgetEntry = {
+      total_run_budget: b.total_run_budget ?? null,
+      remaining_run_budget: b.total_run_budget === undefined ? null : b.total_run_budget - mine.length,
+      total_sample_budget: b.total_sample_budget ?? null,
+      remaining_sample_budget: b.total_sample_budget === undefined ? null : b.total_sample_budget - mine.reduce((n, r) => n + r.n, 0),
+      max_samples_per_run: b.max_samples_per_run ?? null,
+    };
+    for (const k of Object.keys(want) as (keyof BudgetEntry)[])
+      if (e[k] !== want[k]) out.push(`${split}.${k} is ${e[k]}, the build and the reservations make it ${want[k]}`);
+    if (mine.some((r) => r.n < 1 || (b.max_samples_per_run !== undefined && r.n > b.max_samples_per_run)))
+      out.push(`split "${split}" has a reservation of a sample count the build does not allow`);
+  }
+  return out;
+}
+
 export class Ledger {
   private readonly mutex = new Mutex();
   private constructor(
@@ -56,6 +87,11 @@ export class Ledger {
           `budget ledger ${file} is unreadable or invalid (${(e as Error).message.split('\n')[0]}); refusing to start rather than refill the budget`,
         );
       }
+      const problems = ledgerProblems(parsed, budgets);
+      if (problems.length)
+        throw new LedgerCorruptError(
+          `budget ledger ${file} does not match this build's budgets (${problems.join('; ')}); refusing to start rather than trust it`,
+        );
       return new Ledger(file, parsed);
     }
     const state: LedgerFile = { schema_version: 1, budgets: {}, reservations: [] };

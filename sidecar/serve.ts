@@ -87,6 +87,9 @@ export async function serve(
     ? await Gateway.start(cfg.gateway, cfg.paths.admin_volume, process.env, log, {
         host: opts.host ?? cfg.host,
         ...(opts.gatewayPort !== undefined ? { port: opts.gatewayPort } : {}),
+      }).catch((e: unknown) => {
+        lock.release();
+        throw e;
       })
     : null;
 

@@ -22,11 +22,11 @@ import {
 } from '../model/session-snapshot';
 import { checkSessionDir } from './session-check';
 
-/** What a relaunch of this sidecar must match: its task and the digest its image was built with. */
-export function expectationOf(cfg: ServeConfig): SessionExpectation & { base_commit: string } {
+/** What a relaunch of this sidecar must match: its task, the digest its image was built with, and its budgets. */
+export function expectationOf(cfg: ServeConfig): SessionExpectation & { base_commit: string; budgets: ServeConfig['budgets'] } {
   const file = cfg.paths.build_digest;
   const digest = file && fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null;
-  return { task_name: cfg.task_name, build_digest: digest || null, base_commit: cfg.base_commit };
+  return { task_name: cfg.task_name, build_digest: digest || null, base_commit: cfg.base_commit, budgets: cfg.budgets };
 }
 
 /** The files of a session and where they live now (relative path in the session → absolute path). */

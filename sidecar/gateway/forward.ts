@@ -5,10 +5,11 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { request, type Dispatcher } from 'undici';
-import type { Endpoint, GatewayScope, Provider } from '../../model/gateway-policy';
+import type { Admission, Endpoint, GatewayScope, Provider } from '../../model/gateway-policy';
 import { resolveModel } from '../../model/gateway-policy';
 import { askedOutputTokens, type MeteredUsage } from '../../model/provider-usage';
 import { requestBound } from '../../model/request-bound';
+import { requestShapeProblem } from '../../model/request-bound-limits';
 import { meteredBody } from './metered-stream';
 import type { Settlement } from './meter';
 import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
@@ -38,6 +39,9 @@ function badTaskName(task: string): string | null {
   if (/[\u0000-\u001f\u007f]/.test(task)) return 'the task in the path has a control character';
   return null;
 }
+
+/** The output limits a request may carry (an upstream may read any of them): the gateway's cap lowers each. */
+const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'];
 
 /** A header naming what the gateway could not bound about a request it forwarded. */
 export const WARNING_HEADER = 'x-vero-gateway-warning';
@@ -80,36 +84,69 @@ type Admitted = {
 };
 
 /** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
-function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, provider: Provider): Admitted | GatewayRefusal {
-  const { spec, meter } = d;
-  const who = d.tokens.lookup(presentedToken(req));
-  if (!who) return refusals.unauthenticated();
-  if (!spec.upstreams[provider] || !d.keys[provider]) return refusals.notFound(`this gateway has no ${provider} upstream`);
+/** A request's body, checked: an object whose limits, model and stream flag read as the gateway reads them. */
+type CheckedBody = { payload: Record<string, unknown>; stamp: Attribution; logRefusal: (status: number, refused: string) => void };
+
+/** Checks the body and the task the path names; a refusal is logged and counted against the token (and its task). */
+function checkedBody(d: GatewayDeps, who: Admitted['who'], req: FastifyRequest, endpoint: Endpoint): CheckedBody | GatewayRefusal {
   const body = req.body;
-  const params = req.params as { task?: string } | undefined;
-  const taskProblem = params?.task === undefined ? null : badTaskName(params.task);
-  if (!body || typeof body !== 'object' || Array.isArray(body) || taskProblem) {
-    // Counted against the token: an evaluation whose call was refused is invalid, never a low score.
-    d.meter.refused(who.scope, who.id, taskProblem ? undefined : params?.task, 'refused_policy');
-    return refusals.badRequest(taskProblem ?? 'expected a JSON object body');
-  }
-  const task = params?.task;
-  const stamp = d.attribution?.stamp(who.id, task, body) ?? {};
-  const payload = { ...(body as Record<string, unknown>) };
-  const policy = spec.scopes[who.scope];
-  const model = resolveModel(policy, payload.model);
+  const task = (req.params as { task?: string } | undefined)?.task;
+  const taskProblem = task === undefined ? null : badTaskName(task);
+  const isObject = !!body && typeof body === 'object' && !Array.isArray(body);
+  const problem = taskProblem ?? (isObject ? requestShapeProblem(body as Record<string, unknown>) : 'expected a JSON object body');
+  const payload = isObject ? { ...(body as Record<string, unknown>) } : {};
+  const stamp = isObject && !problem ? (d.attribution?.stamp(who.id, task, body) ?? {}) : {};
   const logRefusal = (status: number, refused: string) =>
     d.requestLog.write({
       at: new Date().toISOString(),
       scope: who.scope,
       token: who.id,
       endpoint,
-      model: String(payload.model),
+      model: typeof payload.model === 'string' ? payload.model : '(not a string)',
       status,
       ms: 0,
       refused,
       ...stamp,
     });
+  if (problem) {
+    logRefusal(400, 'malformed');
+    // Counted against the token: an evaluation whose call was refused is invalid, never a low score.
+    d.meter.refused(who.scope, who.id, taskProblem ? undefined : task, 'refused_policy');
+    return refusals.badRequest(problem);
+  }
+  return { payload, stamp, logRefusal };
+}
+
+/** The refusal of a request the meter did not admit, logged. */
+function admissionRefusal(admission: Extract<Admission, { ok: false }>, logRefusal: CheckedBody['logRefusal']): GatewayRefusal {
+  const refusal =
+    admission.kind === 'budget'
+      ? refusals.budget(admission.limit, admission.message)
+      : admission.kind === 'unbounded'
+        ? refusals.unbounded(admission.message)
+        : refusals.busy(admission.message);
+  logRefusal(refusal.status, admission.kind === 'unbounded' ? 'unbounded_input' : admission.limit);
+  return refusal;
+}
+
+/** Writes the output limit into the request: its own field, and every other output limit it carries (lowered). */
+function writeOutputCap(payload: Record<string, unknown>, field: string, cap: number): void {
+  payload[field] = cap;
+  for (const f of OUTPUT_LIMIT_FIELDS) if (typeof payload[f] === 'number') payload[f] = Math.min(payload[f], cap);
+}
+
+/** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
+function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, provider: Provider): Admitted | GatewayRefusal {
+  const { spec, meter } = d;
+  const who = d.tokens.lookup(presentedToken(req));
+  if (!who) return refusals.unauthenticated();
+  if (!spec.upstreams[provider] || !d.keys[provider]) return refusals.notFound(`this gateway has no ${provider} upstream`);
+  const checked = checkedBody(d, who, req, endpoint);
+  if ('status' in checked) return checked;
+  const { payload, stamp, logRefusal } = checked;
+  const task = (req.params as { task?: string } | undefined)?.task;
+  const policy = spec.scopes[who.scope];
+  const model = resolveModel(policy, payload.model);
   if (!model) {
     logRefusal(403, 'model');
     meter.refused(who.scope, who.id, task, 'refused_policy');
@@ -121,17 +158,8 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
     payload.stream_options = { ...((payload.stream_options as object | undefined) ?? {}), include_usage: true };
   const asked = askedOutputTokens(endpoint, payload);
   const admission = meter.admit(who.scope, who.id, policy, requestBound(endpoint, payload), asked.value, task);
-  if (!admission.ok) {
-    const refusal =
-      admission.kind === 'budget'
-        ? refusals.budget(admission.limit, admission.message)
-        : admission.kind === 'unbounded'
-          ? refusals.unbounded(admission.message)
-          : refusals.busy(admission.message);
-    logRefusal(refusal.status, admission.kind === 'unbounded' ? 'unbounded_input' : admission.limit);
-    return refusal;
-  }
-  if (admission.outputCap !== null && admission.outputCap !== asked.value) payload[asked.field] = admission.outputCap;
+  if (!admission.ok) return admissionRefusal(admission, logRefusal);
+  if (admission.outputCap !== null) writeOutputCap(payload, asked.field, admission.outputCap);
   return {
     who,
     entry: { scope: who.scope, token: who.id, endpoint, model, ...stamp },
@@ -188,10 +216,9 @@ export async function forward(
 
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error('timeout')), timeoutMs);
-  // A client that goes away stops the upstream request (what it already cost stays charged).
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('client closed'));
-  });
+  // A client that goes away does not stop the upstream (which bills what it generates all the same): its answer
+  // is read to the end, unrelayed, and settled on the usage it reports (bounded by the reservation and the timeout).
+  const client = clientWatch(reply);
   const headers = upstreamHeaders(provider, key, req.headers);
 
   let res: Dispatcher.ResponseData;
@@ -216,7 +243,22 @@ export async function forward(
   }
 
   if (warning) reply.header(WARNING_HEADER, warning);
-  return relay(ctx, reply, res, { endpoint, stream: admitted.stream }, () => clearTimeout(timer), settle);
+  return relay(ctx, reply, res, { endpoint, stream: admitted.stream, client, signal: abort.signal }, () => clearTimeout(timer), settle);
+}
+
+/** Whether a body was stopped by the gateway's timeout (its own timer, or undici's body timeout). */
+const stoppedByTimeout = (signal: AbortSignal, e: Error) => signal.aborted || (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
+
+/** Tells when the client went away before its answer was complete. */
+function clientWatch(reply: FastifyReply): { whenGone(f: () => void): void } {
+  let gone = false;
+  let hook: (() => void) | null = null;
+  reply.raw.on('close', () => {
+    if (reply.raw.writableFinished) return;
+    gone = true;
+    hook?.();
+  });
+  return { whenGone: (f) => (gone ? f() : (hook = f)) };
 }
 
 type Settle = (how: Settlement, status: number, usage: MeteredUsage | null, responseText?: string) => void;
@@ -226,17 +268,18 @@ function relay(
   ctx: GatewayContext,
   reply: FastifyReply,
   res: Dispatcher.ResponseData,
-  asked: { endpoint: Endpoint; stream: boolean },
+  asked: { endpoint: Endpoint; stream: boolean; client: ReturnType<typeof clientWatch>; signal: AbortSignal },
   ended: () => void,
   settle: Settle,
 ): FastifyReply {
   const isStream = String(res.headers['content-type'] ?? '').includes('text/event-stream');
   const out = meteredBody(res.body, asked.endpoint, isStream, ({ usage, text, bytes, error }) => {
     ended();
-    // A stream cut off is charged what it reported, or at most what it streamed plus a margin; another body cut
-    // off without a usage report may have cost what was reserved; an error answer without one, nothing.
+    // A stream the upstream cut off is charged what it reported, or at most what it streamed plus a margin; one
+    // the gateway stopped at its timeout, and another body cut off without a usage report, may have cost what was
+    // reserved; an error answer without one, nothing.
     const how: Settlement =
-      error && (isStream || asked.stream)
+      error && (isStream || asked.stream) && !stoppedByTimeout(asked.signal, error)
         ? { kind: 'cut', usage, streamedBytes: bytes }
         : usage
           ? { kind: 'metered', usage }
@@ -257,5 +300,6 @@ function relay(
   // An upstream that echoes its key (in an error body, say) never hands it to the client.
   const redacted = ctx.redact.stream();
   out.on('error', (e) => redacted.destroy(e));
+  asked.client.whenGone(() => out.destroy());
   return reply.send(out.pipe(redacted));
 }

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { readEnvFile, writeEnvFile } from '../../infra/env-file';
+import { listenOn } from '../../infra/listen';
 import { ConfigError } from '../../model/errors';
 import {
   clientEnvFor,
@@ -84,7 +85,11 @@ export class Gateway {
     const requestLog = new RequestLog(paths.requestLog, spec.request_log);
     const attribution = spec.request_log.attribution ? new RequestAttribution() : undefined;
     const app = buildGateway({ spec, keys, tokens, meter, requestLog, log, ...(attribution ? { attribution } : {}) });
-    await app.listen({ host: listen.host, port: listen.port ?? spec.port });
+    // A port in use is said by name (a ConfigError: the failure table's exit code), and what was opened closed.
+    await listenOn(app, listen.host, listen.port ?? spec.port, 'gateway.port').catch(async (e: unknown) => {
+      await app.close();
+      throw e;
+    });
     const port = (app.server.address() as { port: number }).port;
     const base = spec.candidate_base_url ?? `http://127.0.0.1:${port}`;
     const gw = new Gateway(spec, paths, tokens, meter, app, port, base);

@@ -43,11 +43,13 @@ export function meteredBody(body: Readable, endpoint: Endpoint, isStream: boolea
       kept.push(chunk);
       keptBytes += chunk.length;
     }
-    if (!out.write(chunk)) {
+    // A client gone (its relay destroyed): the body is still read to its end, for its usage.
+    if (!out.destroyed && !out.write(chunk)) {
       body.pause();
       out.once('drain', () => body.resume());
     }
   });
+  out.once('close', () => body.resume());
   body.on('end', () => {
     const text = Buffer.concat(kept).toString('utf8');
     if (!isStream && keptBytes < MAX_METERED_BYTES) {
@@ -59,7 +61,7 @@ export function meteredBody(body: Readable, endpoint: Endpoint, isStream: boolea
       }
     }
     done({ usage: sawUsage ? usage : null, text, bytes });
-    out.end();
+    if (!out.destroyed) out.end();
   });
   body.on('error', (e: Error) => {
     done({ usage: sawUsage ? usage : null, text: `(cut off: ${e.message})`, bytes, error: e });

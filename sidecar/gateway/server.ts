@@ -11,7 +11,11 @@ import { forward, MAX_TASK_NAME_BYTES, presentedToken, refuse } from './forward'
 import type { Meter } from './meter';
 import { refusals } from './provider-errors';
 import { redactorFor } from './redact';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../http-json';
 import type { GatewayContext, GatewayDeps } from './gateway-deps';
+
+/** The largest request body the gateway reads (a request with a few large images fits). */
+const MAX_BODY_BYTES = 32 << 20;
 
 const isLoopback = (url: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 
@@ -39,7 +43,7 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
 
   const app = Fastify({
     logger: false,
-    bodyLimit: 32 << 20,
+    bodyLimit: MAX_BODY_BYTES,
     requestTimeout: 0,
     forceCloseConnections: true,
     // `/task/<name>`: a percent-encoded name of up to MAX_TASK_NAME_BYTES (at most three characters a byte).
@@ -56,9 +60,12 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
   const models = (req: FastifyRequest, reply: FastifyReply) => listModels(d, req, reply);
   app.get('/v1/models', models);
   app.get('/task/:task/v1/models', models);
+  boundedJsonBodies(app);
   for (const [endpoint, { provider, path }] of Object.entries(ENDPOINTS) as [Endpoint, (typeof ENDPOINTS)[Endpoint]][]) {
-    app.post(path, (req, reply) => forward(ctx, req, reply, endpoint, provider, path));
-    app.post(`/task/:task${path}`, (req, reply) => forward(ctx, req, reply, endpoint, provider, path));
+    // The token is checked before the body is read: an unauthenticated body is never received, nor parsed.
+    const onRequest = tokenFirst(d, provider);
+    app.post(path, { onRequest }, (req, reply) => forward(ctx, req, reply, endpoint, provider, path));
+    app.post(`/task/:task${path}`, { onRequest }, (req, reply) => forward(ctx, req, reply, endpoint, provider, path));
   }
 
   app.setNotFoundHandler((req, reply) =>
@@ -75,6 +82,29 @@ export function buildGateway(d: GatewayDeps): FastifyInstance {
     return refuse(reply, 'openai', { status: 500, type: 'gateway_error', message: 'internal error in the gateway', retry: true });
   });
   return app;
+}
+
+/** A hook refusing a request without a live token before its body is read (and closing its connection). */
+function tokenFirst(d: GatewayDeps, provider: Provider) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    if (d.tokens.lookup(presentedToken(req))) return;
+    reply.header('connection', 'close');
+    return refuse(reply, provider, refusals.unauthenticated());
+  };
+}
+
+/** JSON bodies of at most MAX_BODY_BYTES, refused (400, named) when nested deeper than MAX_JSON_DEPTH, before they are parsed. */
+function boundedJsonBodies(app: FastifyInstance): void {
+  const jsonParser = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (nestedDeeperThan(body as string, MAX_JSON_DEPTH))
+      return done(
+        Object.assign(new Error(`the request body is nested deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }),
+        undefined,
+      );
+    jsonParser(req, body as string, done);
+  });
 }
 
 /** The models of the caller's scope (and its aliases), as one list both SDKs read. */

@@ -7,6 +7,13 @@
  * `long-model` (chat) writes all the output it may — the request's max tokens (5,000 without one) for each of
  * its `n` choices — and `echo-key-model` echoes the key it was sent: in a 401 body, or, streamed, in two halves.
  * A chat completion (not streamed) whose last user message asks "Compute A + B" is answered with the sum.
+ *
+ * It reads limits and bills as real providers and local servers do: numeric strings and fractions are coerced
+ * (`n: "10"` is ten outputs, `max_tokens: "1e1"` ten tokens), a limit of 0 means no limit, content stored
+ * upstream (`item_reference` items, stored chat audio, `previous_response_id`) is billed at what it holds
+ * (STORED_INPUT_TOKENS each), and every request is billed when it arrives — a client that goes away does not
+ * stop the bill (`billed`). `reason-model` reasons: it streams a few small events slowly, then reports all the
+ * output it may as reasoning (its limit, REASONING_DEFAULT_OUTPUT without one, times its outputs).
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +27,8 @@ export interface SeenRequest {
 export interface FakeUpstream {
   url: string;
   seen: SeenRequest[];
+  /** What the upstream billed, over every request it received (whatever became of the client). */
+  billed: { input_tokens: number; output_tokens: number };
   close(): Promise<void>;
 }
 
@@ -28,12 +37,36 @@ export const FAKE_CACHED_TOKENS = 2;
 export const FAKE_MAX_OUTPUT = 7;
 
 export const LONG_MODEL_DEFAULT_OUTPUT = 5000;
+export const REASONING_DEFAULT_OUTPUT = 30_000;
+/** What one reference to content stored upstream is billed as input. */
+export const STORED_INPUT_TOKENS = 200_000;
 
-const asked = (b: Record<string, unknown>) => b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens;
+/** A limit as a lenient server reads it: coerced to a number and floored; 0, negative or not a number is no limit. */
+const coerced = (v: unknown): number | null => {
+  const n = Math.floor(Number(v));
+  return v === null || v === undefined || typeof v === 'boolean' || !Number.isFinite(n) || n <= 0 ? null : n;
+};
+const asked = (b: Record<string, unknown>) => coerced(b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens);
+const outputsOf = (b: Record<string, unknown>) => Math.max(coerced(b.n) ?? 1, coerced(b.best_of) ?? 1);
 const outputTokens = (b: Record<string, unknown>) =>
-  b.model === 'long-model'
-    ? Number(asked(b) ?? LONG_MODEL_DEFAULT_OUTPUT) * Number(b.n ?? 1)
-    : Math.min(Number(asked(b) ?? FAKE_MAX_OUTPUT), FAKE_MAX_OUTPUT);
+  b.model === 'long-model' || b.model === 'stall-model'
+    ? (asked(b) ?? LONG_MODEL_DEFAULT_OUTPUT) * outputsOf(b)
+    : b.model === 'reason-model'
+      ? (asked(b) ?? REASONING_DEFAULT_OUTPUT) * outputsOf(b)
+      : b.model === 'cut-model'
+        ? 1
+        : Math.min(asked(b) ?? FAKE_MAX_OUTPUT, FAKE_MAX_OUTPUT);
+
+/** References to content the upstream keeps, anywhere in the body. */
+function storedReferences(v: unknown): number {
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + storedReferences(x), 0);
+  if (!v || typeof v !== 'object') return 0;
+  const o = v as Record<string, unknown>;
+  const own = o.type === 'item_reference' || (o.audio !== null && typeof o.audio === 'object' && 'id' in o.audio) ? 1 : 0;
+  return own + Object.values(o).reduce((n: number, x) => n + storedReferences(x), 0);
+}
+const inputTokens = (b: Record<string, unknown>) =>
+  FAKE_INPUT_TOKENS + STORED_INPUT_TOKENS * (storedReferences(b) + (b.previous_response_id ? 1 : 0));
 
 function sse(res: http.ServerResponse, events: { event?: string; data: unknown }[]): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'req-fake' });
@@ -53,9 +86,9 @@ function requestedSum(b: Record<string, unknown>): string | null {
 function chat(b: Record<string, unknown>, res: http.ServerResponse): void {
   const out = outputTokens(b);
   const usage = {
-    prompt_tokens: FAKE_INPUT_TOKENS,
+    prompt_tokens: inputTokens(b),
     completion_tokens: out,
-    total_tokens: FAKE_INPUT_TOKENS + out,
+    total_tokens: inputTokens(b) + out,
     prompt_tokens_details: { cached_tokens: FAKE_CACHED_TOKENS },
   };
   const base = { id: 'chatcmpl-fake', created: 1, model: b.model };
@@ -102,11 +135,11 @@ function responses(b: Record<string, unknown>, res: http.ServerResponse): void {
       },
     ],
     usage: {
-      input_tokens: FAKE_INPUT_TOKENS,
+      input_tokens: inputTokens(b),
       input_tokens_details: { cached_tokens: FAKE_CACHED_TOKENS },
       output_tokens: out,
       output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: FAKE_INPUT_TOKENS + out,
+      total_tokens: inputTokens(b) + out,
     },
   };
   if (b.stream)
@@ -121,7 +154,7 @@ function responses(b: Record<string, unknown>, res: http.ServerResponse): void {
 
 function messages(b: Record<string, unknown>, res: http.ServerResponse): void {
   const out = outputTokens(b);
-  const input = FAKE_INPUT_TOKENS - FAKE_CACHED_TOKENS; // Anthropic reports cache reads apart from input_tokens
+  const input = inputTokens(b) - FAKE_CACHED_TOKENS; // Anthropic reports cache reads apart from input_tokens
   const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: b.model, stop_reason: null, stop_sequence: null };
   if (b.stream)
     return sse(res, [
@@ -156,8 +189,44 @@ function messages(b: Record<string, unknown>, res: http.ServerResponse): void {
   );
 }
 
+/** A reasoning model's stream: small progress events 100 ms apart, then its usage (all of it reasoning), for each API. */
+function reasoningStream(path: string, b: Record<string, unknown>, res: http.ServerResponse): void {
+  const out = outputTokens(b);
+  const input = inputTokens(b);
+  const final =
+    path === '/v1/responses'
+      ? {
+          type: 'response.completed',
+          response: {
+            id: 'resp-fake',
+            status: 'completed',
+            usage: { input_tokens: input, output_tokens: out, output_tokens_details: { reasoning_tokens: out } },
+          },
+        }
+      : path === '/v1/messages'
+        ? { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { input_tokens: input, output_tokens: out } }
+        : {
+            id: 'x',
+            object: 'chat.completion.chunk',
+            choices: [],
+            usage: { prompt_tokens: input, completion_tokens: out, completion_tokens_details: { reasoning_tokens: out } },
+          };
+  const progress =
+    path === '/v1/messages' ? { type: 'ping' } : { id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {} }] };
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let i = 0;
+  const tick = () => {
+    if (res.destroyed) return;
+    if (i++ === 5) return res.end(`data: ${JSON.stringify(final)}\n\n${path === '/v1/chat/completions' ? 'data: [DONE]\n\n' : ''}`);
+    res.write(`data: ${JSON.stringify(progress)}\n\n`);
+    setTimeout(tick, 100);
+  };
+  tick();
+}
+
 export async function startFakeUpstream(host = '127.0.0.1'): Promise<FakeUpstream> {
   const seen: SeenRequest[] = [];
+  const billed = { input_tokens: 0, output_tokens: 0 };
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -171,7 +240,13 @@ export async function startFakeUpstream(host = '127.0.0.1'): Promise<FakeUpstrea
       }
       const path = (req.url ?? '').split('?')[0]!;
       seen.push({ path, headers: req.headers, body });
+      // Billed on arrival: what the client does next does not change it (an upstream error costs nothing).
+      if (body.model !== 'fail-model' && body.model !== 'echo-key-model') {
+        billed.input_tokens += inputTokens(body);
+        billed.output_tokens += outputTokens(body);
+      }
       const answer = () => {
+        if (body.model === 'reason-model' && body.stream) return reasoningStream(path, body, res);
         if (body.model === 'fail-model') {
           res.writeHead(500, { 'content-type': 'application/json' });
           return res.end(JSON.stringify({ error: { message: 'the fake upstream failed', type: 'server_error' } }));
@@ -231,6 +306,7 @@ export async function startFakeUpstream(host = '127.0.0.1'): Promise<FakeUpstrea
   return {
     url: `http://${host}:${port}`,
     seen,
+    billed,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));

@@ -8,7 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GatewaySpec } from '../../model/gateway-policy';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
-import { git, modeASetup, post, setup, startSidecar } from '../helpers/sidecar';
+import { spawnSync } from 'node:child_process';
+import * as net from 'node:net';
+import { git, modeASetup, post, setup, startSidecar, VERO } from '../helpers/sidecar';
 import { uniqueQueue } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
@@ -38,6 +40,31 @@ try:
 except Exception:
     pass  # a refused call: the candidate answers without the model
 `;
+
+test('vero serve with its gateway port taken says so and exits with the config error code (no stack)', async () => {
+  const { serveFile, hostCfg } = await modeASetup();
+  const taken = net.createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as net.AddressInfo).port;
+  try {
+    hostCfg.gateway = GatewaySpec.parse({
+      port,
+      upstreams: { openai: { base_url: upstream.url, key_env: 'VERO_TEST_UPSTREAM_KEY' } },
+      scopes: { evaluation: { models: ['gpt-test'] } },
+    });
+    fs.writeFileSync(serveFile, JSON.stringify({ ...hostCfg, host: '127.0.0.1' }));
+    const r = spawnSync(VERO, ['serve', '--config', serveFile], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, VERO_TEST_UPSTREAM_KEY: KEY },
+    });
+    expect(r.stderr).toContain(`gateway.port: 127.0.0.1:${port} is already in use`);
+    expect(r.stderr).not.toMatch(/EADDRINUSE|\n\s+at /);
+    expect(r.status).toBe(2);
+  } finally {
+    await new Promise((r) => taken.close(r));
+  }
+});
 
 test('mode A: the candidate gets an evaluation token, never the key; a spent budget makes the evaluation invalid; finalize has its own scope', async () => {
   const { dir, serveFile, hostCfg, work } = await modeASetup();

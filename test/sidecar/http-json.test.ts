@@ -1,7 +1,7 @@
 /** The sidecar's strict JSON bodies: a prototype key is named in a 400, not reported as JSON that does not parse. */
 import Fastify from 'fastify';
 import { z } from 'zod';
-import { useErrorReplies, useStrictJsonBodies } from '../../sidecar/http-json';
+import { MAX_JSON_DEPTH, nestedDeeperThan, useErrorReplies, useStrictJsonBodies } from '../../sidecar/http-json';
 
 test('a __proto__ or constructor.prototype key is refused by name; valid JSON with neither is parsed', async () => {
   const app = Fastify();
@@ -21,4 +21,12 @@ test('a __proto__ or constructor.prototype key is refused by name; valid JSON wi
   } finally {
     await app.close();
   }
+});
+
+test('nesting is measured outside strings: brackets and escaped quotes inside a string do not count', () => {
+  const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+  expect(nestedDeeperThan(deep(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBe(false);
+  expect(nestedDeeperThan(deep(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(true);
+  expect(nestedDeeperThan(`{"a": "${'[{'.repeat(500)}\\" [[["}`, 3)).toBe(false);
+  expect(nestedDeeperThan(`{"a": "\\\\", "b": [[[[]]]]}`, 3)).toBe(true);
 });
