@@ -14,7 +14,7 @@ import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
 import { awaitResult, pickBest, withTasks } from '../client/eval-results';
-import { getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
+import { evaluationStartedAt, getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
 import { listEvaluations } from '../client/eval-listing';
 import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
 import type { EvalInput } from '../model/eval-input';
@@ -287,7 +287,8 @@ function registerStatus(program: Command): void {
     const state = {
       evalId: id,
       workflowStatus: d.status.name,
-      startedAt: d.startTime,
+      // The evaluation's first start (a retry or a continue-as-new starts a run of its own).
+      startedAt: (await evaluationStartedAt(client, id, d.runId).catch(() => null)) ?? d.startTime,
       finishedAt: d.closeTime ?? null,
       progress,
       notes,

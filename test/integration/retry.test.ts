@@ -169,3 +169,63 @@ test.concurrent(
     }
   },
 );
+
+test.concurrent(
+  'retry when the result file is not on the finalizing host: the rows come from Temporal; two at once: the second is refused, saying why; status counts every row and keeps the first start',
+  async () => {
+    const q = uniqueQueue('retry-nofile');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+      scenario: {
+        tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
+        default: { reward: 1 },
+      },
+      execution: { task_attempts: 1 },
+    });
+    const w = spawnWorker(address(), q);
+    try {
+      const c = await client();
+      const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+      const { handle } = await startOrAttach(c, input, q);
+      const first = (await handle.result()) as CandidateResult;
+      expect(first).toMatchObject({ nTasks: 3, nErrors: 1 });
+      // Share-nothing: the host that finalizes the retry does not have the file the first run wrote.
+      fs.rmSync(first.resultFile);
+
+      const both = await Promise.allSettled([
+        retryTasks(c, input.evalId, { errors: true }),
+        retryTasks(c, input.evalId, { tasks: ['hello-world'] }),
+      ]);
+      const started = both.filter((s) => s.status === 'fulfilled');
+      const refused = both.filter((s) => s.status === 'rejected');
+      expect(started).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(String(refused[0]!.reason)).toMatch(
+        /another vero retry of this evaluation is running \(tasks (sum-numbers|hello-world)\): retry again once it has finished/,
+      );
+
+      const final = (await c.workflow.getHandle(input.evalId).result()) as CandidateResult;
+      expect(final).toMatchObject({ nTasks: 3, startedAt: first.startedAt });
+      expect((await c.workflow.getHandle(input.evalId).describe()).status.name).toBe('COMPLETED');
+      expect(final.retries).toHaveLength(1);
+      expect(final.tasks!.map((t) => t.task)).toEqual(['count-words', 'hello-world', 'sum-numbers']);
+      expect(final.tasks!.filter((t) => t.retried)).toHaveLength(1);
+
+      const conn = ['--address', address()];
+      const status = await runVero(['status', input.evalId, ...conn]);
+      expect(status.stdout).toMatch(/completed: 3\/3 done/);
+      const json = conforming<{ startedAt: string; progress: { total: number; done: number } }>(
+        'status',
+        (await runVero(['status', input.evalId, '--json', ...conn])).stdout,
+      );
+      expect(json.progress).toMatchObject({ total: 3, done: 3 });
+      expect(new Date(json.startedAt).toISOString()).toBe(new Date(first.startedAt).toISOString());
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+    } finally {
+      w.kill('SIGTERM');
+    }
+  },
+);
