@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { getProgress } from '../../client/running-eval';
 import { listEvaluations } from '../../client/eval-listing';
+import { partialResults } from '../../client/partial-results';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
@@ -221,3 +222,35 @@ test.concurrent(
     }
   },
 );
+
+test.concurrent('pause --stop-running: the stopped tasks are pending in the rows so far, not errors, until resumed', async () => {
+  const q = uniqueQueue('pause-stop-rows');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['count-words', 'hello-world'] },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      default: [
+        { reward: 1, duration_ms: 60_000 },
+        { reward: 1, duration_ms: 300 },
+      ],
+    },
+    execution: { concurrency: 2 },
+  });
+  await withWorker(q, async () => {
+    const { c, id, handle } = await startEval(f, q);
+    try {
+      await until('both harbors', async () => starts(f.invocationLog).length === 2);
+      await pauseEvaluation(c, id, { stopRunning: true });
+      await until('no task to run', async () => (await getProgress(c, id)).running === 0);
+      const rows = await partialResults(c, id);
+      expect(rows.tasks.filter((t) => t.status === 'error')).toEqual([]);
+      expect(rows.pending.sort()).toEqual(['count-words', 'hello-world']);
+      await resumeEvaluation(c, id);
+      expect(await handle.result()).toMatchObject({ status: 'completed', nScored: 2 });
+    } finally {
+      await cancelAndSettle(id);
+    }
+  });
+});
