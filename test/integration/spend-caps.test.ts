@@ -194,3 +194,28 @@ test('a spend pool cancelled while an evaluation draws on it: no task starts aft
     expect(Object.keys(runsPerTask(f.invocationLog))).toHaveLength(1);
   });
 });
+
+test('a spend pool cancelled while a task runs: its members are told at once, and the running task is stopped after budget_grace', async () => {
+  const q = uniqueQueue('pool-cancel-grace');
+  const pool = `cancelled-${q}`;
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, cost_usd: 0.1, duration_ms: 60_000 } },
+    tasks: { names: ['count-words', 'hello-world'] },
+    execution: { concurrency: 1, max_cost_usd: 1, spend_pool: pool, budget_grace: '1s', stop_grace: '5s' },
+  });
+  await withWorker(q, async () => {
+    const { handle, client: c } = await evaluate(f, 'improved');
+    await until('the first harbor', async () => invocations(f.invocationLog).some((i) => i.event === 'start'));
+    await c.workflow.getHandle(`vero-spend-pool-${pool}`).cancel();
+    const r = (await handle.result()) as CandidateResult;
+    expect(r.status).toBe('budget_exhausted');
+    expect(rows(r).map((t) => t.error)).toEqual([
+      'stopped after the 1s grace period: spend pool ended: it was cancelled, so nothing meters the spend any more',
+      'not started: spend pool ended: it was cancelled, so nothing meters the spend any more',
+    ]);
+    expect(Object.keys(runsPerTask(f.invocationLog))).toEqual(['count-words']);
+  });
+});
