@@ -12,7 +12,9 @@ import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { previousResult, readChunkRows, replaceSamples } from '../infra/result-files';
 import type { SpendReport } from '../model/spend-cap';
-import { mergeRetried } from '../model/retry';
+import { mergeRetried, type RetryOf } from '../model/retry';
+import { finalizedResultOfRun } from '../client/eval-results';
+import { Context } from '@temporalio/activity';
 
 export type { FinalizeInput, SaveChunkInput };
 
@@ -68,11 +70,24 @@ function spendReport(input: FinalizeInput, nNotRun: number): SpendReport {
 export async function finalizeEvaluation(input: FinalizeInput): Promise<CandidateResult> {
   return withHeartbeat(async () => {
     await faultPause('finalize');
-    return finalizeNow(input);
+    return finalizeNow(input, input.retryOf ? await retryBase(input.evalId, input.retryOf) : null);
   });
 }
 
-function finalizeNow(input: FinalizeInput): CandidateResult {
+type PreviousResult = ReturnType<typeof previousResult>;
+
+/**
+ * The rows a `vero retry` run replaces some of: the result its previous run finalized, from that run's history in
+ * Temporal (the result file may be on another host); its result file on this host when the rows did not travel
+ * inline (more than INLINE_TASK_LIMIT tasks).
+ */
+async function retryBase(evalId: string, retryOf: RetryOf): Promise<PreviousResult> {
+  const finalized = await finalizedResultOfRun(Context.current().client, evalId, retryOf.previousRunId);
+  if (finalized?.tasks) return { tasks: finalized.tasks, startedAt: finalized.startedAt, retries: finalized.retries };
+  return previousResult(retryOf.resultFile);
+}
+
+function finalizeNow(input: FinalizeInput, previous: PreviousResult | null): CandidateResult {
   const tasks: TaskResult[] = input.tasks ? [...input.tasks] : [];
   for (let i = 0; !input.tasks && i < input.nChunks; i++) {
     const file = runPaths(input.runDir).chunkFile(i);
@@ -81,7 +96,6 @@ function finalizeNow(input: FinalizeInput): CandidateResult {
   const notRunWhy = `not started: ${input.spend?.reached ?? ''}`;
   for (const task of input.spend?.notStarted ?? []) tasks.push(notRunRow(task, notRunWhy, runPaths(input.runDir).jobsDir));
   tasks.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
-  const previous = input.retryOf ? previousResult(input.retryOf.resultFile) : null;
   if (previous && input.retryOf) tasks.splice(0, tasks.length, ...mergeRetried(previous.tasks, tasks, input.retryOf.requestedAt));
   const s = summarize(0, tasks);
   // The denominators are the tasks that ran: a spend cap's `not_run` rows are neither scores nor errors.

@@ -9,12 +9,13 @@ import { type EvalConfig, MAX_CONCURRENCY } from '../model/eval-config';
 import { CandidateResult, rankResults } from '../model/candidate-result';
 import { countedTaskScores, type TaskResult } from '../model/task-result';
 import { settledProgress, type Progress } from '../model/progress';
-import { scoreUncertainty, separable } from '../model/uncertainty';
+import { scoreUncertainty } from '../model/uncertainty';
+import { beatsRunnerUp } from '../model/paired-comparison';
 import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
 import { resolveTasks } from '../infra/task-source';
 import { awaitResult, pickBest, withTasks } from '../client/eval-results';
-import { getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
+import { evaluationStartedAt, getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
 import { listEvaluations } from '../client/eval-listing';
 import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
 import type { EvalInput } from '../model/eval-input';
@@ -287,7 +288,8 @@ function registerStatus(program: Command): void {
     const state = {
       evalId: id,
       workflowStatus: d.status.name,
-      startedAt: d.startTime,
+      // The evaluation's first start (a retry or a continue-as-new starts a run of its own).
+      startedAt: (await evaluationStartedAt(client, id, d.runId).catch(() => null)) ?? d.startTime,
       finishedAt: d.closeTime ?? null,
       progress,
       notes,
@@ -480,17 +482,22 @@ function registerBest(program: Command): void {
       process.exitCode = ExitCode.evaluationFailed;
       return;
     }
-    // Is the winner told apart from the runner-up at 95%? (Computed from the tasks: older results lack it.)
+    // Is the winner told apart from the runner-up? The paired rule of `vero compare` (model/paired-comparison.ts).
     const second = rankResults(results)[1];
     const u = (r: CandidateResult) => r.uncertainty ?? scoreUncertainty(countedTaskScores(withTasks(r).tasks ?? []));
     const runnerUp = second
-      ? { evalId: second.evalId, candidateRef: second.candidateRef, score: second.score, separable: separable(u(best), u(second)) }
+      ? {
+          evalId: second.evalId,
+          candidateRef: second.candidateRef,
+          score: second.score,
+          separable: beatsRunnerUp(withTasks(best), withTasks(second)),
+        }
       : null;
     if (o.json) return printJson({ ...best, tasks: undefined, uncertainty: u(best), runnerUp });
     print(resultSummary({ ...best, uncertainty: u(best) }));
     if (runnerUp && !runnerUp.separable)
       print(
-        `note      not separable from the runner-up ${runnerUp.candidateRef} (${fmtScore(runnerUp.score)}) at 95%: their intervals overlap; evaluate on more tasks to tell them apart`,
+        `note      not separable from the runner-up ${runnerUp.candidateRef} (${fmtScore(runnerUp.score)}) at 95% by vero compare's paired rule (docs/client.md); evaluate on more tasks to tell them apart`,
       );
   });
 }

@@ -37,3 +37,22 @@ export function withTasks(r: CandidateResult): CandidateResult {
 export function pickBest(results: CandidateResult[]): CandidateResult | null {
   return rankResults(results)[0] ?? null;
 }
+
+/**
+ * The result a run of an evaluation finalized, from its history in Temporal (so no host's file is needed): the
+ * last `finalizeEvaluation` it completed (a run that continued as new into a queued retry finalized first), or
+ * null when it finalized none. Its rows are inline up to INLINE_TASK_LIMIT tasks (null beyond).
+ */
+export async function finalizedResultOfRun(client: Client, evalId: string, runId: string): Promise<CandidateResult | null> {
+  const history = await client.workflow.getHandle(evalId, runId).fetchHistory();
+  const finalizes = new Set<string>();
+  let last: CandidateResult | null = null;
+  for (const e of history.events ?? []) {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'finalizeEvaluation') finalizes.add(String(e.eventId));
+    const done = e.activityTaskCompletedEventAttributes;
+    const payload = done?.result?.payloads?.[0];
+    if (done && payload && finalizes.has(String(done.scheduledEventId)))
+      last = client.options.loadedDataConverter.payloadConverter.fromPayload(payload);
+  }
+  return last;
+}

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { collate, collatedRow, type CollatedRow, loadTrials } from '../harbor/collate';
+import { collate, collatedRow, type CollatedRow, type LoadedJobs, loadTrials } from '../harbor/collate';
 import { EvalInput } from '../model/eval-input';
 import { jobNameFor } from '../harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
@@ -22,6 +22,15 @@ export interface PartialResults {
   pending: string[];
 }
 
+/**
+ * Of a running evaluation, the trials a pause (`--stop-running`) or a cancel stopped (Harbor's CancelledError) are
+ * not results: the task runs again on resume, its job resumed without them. Its row is pending, not an error.
+ */
+function withoutStoppedTrials(loaded: LoadedJobs, workflowStatus: string): LoadedJobs {
+  if (workflowStatus !== 'RUNNING') return loaded;
+  return { ...loaded, trials: loaded.trials.filter((t) => t.result.exception_info?.exception_type !== 'CancelledError') };
+}
+
 export async function partialResults(client: Client, evalId: string): Promise<PartialResults> {
   const handle = client.workflow.getHandle(evalId);
   const d = await handle.describe();
@@ -35,7 +44,7 @@ export async function partialResults(client: Client, evalId: string): Promise<Pa
   const pending: string[] = [];
   for (const task of input.tasks) {
     const jobDir = run.job(jobNameFor(task)).dir;
-    const loaded = fs.existsSync(jobDir) ? loadTrials(jobDir) : null;
+    const loaded = fs.existsSync(jobDir) ? withoutStoppedTrials(loadTrials(jobDir), d.status.name) : null;
     const opts = {
       requested: [task],
       rewardKey: input.settings.rewardKey,

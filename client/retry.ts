@@ -10,7 +10,7 @@ import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
 import type { CandidateResult } from '../model/candidate-result';
 import { EvalInput } from '../model/eval-input';
-import { chooseRetryTasks } from '../model/retry';
+import { anotherRetryRunning, chooseRetryTasks } from '../model/retry';
 import { startOrAttach } from './eval-start';
 import { withTasks } from './eval-results';
 import { retryRunningUpdate } from '../workflows/retry-running';
@@ -69,6 +69,23 @@ async function queueInRunning(
   }
 }
 
+/** The rows of a finished evaluation's result, to choose from; refused when they are neither inline nor on this host. */
+function rowsToRetry(evalId: string, previous: CandidateResult): NonNullable<CandidateResult['tasks']> {
+  if (previous.tasks) return previous.tasks;
+  throw new ConfigError(
+    `${evalId}: its ${previous.nTasks} rows are only in its result file ${previous.resultFile}, which is not on this host: run vero retry on the host that has it`,
+  );
+}
+
+/**
+ * Two `vero retry` at once: both saw the evaluation finished, and the start of the second found the first's run
+ * (the workflow id's running run is used): that run is not this retry's, so it is refused, naming the other.
+ */
+async function refuseAnotherRetry(client: Client, evalId: string, runId: string, requestedAt: string): Promise<void> {
+  const running = await inputOf(client, evalId, runId);
+  if (running.retryOf?.requestedAt !== requestedAt) throw new ConfigError(`${evalId}: ${anotherRetryRunning(running.tasks)}`);
+}
+
 /**
  * Starts a run of the chosen tasks (`tasks` by name, and with `errors` every error row) of a finished evaluation,
  * or queues them in a running one (they run once its tasks have finished). Refused (ConfigError) when it did not
@@ -81,12 +98,13 @@ export async function retryTasks(client: Client, evalId: string, opts: { tasks?:
   if (d.status.name !== 'COMPLETED')
     throw new ConfigError(`${evalId} ended ${d.status.name} without a result: start it again (vero start-eval --force)`);
   const previous = withTasks((await handle.result()) as CandidateResult);
-  const tasks = chooseRetryTasks(previous.tasks ?? [], opts);
+  const tasks = chooseRetryTasks(rowsToRetry(evalId, previous), opts);
   if (!tasks.length) throw new ConfigError(`${evalId}: no task to retry (it has no error rows)`);
   const input = await inputOf(client, evalId, d.runId);
   const requestedAt = new Date().toISOString();
   const retry: EvalInput = { ...input, tasks, retryOf: { resultFile: previous.resultFile, previousRunId: d.runId, requestedAt } };
   const started = await startOrAttach(client, retry, d.taskQueue, true);
   const runId = (await started.handle.describe()).runId;
+  await refuseAnotherRetry(client, evalId, runId, requestedAt);
   return { evalId, runId, previousRunId: d.runId, tasks, requestedAt };
 }

@@ -2,6 +2,8 @@
 import { type Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
 import { addCounts, type Progress } from '../model/progress';
 import { ConfigError } from '../model/errors';
+import { Continuation, EvalInput } from '../model/eval-input';
+import { finalizedResultOfRun } from './eval-results';
 import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
 
 /** Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks. */
@@ -54,4 +56,19 @@ export function retryingActivities(d: WorkflowExecutionDescription): string[] {
     const message = a.lastFailure?.message?.split('\n')[0];
     return message ? [`${a.activityType?.name ?? 'an activity'} is retrying (attempt ${a.attempt ?? '?'}): ${message}`] : [];
   });
+}
+
+/**
+ * When the evaluation started, which its current run's start is not after a continue-as-new (the continuation
+ * carries it) or a `vero retry` (the previous run's result has it); null: the current run's start is it.
+ */
+export async function evaluationStartedAt(client: Client, evalId: string, runId: string): Promise<string | null> {
+  const history = await client.workflow.getHandle(evalId, runId).fetchHistory();
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const [input, continuation] = payloads.map((p) => client.options.loadedDataConverter.payloadConverter.fromPayload(p));
+  const carried = Continuation.safeParse(continuation);
+  if (carried.success) return carried.data.startedAt;
+  const parsed = EvalInput.safeParse(input);
+  const retryOf = parsed.success ? parsed.data.retryOf : undefined;
+  return retryOf ? ((await finalizedResultOfRun(client, evalId, retryOf.previousRunId))?.startedAt ?? null) : null;
 }

@@ -54,6 +54,23 @@ export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
   return same ? prev : null;
 }
 
+const orphanListeners = new Set<() => void>();
+
+/**
+ * Listens for harbors this process leaves running without an owner (for a next attempt to adopt): the worker's
+ * orphan reaper looks at once, so one whose workflow was terminated (no attempt comes) stops now, not at its next
+ * pass. Returns the unsubscribe.
+ */
+export function onOrphanLeft(listener: () => void): () => void {
+  orphanListeners.add(listener);
+  return () => orphanListeners.delete(listener);
+}
+
+/** A harbor was just left running without an owner (harbor/task-attempt.ts record). */
+export function orphanLeft(): void {
+  for (const listener of orphanListeners) listener();
+}
+
 /** Whether a pid file is there (its harbor may have died or finished). */
 export const hasPidFile = (pidFile: string): boolean => fs.existsSync(pidFile);
 

@@ -12,7 +12,7 @@ import type { RunTaskInput } from '../model/activity-payloads';
 import { jobNameFor } from './job-name';
 import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
-import { countTrialResults, previousHarborFailures, writeHarborFailures, type AttemptProgress } from './orphans';
+import { countTrialResults, orphanLeft, previousHarborFailures, writeHarborFailures, type AttemptProgress } from './orphans';
 import { type HarborInvocation, taskInvocation } from './invocation';
 import { DEFAULT_STOP_GRACE_SEC, usesLocalDocker } from './process-env';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
@@ -114,6 +114,7 @@ export class TaskAttempt {
       pidFile: this.pidFile,
       startedAt,
     });
+    if (ownerPid === 0) orphanLeft(); // left for a next attempt: the reaper looks whether one will come
   }
 
   /** What stopped trials left in local Docker (containers, networks, volumes), removed. */

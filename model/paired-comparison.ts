@@ -69,6 +69,25 @@ export function mcnemarExact(aOnly: number, bOnly: number): number {
   return Math.min(1, 2 * jStat.binomial.cdf(Math.min(aOnly, bOnly), n, 0.5));
 }
 
+/**
+ * The one decision rule of `vero compare` and `vero best` (its runner-up): B is better (A is) when the paired
+ * bootstrap 95% interval of the mean per-task delta lies above 0 (below 0) and the exact two-sided sign test over
+ * the tasks whose scores differ (McNemar's test, when scores are pass/fail) gives p < 0.05. Either alone is not
+ * enough: on a few tasks that all moved one way the bootstrap interval excludes 0 while the sign test cannot.
+ */
+export const DECISION_ALPHA = 0.05;
+
+export function decide(deltas: readonly number[], ci95: [number, number] | null): PairedComparison['verdict'] {
+  const signP = mcnemarExact(deltas.filter((x) => x < 0).length, deltas.filter((x) => x > 0).length);
+  if (ci95 === null || signP >= DECISION_ALPHA) return 'not resolved';
+  return ci95[0] > 0 ? 'B better' : ci95[1] < 0 ? 'A better' : 'not resolved';
+}
+
+/** Whether `best` is told apart from `runnerUp` by the decision rule above (`vero best`), over the tasks both evaluated. */
+export function beatsRunnerUp(best: Parameters<typeof taskScoresOf>[0], runnerUp: Parameters<typeof taskScoresOf>[0]): boolean {
+  return comparePaired(taskScoresOf(runnerUp), taskScoresOf(best)).verdict === 'B better';
+}
+
 export function comparePaired(a: Map<string, number>, b: Map<string, number>, opts: CompareOptions = {}): PairedComparison {
   const resamples = opts.resamples ?? 10_000;
   const seed = opts.seed ?? 'vero-compare';
@@ -82,7 +101,7 @@ export function comparePaired(a: Map<string, number>, b: Map<string, number>, op
   const flippedToPass = deltas.filter((x) => pass(x.b) && !pass(x.a)).map((x) => x.task);
   const flippedToFail = deltas.filter((x) => pass(x.a) && !pass(x.b)).map((x) => x.task);
   const pValue = mcnemarExact(flippedToFail.length, flippedToPass.length);
-  const verdict = ci95 && ci95[0] > 0 ? 'B better' : ci95 && ci95[1] < 0 ? 'A better' : 'not resolved';
+  const verdict = decide(d, ci95);
   const sd = d.length >= 2 ? jStat.stdev(d, true) : 0;
   const tasksToResolve = meanDelta !== 0 && sd > 0 ? Math.ceil(((1.96 * sd) / Math.abs(meanDelta)) ** 2) : null;
   const fmt = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;

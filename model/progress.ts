@@ -1,6 +1,7 @@
 /** An evaluation's progress: the workflows' query state, and what `vero status` reports of a closed one. */
 import type { PauseState } from './pause-state';
 import type { TaskResult } from './task-result';
+import type { CandidateResult } from './candidate-result';
 
 export interface Progress {
   total: number;
@@ -54,6 +55,20 @@ export type SettledProgress = Omit<Progress, 'phase'> & {
 /** A fresh progress record (the workflows' query state). */
 export function newProgress(total: number, phase: Progress['phase']): Progress {
   return { total, done: 0, running: 0, scored: 0, errors: 0, scoreSum: 0, phase, currentChunk: null };
+}
+
+/**
+ * A finished evaluation's progress, counted from its result: every row of the evaluation, also after a `vero retry`
+ * (whose run ran only the retried tasks, and whose result holds them all).
+ */
+export function settleFromResult(
+  progress: Progress,
+  result: Pick<CandidateResult, 'nTasks' | 'nScored' | 'nErrors' | 'scoreOfScored' | 'spend'>,
+): void {
+  const notRun = result.spend?.nNotRun ?? 0;
+  Object.assign(progress, { total: result.nTasks, done: result.nTasks, running: 0, scored: result.nScored, errors: result.nErrors });
+  progress.scoreSum = (result.scoreOfScored ?? 0) * result.nScored;
+  if (notRun) progress.notRun = notRun;
 }
 
 /** Counts a finished task's row into a chunk's progress. */

@@ -45,6 +45,10 @@ export function queuedRetryProblem(allTasks: readonly string[], req: { tasks?: s
   return null;
 }
 
+/** Why a retry is refused while another `vero retry` of the evaluation runs (that run retries these tasks). */
+export const anotherRetryRunning = (tasks: readonly string[]): string =>
+  `another vero retry of this evaluation is running (tasks ${tasks.join(', ')}): retry again once it has finished`;
+
 /** One retry of an evaluation: when, and which tasks. */
 export interface RetryRecord {
   at: string;

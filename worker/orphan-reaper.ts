@@ -17,6 +17,7 @@ import { sameDeployment, type Deployment } from '../infra/deployment';
 import { forgetGroup, HostGroup, hostGroups, hostId } from '../infra/host-groups';
 import { processAlive, stopGroup } from '../infra/process-group';
 import { parseWorkerIdentity } from '../model/worker-identity';
+import { onOrphanLeft } from '../harbor/orphans';
 
 export type OrphanVerdict = { stop: false } | { stop: true; why: string };
 
@@ -72,7 +73,7 @@ export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
   return stopped;
 }
 
-/** Reaps now and every `intervalMs` (default 60 s) until stopped. */
+/** Reaps now, every `intervalMs` (default 60 s) and whenever a harbor of this process is left without an owner, until stopped. */
 export function startOrphanReaper(opts: ReaperOptions): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const pass = () => {
@@ -81,8 +82,11 @@ export function startOrphanReaper(opts: ReaperOptions): { stop(): Promise<void> 
   pass();
   const timer = setInterval(pass, opts.intervalMs ?? 60_000);
   timer.unref();
+  // A harbor left for a next attempt is looked at now: when its workflow was terminated, none comes.
+  const unsubscribe = onOrphanLeft(pass);
   return {
     stop: async () => {
+      unsubscribe();
       clearInterval(timer);
       await running;
     },

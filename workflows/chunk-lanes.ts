@@ -26,7 +26,7 @@ import { jobNameFor } from '../harbor/job-name';
 import { runPaths } from '../model/paths';
 import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
-import { PAUSE_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
+import { PAUSE_PATCH, REQUEUE_STOPPED_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
 import { chunkProgressSignal, grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
 import { RESET_SAFE_CHUNKS } from './reset-safe';
 import { progressDetails, reportsProgressAt } from '../model/progress-details';
@@ -61,6 +61,12 @@ export class ChunkLanes {
    * run first once resumed.
    */
   private readonly pausable = patched(PAUSE_PATCH);
+  /**
+   * Whether a task a pause stopped runs again on resume however its attempt ended (patched
+   * 'requeue-stopped-attempts'): one whose worker died while its cancellation was asked for times out instead of
+   * being cancelled, and its harbor may still finish; histories before: such a task became an error row.
+   */
+  private readonly requeueStopped = this.pausable && patched(REQUEUE_STOPPED_PATCH);
   /**
    * Whether reports name their task and this chunk (patched 'reset-safe-chunks'): the parent counts a task's spend
    * once, and takes lanes back only from its own chunks (a reset leaves the old run's chunks running).
@@ -209,7 +215,7 @@ export class ChunkLanes {
     const scope = new CancellationScope();
     this.taskScopes.add(scope);
     try {
-      return await scope.run(() => this.runActivity(task));
+      return await scope.run(() => this.runActivity(task, () => this.requeueStopped && this.stoppedByPause.has(scope)));
     } catch (err) {
       if (isCancellation(err) && this.stoppedByPause.has(scope) && !CancellationScope.current().consideredCancelled) return null;
       throw err;
@@ -219,8 +225,11 @@ export class ChunkLanes {
     }
   }
 
-  /** One task's activity, and its row: scored, an error after its attempts, or not run (the grace timer). */
-  private async runActivity(task: string): Promise<TaskResult> {
+  /**
+   * One task's activity, and its row: scored, an error after its attempts, or not run (the grace timer); null: a
+   * pause stopped it (`stoppedByPause`), whatever its attempt's failure (a timeout when its worker died meanwhile).
+   */
+  private async runActivity(task: string, stoppedByPause: () => boolean = () => false): Promise<TaskResult | null> {
     const { input } = this;
     const run = () =>
       this.runTask.executeWithOptions({ summary: `task ${task}` }, [
@@ -246,6 +255,7 @@ export class ChunkLanes {
       if (isCancellation(err)) throw err;
       const fatal = configFailure(err);
       if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
+      if (stoppedByPause()) return null;
       // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
       return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
     }

@@ -25,7 +25,7 @@ import type { PreparedCandidate } from '../model/activity-payloads';
 import { CandidateResult, INLINE_TASK_LIMIT } from '../model/candidate-result';
 import { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
 import { Continuation, EvalInput } from '../model/eval-input';
-import { newProgress, type Progress } from '../model/progress';
+import { newProgress, type Progress, settleFromResult } from '../model/progress';
 import { type ChunkProgressReport, progressDetails, withReports } from '../model/progress-details';
 import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
@@ -35,7 +35,7 @@ import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery } from './queries';
 import { chunkProgressSignal, setConcurrencyUpdate } from './lane-signals';
 import { RETRY_RUNNING_PATCH, retryRunningUpdate } from './retry-running';
-import { type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/retry';
+import { anotherRetryRunning, type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/retry';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
 import { chunkWorkflowId, homePaths } from '../model/paths';
@@ -209,7 +209,7 @@ function handleRetryWhileRunning(run: Run): void {
     },
     {
       validator: (req) => {
-        const problem = queuedRetryProblem(run.input.tasks, req);
+        const problem = run.input.retryOf ? anotherRetryRunning(run.input.tasks) : queuedRetryProblem(run.input.tasks, req);
         if (problem !== null) throw new Error(problem);
         if (run.progress.phase === 'finalizing' || run.progress.phase === 'done' || run.progress.phase === 'cancelling')
           throw new Error('every task of this evaluation has finished: retry once its result is in');
@@ -373,6 +373,7 @@ async function finish(run: Run, prepared: Prepared, plan: ChunkPlan, notStarted:
     ...(plan.inline && summaries.every((c) => c.results) ? { tasks: summaries.flatMap((c) => c.results!) } : {}),
   });
   progress.phase = 'done';
+  settleFromResult(progress, result);
   showProgress(run);
   await meter?.leavePool();
   upsertSearchAttributes([

@@ -20,6 +20,11 @@ import type { PauseChange, PauseState } from '../model/pause-state';
 import { veroStatus } from '../model/search-attributes';
 
 export const PAUSE_PATCH = 'pause-resume';
+/**
+ * A task a pause stopped runs again on resume also when its attempt did not end cancelled (its worker died while
+ * the cancellation was asked for: the attempt timed out); histories before: an error row (workflows/chunk-lanes.ts).
+ */
+export const REQUEUE_STOPPED_PATCH = 'requeue-stopped-attempts';
 
 /** Pauses an evaluation; `stopRunning`: also stop the tasks running now (they run again on resume). */
 export const pauseUpdate = defineUpdate<PauseChange, [{ stopRunning?: boolean }]>('pause');

@@ -33,6 +33,17 @@ import {
   taskSpentSignal,
 } from './spend-signals';
 
+/**
+ * An evaluation whose spend pool has ended (cancelled, terminated, failed: a spend or a join cannot reach it) starts
+ * no task any more: nothing would meter it (patched 'spend-pool-ended'; histories before: it went on uncapped).
+ */
+export const SPEND_POOL_ENDED_PATCH = 'spend-pool-ended';
+
+function stopWhenPoolGone(cap: SpendCap, stop: (reason: string) => void): void {
+  if (patched(SPEND_POOL_ENDED_PATCH))
+    stop(`spend pool ended: ${cap.pool ?? ''} is not running, so nothing meters this evaluation's spend`);
+}
+
 export interface SpendMeter {
   /** What this evaluation's finished tasks spent (over every run). */
   spent: Spend;
@@ -84,7 +95,7 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
       const { costUsd, tokens, unmetered, task } = report;
       const sent = { evalId, costUsd, tokens, unmetered, ...(task !== undefined ? { task } : {}), ...(ack !== undefined ? { ack } : {}) };
       void pool.signal(poolSpentSignal, sent).catch(() => {
-        // The pool has ended: nobody meters any more (its verdict was told to every member).
+        stopWhenPoolGone(cap, stop); // its verdict, if it reached its cap, was told to every member
         if (ack !== undefined) awaited.delete(ack);
         metered?.();
       });
@@ -108,7 +119,7 @@ export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progr
   lanes.meter = record; // a freed lane's last task (lanesFreed)
   // The pool's verdict (its caps are over every evaluation that names it).
   setHandler(spendCapReachedSignal, stop);
-  if (pool) void pool.signal(poolJoinSignal, { evalId }).catch(() => undefined);
+  if (pool) void pool.signal(poolJoinSignal, { evalId }).catch(() => stopWhenPoolGone(cap, stop));
   // A continued run starts already stopped when the cap was reached in an earlier one.
   if (!pool) {
     const reason = capReached(cap, meter.spent);

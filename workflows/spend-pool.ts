@@ -8,9 +8,11 @@
  */
 import {
   allHandlersFinished,
+  CancellationScope,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   patched,
   setHandler,
   workflowInfo,
@@ -25,6 +27,7 @@ import {
   spendPoolQuery,
   type SpendPoolState,
 } from './spend-signals';
+import { SPEND_POOL_ENDED_PATCH } from './spend-meter';
 
 export interface SpendPoolInput {
   name: string;
@@ -44,6 +47,28 @@ export interface SpendPoolCarried {
 
 /** Events one run holds before it continues as new (each spend is one event, each notice about three). */
 const POOL_EVENT_BUDGET = 4000;
+
+/** Why every member stops when the pool is cancelled (the same words its members use when they find it gone). */
+export const POOL_CANCELLED = 'spend pool ended: it was cancelled, so nothing meters the spend any more';
+
+/**
+ * Waits until the pool can close or continue as new. Cancelled meanwhile (patched 'spend-pool-ended'): every member
+ * is told, as when a cap is reached, so none starts another task and a running one is stopped after its grace.
+ */
+async function untilClosable(closable: () => boolean, members: ReadonlySet<string>): Promise<void> {
+  try {
+    await condition(closable);
+  } catch (err) {
+    if (isCancellation(err) && patched(SPEND_POOL_ENDED_PATCH)) {
+      const tell = (m: string) =>
+        getExternalWorkflowHandle(m)
+          .signal(spendCapReachedSignal, POOL_CANCELLED)
+          .catch(() => undefined);
+      await CancellationScope.nonCancellable(() => Promise.all([...members].map(tell)));
+    }
+    throw err;
+  }
+}
 
 export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarried): Promise<SpendPoolState> {
   const cap = { maxCostUsd: input.maxCostUsd, maxTokens: input.maxTokens, pool: input.name };
@@ -101,7 +126,7 @@ export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarrie
     if (ack !== undefined && patched('spend-verdict-before-next-task')) answer(evalId, ack);
   });
   const full = () => workflowInfo().historyLength > POOL_EVENT_BUDGET;
-  await condition(() => (reached !== null && members.size === 0 && sending === 0) || full());
+  await untilClosable(() => (reached !== null && members.size === 0 && sending === 0) || full(), members);
   await condition(() => sending === 0 && allHandlersFinished());
   if (!(reached !== null && members.size === 0)) {
     await continueAsNew<typeof spendPool>(input, { spent, reached, members: [...members], spentBy, counted });

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { getProgress } from '../../client/running-eval';
 import { listEvaluations } from '../../client/eval-listing';
+import { partialResults } from '../../client/partial-results';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
@@ -183,4 +184,73 @@ test.concurrent('paused, then the worker is SIGKILLed: a new worker keeps it pau
     await cancelAndSettle(id);
     w.kill('SIGTERM');
   }
+});
+
+test.concurrent(
+  'pause --stop-running while the attempts died with their worker: no error row; on resume each task is adopted or runs again',
+  async () => {
+    const q = uniqueQueue('pause-stop-crash');
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      tasks: { names: ['count-words', 'hello-world'] },
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      scenario: { default: { reward: 1, duration_ms: 25_000 } },
+      // The dead attempts time out 10 s after their last heartbeat, with their cancellation requested by the pause.
+      execution: { concurrency: 2, heartbeat_timeout: '10s' },
+    });
+    let w = spawnWorker(address(), q);
+    const { c, id, handle } = await startEval(f, q);
+    try {
+      await until('both harbors', async () => starts(f.invocationLog).length === 2);
+      w.kill('SIGKILL');
+      w = spawnWorker(address(), q);
+      await until('the new worker to answer', () => getProgress(c, id), 60_000);
+      expect(await pauseEvaluation(c, id, { stopRunning: true })).toMatchObject({ paused: true, stopRunning: true });
+      await until('no task to run (the dead attempts timed out)', async () => (await getProgress(c, id)).running === 0, 60_000);
+      const paused = await getProgress(c, id);
+      expect(paused).toMatchObject({ done: 0, errors: 0 });
+      await resumeEvaluation(c, id);
+      const result = (await handle.result()) as CandidateResult;
+      expect(result).toMatchObject({ status: 'completed', nTasks: 2, nScored: 2, nErrors: 0 });
+      expect(result.score).toBeCloseTo(1, 6);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+    } finally {
+      await cancelAndSettle(id);
+      w.kill('SIGTERM');
+    }
+  },
+);
+
+test.concurrent('pause --stop-running: the stopped tasks are pending in the rows so far, not errors, until resumed', async () => {
+  const q = uniqueQueue('pause-stop-rows');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['count-words', 'hello-world'] },
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      default: [
+        { reward: 1, duration_ms: 60_000 },
+        { reward: 1, duration_ms: 300 },
+      ],
+    },
+    execution: { concurrency: 2 },
+  });
+  await withWorker(q, async () => {
+    const { c, id, handle } = await startEval(f, q);
+    try {
+      await until('both harbors', async () => starts(f.invocationLog).length === 2);
+      await pauseEvaluation(c, id, { stopRunning: true });
+      await until('no task to run', async () => (await getProgress(c, id)).running === 0);
+      const rows = await partialResults(c, id);
+      expect(rows.tasks.filter((t) => t.status === 'error')).toEqual([]);
+      expect(rows.pending.sort()).toEqual(['count-words', 'hello-world']);
+      await resumeEvaluation(c, id);
+      expect(await handle.result()).toMatchObject({ status: 'completed', nScored: 2 });
+    } finally {
+      await cancelAndSettle(id);
+    }
+  });
 });

@@ -169,3 +169,75 @@ test.concurrent(
     }
   },
 );
+
+/** A finished evaluation of three tasks: sum-numbers an error row, hello-world 0 (each scores when run again). */
+async function finishedWithAnError(name: string) {
+  const q = uniqueQueue(name);
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+    scenario: {
+      tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
+      default: { reward: 1 },
+    },
+    execution: { task_attempts: 1 },
+  });
+  const w = spawnWorker(address(), q);
+  const c = await client();
+  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+  const { handle } = await startOrAttach(c, input, q);
+  const first = (await handle.result()) as CandidateResult;
+  expect(first).toMatchObject({ nTasks: 3, nErrors: 1 });
+  return { w, c, evalId: input.evalId, first };
+}
+
+test.concurrent(
+  'retry when the result file is not on the finalizing host: the rows come from Temporal; status counts every row and keeps the first start',
+  async () => {
+    const { w, c, evalId, first } = await finishedWithAnError('retry-nofile');
+    try {
+      // Share-nothing: the host that finalizes the retry does not have the file the first run wrote.
+      fs.rmSync(first.resultFile);
+      await retryTasks(c, evalId, { errors: true });
+      const final = (await c.workflow.getHandle(evalId).result()) as CandidateResult;
+      expect(final).toMatchObject({ status: 'completed', nTasks: 3, nScored: 3, nErrors: 0, startedAt: first.startedAt });
+      expect(final.retries?.map((r) => r.tasks)).toEqual([['sum-numbers']]);
+      expect(final.tasks!.find((t) => t.task === 'hello-world')).toMatchObject({ score: 0 });
+
+      const conn = ['--address', address()];
+      const status = await runVero(['status', evalId, ...conn]);
+      expect(status.stdout).toMatch(/completed: 3\/3 done, 0 errors/);
+      const json = conforming<{ startedAt: string; progress: { total: number; done: number } }>(
+        'status',
+        (await runVero(['status', evalId, '--json', ...conn])).stdout,
+      );
+      expect(json.progress).toMatchObject({ total: 3, done: 3 });
+      expect(new Date(json.startedAt).toISOString()).toBe(new Date(first.startedAt).toISOString());
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+    } finally {
+      w.kill('SIGTERM');
+    }
+  },
+);
+
+test.concurrent('two vero retry at once: one runs, the other is refused, saying that a retry of it is running', async () => {
+  const { w, c, evalId } = await finishedWithAnError('retry-twice');
+  try {
+    const both = await Promise.allSettled([retryTasks(c, evalId, { errors: true }), retryTasks(c, evalId, { tasks: ['hello-world'] })]);
+    expect(both.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    const refused = both.filter((s) => s.status === 'rejected');
+    expect(refused).toHaveLength(1);
+    expect(String(refused[0]!.reason)).toMatch(
+      /another vero retry of this evaluation is running \(tasks (sum-numbers|hello-world)\): retry again once it has finished/,
+    );
+    const final = (await c.workflow.getHandle(evalId).result()) as CandidateResult;
+    expect(final.retries).toHaveLength(1);
+    expect(final.tasks!.filter((t) => t.retried)).toHaveLength(1);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+  } finally {
+    w.kill('SIGTERM');
+  }
+});

@@ -12,7 +12,7 @@ import type { CandidateResult } from '../../model/candidate-result';
 import type { TaskResult } from '../../model/task-result';
 import { ConfigError } from '../../model/errors';
 import { evalFixture, invocations, runsPerTask, taskOf } from '../helpers/fixtures';
-import { pidAlive } from '../helpers/process';
+import { pidAlive, until } from '../helpers/process';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -168,5 +168,54 @@ test('the spend so far crosses continue-as-new: a cap reached in the second run 
     expect(rows(r).map((t) => t.status)).toEqual(['scored', 'scored', 'scored', 'not_run', 'not_run', 'not_run']);
     expect(r.spend).toMatchObject({ spent: { costUsd: 3 }, reached: 'max_cost_usd $3.00 reached ($3.0000 spent)', nNotRun: 3 });
     expect(Object.keys(runsPerTask(f.invocationLog))).toHaveLength(3);
+  });
+});
+
+test('a spend pool cancelled while an evaluation draws on it: no task starts after, it ends budget_exhausted ("spend pool ended")', async () => {
+  const q = uniqueQueue('pool-ended');
+  const pool = `ended-${q}`;
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, cost_usd: 0.1, duration_ms: 3000 } },
+    execution: { concurrency: 1, max_cost_usd: 0.35, spend_pool: pool },
+  });
+  await withWorker(q, async () => {
+    const { handle, client: c } = await evaluate(f, 'improved');
+    await until('the first harbor', async () => invocations(f.invocationLog).some((i) => i.event === 'start'));
+    await c.workflow.getHandle(`vero-spend-pool-${pool}`).cancel();
+    const r = (await handle.result()) as CandidateResult;
+    expect(r.status).toBe('budget_exhausted');
+    expect(rows(r).filter((t) => t.status === 'scored')).toHaveLength(1);
+    expect(rows(r).filter((t) => t.status === 'not_run')).toHaveLength(5);
+    for (const t of rows(r).filter((x) => x.status === 'not_run')) expect(t.error).toMatch(/^not started: spend pool ended/);
+    expect(r.spend?.reached).toMatch(/^spend pool ended/);
+    expect(Object.keys(runsPerTask(f.invocationLog))).toHaveLength(1);
+  });
+});
+
+test('a spend pool cancelled while a task runs: its members are told at once, and the running task is stopped after budget_grace', async () => {
+  const q = uniqueQueue('pool-cancel-grace');
+  const pool = `cancelled-${q}`;
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, cost_usd: 0.1, duration_ms: 60_000 } },
+    tasks: { names: ['count-words', 'hello-world'] },
+    execution: { concurrency: 1, max_cost_usd: 1, spend_pool: pool, budget_grace: '1s', stop_grace: '5s' },
+  });
+  await withWorker(q, async () => {
+    const { handle, client: c } = await evaluate(f, 'improved');
+    await until('the first harbor', async () => invocations(f.invocationLog).some((i) => i.event === 'start'));
+    await c.workflow.getHandle(`vero-spend-pool-${pool}`).cancel();
+    const r = (await handle.result()) as CandidateResult;
+    expect(r.status).toBe('budget_exhausted');
+    expect(rows(r).map((t) => t.error)).toEqual([
+      'stopped after the 1s grace period: spend pool ended: it was cancelled, so nothing meters the spend any more',
+      'not started: spend pool ended: it was cancelled, so nothing meters the spend any more',
+    ]);
+    expect(Object.keys(runsPerTask(f.invocationLog))).toEqual(['count-words']);
   });
 });

@@ -78,7 +78,8 @@ test('renders ranked candidates, a task matrix with error cells, links, and esca
   expect(chartConfig(html, 'scores').data.datasets[0]!.data).toEqual([0.75, 0]);
   // The escaped label stays escaped inside the chart's JSON, too.
   expect(html).toContain('\\u003cscript>alert(1)\\u003c/script>');
-  expect(html).toContain('<p class="verdict resolved">improved (bbb00000) better: mean delta +0.750 over 2 shared task(s)');
+  // Both of two tasks moved up: the interval excludes 0, but the sign test cannot (p = 0.5): not resolved (one rule).
+  expect(html).toContain('<p class="verdict unresolved">not resolved at this sample size: mean delta +0.750 over 2 shared task(s)');
   expect(html).toContain('aria-label="per-task deltas, improved (bbb00000) minus &lt;script&gt;');
 });
 

@@ -1,6 +1,6 @@
 /** The paired comparison against known values: McNemar's exact test, the bootstrap against its closed form. */
 import { jStat } from 'jstat';
-import { bootstrapMeanCi, comparePaired, mcnemarExact } from '../../model/paired-comparison';
+import { beatsRunnerUp, bootstrapMeanCi, comparePaired, mcnemarExact } from '../../model/paired-comparison';
 
 const scores = (xs: Record<string, number>) => new Map(Object.entries(xs));
 
@@ -81,3 +81,42 @@ describe('comparePaired', () => {
     expect(comparePaired(scores({ x: 1 }), scores({ y: 1 })).summary).toBe('not resolved: the two evaluations share no task');
   });
 });
+
+describe('one decision rule for vero compare and vero best', () => {
+  it('a few tasks that all moved one way: the bootstrap interval excludes 0, the sign test (McNemar) cannot: not resolved', () => {
+    const a = scores({ t1: 0, t2: 0 });
+    const b = scores({ t1: 1, t2: 1 });
+    const c = comparePaired(a, b);
+    expect(c.ci95![0]).toBeGreaterThan(0);
+    expect(c.mcnemar.pValue).toBe(0.5);
+    expect(c.verdict).toBe('not resolved');
+    expect(beatsRunnerUp({ tasks: rows(b) }, { tasks: rows(a) })).toBe(false);
+  });
+
+  it('vero best calls the winner separable exactly when vero compare says it is better', () => {
+    const cases: [Record<string, number>, Record<string, number>][] = [
+      [
+        Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`t${i}`, i < 10 ? 1 : 0])),
+        Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`t${i}`, i < 25 ? 1 : 0])),
+      ],
+      [
+        { t1: 1, t2: 0, t3: 1 },
+        { t1: 1, t2: 1, t3: 1 },
+      ],
+      [
+        { t1: 0.2, t2: 0.4, t3: 0.1, t4: 0.3, t5: 0.2, t6: 0.1 },
+        { t1: 0.9, t2: 0.8, t3: 0.7, t4: 0.9, t5: 0.95, t6: 0.6 },
+      ],
+    ];
+    for (const [lo, hi] of cases) {
+      const verdict = comparePaired(scores(lo), scores(hi)).verdict;
+      expect(beatsRunnerUp({ tasks: rows(scores(hi)) }, { tasks: rows(scores(lo)) })).toBe(verdict === 'B better');
+    }
+    expect(comparePaired(scores(cases[0]![0]), scores(cases[0]![1])).verdict).toBe('B better');
+    expect(comparePaired(scores(cases[2]![0]), scores(cases[2]![1])).verdict).toBe('B better');
+  });
+});
+
+function rows(m: Map<string, number>) {
+  return [...m].map(([task, score]) => ({ task, status: 'scored', score }));
+}
