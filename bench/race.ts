@@ -52,11 +52,15 @@ interface RaceOutcome {
   taskRuns: number;
   bestEliminated: boolean;
   winnerIsBest: boolean;
+  /** The candidate with the highest mean over all the tasks (these outcomes) was eliminated (no tie). */
+  fullBestEliminated: boolean;
 }
 
 interface Outcome {
   race: RaceOutcome;
   weighted: RaceOutcome | null;
+  /** The same sequences in a uniform order (every weight 1): what the finite-population target alone saves. */
+  uniformFinite: RaceOutcome | null;
   fullWinnerIsBest: boolean;
   compareResolved: boolean;
 }
@@ -64,6 +68,9 @@ interface Outcome {
 /** One race on outcomes already in the race's order, a decision after each batch, as the workflow decides. */
 function runRace(scores: number[][], sampling: RaceRules['sampling']): RaceOutcome {
   const k = scores.length;
+  const totals = scores.map((s) => s.reduce((a, b) => a + b, 0));
+  const fullBest = totals.indexOf(Math.max(...totals));
+  const tie = totals.filter((x) => x === totals[fullBest]).length > 1;
   const horizon = CS === 'hedged' ? raceHorizon(N) : undefined;
   const race = new PairedRace({ alpha: 0.05, nCandidates: k, margin: 0, cs: CS, horizon, ...(sampling ? { sampling } : {}) });
   let taskRuns = 0;
@@ -79,19 +86,25 @@ function runRace(scores: number[][], sampling: RaceRules['sampling']): RaceOutco
   const alive = race.alive();
   const est = race.estimatedMeans();
   const winner = alive.reduce((b, c) => (est[c]! > est[b]! ? c : b), alive[0]!);
-  return { taskRuns, bestEliminated: !race.live[0], winnerIsBest: winner === 0 };
+  return { taskRuns, bestEliminated: !race.live[0], winnerIsBest: winner === 0, fullBestEliminated: !tie && !race.live[fullBest]! };
 }
 
 /** The weighted race: H earlier candidates' outcomes weight the tasks; the candidates' outcomes in the drawn order. */
-function weightedRace(scores: number[][], shifts: number[], historyRng: () => number): RaceOutcome {
+function weightedRace(scores: number[][], shifts: number[], historyRng: () => number): [RaceOutcome, RaceOutcome] {
   const earlier = Array.from({ length: HISTORY }, () => 0.4 + 0.4 * historyRng());
   const history = shifts.map((s) => earlier.map((p) => (historyRng() < sigmoid(logit(p) + s) ? 1 : 0)));
-  const weights = taskWeights(history);
-  if (!weights) return runRace(scores, undefined);
   const ids = shifts.map((_, i) => String(i));
-  const { order, draws } = weightedOrder(ids, weights, `${SEED}:${historyRng()}`);
-  const reordered = scores.map((row) => order.map((id) => row[Number(id)]!));
-  return runRace(reordered, { draws });
+  const seed = `${SEED}:${historyRng()}`;
+  const run = (weights: number[]) => {
+    const { order, draws } = weightedOrder(ids, weights, seed);
+    return runRace(
+      scores.map((row) => order.map((id) => row[Number(id)]!)),
+      { draws },
+    );
+  };
+  const uniform = run(ids.map(() => 1));
+  const weights = taskWeights(history);
+  return [weights ? run(weights) : runRace(scores, undefined), uniform];
 }
 
 function replicate(rates: number[], rng: () => number, historyRng: () => number): Outcome {
@@ -99,7 +112,7 @@ function replicate(rates: number[], rng: () => number, historyRng: () => number)
   const scores: number[][] = rates.map((p) => shifts.map((s) => (rng() < sigmoid(logit(p) + s) ? 1 : 0)));
   // Today's race: tasks in order (they are exchangeable draws already).
   const race = runRace(scores, undefined);
-  const weighted = HISTORY > 0 ? weightedRace(scores, shifts, historyRng) : null;
+  const [weighted, uniformFinite] = HISTORY > 0 ? weightedRace(scores, shifts, historyRng) : [null, null];
   const meanOf = (c: number, n: number) => scores[c]!.slice(0, n).reduce((a, b) => a + b, 0) / n;
   const full = scores.map((_, c) => meanOf(c, N));
   const ranked = full.map((m, c) => [m, c] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
@@ -109,6 +122,7 @@ function replicate(rates: number[], rng: () => number, historyRng: () => number)
   return {
     race,
     weighted,
+    uniformFinite,
     fullWinnerIsBest: w === 0,
     compareResolved: cmp.verdict === 'B better',
   };
@@ -118,7 +132,17 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 function header(): string[] {
   const today = ['trial-runs saved', 'best eliminated', 'race winner = best'];
-  const weighted = HISTORY > 0 ? ['weighted: saved', 'weighted: best elim.', 'weighted: winner = best'] : [];
+  const weighted =
+    HISTORY > 0
+      ? [
+          'weighted: saved',
+          'weighted: best elim.',
+          'weighted: winner = best',
+          'weighted: full best elim.',
+          'uniform-finite: saved',
+          'u-f: best elim.',
+        ]
+      : [];
   return ['K', 'gap', 'rates', ...today, ...weighted, 'full winner = best', 'compare resolves'];
 }
 
@@ -138,7 +162,14 @@ function row(k: number, gap: number): string[] {
     gap.toFixed(2),
     `${rates[0]!.toFixed(2)}…${rates[k - 1]!.toFixed(2)}`,
     ...cells((o) => o.race),
-    ...(HISTORY > 0 ? cells((o) => o.weighted!) : []),
+    ...(HISTORY > 0
+      ? [
+          ...cells((o) => o.weighted!),
+          pct(mean((o) => +o.weighted!.fullBestEliminated)),
+          pct(1 - mean((o) => o.uniformFinite!.taskRuns) / (k * N)),
+          pct(mean((o) => +o.uniformFinite!.bestEliminated)),
+        ]
+      : []),
     pct(mean((o) => +o.fullWinnerIsBest)),
     pct(mean((o) => +o.compareResolved)),
   ];

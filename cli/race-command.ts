@@ -53,7 +53,9 @@ export function renderRace(r: RaceResult): string {
       ? `; cost $${r.spent.costUsd.toFixed(2)} of ≈ $${r.fullEvaluation.costUsd.toFixed(2)} (extrapolated from the mean per task)`
       : '';
   const drawn = r.sampling
-    ? [`sampling  tasks drawn by ${r.sampling.earlierEvaluations} earlier evaluation(s)' disagreement, reweighted: means and sequences are of the mean over all ${r.order.length} tasks`]
+    ? [
+        `sampling  tasks drawn by ${r.sampling.earlierEvaluations} earlier evaluation(s)' disagreement, reweighted: means and sequences are of the mean over all ${r.order.length} tasks`,
+      ]
     : [];
   return [
     table(['candidate', 'status', 'tasks', 'mean [CS]', 'vs leader [CS]', 'eliminated', 'evaluation'], rows),
@@ -83,7 +85,7 @@ export function registerRaceCommand(program: Command): void {
       .option('--max-cost-usd <usd>', 'stop starting tasks once the race has spent this much (trials’ reported cost)')
       .option(
         '--history-weights',
-        "draw tasks where earlier evaluations (same config) disagreed more often, and reweight: decisions about the mean over all the tasks (docs/race.md)",
+        'draw tasks where earlier evaluations (same config) disagreed more often, and reweight: decisions about the mean over all the tasks (docs/race.md)',
       )
       .addHelpText(
         'after',

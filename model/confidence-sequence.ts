@@ -368,11 +368,13 @@ export class WeightedWorCs {
     const { grid, logUp, logDown, out, cap, n, lo, hi } = this;
     for (let k = 0; k < grid.length; k++) {
       if (out[k]) continue;
-      const m = (n * grid[k]! - this.sumX) / left;
-      if (m < lo || m > hi) {
+      // (A rounding error of the grid's arithmetic must not rule out a mean the units left can have.)
+      const raw = (n * grid[k]! - this.sumX) / left;
+      if (raw < lo - 1e-9 || raw > hi + 1e-9) {
         out[k] = 1;
         continue;
       }
+      const m = min(hi, Math.max(lo, raw));
       logUp[k] = logUp[k]! + log1p(min(bet, cap / (m - zMin)) * (z - m));
       logDown[k] = logDown[k]! + log1p(-min(bet, cap / (zMax - m)) * (z - m));
     }

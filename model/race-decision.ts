@@ -115,8 +115,7 @@ export class PairedRace {
     this.estimates = Array<number>(k).fill(0);
     this.live = Array<boolean>(k).fill(true);
     const draws = rules.sampling?.draws;
-    const pair = () =>
-      draws ? weightedPair(draws, alpha, rules.horizon) : uniformPair(rules.cs ?? 'eb', alpha, rules.horizon);
+    const pair = () => (draws ? weightedPair(draws, alpha, rules.horizon) : uniformPair(rules.cs ?? 'eb', alpha, rules.horizon));
     this.cs = Array.from({ length: k }, (_, i) => Array.from({ length: k }, (_, j) => (j > i ? pair() : null)));
   }
 
@@ -132,8 +131,7 @@ export class PairedRace {
     const draws = this.rules.sampling?.draws;
     if (draws) for (const i of alive) this.estimates[i]! += this.estimateFrom(this.sums[i]!, scores[i] ?? 0, draws);
     for (const i of alive) this.sums[i]! += scores[i] ?? 0;
-    for (const i of alive)
-      for (const j of alive) if (j > i) this.cs[i]![j]!.push(scores[i] ?? 0, scores[j] ?? 0, this.t);
+    for (const i of alive) for (const j of alive) if (j > i) this.cs[i]![j]!.push(scores[i] ?? 0, scores[j] ?? 0, this.t);
     this.t++;
   }
 

@@ -12,6 +12,7 @@
  * (the same seed and history, the same order). Pure: workflow code uses it.
  */
 import { type CsOptions, type SequentialCs, type WeightedDraw, WeightedWorCs } from './confidence-sequence';
+import { ConfigError } from './errors';
 import { draw, raceOrder } from './race-types';
 
 /** The uniform share of each task's probability (a "defensive" mixture: no weight below this share of 1). */
@@ -53,7 +54,7 @@ export interface WeightedOrder {
  */
 export function weightedOrder(tasks: readonly string[], weights: readonly number[], seed: string): WeightedOrder {
   if (weights.length !== tasks.length || weights.some((w) => !(w > 0 && Number.isFinite(w))))
-    throw new RangeError(`weights: expected ${tasks.length} positive numbers, got ${weights.length}`);
+    throw new ConfigError(`weights: expected ${tasks.length} positive numbers, got ${weights.length}`);
   const left = tasks.map((_, i) => i);
   const order: string[] = [];
   const draws: WeightedDraw[] = [];

@@ -131,8 +131,18 @@ const cs0 = () => {
 describe('the race’s weighted task order', () => {
   test('weights: none without two earlier scores that differ; more where earlier scores disagreed; mean 1, floor the uniform share', () => {
     expect(taskWeights([[], [1], [0]])).toBeNull();
-    expect(taskWeights([[1, 1], [0, 0]])).toBeNull();
-    const w = taskWeights([[1, 1, 1, 1], [0, 1, 0, 1], [0, 0, 0, 0], [1, 0, 1, 1]])!;
+    expect(
+      taskWeights([
+        [1, 1],
+        [0, 0],
+      ]),
+    ).toBeNull();
+    const w = taskWeights([
+      [1, 1, 1, 1],
+      [0, 1, 0, 1],
+      [0, 0, 0, 0],
+      [1, 0, 1, 1],
+    ])!;
     expect(w[1]).toBeGreaterThan(w[3]!);
     expect(w[3]).toBeGreaterThan(w[0]!);
     expect(w[0]).toBeCloseTo(w[2]!, 12);
@@ -182,7 +192,7 @@ describe('the race’s weighted task order', () => {
     let bestOut = 0;
     for (let r = 0; r < runs; r++) {
       const shift = Array.from({ length: n }, () => (rng() < 0.5 ? 0.05 : 0.5));
-      const scores = [0.15, 0.1, 0.05].map((g) => shift.map((p) => (rng() < p + g ? 1 : 0)));
+      const scores: number[][] = [0.15, 0.1, 0.05].map((g) => shift.map((p) => (rng() < p + g ? 1 : 0)));
       const history = shift.map((p) => Array.from({ length: 6 }, () => (rng() < p ? 1 : 0)));
       const totals = scores.map((s) => s.reduce((a, b) => a + b, 0));
       const best = totals.indexOf(Math.max(...totals));
