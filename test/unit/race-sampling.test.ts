@@ -92,8 +92,8 @@ describe('the importance-weighted, without-replacement betting sequence', () => 
       });
       if (missed) misses++;
     }
-    // The bound is α; the Monte-Carlo error of 200 runs at a rate of α is about 0.02. (Left unweighted, the same
-    // draws miss about half the time.)
+    // The bound is α; the Monte-Carlo error of 200 runs at a rate of α is about 0.02. (Left unweighted, draws by the
+    // bold weights miss about half the time.)
     expect(misses / runs).toBeLessThanOrEqual(alpha);
   });
 
