@@ -11,12 +11,19 @@
  *     against the runner-up (model/paired-comparison.ts, a paired bootstrap, 1,000 resamples) says whether
  *     it is resolved.
  *
- *   npm run build && node dist/bench/race.js [--reps 200] [--seed bench] [--cs hedged|eb]
+ * With `--history H` (H ≥ 1) each replication also draws H earlier candidates of the same model on the same tasks
+ * (pass rates uniform in [0.4, 0.8], the same per-task difficulties; their own seeded stream, so the tasks and the
+ * race's outcomes are those of the run without it) and runs, besides today's race, the weighted race: tasks drawn
+ * by how much the earlier candidates disagreed on them (model/race-sampling.ts) and reweighted
+ * (model/confidence-sequence.ts, WeightedWorCs), printed side by side with today's race and full evaluation.
+ *
+ *   npm run build && node dist/bench/race.js [--reps 200] [--seed bench] [--cs hedged|eb] [--history 10] [--k 4,8] [--gaps 0.03,0.05,0.1,0.15]
  */
 import seedrandom from 'seedrandom';
 import { comparePaired } from '../model/paired-comparison';
 import type { CsKind } from '../model/confidence-sequence';
-import { PairedRace, raceHorizon } from '../model/race-decision';
+import { PairedRace, raceHorizon, type RaceRules } from '../model/race-decision';
+import { taskWeights, weightedOrder } from '../model/race-sampling';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -27,6 +34,9 @@ const SEED = arg('--seed', 'bench');
 const N = 200;
 /** The pairs' sequence: the race workflow's (hedged capital, tuned for a third of the tasks), or PrPl-EB. */
 const CS = arg('--cs', 'hedged') as CsKind;
+const HISTORY = Number(arg('--history', '0'));
+const KS = arg('--k', '4,8').split(',').map(Number);
+const GAPS = arg('--gaps', '0.03,0.05,0.1,0.15').split(',').map(Number);
 const CONCURRENCY = 8;
 const TOP = 0.7;
 
@@ -38,20 +48,31 @@ function normal(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng());
 }
 
-interface Outcome {
-  raceTaskRuns: number;
+interface RaceOutcome {
+  taskRuns: number;
   bestEliminated: boolean;
-  raceWinnerIsBest: boolean;
+  winnerIsBest: boolean;
+  /** The candidate with the highest mean over all the tasks (these outcomes) was eliminated (no tie). */
+  fullBestEliminated: boolean;
+}
+
+interface Outcome {
+  race: RaceOutcome;
+  weighted: RaceOutcome | null;
+  /** The same sequences in a uniform order (every weight 1): what the finite-population target alone saves. */
+  uniformFinite: RaceOutcome | null;
   fullWinnerIsBest: boolean;
   compareResolved: boolean;
 }
 
-function replicate(rates: number[], rng: () => number): Outcome {
-  const k = rates.length;
-  const shifts = Array.from({ length: N }, () => 1.5 * normal(rng));
-  const scores: number[][] = rates.map((p) => shifts.map((s) => (rng() < sigmoid(logit(p) + s) ? 1 : 0)));
-  // The race: tasks in order (they are exchangeable draws already), a decision after each batch.
-  const race = new PairedRace({ alpha: 0.05, nCandidates: k, margin: 0, cs: CS, horizon: CS === 'hedged' ? raceHorizon(N) : undefined });
+/** One race on outcomes already in the race's order, a decision after each batch, as the workflow decides. */
+function runRace(scores: number[][], sampling: RaceRules['sampling']): RaceOutcome {
+  const k = scores.length;
+  const totals = scores.map((s) => s.reduce((a, b) => a + b, 0));
+  const fullBest = totals.indexOf(Math.max(...totals));
+  const tie = totals.filter((x) => x === totals[fullBest]).length > 1;
+  const horizon = CS === 'hedged' ? raceHorizon(N) : undefined;
+  const race = new PairedRace({ alpha: 0.05, nCandidates: k, margin: 0, cs: CS, horizon, ...(sampling ? { sampling } : {}) });
   let taskRuns = 0;
   let t = 0;
   while (t < N && race.alive().length > 1) {
@@ -63,17 +84,45 @@ function replicate(rates: number[], rng: () => number): Outcome {
     race.decide();
   }
   const alive = race.alive();
+  const est = race.estimatedMeans();
+  const winner = alive.reduce((b, c) => (est[c]! > est[b]! ? c : b), alive[0]!);
+  return { taskRuns, bestEliminated: !race.live[0], winnerIsBest: winner === 0, fullBestEliminated: !tie && !race.live[fullBest]! };
+}
+
+/** The weighted race: H earlier candidates' outcomes weight the tasks; the candidates' outcomes in the drawn order. */
+function weightedRace(scores: number[][], shifts: number[], historyRng: () => number): [RaceOutcome, RaceOutcome] {
+  const earlier = Array.from({ length: HISTORY }, () => 0.4 + 0.4 * historyRng());
+  const history = shifts.map((s) => earlier.map((p) => (historyRng() < sigmoid(logit(p) + s) ? 1 : 0)));
+  const ids = shifts.map((_, i) => String(i));
+  const seed = `${SEED}:${historyRng()}`;
+  const run = (weights: number[]) => {
+    const { order, draws } = weightedOrder(ids, weights, seed);
+    return runRace(
+      scores.map((row) => order.map((id) => row[Number(id)]!)),
+      { draws },
+    );
+  };
+  const uniform = run(ids.map(() => 1));
+  const weights = taskWeights(history);
+  return [weights ? run(weights) : runRace(scores, undefined), uniform];
+}
+
+function replicate(rates: number[], rng: () => number, historyRng: () => number): Outcome {
+  const shifts = Array.from({ length: N }, () => 1.5 * normal(rng));
+  const scores: number[][] = rates.map((p) => shifts.map((s) => (rng() < sigmoid(logit(p) + s) ? 1 : 0)));
+  // Today's race: tasks in order (they are exchangeable draws already).
+  const race = runRace(scores, undefined);
+  const [weighted, uniformFinite] = HISTORY > 0 ? weightedRace(scores, shifts, historyRng) : [null, null];
   const meanOf = (c: number, n: number) => scores[c]!.slice(0, n).reduce((a, b) => a + b, 0) / n;
-  const raceWinner = alive.reduce((b, c) => (meanOf(c, t) > meanOf(b, t) ? c : b), alive[0]!);
   const full = scores.map((_, c) => meanOf(c, N));
   const ranked = full.map((m, c) => [m, c] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
   const [w, r] = [ranked[0]![1], ranked[1]![1]];
   const byTask = (c: number) => new Map(scores[c]!.map((s, i) => [`t${i}`, s]));
   const cmp = comparePaired(byTask(r), byTask(w), { resamples: 1000, seed: `${SEED}` });
   return {
-    raceTaskRuns: taskRuns,
-    bestEliminated: !race.live[0],
-    raceWinnerIsBest: raceWinner === 0,
+    race,
+    weighted,
+    uniformFinite,
     fullWinnerIsBest: w === 0,
     compareResolved: cmp.verdict === 'B better',
   };
@@ -81,45 +130,65 @@ function replicate(rates: number[], rng: () => number): Outcome {
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
+function header(): string[] {
+  const today = ['trial-runs saved', 'best eliminated', 'race winner = best'];
+  const weighted =
+    HISTORY > 0
+      ? [
+          'weighted: saved',
+          'weighted: best elim.',
+          'weighted: winner = best',
+          'weighted: full best elim.',
+          'uniform-finite: saved',
+          'u-f: best elim.',
+        ]
+      : [];
+  return ['K', 'gap', 'rates', ...today, ...weighted, 'full winner = best', 'compare resolves'];
+}
+
+function row(k: number, gap: number): string[] {
+  const rng = seedrandom(`${SEED}:${k}:${gap}`);
+  const historyRng = seedrandom(`${SEED}:${k}:${gap}:history`);
+  const rates = Array.from({ length: k }, (_, i) => Math.max(0.02, TOP - i * gap));
+  const outs = Array.from({ length: REPS }, () => replicate(rates, rng, historyRng));
+  const mean = (f: (o: Outcome) => number) => outs.reduce((a, o) => a + f(o), 0) / outs.length;
+  const cells = (pick: (o: Outcome) => RaceOutcome) => [
+    pct(1 - mean((o) => pick(o).taskRuns) / (k * N)),
+    pct(mean((o) => +pick(o).bestEliminated)),
+    pct(mean((o) => +pick(o).winnerIsBest)),
+  ];
+  return [
+    String(k),
+    gap.toFixed(2),
+    `${rates[0]!.toFixed(2)}…${rates[k - 1]!.toFixed(2)}`,
+    ...cells((o) => o.race),
+    ...(HISTORY > 0
+      ? [
+          ...cells((o) => o.weighted!),
+          pct(mean((o) => +o.weighted!.fullBestEliminated)),
+          pct(1 - mean((o) => o.uniformFinite!.taskRuns) / (k * N)),
+          pct(mean((o) => +o.uniformFinite!.bestEliminated)),
+        ]
+      : []),
+    pct(mean((o) => +o.fullWinnerIsBest)),
+    pct(mean((o) => +o.compareResolved)),
+  ];
+}
+
 function main(): void {
   const started = Date.now();
   process.stdout.write(
     `race vs full evaluation: ${N} tasks, ${REPS} replications per setting, seed "${SEED}", 95% confidence, margin 0, sequence ${CS === 'hedged' ? `hedged capital tuned for ${raceHorizon(N)} tasks` : 'PrPl-EB'}\n` +
       `the race replications run the race workflow's decision code (model/race-decision.ts) in-process on simulated outcomes,\n` +
-      `not the workflow itself; full evaluation = every candidate on every task + vero compare (winner vs runner-up)\n\n`,
+      `not the workflow itself; full evaluation = every candidate on every task + vero compare (winner vs runner-up)\n` +
+      (HISTORY > 0 ? `weighted: tasks drawn by ${HISTORY} earlier candidates' disagreement (model/race-sampling.ts), reweighted\n` : '') +
+      '\n',
   );
-  const header = [
-    'K',
-    'gap',
-    'rates',
-    'trial-runs saved',
-    'best eliminated',
-    'race winner = best',
-    'full winner = best',
-    'compare resolves',
-  ];
-  const rows: string[][] = [];
-  for (const k of [4, 8]) {
-    for (const gap of [0.03, 0.05, 0.1, 0.15]) {
-      const rng = seedrandom(`${SEED}:${k}:${gap}`);
-      const rates = Array.from({ length: k }, (_, i) => Math.max(0.02, TOP - i * gap));
-      const outs = Array.from({ length: REPS }, () => replicate(rates, rng));
-      const mean = (f: (o: Outcome) => number) => outs.reduce((a, o) => a + f(o), 0) / outs.length;
-      rows.push([
-        String(k),
-        gap.toFixed(2),
-        `${rates[0]!.toFixed(2)}…${rates[k - 1]!.toFixed(2)}`,
-        pct(1 - mean((o) => o.raceTaskRuns) / (k * N)),
-        pct(mean((o) => +o.bestEliminated)),
-        pct(mean((o) => +o.raceWinnerIsBest)),
-        pct(mean((o) => +o.fullWinnerIsBest)),
-        pct(mean((o) => +o.compareResolved)),
-      ]);
-    }
-  }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const rows = KS.flatMap((k) => GAPS.map((gap) => row(k, gap)));
+  const head = header();
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n\n${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n\n${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
 main();

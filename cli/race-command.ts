@@ -18,6 +18,7 @@ interface RaceFlags extends ConnectionFlags {
   batch?: number;
   onEliminated: string;
   maxCostUsd?: string;
+  historyWeights?: boolean;
 }
 
 function numberFlag(name: string, v: string, lo: number, hi: number, open = false): number {
@@ -51,9 +52,15 @@ export function renderRace(r: RaceResult): string {
     r.fullEvaluation.costUsd !== null
       ? `; cost $${r.spent.costUsd.toFixed(2)} of ≈ $${r.fullEvaluation.costUsd.toFixed(2)} (extrapolated from the mean per task)`
       : '';
+  const drawn = r.sampling
+    ? [
+        `sampling  tasks drawn by ${r.sampling.earlierEvaluations} earlier evaluation(s)' disagreement, reweighted: means and sequences are of the mean over all ${r.order.length} tasks`,
+      ]
+    : [];
   return [
     table(['candidate', 'status', 'tasks', 'mean [CS]', 'vs leader [CS]', 'eliminated', 'evaluation'], rows),
     '',
+    ...drawn,
     ...r.candidates.filter((c) => c.why).map((c) => `eliminated ${c.candidateRef} ${c.why}`),
     `stopped   ${r.stopReason} after ${r.decidedUpTo} of ${r.order.length} shared task(s) (seed ${r.seed}, confidence ${r.confidence}, margin ${r.margin})`,
     `winner    ${r.verdict}`,
@@ -76,6 +83,10 @@ export function registerRaceCommand(program: Command): void {
       .option('--batch <n>', 'tasks per candidate between decisions (default: concurrency ÷ racing candidates)', parseIntFlag('--batch'))
       .option('--on-eliminated <what>', "an eliminated candidate's running tasks: stop | finish", 'stop')
       .option('--max-cost-usd <usd>', 'stop starting tasks once the race has spent this much (trials’ reported cost)')
+      .option(
+        '--history-weights',
+        'draw tasks where earlier evaluations (same config) disagreed more often, and reweight: decisions about the mean over all the tasks (docs/race.md)',
+      )
       .addHelpText(
         'after',
         `
@@ -98,6 +109,7 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
       onEliminated,
       ...(o.batch !== undefined ? { batchSize: o.batch } : {}),
       ...(o.maxCostUsd !== undefined ? { maxCostUsd: numberFlag('--max-cost-usd', o.maxCostUsd, 0, Infinity, true) } : {}),
+      ...(o.historyWeights ? { historyWeights: true } : {}),
     } as const;
     const input = await prepareRaceInput(loadEvalConfig(file), refs, options);
     const conn = connectionSettings(o);

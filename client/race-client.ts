@@ -13,6 +13,7 @@ import type { CandidateResult } from '../model/candidate-result';
 import type { EvalInput } from '../model/eval-input';
 import { ConfigError } from '../model/errors';
 import { homePaths } from '../model/paths';
+import { taskWeights } from '../model/race-sampling';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
 import { raceCandidates, raceQuery } from '../workflows';
 import { prepareEvalInput } from './eval-input';
@@ -24,6 +25,46 @@ export interface RaceOptions {
   batchSize?: number;
   onEliminated: 'stop' | 'finish';
   maxCostUsd?: number;
+  /** Draw the tasks by how much earlier evaluations under the same config digest disagreed on them. */
+  historyWeights?: boolean;
+}
+
+/** The home's result files under this digest (unreadable ones skipped: nothing to learn from them). */
+function resultsUnder(home: string, digest: string): CandidateResult[] {
+  const dir = homePaths(home).resultsDir;
+  if (!fs.existsSync(dir)) return [];
+  const out: CandidateResult[] = [];
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json'))) {
+    try {
+      const r = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CandidateResult;
+      if (r.configDigest === digest && Array.isArray(r.tasks)) out.push(r);
+    } catch {
+      continue;
+    }
+  }
+  return out;
+}
+
+/**
+ * Per task (the config's order): one score per earlier-evaluated commit under this digest (its first scored row),
+ * and how many commits that is. What `taskWeights` turns into the race's sampling weights.
+ */
+export function earlierScores(home: string, digest: string, tasks: readonly string[]): { scores: number[][]; commits: number } {
+  const byCommit = new Map<string, Map<string, number>>();
+  for (const r of resultsUnder(home, digest)) {
+    const rows = byCommit.get(r.candidate) ?? new Map<string, number>();
+    for (const t of r.tasks ?? []) if (t.status === 'scored' && !rows.has(t.task)) rows.set(t.task, t.score ?? 0);
+    byCommit.set(r.candidate, rows);
+  }
+  const commits = [...byCommit.values()].filter((rows) => rows.size > 0);
+  return { scores: tasks.map((task) => commits.flatMap((rows) => (rows.has(task) ? [rows.get(task)!] : []))), commits: commits.length };
+}
+
+/** The race's sampling weights from the home's earlier evaluations, when asked for and informative. */
+function historyFields(home: string, digest: string, tasks: readonly string[]): Partial<RaceInput> {
+  const { scores, commits } = earlierScores(home, digest, tasks);
+  const weights = taskWeights(scores);
+  return weights ? { taskWeights: weights, earlierEvaluations: commits } : {};
 }
 
 /** Rows stored for this commit under this digest: its full evaluation's file and earlier races' entries. */
@@ -69,7 +110,9 @@ export async function prepareRaceInput(cfg: EvalConfig, refs: string[], o: RaceO
     seen.set(e.candidate, refs[i]!);
   }
   const first = inputs[0]!;
+  const history = o.historyWeights ? historyFields(first.home, first.configDigest, first.tasks) : {};
   const settings = [o.confidence, o.margin, o.seed, o.batchSize ?? null, o.onEliminated, o.maxCostUsd ?? null];
+  if (history.taskWeights) settings.push(JSON.stringify(history.taskWeights));
   const key = JSON.stringify([first.configDigest, inputs.map((e) => e.candidate), settings]);
   const raceId = `race-${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
   return RaceInput.parse({
@@ -92,6 +135,7 @@ export async function prepareRaceInput(cfg: EvalConfig, refs: string[], o: RaceO
     onEliminated: o.onEliminated,
     ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
     stored: inputs.map((e) => storedRows(first.home, e.candidate, e.configDigest)),
+    ...history,
   });
 }
 

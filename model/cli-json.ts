@@ -235,6 +235,14 @@ export const RaceJson = z.strictObject({
   raceId: z.string(),
   phase: z.enum(['preparing', 'racing', 'finalizing', 'done']),
   order: z.array(z.string()).describe("the tasks in the race's shared, seeded order"),
+  sampling: z
+    .strictObject({
+      kind: z.literal('history-weighted'),
+      earlierEvaluations: z.number().int(),
+      relativeProbability: z.array(num),
+    })
+    .optional()
+    .describe("present when tasks were drawn by earlier evaluations' disagreement: each draw's probability relative to uniform"),
   seed: z.string(),
   confidence: num,
   margin: num,

@@ -254,3 +254,155 @@ export class HedgedCs implements SequentialCs {
     return { t: this.t, mean, centre: mean, lower: this.lower, upper: this.upper };
   }
 }
+
+/** One draw of a weighted sampling without replacement, as the sequence needs it (all known before the draw). */
+export interface WeightedDraw {
+  /** (units left) · qₜ(drawn unit): how likely the drawn unit was relative to a uniform draw (1 when uniform). */
+  rel: number;
+  /** The least and the greatest (units left) · qₜ(u) over the units left at this draw. */
+  minRel: number;
+  maxRel: number;
+}
+
+export interface WeightedCsOptions extends CsOptions {
+  /** N: the units of the finite population whose mean is estimated (a race's tasks). */
+  population: number;
+  /** The range of one unit's value, e.g. [−1, 1] for a paired difference of scores in [0, 1]. */
+  range: [number, number];
+}
+
+/**
+ * An anytime-valid confidence sequence for the mean μ = (1/N) Σᵤ xᵤ of a finite population of N values in
+ * [lo, hi], sampled without replacement with predictable, possibly unequal probabilities: a betting confidence
+ * sequence for sampling without replacement (Waudby-Smith & Ramdas, "Confidence sequences for sampling without
+ * replacement", NeurIPS 2020, §3: the capital process bets on the mean of the units left), with importance-weighted
+ * observations as in the off-policy betting sequences of Waudby-Smith, Wu, Ramdas, Karampatziakis & Mineiro,
+ * "Anytime-valid off-policy inference for contextual bandits" (2022, §3), and hedged capital (Waudby-Smith & Ramdas,
+ * JRSS-B 2023, Theorem 3) as in `HedgedCs`.
+ *
+ * At draw t (1-based) Lₜ = N − t + 1 units are left, Sₜ₋₁ is the sum of the values drawn so far, and unit Iₜ is
+ * drawn with probability qₜ(Iₜ) > 0 (qₜ fixed before the draw, every unit left possible):
+ *
+ *   mₜ(μ) = (Nμ − Sₜ₋₁) / Lₜ                          (the mean of the units left, were μ the population mean)
+ *   Zₜ    = x(Iₜ) / (Lₜ qₜ(Iₜ))                        (E[Zₜ | past] = mₜ(μ) at the true μ: Horvitz–Thompson)
+ *   K⁺ₜ(μ) = Πᵢ≤ₜ (1 + λ⁺ᵢ(Zᵢ − mᵢ(μ))),  λ⁺ᵢ = min(λ̃ᵢ, c / (mᵢ − Zmin,ᵢ))
+ *   K⁻ₜ(μ) = Πᵢ≤ₜ (1 − λ⁻ᵢ(Zᵢ − mᵢ(μ))),  λ⁻ᵢ = min(λ̃ᵢ, c / (Zmax,ᵢ − mᵢ))
+ *
+ * where [Zmin,ᵢ, Zmax,ᵢ] bounds Zᵢ from the draw's least and greatest relative probability (so every factor is
+ * ≥ 1 − c > 0), λ̃ᵢ is the predictable plug-in bet of `betSize` on the Z scale, and c = ½. At the true μ both are
+ * nonnegative martingales, so by Ville's inequality P(∃t: K⁺ₜ(μ) ≥ 2/α or K⁻ₜ(μ) ≥ 2/α) ≤ α: the set of grid points
+ * μ where neither has reached 2/α, and whose mₜ(μ) lies in [lo, hi] (the units left must be able to have that mean),
+ * holds the population mean at every t at once. Each factor of K⁺ falls as μ grows and each of K⁻ rises, so the
+ * ruled-out points are the grid's two ends; the interval reported is the hull of the points left, widened by a
+ * grid step, intersected over time (at t = N it is the population mean, up to a grid step). With uniform probabilities
+ * (every rel = 1) it is the without-replacement hedged sequence.
+ *
+ * The guarantee is over the sampling only: it treats each unit's value as fixed (a task's score, had it been run),
+ * whatever the probabilities were computed from.
+ */
+export class WeightedWorCs {
+  private readonly logTerm: number;
+  private readonly cap: number;
+  private readonly horizon: number | undefined;
+  private readonly n: number;
+  private readonly lo: number;
+  private readonly hi: number;
+  private readonly grid: Float64Array;
+  private readonly logUp: Float64Array;
+  private readonly logDown: Float64Array;
+  private readonly out: Uint8Array;
+  private t = 0;
+  private sumX = 0;
+  private sumEst = 0;
+  private sumZ = 0;
+  private sumSq = 0;
+  private varPrev: number;
+  private lower: number;
+  private upper: number;
+
+  constructor(
+    opts: WeightedCsOptions,
+    readonly gridSize = 400,
+  ) {
+    const { alpha, population, range } = opts;
+    if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`alpha: expected a number in (0, 1), got ${alpha}`);
+    if (!(Number.isInteger(population) && population >= 1))
+      throw new ConfigError(`population: expected a whole number ≥ 1, got ${population}`);
+    [this.lo, this.hi] = range;
+    this.n = population;
+    this.logTerm = Math.log(2 / alpha);
+    this.cap = opts.lambdaCap ?? 0.5;
+    this.horizon = opts.horizon;
+    const span = this.hi - this.lo;
+    this.varPrev = (span / 2) ** 2;
+    this.grid = Float64Array.from({ length: gridSize - 1 }, (_, i) => this.lo + (span * (i + 1)) / gridSize);
+    this.logUp = new Float64Array(this.grid.length);
+    this.logDown = new Float64Array(this.grid.length);
+    this.out = new Uint8Array(this.grid.length);
+    this.lower = this.lo;
+    this.upper = this.hi;
+  }
+
+  /** Adds the drawn unit's value (clipped to the range) with its draw's probabilities; returns the point after it. */
+  push(raw: number, draw: WeightedDraw): CsPoint {
+    if (this.t >= this.n) throw new ConfigError(`population: more than ${this.n} draws`);
+    const left = this.n - this.t;
+    const t = ++this.t;
+    const x = min(this.hi, Math.max(this.lo, raw));
+    const z = x / draw.rel;
+    const ends = [this.lo / draw.minRel, this.lo / draw.maxRel, this.hi / draw.minRel, this.hi / draw.maxRel];
+    const zMin = min(...ends);
+    const zMax = Math.max(...ends);
+    const bet = betSize(t, this.varPrev, this.logTerm, Infinity, this.horizon);
+    this.bet(z, left, bet, zMin, zMax);
+    this.sumEst += (this.sumX + left * z) / this.n;
+    this.sumX += x;
+    this.sumZ += z;
+    const zMean = ((this.lo + this.hi) / 2 + this.sumZ) / (t + 1);
+    this.sumSq += (z - zMean) ** 2;
+    this.varPrev = ((this.hi - this.lo) ** 2 / 4 + this.sumSq) / (t + 1);
+    return this.current();
+  }
+
+  private bet(z: number, left: number, bet: number, zMin: number, zMax: number): void {
+    const { grid, logUp, logDown, out, cap, n, lo, hi } = this;
+    for (let k = 0; k < grid.length; k++) {
+      if (out[k]) continue;
+      // (A rounding error of the grid's arithmetic must not rule out a mean the units left can have.)
+      const raw = (n * grid[k]! - this.sumX) / left;
+      if (raw < lo - 1e-9 || raw > hi + 1e-9) {
+        out[k] = 1;
+        continue;
+      }
+      const m = min(hi, Math.max(lo, raw));
+      logUp[k] = logUp[k]! + log1p(min(bet, cap / (m - zMin)) * (z - m));
+      logDown[k] = logDown[k]! + log1p(-min(bet, cap / (zMax - m)) * (z - m));
+    }
+  }
+
+  /**
+   * The point after the draws so far: `mean` is the average of the per-draw unbiased estimates (Sₜ₋₁ + LₜZₜ)/N of
+   * the population mean (not the plain mean of the values drawn, which unequal probabilities bias).
+   */
+  current(): CsPoint {
+    if (this.t === 0) {
+      const mid = (this.lo + this.hi) / 2;
+      return { t: 0, mean: mid, centre: mid, lower: this.lo, upper: this.hi };
+    }
+    let first = -1;
+    let last = -1;
+    const { grid, logUp, logDown, out, logTerm } = this;
+    for (let k = 0; k < grid.length; k++) {
+      if (out[k] || logUp[k]! >= logTerm || logDown[k]! >= logTerm) continue;
+      if (first < 0) first = k;
+      last = k;
+    }
+    const step = (this.hi - this.lo) / this.gridSize;
+    if (first >= 0) {
+      this.lower = Math.max(this.lower, grid[first]! - step);
+      this.upper = min(this.upper, grid[last]! + step);
+    }
+    const mean = this.sumEst / this.t;
+    return { t: this.t, mean, centre: mean, lower: this.lower, upper: this.upper };
+  }
+}

@@ -12,8 +12,21 @@
  * candidate is truly best, eliminating it (or stopping on the margin when it is ≥ margin better than the
  * winner) needs one of its K − 1 one-sided bounds to err at some point; so, at every stopping time at once,
  * P(the best is eliminated, or the winner is more than `margin` worse than it) ≤ α.
+ *
+ * With a weighted order (`RaceRules.sampling`, model/race-sampling.ts) the tasks are drawn with unequal, known
+ * probabilities; each pair's sequence is then the importance-weighted without-replacement sequence
+ * (`WeightedWorCs`) of the mean difference over all the race's tasks, and the leader is the candidate with the
+ * highest unbiased estimate of its mean over all the tasks. The same union bound holds.
  */
-import { asDifference, type CsKind, makeCs, type SequentialCs, shiftedDifference } from './confidence-sequence';
+import {
+  asDifference,
+  type CsKind,
+  type CsPoint,
+  makeCs,
+  shiftedDifference,
+  type WeightedDraw,
+  WeightedWorCs,
+} from './confidence-sequence';
 
 export interface RaceRules {
   /** 1 − confidence (0.05 for 95%). */
@@ -26,6 +39,28 @@ export interface RaceRules {
   horizon?: number;
   /** The pairs' confidence sequence (`CsKind`); unset: PrPl-EB, as races recorded before hedged capital. */
   cs?: CsKind;
+  /** The tasks were drawn with these probabilities (one per task of the order): weighted sequences. Unset: uniform. */
+  sampling?: { draws: readonly WeightedDraw[] };
+}
+
+/** A pair's sequence of mean(j − i) on the difference's own scale [−1, 1]. */
+interface PairSequence {
+  /** The t-th shared task (0-based): candidate i's score a and j's score b on it. */
+  push(a: number, b: number, t: number): void;
+  current(): CsPoint;
+}
+
+/** The uniform order's pair sequence: the sequence of (D + 1)/2, as races have always kept it. */
+function uniformPair(kind: CsKind, alpha: number, horizon: number | undefined): PairSequence {
+  const cs = makeCs(kind, { alpha, horizon });
+  return { push: (a, b) => void cs.push(shiftedDifference(a, b)), current: () => asDifference(cs.current()) };
+}
+
+/** The weighted order's pair sequence: importance-weighted, without replacement, over all the race's tasks. */
+function weightedPair(draws: readonly WeightedDraw[], alpha: number, horizon: number | undefined): PairSequence {
+  const cs = new WeightedWorCs({ alpha, horizon, population: draws.length, range: [-1, 1] });
+  const clip = (s: number) => Math.min(1, Math.max(0, s));
+  return { push: (a, b, t) => void cs.push(clip(b) - clip(a), draws[t]!), current: () => cs.current() };
 }
 
 /**
@@ -66,8 +101,10 @@ export interface RaceDecision {
  */
 export class PairedRace {
   private readonly sums: number[];
-  /** cs[i][j] (i < j): the sequence of mean(j − i), on the shifted scale. */
-  private readonly cs: (SequentialCs | null)[][];
+  /** Weighted order: each candidate's running sum of unbiased per-draw estimates of its mean over all tasks. */
+  private readonly estimates: number[];
+  /** cs[i][j] (i < j): the sequence of mean(j − i). */
+  private readonly cs: (PairSequence | null)[][];
   readonly live: boolean[];
   t = 0;
 
@@ -75,17 +112,26 @@ export class PairedRace {
     const k = rules.nCandidates;
     const alpha = pairAlpha(rules);
     this.sums = Array<number>(k).fill(0);
+    this.estimates = Array<number>(k).fill(0);
     this.live = Array<boolean>(k).fill(true);
-    this.cs = Array.from({ length: k }, (_, i) =>
-      Array.from({ length: k }, (_, j) => (j > i ? makeCs(rules.cs ?? 'eb', { alpha, horizon: rules.horizon }) : null)),
-    );
+    const draws = rules.sampling?.draws;
+    const pair = () => (draws ? weightedPair(draws, alpha, rules.horizon) : uniformPair(rules.cs ?? 'eb', alpha, rules.horizon));
+    this.cs = Array.from({ length: k }, (_, i) => Array.from({ length: k }, (_, j) => (j > i ? pair() : null)));
+  }
+
+  /** The unbiased estimate (Sₜ₋₁ + LₜZₜ)/N of a candidate's mean over all tasks from the t-th draw (weighted order). */
+  private estimateFrom(sumBefore: number, score: number, draws: readonly WeightedDraw[]): number {
+    const left = draws.length - this.t;
+    return (sumBefore + (left * score) / draws[this.t]!.rel) / draws.length;
   }
 
   /** The next task in the shared order: each live candidate's score on it (the eliminated ones' are ignored). */
   observe(scores: readonly (number | null)[]): void {
     const alive = this.alive();
+    const draws = this.rules.sampling?.draws;
+    if (draws) for (const i of alive) this.estimates[i]! += this.estimateFrom(this.sums[i]!, scores[i] ?? 0, draws);
     for (const i of alive) this.sums[i]! += scores[i] ?? 0;
-    for (const i of alive) for (const j of alive) if (j > i) this.cs[i]![j]!.push(shiftedDifference(scores[i] ?? 0, scores[j] ?? 0));
+    for (const i of alive) for (const j of alive) if (j > i) this.cs[i]![j]!.push(scores[i] ?? 0, scores[j] ?? 0, this.t);
     this.t++;
   }
 
@@ -95,7 +141,7 @@ export class PairedRace {
 
   /** mean(j − i) over their shared tasks, with its confidence sequence's interval now. */
   bound(i: number, j: number): PairBound {
-    const p = i < j ? asDifference(this.cs[i]![j]!.current()) : asDifference(this.cs[j]![i]!.current());
+    const p = i < j ? this.cs[i]![j]!.current() : this.cs[j]![i]!.current();
     return i < j
       ? { t: p.t, meanDiff: p.mean, lower: p.lower, upper: p.upper }
       : { t: p.t, meanDiff: -p.mean, lower: -p.upper, upper: -p.lower };
@@ -106,10 +152,16 @@ export class PairedRace {
     return tasksRun ? this.sums[i]! / tasksRun : 0;
   }
 
+  /** Each candidate's estimate of its mean over all the tasks: the plain mean (uniform order) or the reweighted one. */
+  estimatedMeans(): number[] {
+    const n = Math.max(1, this.t);
+    return this.rules.sampling ? this.estimates.map((e) => e / n) : this.sums.map((s) => s / n);
+  }
+
   /** The decision now; the eliminated candidates are marked so. */
   decide(): RaceDecision {
     const alive = this.alive();
-    const means = this.sums.map((s) => s / Math.max(1, this.t));
+    const means = this.estimatedMeans();
     const leader = alive.reduce((best, i) => (means[i]! > means[best]! ? i : best), alive[0]!);
     const bounds: (PairBound | null)[] = this.live.map(() => null);
     const eliminated: number[] = [];

@@ -44,12 +44,20 @@ export const RaceInput = z.strictObject({
   maxCostUsd: z.number().positive().optional(),
   /** Per candidate (same index): rows stored for it under the same config digest. */
   stored: z.array(z.array(StoredRow)),
+  /**
+   * Each task's relative weight (same index as `tasks`), from earlier evaluations of the tasks under the same config
+   * digest (model/race-sampling.ts `taskWeights`): the race draws the tasks with these probabilities and reweights.
+   * Absent: today's uniform, seeded order.
+   */
+  taskWeights: z.array(z.number().positive().finite()).optional(),
+  /** How many earlier evaluations the weights came from (the record says so). */
+  earlierEvaluations: z.number().int().min(0).optional(),
 });
 export type RaceInput = z.infer<typeof RaceInput>;
 
 /** A uniform draw in [0, 1) for step i of the shuffle: the first 48 bits of sha256(seed, i) (pure JS: workflows use it). */
-function draw(seed: string, i: number): number {
-  const h = sha256(utf8ToBytes(`vero-race:${seed}:${i}`));
+export function draw(seed: string, i: number, stream = 'vero-race'): number {
+  const h = sha256(utf8ToBytes(`${stream}:${seed}:${i}`));
   return (h[0]! * 2 ** 40 + h[1]! * 2 ** 32 + h[2]! * 2 ** 24 + h[3]! * 2 ** 16 + h[4]! * 2 ** 8 + h[5]!) / 2 ** 48;
 }
 
@@ -98,10 +106,20 @@ export interface RaceCandidateState {
 
 export type RaceStopReason = 'one-left' | 'within-margin' | 'tasks-exhausted' | 'spend-cap';
 
+/** How the race drew its tasks (absent: the uniform, seeded shuffle). */
+export interface RaceSampling {
+  kind: 'history-weighted';
+  /** The earlier evaluations the weights came from. */
+  earlierEvaluations: number;
+  /** Per position of `order`: the drawn task's probability relative to a uniform draw among the tasks left. */
+  relativeProbability: number[];
+}
+
 export interface RaceState {
   raceId: string;
   phase: 'preparing' | 'racing' | 'finalizing' | 'done';
   order: string[];
+  sampling?: RaceSampling;
   seed: string;
   confidence: number;
   margin: number;

@@ -35,7 +35,8 @@ import { jobNameFor } from '../harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
 import { PairedRace, raceHorizon } from '../model/race-decision';
-import { RaceInput, type RaceResult, type RaceState, raceOrder } from '../model/race-types';
+import { type RacePlan, racePlan, weightedMeanCs } from '../model/race-sampling';
+import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';
 
@@ -100,14 +101,17 @@ class Race {
   private readonly startedAt = workflowInfo().startTime.toISOString();
 
   constructor(private readonly input: RaceInput) {
-    this.order = raceOrder(input.tasks, input.seed);
+    // Only a race given earlier evaluations' weights draws by them (races without weights never reach the marker).
+    const plan = racePlan(input.tasks, input.seed, input.taskWeights && patched('race-weighted-order') ? input.taskWeights : null);
+    this.order = plan.order;
     this.k = input.candidates.length;
     this.alpha = 1 - input.confidence;
     // Races begun before the hedged-capital sequence keep deciding with PrPl-EB, as their history did.
     const cs: CsKind = patched('race-hedged-capital') ? 'hedged' : 'eb';
     const horizon = cs === 'hedged' ? raceHorizon(input.tasks.length) : undefined;
-    this.stats = new PairedRace({ alpha: this.alpha, nCandidates: this.k, margin: input.margin, cs, horizon });
-    this.ownCs = input.candidates.map(() => makeCs(cs, { alpha: this.alpha / this.k, horizon }));
+    const sampling = plan.draws ? { sampling: { draws: plan.draws } } : {};
+    this.stats = new PairedRace({ alpha: this.alpha, nCandidates: this.k, margin: input.margin, cs, horizon, ...sampling });
+    this.ownCs = input.candidates.map(() => this.ownSequence(plan, cs, horizon));
     this.rows = input.candidates.map(() => new Map());
     this.reused = input.candidates.map(() => new Set());
     this.started = input.candidates.map(() => new Set());
@@ -128,6 +132,7 @@ class Race {
       seed: input.seed,
       confidence: input.confidence,
       margin: input.margin,
+      ...this.samplingRecord(plan),
       decidedUpTo: 0,
       running: 0,
       candidates: input.candidates.map((c) => ({
@@ -153,6 +158,19 @@ class Race {
       spent: { trialRuns: 0, costUsd: 0, taskRuns: 0 },
       fullEvaluation: { taskRuns: this.order.length * this.k, trialRuns: this.order.length * this.k * nAttempts, costUsd: null },
     };
+  }
+
+  /** A candidate's own mean sequence: uniform as always, or reweighted over all tasks when the order is weighted. */
+  private ownSequence(plan: RacePlan, cs: CsKind, horizon: number | undefined): SequentialCs {
+    const opts = { alpha: this.alpha / this.k, horizon };
+    return plan.draws ? weightedMeanCs(plan.draws, opts) : makeCs(cs, opts);
+  }
+
+  /** The record of a weighted draw (nothing for the uniform shuffle, whose seed says it all). */
+  private samplingRecord(plan: RacePlan): Pick<RaceState, 'sampling'> {
+    if (!plan.draws) return {};
+    const earlierEvaluations = this.input.earlierEvaluations ?? 0;
+    return { sampling: { kind: 'history-weighted', earlierEvaluations, relativeProbability: plan.draws.map((d) => d.rel) } };
   }
 
   private get batch(): number {

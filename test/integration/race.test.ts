@@ -8,11 +8,12 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { prepareRaceInput, raceResult, startRace } from '../../client/race-client';
+import { earlierScores, prepareRaceInput, raceResult, startRace } from '../../client/race-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../../model/paired-comparison';
 import { raceOrder, type RaceResult } from '../../model/race-types';
+import { taskWeights, weightedOrder } from '../../model/race-sampling';
 import { conforming } from '../helpers/json-schema';
 import { runVero } from '../helpers/process';
 import { parse, stringify } from 'yaml';
@@ -129,5 +130,35 @@ test('a clearly worse candidate is eliminated early; the close ones run every ta
     expect(ranAgain).toBeLessThanOrEqual(r2.candidates[2]!.tasksRun - 0);
     expect(runsOf(f.invocationLog, r2.candidates[0]!.evalId)).toBe(0);
     expect(runsOf(f.invocationLog, r2.candidates[1]!.evalId)).toBe(0);
+
+    // A third race drawn by the earlier evaluations' disagreement (--history-weights): the weighted order from the
+    // home's results under this config, recorded with each draw's probability; decisions about all 40 tasks.
+    const { scores, commits } = earlierScores(cfg.home, again.configDigest, names);
+    const weights = taskWeights(scores)!;
+    const out3 = await runVero([
+      'race',
+      'strong',
+      'close',
+      'weak',
+      '-c',
+      f.configFile,
+      '--seed',
+      'w',
+      '--batch',
+      '2',
+      '--history-weights',
+      '--json',
+    ]);
+    const r3 = conforming<RaceResult>('race', out3.stdout);
+    expect(commits).toBe(3);
+    expect(r3.order).toEqual(weightedOrder(names, weights, 'w').order);
+    expect(r3.order).not.toEqual(raceOrder(names, 'w'));
+    expect(r3.sampling).toEqual({
+      kind: 'history-weighted',
+      earlierEvaluations: 3,
+      relativeProbability: weightedOrder(names, weights, 'w').draws.map((d) => d.rel),
+    });
+    expect(r3.candidates[2]!.status).toBe('eliminated');
+    expect(r3.winner).toBe('strong');
   });
 });

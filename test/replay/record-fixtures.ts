@@ -11,7 +11,7 @@
  * (`evaluate-candidate.retried-running`: the run that queues it and continues as new into the retry run), one whose
  * chunk reports its progress to the parent as tasks finish (`evaluate-candidate.progress-reports`: parent and chunk),
  * a Mode A evaluation (evaluateSamples), a build (buildTask)
- * and a race (raceCandidates and one of its entries, raceEntry).
+ * and a race (raceCandidates and one of its entries, raceEntry), and a race drawn by the first one's disagreement.
  *
  *   npm run record-histories                                  # all of them
  *   npm run record-histories -- evaluate-samples build-task   # only these (keep the others as they are)
@@ -406,7 +406,7 @@ async function main(): Promise<void> {
         );
         save('build-task', workflowId!);
       }
-      if (want('race-candidates') || want('race-entry')) {
+      if (want('race-candidates') || want('race-entry') || want('race-candidates.history-weighted')) {
         // A race of the two example candidates on the six tasks, a decision after every task: baseline is
         // eliminated once the sequence separates it (or the tasks run out), each candidate's entry finalized.
         const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
@@ -422,6 +422,15 @@ async function main(): Promise<void> {
         await raceResult(client, input.raceId);
         if (want('race-candidates')) save('race-candidates', input.raceId);
         if (want('race-entry')) save('race-entry', input.candidates[1]!.evalId);
+        if (want('race-candidates.history-weighted')) {
+          // The same two again, drawn by the first race's disagreement (`race-weighted-order`): the weights are in
+          // the input, the order and decisions follow from them and the seed.
+          const weighted = await prepareRaceInput(cfg, ['baseline', 'improved'], { ...options, seed: 'weighted', historyWeights: true });
+          if (!weighted.taskWeights) throw new Error('the first race left no history that weights the tasks');
+          await startRace(client, weighted, taskQueue);
+          await raceResult(client, weighted.raceId);
+          save('race-candidates.history-weighted', weighted.raceId);
+        }
       }
     });
   } finally {

@@ -28,7 +28,8 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // run of a pooled evaluation reset to its first workflow task, its chunks under fresh ids, the old ones cancelled;
   // `progress-reports` (`chunk-progress-reports`): the chunk sends the parent its counts as tasks finish;
   // `retried-running` (`retry-running`): a retry queued by an update while it ran, carried out by continuing as new.
-  // A race recorded before `race-hedged-capital` (`race-candidates.v1-…`) keeps deciding with PrPl-EB on replay.
+  // A race recorded before `race-hedged-capital` (`race-candidates.v1-…`) keeps deciding with PrPl-EB on replay;
+  // one drawn by earlier evaluations (`race-weighted-order`) draws and decides the same on replay.
   expect(fixtures).toEqual([
     'build-task.json',
     'evaluate-candidate.cancelled.json',
@@ -58,6 +59,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-chunk.v1-before-preflight.json',
     'evaluate-chunk.v2-before-lane-grants.json',
     'evaluate-samples.json',
+    'race-candidates.history-weighted.json',
     'race-candidates.json',
     'race-candidates.v1-before-hedged-capital.json',
     'race-entry.json',
