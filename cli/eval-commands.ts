@@ -19,6 +19,8 @@ import { listEvaluations } from '../client/eval-listing';
 import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
 import type { EvalInput } from '../model/eval-input';
 import { spendPoolState } from '../client/spend-pools';
+import { cancelEvaluation } from '../client/cancel';
+import { requireEvalId } from '../client/eval-id';
 import { startOrAttach } from '../client/eval-start';
 import { queueCapacity, capacityNote, type QueueCapacity, workflowPollers } from '../client/worker-capacity';
 import { uiLink } from '../client/connection';
@@ -349,20 +351,14 @@ function registerResults(program: Command): void {
 }
 
 function registerCancel(program: Command): void {
-  withConnection(program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped)')).action(
-    async (id: string, o: ConnectionFlags) => {
-      const conn = connectionSettings(o);
-      const client = await connectTo(conn);
-      const handle = client.workflow.getHandle(id);
-      const d = await handle.describe();
-      if (d.status.name !== 'RUNNING') {
-        print(`${id} has already finished (${d.status.name}); nothing to cancel`);
-        return;
-      }
-      await handle.cancel();
-      print(`cancellation requested for ${id}`);
-    },
-  );
+  withConnection(
+    program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped); only evaluation ids'),
+  ).action(async (id: string, o: ConnectionFlags) => {
+    requireEvalId(id, 'cancel');
+    const client = await connectTo(connectionSettings(o));
+    const out = await cancelEvaluation(client, id);
+    print(out.cancelled ? `cancellation requested for ${id}` : `${id} has ${out.reason}; nothing to cancel`);
+  });
 }
 
 function registerSetConcurrency(program: Command): void {
