@@ -1,7 +1,7 @@
 /** start-eval, status, results, cancel, set-concurrency, spend-pool, list, best, report. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApplicationFailure, Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure, Client, TerminatedFailure, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
@@ -150,7 +150,9 @@ function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined
 /** A failed evaluation: its reason on one line, and the exit code of its failure type (2 for a config error). */
 function reportFailure(e: unknown): number {
   if (e instanceof WorkflowFailedError) {
-    process.stderr.write(`evaluation failed: ${causeChain(e.cause) || e.message}\n`);
+    // Terminated (by a person or a tool): said as such, with the reason given, not as a failure of its own.
+    const how = e.cause instanceof TerminatedFailure ? 'evaluation terminated' : 'evaluation failed';
+    process.stderr.write(`${how}: ${causeChain(e.cause) || e.message}\n`);
     return exitCodeForFailure(e.cause instanceof ApplicationFailure ? e.cause.type : null);
   }
   throw e;
@@ -272,6 +274,7 @@ function registerStatus(program: Command): void {
   withConnection(
     program.command('status <evalId>').description('progress and state of an evaluation').option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
+    requireEvalId(id, 'status');
     const conn = connectionSettings(o);
     const client = await connectTo(conn, o.json);
     const d = await client.workflow.getHandle(id).describe();
@@ -325,6 +328,7 @@ function registerResults(program: Command): void {
       .description('per-task results; of an evaluation not completed (running, cancelled, failed), the rows so far, marked partial')
       .option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
+    requireEvalId(id, 'results');
     const conn = connectionSettings(o);
     const client = await connectTo(conn, o.json);
     // Not completed (running, cancelled, failed): the rows so far, marked partial, instead of waiting.

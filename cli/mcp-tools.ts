@@ -17,6 +17,7 @@ import { retryTasks } from '../client/retry';
 import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { cancelEvaluation } from '../client/cancel';
+import { requireEvalId } from '../client/eval-id';
 import { allowedConfig, configInput } from './mcp-configs';
 import { RACE_TOOLS } from './mcp-race-tools';
 import { type EvalToolContext, type McpTool, tool } from './mcp-registry';
@@ -66,7 +67,7 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId },
     readOnly: true,
     run: async (ctx, a) => {
-      const d = await ctx.client.workflow.getHandle(a.evalId).describe();
+      const d = await ctx.client.workflow.getHandle(requireEvalId(a.evalId, 'status')).describe();
       const progress = await getProgress(ctx.client, a.evalId).then(
         (p) => settledProgress(p, d.status.name),
         () => null,
@@ -88,7 +89,7 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId },
     readOnly: true,
     run: async (ctx, a) => {
-      const handle = ctx.client.workflow.getHandle(a.evalId);
+      const handle = ctx.client.workflow.getHandle(requireEvalId(a.evalId, 'results'));
       if ((await handle.describe()).status.name !== 'COMPLETED') return partialResults(ctx.client, a.evalId);
       return withTasks((await handle.result()) as CandidateResult);
     },
