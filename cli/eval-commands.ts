@@ -2,7 +2,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure, Client, TerminatedFailure, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { type EvalConfig, MAX_CONCURRENCY } from '../model/eval-config';
@@ -30,6 +29,7 @@ import { labelOf } from '../client/view-data';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
+import { pausedWord, progressBar } from './progress-bar';
 import { writeFileDurable } from '../infra/atomic-file';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
@@ -61,14 +61,8 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
     () => (settled = true),
   );
   const tty = process.stderr.isTTY && !quiet;
-  const bar = tty
-    ? new SingleBar({
-        // `running` counts harbor processes (tasks in flight); eta is cli-progress's, from the rate so far.
-        format: 'tasks {bar} {value}/{total} | running {running} | errors {errors} | mean {mean} | {elapsed} elapsed, eta {left}',
-        stream: process.stderr,
-        hideCursor: true,
-      })
-    : null;
+  // `running` counts harbor processes (tasks in flight); the bar fits the terminal, and says when it is paused.
+  const bar = tty ? progressBar(process.stderr) : null;
   let started = false;
   process.once('SIGINT', () => {
     if (bar && started) bar.stop();
@@ -107,7 +101,7 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
       const ran = p.done - (p.notRun ?? 0);
       const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
-        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p) };
+        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p), paused: pausedWord(p, evalId) };
         if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean, ...times });
         started = true;
         bar.update(p.done, { running: p.running, errors: p.errors, mean, ...times });
@@ -128,7 +122,8 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
     // The last frame is the final state, not the last poll's.
     const final = await resultP.catch(() => null);
     const elapsed = fmtDuration((Date.now() - began) / 1000);
-    if (final) bar.update(final.nTasks, { running: 0, errors: final.nErrors, mean: final.score.toFixed(3), elapsed, left: '0s' });
+    if (final)
+      bar.update(final.nTasks, { running: 0, errors: final.nErrors, mean: final.score.toFixed(3), elapsed, left: '0s', paused: '' });
     bar.stop();
   }
   return resultP;
