@@ -101,7 +101,7 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
       const ran = p.done - (p.notRun ?? 0);
       const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
-        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p), paused: pausedWord(p, evalId) };
+        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p), paused: pausedWord(p) };
         if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean, ...times });
         started = true;
         bar.update(p.done, { running: p.running, errors: p.errors, mean, ...times });

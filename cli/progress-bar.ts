@@ -22,5 +22,5 @@ export function progressBar(stream: NodeJS.WriteStream): SingleBar {
   return new SingleBar({ format, barsize, stream, hideCursor: true, linewrap: false });
 }
 
-/** What the bar shows beside the counts: ` (paused: vero resume ID)` while the evaluation is paused. */
-export const pausedWord = (p: Progress, evalId: string): string => (p.paused ? ` paused (vero resume ${evalId})` : '');
+/** What the bar shows beside the counts while the evaluation is paused (`vero status ID` says since when, and how to resume). */
+export const pausedWord = (p: Progress): string => (p.paused ? ' paused' : '');

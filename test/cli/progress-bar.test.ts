@@ -17,21 +17,21 @@ function frame(columns: number, paused: string): string {
   bar.start(1200, 345, values);
   bar.update(346, values);
   bar.stop();
-  // eslint-disable-next-line no-control-regex -- the terminal's escape sequences are not part of the line
+  // Each frame follows an escape sequence (ESC [1G: back to the first column); the sequences are not the line's.
   const lines = text
-    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
-    .split(/[\r\n]/)
+    .split(String.fromCharCode(27))
+    .map((part) => part.replace(/^(\[[0-9;?]*[A-Za-z]|[78])/, '').replace(/[\r\n]/g, ''))
     .filter(Boolean);
   return lines[lines.length - 1]!;
 }
 
 test.each([60, 80, 100, 132, 200])('at %i columns the whole line fits', (columns) => {
-  const line = frame(columns, pausedWord({ paused: { since: 'now', stopRunning: false } } as unknown as Progress, 'eval-x'));
+  const line = frame(columns, pausedWord({ paused: { since: 'now', stopRunning: false } } as unknown as Progress));
   expect(line.length).toBeLessThanOrEqual(columns);
   expect(line).toMatch(/eta 3m10s$/);
-  expect(line).toContain('346/1200 paused (vero resume eval-x)');
+  expect(line).toContain('346/1200 paused |');
 });
 
 test('not paused: no word of it', () => {
-  expect(frame(120, pausedWord({} as Progress, 'eval-x'))).not.toContain('paused');
+  expect(frame(120, pausedWord({} as Progress))).not.toContain('paused');
 });
