@@ -16,10 +16,10 @@ export function barLayout(columns: number): { format: string; barsize: number } 
   return { format: SHORT, barsize: Math.max(5, Math.min(40, columns - TEXT.short)) };
 }
 
-/** The bar on `stream`, laid out for its width (80 when it does not say). */
+/** The bar on `stream`, laid out for its width (else $COLUMNS, else 80: a pseudo-terminal may not say). */
 export function progressBar(stream: NodeJS.WriteStream): SingleBar {
-  const { format, barsize } = barLayout(stream.columns || 80);
-  return new SingleBar({ format, barsize, stream, hideCursor: true, linewrap: false });
+  const { format, barsize } = barLayout(stream.columns || Number(process.env.COLUMNS) || 80);
+  return new SingleBar({ format, barsize, stream, hideCursor: true });
 }
 
 /** What the bar shows beside the counts while the evaluation is paused (`vero status ID` says since when, and how to resume). */
