@@ -117,7 +117,8 @@ test('Ctrl-C on start-eval --wait in a terminal: line wrapping back, then the wh
     let out = '';
     term.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exit = new Promise<number | null>((r) => term.on('exit', (code) => r(code)));
-    await until('the progress bar', async () => out.includes('| running'), 120_000);
+    // At 60 columns the bar is the short one (cli/progress-bar.ts): its counts are what shows it is drawn.
+    await until('the progress bar', async () => / \d+\/6 \| run /.test(out), 120_000);
     evalId = /(?:started|attached) (eval-\S+)/.exec(out)?.[1] ?? null;
     term.stdin.write('\x03');
     expect(await within(exit, 30_000, 'start-eval --wait after Ctrl-C')).toBe(130);
