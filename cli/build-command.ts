@@ -5,7 +5,8 @@ import { connect } from '../client/connection';
 import { runBuild } from '../client/build-client';
 import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
-import { parseParamFlags } from '../compiler/build-params';
+import { type BuildParams, paramsNotInFile, parseParamFlags } from '../compiler/build-params';
+import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { printConfig } from '../compiler/print-config';
 
 interface BuildFlags {
@@ -20,6 +21,18 @@ interface BuildFlags {
   printConfig?: boolean;
   registryPath?: string;
   registryUrl?: string;
+}
+
+/** The --param names the build file does not use (none when it cannot be read: the build then says why). */
+function misspeltParams(file: string, params: BuildParams): string[] {
+  if (!Object.keys(params).length) return [];
+  let text: string;
+  try {
+    text = readRegularText(file, { maxBytes: MAX_CONFIG_BYTES });
+  } catch {
+    return [];
+  }
+  return paramsNotInFile(file, text, params);
 }
 
 export function registerBuildCommand(program: Command): void {
@@ -67,6 +80,7 @@ repeated build attaches to a running one. The config, the agent repo and --out m
     )
     .action(async (o: BuildFlags) => {
       const { params, errors } = parseParamFlags(o.param);
+      errors.push(...misspeltParams(o.config, params));
       if (o.registryPath && o.registryUrl) errors.push('--registry-path, --registry-url: give one registry, not both');
       if (errors.length) throw new ConfigError(errors.join('\n'));
       const registry = o.registryPath ? { path: o.registryPath } : o.registryUrl ? { url: o.registryUrl } : undefined;

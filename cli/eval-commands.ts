@@ -1,8 +1,7 @@
 /** start-eval, status, results, cancel, set-concurrency, spend-pool, list, best, report. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApplicationFailure, Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { SingleBar } from 'cli-progress';
+import { ApplicationFailure, Client, TerminatedFailure, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { type EvalConfig, MAX_CONCURRENCY } from '../model/eval-config';
@@ -20,6 +19,8 @@ import { listEvaluations } from '../client/eval-listing';
 import { prepareEvalInput, settingsFrom, uncommittedNote } from '../client/eval-input';
 import type { EvalInput } from '../model/eval-input';
 import { spendPoolState } from '../client/spend-pools';
+import { cancelEvaluation } from '../client/cancel';
+import { requireEvalId } from '../client/eval-id';
 import { startOrAttach } from '../client/eval-start';
 import { queueCapacity, capacityNote, type QueueCapacity, workflowPollers } from '../client/worker-capacity';
 import { uiLink } from '../client/connection';
@@ -29,6 +30,7 @@ import { labelOf } from '../client/view-data';
 import { addOverrideOptions, overridesFrom, START_EVAL_OVERRIDES } from './override-flags';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
+import { pausedWord, progressBar } from './progress-bar';
 import { writeFileDurable } from '../infra/atomic-file';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
@@ -60,14 +62,8 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
     () => (settled = true),
   );
   const tty = process.stderr.isTTY && !quiet;
-  const bar = tty
-    ? new SingleBar({
-        // `running` counts harbor processes (tasks in flight); eta is cli-progress's, from the rate so far.
-        format: 'tasks {bar} {value}/{total} | running {running} | errors {errors} | mean {mean} | {elapsed} elapsed, eta {left}',
-        stream: process.stderr,
-        hideCursor: true,
-      })
-    : null;
+  // `running` counts harbor processes (tasks in flight); the bar fits the terminal, and says when it is paused.
+  const bar = tty ? progressBar(process.stderr) : null;
   let started = false;
   process.once('SIGINT', () => {
     if (bar && started) bar.stop();
@@ -106,7 +102,7 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
       const ran = p.done - (p.notRun ?? 0);
       const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
-        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p) };
+        const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p), paused: pausedWord(p) };
         if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean, ...times });
         started = true;
         bar.update(p.done, { running: p.running, errors: p.errors, mean, ...times });
@@ -127,7 +123,8 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
     // The last frame is the final state, not the last poll's.
     const final = await resultP.catch(() => null);
     const elapsed = fmtDuration((Date.now() - began) / 1000);
-    if (final) bar.update(final.nTasks, { running: 0, errors: final.nErrors, mean: final.score.toFixed(3), elapsed, left: '0s' });
+    if (final)
+      bar.update(final.nTasks, { running: 0, errors: final.nErrors, mean: final.score.toFixed(3), elapsed, left: '0s', paused: '' });
     bar.stop();
   }
   return resultP;
@@ -149,7 +146,9 @@ function digestScope(o: ConnectionFlags & { all?: boolean }): string | undefined
 /** A failed evaluation: its reason on one line, and the exit code of its failure type (2 for a config error). */
 function reportFailure(e: unknown): number {
   if (e instanceof WorkflowFailedError) {
-    process.stderr.write(`evaluation failed: ${causeChain(e.cause) || e.message}\n`);
+    // Terminated (by a person or a tool): said as such, with the reason given, not as a failure of its own.
+    const how = e.cause instanceof TerminatedFailure ? 'evaluation terminated' : 'evaluation failed';
+    process.stderr.write(`${how}: ${causeChain(e.cause) || e.message}\n`);
     return exitCodeForFailure(e.cause instanceof ApplicationFailure ? e.cause.type : null);
   }
   throw e;
@@ -271,6 +270,7 @@ function registerStatus(program: Command): void {
   withConnection(
     program.command('status <evalId>').description('progress and state of an evaluation').option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
+    requireEvalId(id, 'status');
     const conn = connectionSettings(o);
     const client = await connectTo(conn, o.json);
     const d = await client.workflow.getHandle(id).describe();
@@ -325,6 +325,7 @@ function registerResults(program: Command): void {
       .description('per-task results; of an evaluation not completed (running, cancelled, failed), the rows so far, marked partial')
       .option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
+    requireEvalId(id, 'results');
     const conn = connectionSettings(o);
     const client = await connectTo(conn, o.json);
     // Not completed (running, cancelled, failed): the rows so far, marked partial, instead of waiting.
@@ -351,20 +352,14 @@ function registerResults(program: Command): void {
 }
 
 function registerCancel(program: Command): void {
-  withConnection(program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped)')).action(
-    async (id: string, o: ConnectionFlags) => {
-      const conn = connectionSettings(o);
-      const client = await connectTo(conn);
-      const handle = client.workflow.getHandle(id);
-      const d = await handle.describe();
-      if (d.status.name !== 'RUNNING') {
-        print(`${id} has already finished (${d.status.name}); nothing to cancel`);
-        return;
-      }
-      await handle.cancel();
-      print(`cancellation requested for ${id}`);
-    },
-  );
+  withConnection(
+    program.command('cancel <evalId>').description('cancel an evaluation (running harbor processes are stopped); only evaluation ids'),
+  ).action(async (id: string, o: ConnectionFlags) => {
+    requireEvalId(id, 'cancel');
+    const client = await connectTo(connectionSettings(o));
+    const out = await cancelEvaluation(client, id);
+    print(out.cancelled ? `cancellation requested for ${id}` : `${id} has ${out.reason}; nothing to cancel`);
+  });
 }
 
 function registerSetConcurrency(program: Command): void {

@@ -30,6 +30,7 @@ export function handleInterrupts(exitCode: number | (() => number) = 130): Inter
     signals += 1;
     if (signals === 1) {
       process.stderr.write('\nstopping… (Ctrl-C again to kill at once)\n');
+      quietSdkWarnings();
       finish();
       return;
     }
@@ -76,3 +77,17 @@ export function handleInterrupts(exitCode: number | (() => number) = 130): Inter
 
 /** Kills a detached child's whole process group (the Temporal dev server and its children). */
 export const killGroup = (pid: number) => () => process.kill(-pid, 'SIGKILL');
+
+/** A log line of the Temporal SDK below ERROR: `<time> [WARN] …` (its default format) or its JSON form. */
+const SDK_BELOW_ERROR = /^(\S+ \[(WARN|INFO|DEBUG|TRACE)\] |\{"time":"[^"]*","level":"(WARN|INFO|DEBUG|TRACE)")/;
+
+/**
+ * After a Ctrl-C, what the SDK says about what is being stopped — connections to the server being stopped
+ * "retried N times", activities cancelled mid-start with their stacks — is noise, not news: those lines (each
+ * with its stack, written at once) are dropped; errors and vero's own lines stay.
+ */
+function quietSdkWarnings(): void {
+  const write = process.stderr.write.bind(process.stderr) as (...args: unknown[]) => boolean;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
+    typeof chunk === 'string' && SDK_BELOW_ERROR.test(chunk) ? true : write(chunk, ...rest)) as typeof process.stderr.write;
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** `vero`: durable evaluation of agent candidates on Harbor tasks. */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, VeroError } from '../model/errors';
+import { causeChain, ExitCode, VeroError } from '../model/errors';
 
 /**
  * Command groups, loaded only when one of their commands runs: `vero list` should not pay for the worker's
@@ -65,6 +65,13 @@ function sdkError(e: unknown): { exitCode: ExitCode; hint: string } | null {
   const { WorkflowNotFoundError } = require('@temporalio/common') as typeof import('@temporalio/common');
   if (e instanceof WorkflowNotFoundError)
     return { exitCode: ExitCode.badInput, hint: 'no such evaluation on this server and namespace; `vero list --all` shows the ids' };
+  // A workflow a command waited on ended without a result (cancelled, terminated, failed): its reason, one line.
+  const clientModule = require.cache[require.resolve('@temporalio/client')]?.exports as typeof import('@temporalio/client') | undefined;
+  if (clientModule && e instanceof clientModule.WorkflowFailedError)
+    return {
+      exitCode: ExitCode.evaluationFailed,
+      hint: `the workflow ended without a result: ${causeChain(e.cause) || 'no reason given'}`,
+    };
   // A TransportError comes from a worker's connection: when the worker package is not loaded, it is not one.
   const workerModule = require.cache[require.resolve('@temporalio/worker')]?.exports as typeof import('@temporalio/worker') | undefined;
   if (workerModule && e instanceof workerModule.TransportError)

@@ -6,6 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command } from 'commander';
 import { AGENT_TOOLS, type AgentToolContext } from './agent-mcp-tools';
+import { allowedConfigs } from './mcp-configs';
 import { EVAL_TOOLS, type EvalToolContext, type McpTool } from './mcp-tools';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { sidecarUrl } from './sidecar-client';
@@ -48,27 +49,34 @@ export function registerMcpCommand(program: Command): void {
       )
       .option('--agent', "offer the eval sidecar's agent-side tools instead (eval, status, budget, submit), for the optimizer")
       .option('--url <url>', 'with --agent: the sidecar URL (default $VERO_EVAL_URL)')
+      .option(
+        '--allow-config <file...>',
+        'vero.yaml files the client may name in start_eval and race besides -c (each runs its harbor.command as this user)',
+      )
       .addHelpText(
         'after',
         `
 An MCP client starts it as a stdio server, e.g. {"command": "vero", "args": ["mcp", "-c", "/path/vero.yaml"]}.
 The tools answer with the JSON of the matching \`vero … --json\` command; a refusal is a tool error with vero's
-message. Tools and their inputs: docs/mcp.md.`,
+message. start_eval and race use the -c config, or one given with --allow-config: a client cannot name another
+file (a config runs commands as this user). Tools, inputs and what the server trusts: docs/mcp.md.`,
       ),
-  ).action(async (o: ConnectionFlags & { agent?: boolean; url?: string }) => {
+  ).action(async (o: ConnectionFlags & { agent?: boolean; url?: string; allowConfig?: string[] }) => {
     if (o.agent) {
       const ctx: AgentToolContext = { url: sidecarUrl(o.url) };
       return serveStdio(mcpServer('vero-agent', AGENT_TOOLS, ctx), async () => undefined);
     }
+    const file = configPath(o);
+    const configs = allowedConfigs(file, o.allowConfig ?? []);
     const conn = connectionSettings(o);
     const client = await connectTo(conn);
-    const file = configPath(o);
     const ctx: EvalToolContext = {
       client,
       namespace: conn.namespace,
       taskQueue: conn.taskQueue,
       uiUrl: conn.uiUrl,
       home: file ? commandConfig(file).home : null,
+      configs,
     };
     await serveStdio(mcpServer('vero', EVAL_TOOLS, ctx), () => client.connection.close());
   });

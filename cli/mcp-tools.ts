@@ -16,41 +16,18 @@ import { pauseEvaluation, resumeEvaluation } from '../client/pause';
 import { retryTasks } from '../client/retry';
 import { queryEvaluations } from '../client/query';
 import { loadEvalConfig } from '../infra/eval-config-file';
+import { cancelEvaluation } from '../client/cancel';
+import { requireEvalId } from '../client/eval-id';
+import { allowedConfig, configInput } from './mcp-configs';
+import { RACE_TOOLS } from './mcp-race-tools';
+import { type EvalToolContext, type McpTool, tool } from './mcp-registry';
 import { MAX_CONCURRENCY } from '../model/eval-config';
 import { ConfigError } from '../model/errors';
 import { settledProgress } from '../model/progress';
 import { type CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 
-/** What a tool answers with: the connection `vero mcp` was started with. */
-export interface EvalToolContext {
-  client: Client;
-  namespace: string;
-  taskQueue: string;
-  uiUrl: string | null;
-  /** The home whose result files `query` reads too (that of -c vero.yaml). */
-  home: string | null;
-}
-
-export interface McpTool<Ctx> {
-  name: string;
-  description: string;
-  input: z.ZodRawShape;
-  /** Whether the tool only reads (MCP's readOnlyHint: a client may call it without asking). */
-  readOnly: boolean;
-  run: (ctx: Ctx, args: Record<string, unknown>) => Promise<unknown>;
-}
-
-/** A registry entry, with its arguments typed from its input shape. */
-function tool<Ctx, S extends z.ZodRawShape>(t: {
-  name: string;
-  description: string;
-  input: S;
-  readOnly: boolean;
-  run: (ctx: Ctx, args: z.infer<z.ZodObject<S>>) => Promise<unknown>;
-}): McpTool<Ctx> {
-  return t as unknown as McpTool<Ctx>;
-}
+export { type EvalToolContext, type McpTool, tool } from './mcp-registry';
 
 const evalId = z.string().min(1).describe('the evaluation id (eval-<commit>-<digest>), as start_eval or list return it');
 
@@ -67,13 +44,13 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     description:
       'Start (or attach to, or return the completed) durable evaluation of one candidate commit, as `vero start-eval`: returns its id at once; follow it with status, read it with results.',
     input: {
-      config: z.string().min(1).describe('path of the vero.yaml (agent repo, tasks, harbor settings)'),
+      config: configInput,
       candidate: z.string().min(1).describe('commit sha, tag or branch of the agent repo'),
       force: z.boolean().optional().describe('re-run even when this exact evaluation already completed'),
     },
     readOnly: false,
     run: async (ctx, a) => {
-      const input = await prepareEvalInput(loadEvalConfig(a.config), a.candidate);
+      const input = await prepareEvalInput(loadEvalConfig(allowedConfig(ctx.configs, a.config)), a.candidate);
       const { mode } = await startOrAttach(ctx.client, input, ctx.taskQueue, a.force ?? false);
       return {
         evalId: input.evalId,
@@ -90,7 +67,7 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId },
     readOnly: true,
     run: async (ctx, a) => {
-      const d = await ctx.client.workflow.getHandle(a.evalId).describe();
+      const d = await ctx.client.workflow.getHandle(requireEvalId(a.evalId, 'status')).describe();
       const progress = await getProgress(ctx.client, a.evalId).then(
         (p) => settledProgress(p, d.status.name),
         () => null,
@@ -112,7 +89,7 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     input: { evalId },
     readOnly: true,
     run: async (ctx, a) => {
-      const handle = ctx.client.workflow.getHandle(a.evalId);
+      const handle = ctx.client.workflow.getHandle(requireEvalId(a.evalId, 'results'));
       if ((await handle.describe()).status.name !== 'COMPLETED') return partialResults(ctx.client, a.evalId);
       return withTasks((await handle.result()) as CandidateResult);
     },
@@ -139,16 +116,10 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
   }),
   tool({
     name: 'cancel',
-    description: 'Cancel a running evaluation (its harbor processes are stopped), as `vero cancel`.',
+    description: 'Cancel a running evaluation (its harbor processes are stopped), as `vero cancel`; only evaluation ids.',
     input: { evalId },
     readOnly: false,
-    run: async (ctx, a) => {
-      const handle = ctx.client.workflow.getHandle(a.evalId);
-      const d = await handle.describe();
-      if (d.status.name !== 'RUNNING') return { evalId: a.evalId, cancelled: false, reason: `already finished (${d.status.name})` };
-      await handle.cancel();
-      return { evalId: a.evalId, cancelled: true, reason: 'cancellation requested' };
-    },
+    run: async (ctx, a) => cancelEvaluation(ctx.client, a.evalId),
   }),
   tool({
     name: 'set_concurrency',
@@ -204,7 +175,5 @@ export const EVAL_TOOLS: McpTool<EvalToolContext>[] = [
     run: async (ctx, a) =>
       queryEvaluations(a.sql, { client: ctx.client, home: ctx.home }, { maxRows: a.maxRows, timeoutSec: a.timeoutSec }),
   }),
+  ...RACE_TOOLS,
 ];
-
-/** Evaluation commands not offered as tools yet (none of them exists in this build; each is one entry above when it does). */
-export const EVAL_TOOLS_NOT_WIRED = ['pause', 'resume', 'retry', 'race'] as const;

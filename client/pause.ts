@@ -6,6 +6,8 @@ import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
 import type { PauseChange } from '../model/pause-state';
 import type { evaluateCandidate } from '../workflows';
+import { requireEvalId, requireEvaluationType } from './eval-id';
+import { requireWorker, withinAcceptBound } from './worker-wait';
 import { pauseUpdate, resumeUpdate } from '../workflows/pause';
 
 export type { PauseChange };
@@ -16,11 +18,15 @@ export interface PauseOutcome extends PauseChange {
 }
 
 async function update(client: Client, evalId: string, verb: 'paused' | 'resumed', call: () => Promise<PauseChange>): Promise<PauseOutcome> {
+  const what = verb === 'paused' ? 'pause' : 'resume';
+  requireEvalId(evalId, what);
   const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
   const d = await handle.describe();
+  requireEvaluationType(evalId, d.type, what);
   if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); it cannot be ${verb}`);
+  await requireWorker(client, d.taskQueue, what);
   try {
-    return { evalId, ...(await call()) };
+    return { evalId, ...(await withinAcceptBound(client, what, evalId, call)) };
   } catch (e) {
     if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
     throw e;

@@ -6,13 +6,15 @@
  * workflow's result is the whole evaluation's, each retried row saying when and what it replaced. A running
  * evaluation queues the retry instead (an update) and continues as new into that run once its tasks finish.
  */
-import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
 import type { CandidateResult } from '../model/candidate-result';
 import { EvalInput } from '../model/eval-input';
 import { anotherRetryRunning, chooseRetryTasks } from '../model/retry';
 import { startOrAttach } from './eval-start';
 import { withTasks } from './eval-results';
+import { requireEvalId, requireEvaluationType } from './eval-id';
+import { requireWorker, withinAcceptBound } from './worker-wait';
 import { retryRunningUpdate } from '../workflows/retry-running';
 
 /** What `vero retry` started. */
@@ -86,15 +88,23 @@ async function refuseAnotherRetry(client: Client, evalId: string, runId: string,
   if (running.retryOf?.requestedAt !== requestedAt) throw new ConfigError(`${evalId}: ${anotherRetryRunning(running.tasks)}`);
 }
 
+/** Only an evaluation, and one a worker serves: a retry nothing would run is refused, not left waiting. */
+async function requireServed(client: Client, evalId: string, d: WorkflowExecutionDescription): Promise<void> {
+  requireEvaluationType(evalId, d.type, 'retry');
+  if (d.status.name === 'RUNNING' || d.status.name === 'COMPLETED') await requireWorker(client, d.taskQueue, 'retry');
+}
+
 /**
  * Starts a run of the chosen tasks (`tasks` by name, and with `errors` every error row) of a finished evaluation,
  * or queues them in a running one (they run once its tasks have finished). Refused (ConfigError) when it did not
  * complete, and for names that are not its tasks.
  */
 export async function retryTasks(client: Client, evalId: string, opts: { tasks?: string[]; errors?: boolean }): Promise<RetryStarted> {
+  requireEvalId(evalId, 'retry');
   const handle = client.workflow.getHandle(evalId);
   const d = await handle.describe();
-  if (d.status.name === 'RUNNING') return queueInRunning(client, evalId, d.runId, opts);
+  await requireServed(client, evalId, d);
+  if (d.status.name === 'RUNNING') return withinAcceptBound(client, 'retry', evalId, () => queueInRunning(client, evalId, d.runId, opts));
   if (d.status.name !== 'COMPLETED')
     throw new ConfigError(`${evalId} ended ${d.status.name} without a result: start it again (vero start-eval --force)`);
   const previous = withTasks((await handle.result()) as CandidateResult);

@@ -4,6 +4,8 @@ import { addCounts, type Progress } from '../model/progress';
 import { ConfigError } from '../model/errors';
 import { Continuation, EvalInput } from '../model/eval-input';
 import { finalizedResultOfRun } from './eval-results';
+import { requireEvalId } from './eval-id';
+import { requireWorker, withinAcceptBound } from './worker-wait';
 import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
 
 /** Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks. */
@@ -36,11 +38,14 @@ export async function progressIfAnswered(client: Client, evalId: string, timeout
  * `concurrency` run. Throws ConfigError when the workflow refuses (finished, started before lane grants).
  */
 export async function setConcurrency(client: Client, evalId: string, concurrency: number): Promise<ConcurrencyChange> {
-  const handle = client.workflow.getHandle<typeof evaluateCandidate>(evalId);
+  const handle = client.workflow.getHandle<typeof evaluateCandidate>(requireEvalId(evalId, 'set-concurrency'));
   const d = await handle.describe();
   if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); its concurrency cannot change`);
+  await requireWorker(client, d.taskQueue, 'set-concurrency');
   try {
-    return await handle.executeUpdate(setConcurrencyUpdate, { args: [concurrency] });
+    return await withinAcceptBound(client, 'set-concurrency', evalId, () =>
+      handle.executeUpdate(setConcurrencyUpdate, { args: [concurrency] }),
+    );
   } catch (e) {
     if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
     throw e;

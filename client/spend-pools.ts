@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
-import { ConfigError } from '../model/errors';
+import { ConfigError, InfrastructureError } from '../model/errors';
 import { spendPool, spendPoolQuery, type SpendPoolState } from '../workflows';
 
 const capWords = (c: { maxCostUsd?: number | null; maxTokens?: number | null }) =>
@@ -53,9 +53,29 @@ export async function ensureSpendPool(client: Client, cap: SpendCap, taskQueue: 
   }
 }
 
-/** The state of a spend pool (its totals, members and caps), from its workflow: a query while it runs, else its result. */
+/**
+ * The state of a spend pool (its totals, members and caps), from its workflow: a query while it runs (answered by
+ * a worker within a bound), else its result. One that ended without one (cancelled, terminated) is refused by
+ * its name and how it ended (ConfigError), as is one no worker answers for (InfrastructureError).
+ */
 export async function spendPoolState(client: Client, name: string): Promise<SpendPoolState> {
   const handle = client.workflow.getHandle(spendPoolWorkflowId(name));
   const d = await handle.describe();
-  return d.status.name === 'RUNNING' ? handle.query(spendPoolQuery) : ((await handle.result()) as SpendPoolState);
+  if (d.status.name === 'COMPLETED') return (await handle.result()) as SpendPoolState;
+  if (d.status.name !== 'RUNNING')
+    throw new ConfigError(
+      `spend pool "${name}" ended ${d.status.name.toLowerCase()} without totals (its evaluations' own results keep what each spent); an evaluation naming it starts a new pool`,
+    );
+  const deadline = Date.now() + POOL_QUERY_BOUND_MS;
+  try {
+    return await client.connection.withDeadline(deadline, () => handle.query(spendPoolQuery));
+  } catch (e) {
+    if (Date.now() < deadline) throw e;
+    throw new InfrastructureError(
+      `spend pool "${name}": no worker answered within ${POOL_QUERY_BOUND_MS / 1000}s (is one polling ${d.taskQueue}? vero worker, or vero dev)`,
+    );
+  }
 }
+
+/** How long the pool's query may wait for a worker. */
+const POOL_QUERY_BOUND_MS = 10_000;

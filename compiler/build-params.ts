@@ -75,3 +75,15 @@ export function parseWithPositions(text: string): { doc: Document; lines: LineCo
   const lines = new LineCounter();
   return { doc: parseDocument(text, { lineCounter: lines }), lines, text };
 }
+
+/**
+ * `--param` names the build file's text never uses as `${NAME}` (a misspelt name would otherwise be ignored in
+ * silence): one problem each, naming the parameters the file has.
+ */
+export function paramsNotInFile(file: string, text: string, params: BuildParams): string[] {
+  const used = new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!));
+  const known = used.size ? [...used].sort().join(', ') : 'none';
+  return Object.keys(params)
+    .filter((name) => !used.has(name))
+    .map((name) => `--param ${name}: ${file} has no \${${name}} (its parameters: ${known})`);
+}

@@ -19,11 +19,27 @@ export interface SqlTable {
   rows: SqlValue[][];
 }
 
+/** The memory a query may use: SQLite's heap (the tables, sorting, grouping), and the rows of its answer. */
+export interface SqlMemoryLimits {
+  sqliteHeapBytes: number;
+  answerBytes: number;
+}
+
+export const SQL_MEMORY_LIMITS: SqlMemoryLimits = { sqliteHeapBytes: 384 * 2 ** 20, answerBytes: 256 * 2 ** 20 };
+
 export interface SqlQueryJob {
   sql: string;
   tables: SqlTable[];
   maxRows: number;
+  /** Default SQL_MEMORY_LIMITS. */
+  memory?: SqlMemoryLimits;
 }
+
+/** The thread's JavaScript heap: the tables as sent, the answer's rows (with room for the engine itself). */
+const threadLimits = (m: SqlMemoryLimits) => ({
+  maxOldGenerationSizeMb: Math.ceil((2 * m.answerBytes) / 2 ** 20) + 256,
+  maxYoungGenerationSizeMb: 32,
+});
 
 export interface SqlAnswer {
   columns: string[];
@@ -41,13 +57,21 @@ function threadScript(): string {
   return path.join(dir, 'sql-thread.js');
 }
 
+/** Why the engine's thread died: its memory limit (named), or its own message. */
+function engineFailure(e: Error): string {
+  return (e as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY'
+    ? 'out of memory: the query thread passed its memory limit; select fewer or smaller columns, aggregate, or lower --max-rows'
+    : `the SQL engine failed: ${e.message}`;
+}
+
 /**
  * Runs one read-only statement over the tables; a ConfigError when SQLite refuses it or it runs past `timeoutMs`
  * (counted from when the tables are built: loading the engine on a busy machine is not the query's time).
  */
-export function runReadOnlySql(job: SqlQueryJob, timeoutMs: number): Promise<SqlAnswer> {
+export function runReadOnlySql(query: SqlQueryJob, timeoutMs: number): Promise<SqlAnswer> {
+  const job: Required<SqlQueryJob> = { ...query, memory: query.memory ?? SQL_MEMORY_LIMITS };
   return new Promise((resolve, reject) => {
-    const worker = new Worker(threadScript(), { workerData: job });
+    const worker = new Worker(threadScript(), { workerData: job, resourceLimits: threadLimits(job.memory) });
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const finish = (f: () => void) => {
@@ -67,7 +91,7 @@ export function runReadOnlySql(job: SqlQueryJob, timeoutMs: number): Promise<Sql
       finish(() => ('ok' in reply ? resolve(reply.ok) : reject(new ConfigError(`query: ${reply.error}`))));
       void worker.terminate();
     });
-    worker.once('error', (e) => finish(() => reject(new ConfigError(`query: the SQL engine failed: ${e.message}`))));
+    worker.once('error', (e) => finish(() => reject(new ConfigError(`query: ${engineFailure(e)}`))));
     worker.once('exit', (code) => finish(() => reject(new ConfigError(`query: the SQL engine stopped (exit ${code}) without an answer`))));
   });
 }

@@ -127,7 +127,8 @@ describe('bad input: one clear error, a meaningful exit code, nothing started', 
     const cmds = ['status', 'results', 'cancel'];
     const [w, ...answers] = await Promise.all([
       runVero(['worker', '--address', '127.0.0.1:1']),
-      ...cmds.map((cmd) => runVero([cmd, 'eval-nope', '--address', address()])),
+      // Well formed (cancel refuses what is not an evaluation id before asking), but no such evaluation.
+      ...cmds.map((cmd) => runVero([cmd, `eval-${'0'.repeat(40)}-${'0'.repeat(16)}`, '--address', address()])),
     ]);
     for (const [i, cmd] of cmds.entries()) {
       const r = answers[i]!;
