@@ -1,14 +1,25 @@
 /** The pages of `vero view`: the evaluations with the optimization's progress, one evaluation, two side by side. */
 import { EvaluationDetail, EvaluationRow, labelOf, progressSeries, TaskView, TrialView, type CompareDetail } from '../client/view-data';
 import type { CandidateResult } from '../model/candidate-result';
-import { cellClass, comparisonText, deltaChart, esc, evaluationsTable, fmtCi, fmtUsd, page, progressChart } from './views';
+import {
+  cellClass,
+  comparisonText,
+  deltaChart,
+  esc,
+  evaluationsTable,
+  fileHref,
+  fmtCi,
+  fmtUsd,
+  page,
+  progressChart,
+  trialHref,
+} from './views';
 import { fmtScore } from './format';
 
 export const CHART_JS_URL = '/assets/chart.umd.min.js';
-const NAV = '<a href="/">evaluations</a>';
+export const NAV = '<a href="/">evaluations</a>';
 
 export const evalHref = (evalId: string): string => `/eval/${encodeURIComponent(evalId)}`;
-export const fileHref = (rel: string): string => `/file/${rel.split('/').map(encodeURIComponent).join('/')}`;
 const compareHref = (a: string, b: string) => `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`;
 
 export function indexPage(rows: EvaluationRow[], scope: string): string {
@@ -59,7 +70,7 @@ function trialRows(trials: TrialView[]): string {
                 .map(([k, v]) => `${k}=${v}`)
                 .join(', ')
             : '–',
-        )}</td><td>${esc(t.exception ?? '')}</td><td class="num">${t.durationSec === null ? '–' : `${t.durationSec.toFixed(1)} s`}</td><td class="phases">${esc(t.phases.map((p) => `${p.phase} ${p.sec.toFixed(1)} s`).join(' · '))}</td><td class="num">${fmtUsd(t.costUsd)}</td><td class="files">${t.files.map(link).join('')}</td></tr>`,
+        )}</td><td>${esc(t.exception ?? '')}</td><td class="num">${t.durationSec === null ? '–' : `${t.durationSec.toFixed(1)} s`}</td><td class="phases">${esc(t.phases.map((p) => `${p.phase} ${p.sec.toFixed(1)} s`).join(' · '))}</td><td class="num">${fmtUsd(t.costUsd)}</td><td class="files">${t.pageRel ? `<a class="transcript" href="${esc(trialHref(t.pageRel))}">transcript</a>` : ''}${t.files.map(link).join('')}</td></tr>`,
     )
     .join('');
   return `<table class="trials"><thead><tr><th>trial</th><th>rewards</th><th>exception</th><th>duration</th><th>phases</th><th>cost</th><th>files</th></tr></thead><tbody>${rows}</tbody></table>`;
