@@ -11,6 +11,7 @@ import {
   fmtCi,
   fmtUsd,
   page,
+  pairHref,
   progressChart,
   trialHref,
 } from './views';
@@ -114,7 +115,7 @@ export function comparePage(c: CompareDetail): string {
   const rows = c.comparison.deltas
     .map(
       (d) =>
-        `<tr><td>${esc(d.task)}</td><td class="${cellClass(d.a, 'scored')}">${d.a.toFixed(3)}</td><td class="${cellClass(d.b, 'scored')}">${d.b.toFixed(3)}</td><td class="num${d.delta < 0 ? ' warn' : ''}">${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)}</td></tr>`,
+        `<tr><td>${d.delta !== 0 ? `<a class="pair" href="${esc(pairHref(c.a.evalId, c.b.evalId, d.task))}">${esc(d.task)}</a>` : esc(d.task)}</td><td class="${cellClass(d.a, 'scored')}">${d.a.toFixed(3)}</td><td class="${cellClass(d.b, 'scored')}">${d.b.toFixed(3)}</td><td class="num${d.delta < 0 ? ' warn' : ''}">${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)}</td></tr>`,
     )
     .join('\n');
   const only = [...c.comparison.onlyInA.map((t) => `${t} (only ${la})`), ...c.comparison.onlyInB.map((t) => `${t} (only ${lb})`)];
@@ -128,6 +129,7 @@ ${deltaChart(c.comparison, la, lb)}
 <table id="deltas"><thead><tr><th>task</th><th>${esc(la)}</th><th>${esc(lb)}</th><th>delta</th></tr></thead><tbody>
 ${rows}
 </tbody></table>
+<p class="note">A task whose score differs opens both trajectories step by step, with where they diverged marked.</p>
 ${only.length ? `<p class="note">Not in both: ${esc(only.join(', '))}.</p>` : ''}`,
   });
 }

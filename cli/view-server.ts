@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
 import { trialDetail } from '../client/trial-detail';
+import { trajectoryPair } from '../client/trajectory-pair';
 import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile, isTrialDir } from '../client/view-data';
 import { readHomeFile } from '../infra/home-file';
 import { refuseForeignHosts } from '../infra/host-check';
@@ -16,6 +17,7 @@ import { listenOn } from '../infra/listen';
 import type { TaskResult } from '../model/task-result';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage, NAV } from './view-pages';
+import { pairPage } from './view-pair';
 import { trialPage } from './view-trajectory';
 import { CHART_JS_FILE } from './views';
 
@@ -80,6 +82,17 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
     if (!a || !b) return html(reply, 400, errorPage(400, 'compare needs ?a=EVAL_ID&b=EVAL_ID'));
     try {
       return html(reply, 200, comparePage(await compareDetail(o.client, a, b)));
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+  app.get<{ Querystring: { a?: string; b?: string; task?: string; page?: string } }>('/pair', async (req, reply) => {
+    const { a, b, task } = req.query;
+    if (!a || !b || !task) return html(reply, 400, errorPage(400, 'pair needs ?a=EVAL_ID&b=EVAL_ID&task=TASK'));
+    const pageNo = pageNumber(req.query.page);
+    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
+    try {
+      return html(reply, 200, pairPage(await trajectoryPair(o.client, o.home, a, b, task, pageNo), NAV), NO_SCRIPT_CSP);
     } catch (e) {
       return failure(reply, e);
     }

@@ -18,6 +18,10 @@ export const fileHref = (rel: string): string => `/file/${rel.split('/').map(enc
 export const trialHref = (rel: string, pageNo = 1): string =>
   `/trial/${rel.split('/').map(encodeURIComponent).join('/')}${pageNo > 1 ? `?page=${pageNo}` : ''}`;
 
+/** One task of two evaluations side by side, at page `pageNo` of their trajectories. */
+export const pairHref = (a: string, b: string, task: string, pageNo = 1): string =>
+  `/pair?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}&task=${encodeURIComponent(task)}${pageNo > 1 ? `&page=${pageNo}` : ''}`;
+
 /** JSON for a <script> element: `<` escaped, so no value can end the element. */
 const scriptJson = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c');
 
