@@ -117,14 +117,14 @@ export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
     attr: 'nTasks',
     path: 'tasks.limit',
     help: 'keep the first N tasks after -i and -x, in task-name order',
-    parse: parseIntFlag('-l/--n-tasks', { min: 1, max: 1_000_000 }),
+    parse: parseIntFlag('-l/--n-tasks'),
   },
   {
     option: '-k, --n-attempts <k>',
     attr: 'nAttempts',
     path: 'harbor.n_attempts',
     help: 'independent trials per task',
-    parse: parseIntFlag('-k/--n-attempts', { min: 1, max: 1000 }),
+    parse: parseIntFlag('-k/--n-attempts'),
   },
 ];
 
@@ -189,7 +189,13 @@ export function overridesFrom(
 ): { overrides: Record<string, unknown>; flags: Record<string, string> } {
   const all = [...table, ...CONNECTION_OVERRIDES];
   const value = (attr: string) => (parsed as Record<string, unknown>)[attr];
-  const flagOf = (f: Pick<OverrideFlag, 'option'>) => f.option.split(' ')[0]!.replace(/,$/, '');
+  // The long name (`-k, --n-attempts <k>` → --n-attempts): the one --help and the docs spell out.
+  const flagOf = (f: Pick<OverrideFlag, 'option'>) =>
+    f.option
+      .split(' ')
+      .filter((w) => w.startsWith('-'))
+      .at(-1)!
+      .replace(/,$/, '');
   const expanded = table.flatMap((f) =>
     f.expand && value(f.attr) !== undefined ? Object.entries(f.expand(value(f.attr))).map(([p, v]) => ({ f, p, v })) : [],
   );

@@ -80,12 +80,13 @@ test('a value Harbor would refuse is refused by the flag that gave it, before an
   };
   await refused(['--ak', 'temperature'], /--ak: expected KEY=VALUE, got "temperature"/);
   await refused(['--ae', 'NOEQUALS'], /--ae: expected KEY=VALUE, got "NOEQUALS"/);
-  await refused(['--ae', '1BAD=x'], /--ae/);
-  await refused(['--ak', 'l=[1,2]'], /--ak/);
-  await refused(['-l', '0'], /-l\/--n-tasks: expected a whole number from 1/);
-  await refused(['-k', '0'], /-k\/--n-attempts: expected a whole number from 1/);
+  await refused(['--ae', '1BAD=x'], /error: --agent-env: Invalid key in record \(harbor.agent_env.1BAD\)/);
+  await refused(['--ak', 'l=[1,2]'], /error: --agent-kwarg: Invalid input \(harbor.agent_kwargs.l\)/);
+  await refused(['-l', '0'], /error: --n-tasks: Too small: expected number to be >=1 \(tasks.limit\)/);
+  await refused(['-l', 'x'], /-l\/--n-tasks: expected a whole number, got "x"/);
+  await refused(['-k', '0'], /error: --n-attempts: Too small: expected number to be >=1 \(harbor.n_attempts\)/);
   await refused(['-m', 'a/b', '-m', 'c/d'], /-m\/--model: given twice/);
-  await refused(['-a', ''], /-a/);
+  await refused(['-a', ''], /error: --agent: Too small/);
   await refused(['-i', 'nothing-matches*'], /tasks: the selection is empty: no task left by tasks.include \(-i\) \["nothing-matches\*"\]/);
 });
 
