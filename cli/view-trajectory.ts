@@ -65,8 +65,8 @@ export function stepBlock(s: Step, extraClass = ''): string {
   const head = [
     `<b>#${s.step_id}</b>`,
     `<b>${esc(s.source)}</b>`,
-    s.model_name ? esc(s.model_name) : '',
-    s.timestamp ? esc(s.timestamp) : '',
+    s.model_name ? `<span class="model">${esc(s.model_name)}</span>` : '',
+    s.timestamp ? `<span class="time">${esc(s.timestamp)}</span>` : '',
     metricsLine(s),
     s.is_copied_context ? '<span class="note">copied context</span>' : '',
   ].filter(Boolean);
@@ -95,8 +95,9 @@ export function transcript(d: TrialDetail, pageNo: number): string {
     }`;
   const h = t.head;
   const fm = h.finalMetrics;
+  const n = (v: number | null | undefined) => (v == null ? '–' : String(v));
   const totals = fm
-    ? ` · totals: ${[fm.total_prompt_tokens, fm.total_cached_tokens, fm.total_completion_tokens].map((n) => n ?? '–').join(' in / ')} (in / cached / out), ${fmtUsd(fm.total_cost_usd)}`
+    ? ` · totals: ${n(fm.total_prompt_tokens)} in (${n(fm.total_cached_tokens)} cached) · ${n(fm.total_completion_tokens)} out · ${fmtUsd(fm.total_cost_usd)}`
     : '';
   return `<p class="note" id="trajectory-head">${esc(`${h.agent.name} ${h.agent.version}${h.agent.model_name ? ` · ${h.agent.model_name}` : ''} · ${h.schemaVersion}`)}${esc(totals)}</p>
 ${h.notes ? textBlock(h.notes) : ''}${pager(d.rel, t, pageNo)}

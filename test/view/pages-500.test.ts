@@ -117,7 +117,8 @@ test('an evaluation of 500 tasks: a row per task, each with its trial, its trans
   expect(await page.locator('#task-task-000 td').nth(1).textContent()).toBe('error');
   expect(await page.locator('#task-task-002 td.pass').count()).toBe(1);
   await page.screenshot({ path: screenshotPath('eval-500-tasks.png') });
-  await page.screenshot({ path: screenshotPath('eval-500-tasks-full.png'), fullPage: true });
+  await page.locator('#task-task-499').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath('eval-500-tasks-end.png') });
   await page.close();
 });
 
@@ -130,5 +131,7 @@ test('two evaluations of 500 tasks compared: the deltas drawn, each task that di
   expect(await page.locator('#deltas a.pair').count()).toBe(differ);
   expect(await page.locator('#deltas a.pair').first().getAttribute('href')).toBe('/pair?a=eval-aaaa&b=eval-bbbb&task=task-002');
   await page.screenshot({ path: screenshotPath('compare-500-tasks.png') });
+  await page.locator('table#deltas').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath('compare-500-tasks-table.png') });
   await page.close();
 });

@@ -150,6 +150,10 @@ describe('in Chromium', () => {
     expect(await page.locator('#transcript .step').count()).toBe(100);
     expect(await page.locator('.pager').first().textContent()).toMatch(/^steps 901–1000 of 1000/);
     expect(await page.locator('#next').count()).toBe(0);
+    // Read to its end: the trajectory's totals.
+    expect(await page.textContent('#trajectory-head')).toBe(
+      'claude-code 2.1.3 · anthropic/claude-sonnet-4-5 · ATIF-v1.6 · totals: 123456 in (100000 cached) · 7890 out · $0.4200',
+    );
     await page.click('#prev');
     expect(page.url()).toBe(`${base}/trial/${rels.long}?page=9`);
     await page.close();
