@@ -15,6 +15,9 @@ import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 import { parseIntFlag } from './int-flag';
 
+const TRIALS_DESCRIPTION =
+  "score the tasks of a Harbor jobs dir (or one job dir, or an evaluation's run dir: <home>/runs/<id> takes each task's latest job across its runs, <home>/runs/<id>/<run> that run's jobs) offline: best trial per task, deterministically";
+
 /** Collates each dir (a jobs dir or a job dir) and merges the rows: one per task, in task order. */
 async function collateDirs(dirs: string[], opts: ParallelCollateOptions): Promise<CollatedJobs> {
   if (dirs.length === 1) return collateInParallel(dirs[0]!, opts);
@@ -29,9 +32,7 @@ async function collateDirs(dirs: string[], opts: ParallelCollateOptions): Promis
 export function registerTrialsCommand(program: Command): void {
   program
     .command('trials <jobsDir>')
-    .description(
-      "score the tasks of a Harbor jobs dir (or one job dir, or an evaluation's run dir: <home>/runs/<id> takes each task's latest job across its runs, <home>/runs/<id>/<run> that run's jobs) offline: best trial per task, deterministically",
-    )
+    .description(TRIALS_DESCRIPTION)
     .option(
       '--json',
       'print {"tasks": [{task, taskName, status, score, trial, metrics, nTrials, exceptions, error}]} sorted by task (the rows of `vero results --json`)',
@@ -46,11 +47,7 @@ export function registerTrialsCommand(program: Command): void {
     .action(async (dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean'; threads?: number }) => {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ConfigError(`${dir}: not a directory`);
       const dirs = jobDirsOfRunDir(dir) ?? [dir]; // an evaluation's run dir: its jobs dirs
-      const { rows, invalid, chosenFiles } = await collateDirs(dirs, {
-        rewardKey: o.rewardKey,
-        aggregate: o.aggregate,
-        threads: o.threads,
-      });
+      const { rows, invalid, chosenFiles } = await collateDirs(dirs, o);
       for (const bad of invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
       // Every job dir is a row or a named skip: a crashed or empty one is never dropped silently.
       const skipped = dirs.flatMap((d) => jobDirsWithoutResults(d));

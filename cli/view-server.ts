@@ -59,6 +59,32 @@ function pageNumber(v: string | undefined): number | null {
   return /^[1-9]\d{0,6}$/.test(v) ? Number(v) : null;
 }
 
+/** A trial's page and two candidates on one task: untrusted files, so pages without any script. */
+function addTrajectoryRoutes(app: FastifyInstance, o: ViewServerOptions): void {
+  app.get<{ Querystring: { a?: string; b?: string; task?: string; page?: string } }>('/pair', async (req, reply) => {
+    const { a, b, task } = req.query;
+    if (!a || !b || !task) return html(reply, 400, errorPage(400, 'pair needs ?a=EVAL_ID&b=EVAL_ID&task=TASK'));
+    const pageNo = pageNumber(req.query.page);
+    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
+    try {
+      return html(reply, 200, pairPage(await trajectoryPair(o.client, o.home, a, b, task, pageNo), NAV), NO_SCRIPT_CSP);
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+  app.get<{ Params: { '*': string }; Querystring: { page?: string } }>('/trial/*', async (req, reply) => {
+    const rel = req.params['*'].replace(/\/+$/, '');
+    if (!isTrialDir(rel)) return html(reply, 403, errorPage(403, `${rel}: not a trial dir this viewer shows`));
+    const pageNo = pageNumber(req.query.page);
+    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
+    try {
+      return html(reply, 200, trialPage(await trialDetail(o.home, rel, pageNo), pageNo, NAV), NO_SCRIPT_CSP);
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+}
+
 export async function startViewServer(o: ViewServerOptions): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify({ logger: false });
   refuseForeignHosts(app, [o.host]);
@@ -86,28 +112,7 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
       return failure(reply, e);
     }
   });
-  app.get<{ Querystring: { a?: string; b?: string; task?: string; page?: string } }>('/pair', async (req, reply) => {
-    const { a, b, task } = req.query;
-    if (!a || !b || !task) return html(reply, 400, errorPage(400, 'pair needs ?a=EVAL_ID&b=EVAL_ID&task=TASK'));
-    const pageNo = pageNumber(req.query.page);
-    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
-    try {
-      return html(reply, 200, pairPage(await trajectoryPair(o.client, o.home, a, b, task, pageNo), NAV), NO_SCRIPT_CSP);
-    } catch (e) {
-      return failure(reply, e);
-    }
-  });
-  app.get<{ Params: { '*': string }; Querystring: { page?: string } }>('/trial/*', async (req, reply) => {
-    const rel = req.params['*'].replace(/\/+$/, '');
-    if (!isTrialDir(rel)) return html(reply, 403, errorPage(403, `${rel}: not a trial dir this viewer shows`));
-    const pageNo = pageNumber(req.query.page);
-    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
-    try {
-      return html(reply, 200, trialPage(await trialDetail(o.home, rel, pageNo), pageNo, NAV), NO_SCRIPT_CSP);
-    } catch (e) {
-      return failure(reply, e);
-    }
-  });
+  addTrajectoryRoutes(app, o);
   app.get<{ Params: { '*': string } }>('/file/*', async (req, reply) => {
     const f = readHomeFile(o.home, req.params['*'], MAX_FILE_BYTES, isLinkedFile); // fastify has decoded it
     if (!f.ok) return reply.code(f.status).header('content-type', 'text/plain; charset=utf-8').send(`refused: ${f.reason}\n`);
