@@ -114,7 +114,7 @@ function verifierBlock(v: VerifierOutput): string {
 /** The trial's result beside its transcript: reward, exception, tokens and cost, verifier output. */
 export function trialSummary(d: TrialDetail): string {
   const rewards = d.rewards ? Object.entries(d.rewards).map(([k, v]) => `${k} = ${fmtScore(v)}`) : ['none'];
-  const tok = d.tokens;
+  const tok = d.tokens && Object.values(d.tokens).some((v) => v !== null) ? d.tokens : null;
   return `<table class="summary" id="trial-summary"><tbody>
 <tr><th>task</th><td>${esc(d.task ?? '–')}</td></tr>
 <tr><th>agent</th><td>${esc([d.agent, d.model].filter(Boolean).join(' · ') || '–')}</td></tr>
@@ -130,7 +130,7 @@ ${d.resultProblem ? `<tr><th>result</th><td class="warn">${esc(d.resultProblem)}
 export function trialPage(d: TrialDetail, pageNo: number, nav: string): string {
   return page({
     title: `trial ${d.trialName}`,
-    nav: `${nav}<a href="${esc(fileHref(d.trajectoryRel))}">trajectory.json (raw)</a>`,
+    nav: `${nav}${d.trajectory.ok || d.trajectory.status === 200 ? `<a href="${esc(fileHref(d.trajectoryRel))}">trajectory.json (raw)</a>` : ''}`,
     style: TRANSCRIPT_STYLE,
     body: `${trialSummary(d)}
 <h2>Transcript</h2>
