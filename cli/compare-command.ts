@@ -8,6 +8,7 @@ import { ConfigError, ExitCode } from '../model/errors';
 import type { CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
+import { pairHref } from './views';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
 import { harborVersionsDiffer } from '../model/harbor-version';
@@ -96,7 +97,7 @@ evaluation); 3 no server.`,
           `${table(
             ['task', 'A', 'B', 'delta'],
             changed.map((d) => [d.task, d.a.toFixed(3), d.b.toFixed(3), `${d.delta > 0 ? '+' : ''}${d.delta.toFixed(3)}`]),
-          )}\n`,
+          )}\n\nstep by step in vero view: ${pairHref(a.evalId, b.evalId, changed[0]!.task)} (task=any task above)\n`,
         );
       print(
         [

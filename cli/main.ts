@@ -15,6 +15,7 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['pause', 'resume'], () => (require('./pause-commands') as typeof import('./pause-commands')).registerPauseCommands],
   [['retry'], () => (require('./retry-command') as typeof import('./retry-command')).registerRetryCommand],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
+  [['jobs'], () => (require('./jobs-command') as typeof import('./jobs-command')).registerJobsCommand],
   [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
   [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
   [['compare'], () => (require('./compare-command') as typeof import('./compare-command')).registerCompareCommand],

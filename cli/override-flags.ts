@@ -3,8 +3,9 @@
  * with their help, builds the loader's overrides, and tells the loader which flag set which path, so a bad value
  * is blamed on the flag (`--concurrency: Too small …`), not on the file.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { parseIntFlag } from './int-flag';
+import { ConfigError } from '../model/errors';
 
 interface OverrideFlag {
   /** commander's option spec. */
@@ -14,7 +15,9 @@ interface OverrideFlag {
   /** The vero.yaml path it sets. */
   path: string;
   help: string;
-  parse?: (v: string) => unknown;
+  parse?: (v: string, previous: unknown) => unknown;
+  /** A flag that sets several paths (a `KEY=VALUE` per key): the paths and values of its parsed value. */
+  expand?: (parsed: unknown) => Record<string, unknown>;
 }
 
 const listOf = (v: string) =>
@@ -23,7 +26,125 @@ const listOf = (v: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** The flags a Harbor user passes to `harbor run`, with Harbor's names and meaning, as an overlay on vero.yaml. */
+
+/** Repeatable flag: every value, in order. */
+const repeated = (v: string, previous: unknown): string[] => [...((previous as string[] | undefined) ?? []), v];
+
+/**
+ * A `KEY=VALUE` of `--ak` as Harbor parses it: the value read as JSON first (`n=3` a number, `x=true` a boolean),
+ * then Python's True/False/None, else the string. A missing `=` is refused, as Harbor refuses it.
+ */
+export function parseKwarg(flag: string, item: string): [string, unknown] {
+  const eq = item.indexOf('=');
+  if (eq <= 0) throw new ConfigError(`${flag}: expected KEY=VALUE, got "${item}"`);
+  const [key, text] = [item.slice(0, eq), item.slice(eq + 1)];
+  if (key.includes('.')) throw new ConfigError(`${flag}: "${key}" is not a keyword argument name`);
+  try {
+    return [key, JSON.parse(text) as unknown];
+  } catch {
+    const python: Record<string, unknown> = { True: true, False: false, None: null };
+    return [key, text in python ? python[text] : text];
+  }
+}
+
+/** `--ae K=V`: Harbor keeps the value as the literal string. */
+function parseEnvItem(flag: string, item: string): [string, string] {
+  const eq = item.indexOf('=');
+  if (eq <= 0) throw new ConfigError(`${flag}: expected KEY=VALUE, got "${item}"`);
+  return [item.slice(0, eq), item.slice(eq + 1)];
+}
+
+/** A repeatable `KEY=VALUE` flag: its pairs, each checked as it is given (a bad one is refused by the flag's name). */
+const pairs =
+  (flag: string, parse: (flag: string, item: string) => [string, unknown]) =>
+  (v: string, previous: unknown): [string, unknown][] => [...((previous as [string, unknown][] | undefined) ?? []), parse(flag, v)];
+
+/** The one model of an evaluation: Harbor runs one agent config per `-m`; an evaluation is one. */
+function oneModel(v: string, previous: unknown): string {
+  if (previous !== undefined)
+    throw new ConfigError(
+      `-m/--model: given twice ("${String(previous)}", "${v}"); an evaluation runs one model (start one per model, or vero race them)`,
+    );
+  return v;
+}
+
+/** Each key of a `KEY=VALUE` flag as its own path under `base`, so it merges over vero.yaml's mapping. */
+const underKeys = (base: string) => (parsed: unknown) =>
+  Object.fromEntries((parsed as [string, unknown][]).map(([k, v]) => [`${base}.${k}`, v]));
+
+export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
+  { option: '-a, --agent <name>', attr: 'agent', path: 'harbor.agent', help: "Harbor's agent: a built-in name or module.path:Class" },
+  {
+    option: '-m, --model <name>',
+    attr: 'model',
+    path: 'harbor.model',
+    help: 'the model, e.g. anthropic/claude-sonnet-4-5 (once)',
+    parse: oneModel,
+  },
+  {
+    option: '--ak, --agent-kwarg <k=v>',
+    attr: 'agentKwarg',
+    path: 'harbor.agent_kwargs',
+    help: "an agent constructor argument, the value read as JSON, else True/False/None, else a string (repeatable; merged over vero.yaml's)",
+    parse: pairs('--ak', parseKwarg),
+    expand: underKeys('harbor.agent_kwargs'),
+  },
+  {
+    option: '--ae, --agent-env <K=V>',
+    attr: 'agentEnv',
+    path: 'harbor.agent_env',
+    help: "an environment variable of the agent, kept as a string (repeatable; merged over vero.yaml's)",
+    parse: pairs('--ae', parseEnvItem),
+    expand: underKeys('harbor.agent_env'),
+  },
+  {
+    option: '-i, --include-task-name <glob>',
+    attr: 'includeTaskName',
+    path: 'tasks.include',
+    help: "keep the tasks whose name matches (repeatable; replaces vero.yaml's list)",
+    parse: repeated,
+  },
+  {
+    option: '-x, --exclude-task-name <glob>',
+    attr: 'excludeTaskName',
+    path: 'tasks.exclude',
+    help: "drop the tasks whose name matches, after -i (repeatable; replaces vero.yaml's list)",
+    parse: repeated,
+  },
+  {
+    option: '-l, --n-tasks <n>',
+    attr: 'nTasks',
+    path: 'tasks.limit',
+    help: 'keep the first N tasks after -i and -x, in task-name order',
+    parse: parseIntFlag('-l/--n-tasks'),
+  },
+  {
+    option: '-k, --n-attempts <k>',
+    attr: 'nAttempts',
+    path: 'harbor.n_attempts',
+    help: 'independent trials per task',
+    parse: parseIntFlag('-k/--n-attempts'),
+  },
+];
+
+/** Other spellings users type for Harbor's flags (hidden in --help): the same option under another name. */
+export const HARBOR_FLAG_ALIASES: { alias: string; attr: string }[] = [
+  { alias: '--include <glob>', attr: 'includeTaskName' },
+  { alias: '--exclude <glob>', attr: 'excludeTaskName' },
+  { alias: '--limit <n>', attr: 'nTasks' },
+];
+
+function addAlias(cmd: Command, a: { alias: string; attr: string }, table: OverrideFlag[]): void {
+  const target = table.find((f) => f.attr === a.attr)!;
+  const opt = new Option(a.alias).hideHelp();
+  opt.attributeName = () => a.attr;
+  if (target.parse) opt.argParser(target.parse as (v: string, p: unknown) => unknown);
+  cmd.addOption(opt);
+}
+
 export const START_EVAL_OVERRIDES: OverrideFlag[] = [
+  ...HARBOR_RUN_OVERRIDES,
   {
     option: '--concurrency <n>',
     attr: 'concurrency',
@@ -31,13 +152,7 @@ export const START_EVAL_OVERRIDES: OverrideFlag[] = [
     help: 'tasks in flight',
     parse: parseIntFlag('--concurrency'),
   },
-  {
-    option: '--n-attempts <k>',
-    attr: 'nAttempts',
-    path: 'harbor.n_attempts',
-    help: 'trials per task (-k)',
-    parse: parseIntFlag('--n-attempts'),
-  },
+
   {
     option: '--max-retries <r>',
     attr: 'maxRetries',
@@ -62,7 +177,8 @@ const CONNECTION_OVERRIDES: Pick<OverrideFlag, 'option' | 'attr' | 'path'>[] = [
 ];
 
 export function addOverrideOptions(cmd: Command, table: OverrideFlag[]): Command {
-  for (const f of table) cmd.option(f.option, `${f.help} (${f.path})`, f.parse as (v: string) => unknown);
+  for (const f of table) cmd.option(f.option, `${f.help} (${f.path})`, f.parse as (v: string, p: unknown) => unknown);
+  for (const a of HARBOR_FLAG_ALIASES) if (table.some((f) => f.attr === a.attr)) addAlias(cmd, a, table);
   return cmd;
 }
 
@@ -73,8 +189,19 @@ export function overridesFrom(
 ): { overrides: Record<string, unknown>; flags: Record<string, string> } {
   const all = [...table, ...CONNECTION_OVERRIDES];
   const value = (attr: string) => (parsed as Record<string, unknown>)[attr];
+  // The long name (`-k, --n-attempts <k>` → --n-attempts): the one --help and the docs spell out.
+  const flagOf = (f: Pick<OverrideFlag, 'option'>) =>
+    f.option
+      .split(' ')
+      .filter((w) => w.startsWith('-'))
+      .at(-1)!
+      .replace(/,$/, '');
+  const expanded = table.flatMap((f) =>
+    f.expand && value(f.attr) !== undefined ? Object.entries(f.expand(value(f.attr))).map(([p, v]) => ({ f, p, v })) : [],
+  );
+  const plain = all.filter((f) => !('expand' in f && f.expand));
   return {
-    overrides: Object.fromEntries(all.map((f) => [f.path, value(f.attr)])),
-    flags: Object.fromEntries(all.map((f) => [f.path, f.option.split(' ')[0]!])),
+    overrides: { ...Object.fromEntries(plain.map((f) => [f.path, value(f.attr)])), ...Object.fromEntries(expanded.map((e) => [e.p, e.v])) },
+    flags: { ...Object.fromEntries(plain.map((f) => [f.path, flagOf(f)])), ...Object.fromEntries(expanded.map((e) => [e.p, flagOf(e.f)])) },
   };
 }

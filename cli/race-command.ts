@@ -7,6 +7,7 @@ import type { RaceResult, RaceState } from '../model/race-types';
 import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
+import { addOverrideOptions, HARBOR_RUN_OVERRIDES, overridesFrom } from './override-flags';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
@@ -111,7 +112,8 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
       ...(o.maxCostUsd !== undefined ? { maxCostUsd: numberFlag('--max-cost-usd', o.maxCostUsd, 0, Infinity, true) } : {}),
       ...(o.historyWeights ? { historyWeights: true } : {}),
     } as const;
-    const input = await prepareRaceInput(loadEvalConfig(file), refs, options);
+    const overlay = overridesFrom(o, HARBOR_RUN_OVERRIDES); // Harbor's own flags (-a, -m, -i, -l, -k …) over vero.yaml
+    const input = await prepareRaceInput(loadEvalConfig(file, overlay.overrides, overlay.flags), refs, options);
     const conn = connectionSettings(o);
     const client = await connectTo(conn, o.json);
     try {
@@ -142,4 +144,5 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
     }
     process.exitCode = ExitCode.ok;
   });
+  addOverrideOptions(program.commands.find((c) => c.name() === 'race')!, HARBOR_RUN_OVERRIDES);
 }

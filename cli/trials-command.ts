@@ -3,15 +3,36 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { collatedRow, jobDirsWithoutResults } from '../harbor/collate';
-import { collateInParallel, MAX_COLLATION_THREADS, PARALLEL_MIN_TRIALS } from '../harbor/collate-parallel';
+import {
+  collateInParallel,
+  type CollatedJobs,
+  MAX_COLLATION_THREADS,
+  PARALLEL_MIN_TRIALS,
+  type ParallelCollateOptions,
+} from '../harbor/collate-parallel';
+import { jobDirsOfRunDir } from '../client/eval-jobs';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 import { parseIntFlag } from './int-flag';
 
+const TRIALS_DESCRIPTION =
+  "score the tasks of a Harbor jobs dir (or one job dir, or an evaluation's run dir: <home>/runs/<id> takes each task's latest job across its runs, <home>/runs/<id>/<run> that run's jobs) offline: best trial per task, deterministically";
+
+/** Collates each dir (a jobs dir or a job dir) and merges the rows: one per task, in task order. */
+async function collateDirs(dirs: string[], opts: ParallelCollateOptions): Promise<CollatedJobs> {
+  if (dirs.length === 1) return collateInParallel(dirs[0]!, opts);
+  const each = await Promise.all(dirs.map((d) => collateInParallel(d, { ...opts, threads: 1 })));
+  return {
+    rows: each.flatMap((c) => c.rows).sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0)),
+    invalid: each.flatMap((c) => c.invalid),
+    chosenFiles: new Map(each.flatMap((c) => [...c.chosenFiles])),
+  };
+}
+
 export function registerTrialsCommand(program: Command): void {
   program
     .command('trials <jobsDir>')
-    .description('score the tasks of a Harbor jobs dir (or one job dir) offline: best trial per task, deterministically')
+    .description(TRIALS_DESCRIPTION)
     .option(
       '--json',
       'print {"tasks": [{task, taskName, status, score, trial, metrics, nTrials, exceptions, error}]} sorted by task (the rows of `vero results --json`)',
@@ -25,14 +46,11 @@ export function registerTrialsCommand(program: Command): void {
     )
     .action(async (dir: string, o: { json?: boolean; rewardKey?: string; aggregate: 'best' | 'mean'; threads?: number }) => {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ConfigError(`${dir}: not a directory`);
-      const { rows, invalid, chosenFiles } = await collateInParallel(dir, {
-        rewardKey: o.rewardKey,
-        aggregate: o.aggregate,
-        threads: o.threads,
-      });
+      const dirs = jobDirsOfRunDir(dir) ?? [dir]; // an evaluation's run dir: its jobs dirs
+      const { rows, invalid, chosenFiles } = await collateDirs(dirs, o);
       for (const bad of invalid) process.stderr.write(`warning: skipped ${bad.file}: ${bad.reason}\n`);
       // Every job dir is a row or a named skip: a crashed or empty one is never dropped silently.
-      const skipped = jobDirsWithoutResults(dir);
+      const skipped = dirs.flatMap((d) => jobDirsWithoutResults(d));
       for (const s of skipped) process.stderr.write(`warning: no row for ${s.jobDir}: ${s.reason}\n`);
       if (o.json) {
         // The rows of `vero results --json`, less what only a run knows (runs, timedOut, notes, harborVersion).

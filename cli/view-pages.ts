@@ -1,14 +1,26 @@
 /** The pages of `vero view`: the evaluations with the optimization's progress, one evaluation, two side by side. */
 import { EvaluationDetail, EvaluationRow, labelOf, progressSeries, TaskView, TrialView, type CompareDetail } from '../client/view-data';
 import type { CandidateResult } from '../model/candidate-result';
-import { cellClass, comparisonText, deltaChart, esc, evaluationsTable, fmtCi, fmtUsd, page, progressChart } from './views';
+import {
+  cellClass,
+  comparisonText,
+  deltaChart,
+  esc,
+  evaluationsTable,
+  fileHref,
+  fmtCi,
+  fmtUsd,
+  page,
+  pairHref,
+  progressChart,
+  trialHref,
+} from './views';
 import { fmtScore } from './format';
 
 export const CHART_JS_URL = '/assets/chart.umd.min.js';
-const NAV = '<a href="/">evaluations</a>';
+export const NAV = '<a href="/">evaluations</a>';
 
 export const evalHref = (evalId: string): string => `/eval/${encodeURIComponent(evalId)}`;
-export const fileHref = (rel: string): string => `/file/${rel.split('/').map(encodeURIComponent).join('/')}`;
 const compareHref = (a: string, b: string) => `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`;
 
 export function indexPage(rows: EvaluationRow[], scope: string): string {
@@ -59,7 +71,7 @@ function trialRows(trials: TrialView[]): string {
                 .map(([k, v]) => `${k}=${v}`)
                 .join(', ')
             : '–',
-        )}</td><td>${esc(t.exception ?? '')}</td><td class="num">${t.durationSec === null ? '–' : `${t.durationSec.toFixed(1)} s`}</td><td class="phases">${esc(t.phases.map((p) => `${p.phase} ${p.sec.toFixed(1)} s`).join(' · '))}</td><td class="num">${fmtUsd(t.costUsd)}</td><td class="files">${t.files.map(link).join('')}</td></tr>`,
+        )}</td><td>${esc(t.exception ?? '')}</td><td class="num">${t.durationSec === null ? '–' : `${t.durationSec.toFixed(1)} s`}</td><td class="phases">${esc(t.phases.map((p) => `${p.phase} ${p.sec.toFixed(1)} s`).join(' · '))}</td><td class="num">${fmtUsd(t.costUsd)}</td><td class="files">${t.pageRel ? `<a class="transcript" href="${esc(trialHref(t.pageRel))}">transcript</a>` : ''}${t.files.map(link).join('')}</td></tr>`,
     )
     .join('');
   return `<table class="trials"><thead><tr><th>trial</th><th>rewards</th><th>exception</th><th>duration</th><th>phases</th><th>cost</th><th>files</th></tr></thead><tbody>${rows}</tbody></table>`;
@@ -103,7 +115,7 @@ export function comparePage(c: CompareDetail): string {
   const rows = c.comparison.deltas
     .map(
       (d) =>
-        `<tr><td>${esc(d.task)}</td><td class="${cellClass(d.a, 'scored')}">${d.a.toFixed(3)}</td><td class="${cellClass(d.b, 'scored')}">${d.b.toFixed(3)}</td><td class="num${d.delta < 0 ? ' warn' : ''}">${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)}</td></tr>`,
+        `<tr><td>${d.delta !== 0 ? `<a class="pair" href="${esc(pairHref(c.a.evalId, c.b.evalId, d.task))}">${esc(d.task)}</a>` : esc(d.task)}</td><td class="${cellClass(d.a, 'scored')}">${d.a.toFixed(3)}</td><td class="${cellClass(d.b, 'scored')}">${d.b.toFixed(3)}</td><td class="num${d.delta < 0 ? ' warn' : ''}">${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)}</td></tr>`,
     )
     .join('\n');
   const only = [...c.comparison.onlyInA.map((t) => `${t} (only ${la})`), ...c.comparison.onlyInB.map((t) => `${t} (only ${lb})`)];
@@ -117,6 +129,7 @@ ${deltaChart(c.comparison, la, lb)}
 <table id="deltas"><thead><tr><th>task</th><th>${esc(la)}</th><th>${esc(lb)}</th><th>delta</th></tr></thead><tbody>
 ${rows}
 </tbody></table>
+<p class="note">A task whose score differs opens both trajectories step by step, with where they diverged marked.</p>
 ${only.length ? `<p class="note">Not in both: ${esc(only.join(', '))}.</p>` : ''}`,
   });
 }

@@ -1,6 +1,6 @@
 /**
  * `vero view`'s HTTP server (fastify): the pages of cli/view-pages.ts over Temporal and the home's files.
- * Read-only; only the files its pages link (isLinkedFile: harbor logs and trial files in run dirs, their real
+ * Read-only; a trial's page (cli/view-trajectory.ts) only for a trial dir of a run's job; only the files its pages link (isLinkedFile: harbor logs and trial files in run dirs, their real
  * paths inside the home: infra/home-file.ts), at most MAX_FILE_BYTES each, served as text with `nosniff`; every
  * page has a CSP that allows no script from elsewhere. Only requests whose Host is a loopback name, an IP or the
  * --host given are answered (infra/host-check.ts).
@@ -8,13 +8,17 @@
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
-import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile } from '../client/view-data';
+import { trialDetail } from '../client/trial-detail';
+import { trajectoryPair } from '../client/trajectory-pair';
+import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile, isTrialDir } from '../client/view-data';
 import { readHomeFile } from '../infra/home-file';
 import { refuseForeignHosts } from '../infra/host-check';
 import { listenOn } from '../infra/listen';
 import type { TaskResult } from '../model/task-result';
 import { taskNote } from './format';
-import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage } from './view-pages';
+import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage, NAV } from './view-pages';
+import { pairPage } from './view-pair';
+import { trialPage } from './view-trajectory';
 import { CHART_JS_FILE } from './views';
 
 /** The most of one file the viewer sends (the rest is cut, and the cut is said). */
@@ -35,8 +39,11 @@ export interface ViewServerOptions {
 const CSP =
   "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'";
 
-function html(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP).send(body);
+/** The CSP of a page that shows a trial's files (untrusted text): no script at all, escaped or not. */
+const NO_SCRIPT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+function html(reply: FastifyReply, status: number, body: string, csp = CSP): FastifyReply {
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', csp).send(body);
 }
 
 /** The failure of a page in words: an unknown evaluation is a 404, anything else a 500 with its message. */
@@ -44,6 +51,38 @@ function failure(reply: FastifyReply, e: unknown): FastifyReply {
   const message = (e as Error).message.split('\n')[0] ?? String(e);
   const notFound = (e as Error).name === 'WorkflowNotFoundError' || /not found/i.test(message);
   return html(reply, notFound ? 404 : 500, errorPage(notFound ? 404 : 500, message));
+}
+
+/** A `?page=` value: a whole number from 1 (absent: 1), else null. */
+function pageNumber(v: string | undefined): number | null {
+  if (v === undefined) return 1;
+  return /^[1-9]\d{0,6}$/.test(v) ? Number(v) : null;
+}
+
+/** A trial's page and two candidates on one task: untrusted files, so pages without any script. */
+function addTrajectoryRoutes(app: FastifyInstance, o: ViewServerOptions): void {
+  app.get<{ Querystring: { a?: string; b?: string; task?: string; page?: string } }>('/pair', async (req, reply) => {
+    const { a, b, task } = req.query;
+    if (!a || !b || !task) return html(reply, 400, errorPage(400, 'pair needs ?a=EVAL_ID&b=EVAL_ID&task=TASK'));
+    const pageNo = pageNumber(req.query.page);
+    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
+    try {
+      return html(reply, 200, pairPage(await trajectoryPair(o.client, o.home, a, b, task, pageNo), NAV), NO_SCRIPT_CSP);
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+  app.get<{ Params: { '*': string }; Querystring: { page?: string } }>('/trial/*', async (req, reply) => {
+    const rel = req.params['*'].replace(/\/+$/, '');
+    if (!isTrialDir(rel)) return html(reply, 403, errorPage(403, `${rel}: not a trial dir this viewer shows`));
+    const pageNo = pageNumber(req.query.page);
+    if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
+    try {
+      return html(reply, 200, trialPage(await trialDetail(o.home, rel, pageNo), pageNo, NAV), NO_SCRIPT_CSP);
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
 }
 
 export async function startViewServer(o: ViewServerOptions): Promise<{ app: FastifyInstance; url: string }> {
@@ -73,6 +112,7 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
       return failure(reply, e);
     }
   });
+  addTrajectoryRoutes(app, o);
   app.get<{ Params: { '*': string } }>('/file/*', async (req, reply) => {
     const f = readHomeFile(o.home, req.params['*'], MAX_FILE_BYTES, isLinkedFile); // fastify has decoded it
     if (!f.ok) return reply.code(f.status).header('content-type', 'text/plain; charset=utf-8').send(`refused: ${f.reason}\n`);

@@ -12,6 +12,16 @@ import { fmtCost, fmtScore } from './format';
 export const esc = (s: unknown): string =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** A link to a file the viewer serves (its path relative to the home). */
+export const fileHref = (rel: string): string => `/file/${rel.split('/').map(encodeURIComponent).join('/')}`;
+/** A trial's page (its dir relative to the home), at page `pageNo` of its trajectory. */
+export const trialHref = (rel: string, pageNo = 1): string =>
+  `/trial/${rel.split('/').map(encodeURIComponent).join('/')}${pageNo > 1 ? `?page=${pageNo}` : ''}`;
+
+/** One task of two evaluations side by side, at page `pageNo` of their trajectories. */
+export const pairHref = (a: string, b: string, task: string, pageNo = 1): string =>
+  `/pair?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}&task=${encodeURIComponent(task)}${pageNo > 1 ? `&page=${pageNo}` : ''}`;
+
 /** JSON for a <script> element: `<` escaped, so no value can end the element. */
 const scriptJson = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c');
 
@@ -47,7 +57,7 @@ for (const el of document.querySelectorAll('script[data-chart]')) {
 </script>`;
 
 /** A whole page. `chartJs`: where the browser gets Chart.js (a URL, or `inline` for a self-contained file). */
-export function page(opts: { title: string; body: string; chartJs?: string | 'inline'; nav?: string }): string {
+export function page(opts: { title: string; body: string; chartJs?: string | 'inline'; nav?: string; style?: string }): string {
   const charts = opts.body.includes('data-chart=');
   const lib =
     !charts || !opts.chartJs
@@ -57,7 +67,7 @@ export function page(opts: { title: string; body: string; chartJs?: string | 'in
         : `<script src="${esc(opts.chartJs)}"></script>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(opts.title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style>${lib}</head><body>
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}${opts.style ?? ''}</style>${lib}</head><body>
 ${opts.nav ? `<nav>${opts.nav}</nav>` : ''}<h1>${esc(opts.title)}</h1>
 ${opts.body}
 ${charts ? CHART_INIT : ''}

@@ -140,6 +140,8 @@ export interface TrialView {
   phases: { phase: string; sec: number }[];
   costUsd: number | null;
   files: FileLink[];
+  /** The trial dir relative to the home, for its page (transcript, verifier output), when the viewer serves it. */
+  pageRel: string | null;
 }
 
 const PHASES = [
@@ -198,6 +200,11 @@ export function isLinkedFile(rel: string): boolean {
   return p.length === 4 && ((p[2] === 'agent' && AGENT_FILE.test(p[3]!)) || p[2] === 'verifier');
 }
 
+/** Whether `rel` (relative to the home) names a trial dir of a run's job: `runs/<eval>/<run>/jobs/<job>/<trial>`. */
+export function isTrialDir(rel: string): boolean {
+  return belowRunJobsDir(rel.split('/'))?.length === 2 && isLinkedFile(`${rel}/${HARBOR_TRIAL_FILES.result}`);
+}
+
 /** The link of a file: its path relative to the home when the viewer serves it (isLinkedFile), else null. */
 function linkable(home: string, file: string): string | null {
   const rel = homeRelative(home, file);
@@ -225,6 +232,11 @@ function trialFiles(home: string, trialDir: string): FileLink[] {
   ].slice(0, MAX_TRIAL_FILES);
 }
 
+function trialPageRel(home: string, trialDir: string): string | null {
+  const rel = homeRelative(home, trialDir);
+  return rel !== null && isTrialDir(rel) ? rel : null;
+}
+
 function trialsOf(home: string, jobDir: string): TrialView[] {
   if (!jobDir || !fs.existsSync(jobDir) || !fs.statSync(jobDir).isDirectory()) return [];
   return loadTrials(jobDir, { whole: true }) // the phase timings are beyond what scoring keeps
@@ -245,6 +257,7 @@ function trialsOf(home: string, jobDir: string): TrialView[] {
         phases: phasesOf(r as Record<string, unknown>),
         costUsd: r.agent_result?.cost_usd ?? null,
         files: trialFiles(home, path.dirname(t.file)),
+        pageRel: trialPageRel(home, path.dirname(t.file)),
       };
     })
     .sort((a, b) => a.name.localeCompare(b.name));

@@ -11,11 +11,14 @@ export type HomeFile =
   | { ok: true; path: string; size: number; content: Buffer; truncated: boolean }
   | { ok: false; status: 403 | 404; reason: string };
 
+export type OpenedHomeFile = { ok: true; path: string; size: number; fd: number } | { ok: false; status: 403 | 404; reason: string };
+
 /**
- * `allowed`, when given, must accept both the path asked for and the real path (relative to the home): a
- * symlink cannot turn an allowed name into another file.
+ * Opens a file of the home for reading, with readHomeFile's checks; the caller closes `fd`. `allowed`, when
+ * given, must accept both the path asked for and the real path (relative to the home): a symlink cannot turn an
+ * allowed name into another file.
  */
-export function readHomeFile(home: string, relative: string, maxBytes: number, allowed?: (rel: string) => boolean): HomeFile {
+export function openHomeFile(home: string, relative: string, allowed?: (rel: string) => boolean): OpenedHomeFile {
   const root = fs.realpathSync(home);
   if (relative.includes('\0')) return { ok: false, status: 403, reason: 'a NUL in the path' };
   const wanted = path.resolve(root, relative);
@@ -32,19 +35,27 @@ export function readHomeFile(home: string, relative: string, maxBytes: number, a
   if (allowed && !allowed(path.relative(root, real))) return notServed;
   // The real path has no symlink left: O_NOFOLLOW refuses one swapped in since; O_NONBLOCK never waits on a FIFO.
   const fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  const st = fs.fstatSync(fd);
+  if (st.isFile()) return { ok: true, path: real, size: st.size, fd };
+  fs.closeSync(fd);
+  return { ok: false, status: 403, reason: `${relative}: not a regular file` };
+}
+
+/** At most `maxBytes` of a file of the home, with openHomeFile's checks; anything else is refused with the reason. */
+export function readHomeFile(home: string, relative: string, maxBytes: number, allowed?: (rel: string) => boolean): HomeFile {
+  const opened = openHomeFile(home, relative, allowed);
+  if (!opened.ok) return opened;
   try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return { ok: false, status: 403, reason: `${relative}: not a regular file` };
-    const content = Buffer.alloc(Math.min(st.size, maxBytes));
+    const content = Buffer.alloc(Math.min(opened.size, maxBytes));
     let n = 0;
     while (n < content.length) {
-      const r = fs.readSync(fd, content, n, content.length - n, n);
+      const r = fs.readSync(opened.fd, content, n, content.length - n, n);
       if (r === 0) break;
       n += r;
     }
-    return { ok: true, path: real, size: st.size, content: content.subarray(0, n), truncated: st.size > maxBytes };
+    return { ok: true, path: opened.path, size: opened.size, content: content.subarray(0, n), truncated: opened.size > maxBytes };
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(opened.fd);
   }
 }
 

@@ -82,6 +82,15 @@ function readPartition(file: string, split: string): string[] {
   return names;
 }
 
+/** Why no task is selected, naming the filters (and their `harbor run` flags) that left none. */
+function emptySelection(sel: EvalConfig['tasks']): string {
+  const filters = [
+    ...(sel.include?.length ? [`tasks.include (-i) ${JSON.stringify(sel.include)}`] : []),
+    ...(sel.exclude?.length ? [`tasks.exclude (-x) ${JSON.stringify(sel.exclude)}`] : []),
+  ];
+  return `tasks: the selection is empty${filters.length ? `: no task left by ${filters.join(' and ')}` : ''}`;
+}
+
 /** The sorted task list of an evaluation. Unknown names are errors, never silently dropped. */
 export function resolveTasks(cfg: EvalConfig): string[] {
   return resolveTaskSelection(cfg).tasks;
@@ -114,8 +123,8 @@ export function resolveTaskSelection(cfg: EvalConfig): { tasks: string[]; skippe
     names = names.filter((n) => !ex(n));
   }
   const unique = [...new Set(names)].sort();
-  if (unique.length === 0) throw new ConfigError('tasks: the selection is empty');
-  return { tasks: unique, skipped: listing.skipped };
+  if (unique.length === 0) throw new ConfigError(emptySelection(sel));
+  return { tasks: sel.limit ? unique.slice(0, sel.limit) : unique, skipped: listing.skipped };
 }
 
 /**

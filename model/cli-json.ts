@@ -355,6 +355,24 @@ export const TrialsJson = z.strictObject({
     .describe('job dirs without any result.json (crashed, empty or still running), with why; absent when none'),
 });
 
+export const JobsJson = z.strictObject({
+  evalId: z.string(),
+  home: z.string(),
+  jobs: z.array(
+    z.strictObject({
+      task: z.string().describe('the job name: the task (dir basename)'),
+      runId: z.string().describe("the evaluation workflow's run that ran it"),
+      jobDir: z.string().describe('the Harbor job dir (harbor view DIR)'),
+      harborLog: z.string().nullable().describe("harbor's output for the job, when it is there"),
+      nTrials: z.number().int(),
+      nFinishedTrials: z.number().int().describe('trial dirs with a result.json'),
+      finished: z.boolean().describe("whether Harbor wrote the job's result.json with a finish time"),
+      updatedAt: z.string().describe('when the job last changed, ISO'),
+      latest: z.boolean().describe("the task's latest job, the one its row counts (false: a later run replaced it)"),
+    }),
+  ),
+});
+
 export const DemoJson = z.strictObject({ results: z.array(CandidateResultJson), best: z.string(), ui: z.string().nullable() });
 
 export const BuildJson = z.strictObject({
@@ -446,6 +464,7 @@ export const CLI_JSON_SCHEMAS = {
   'spend-pool': SpendPoolJson,
   clean: CleanJson,
   trials: TrialsJson,
+  jobs: JobsJson,
   demo: DemoJson,
   build: BuildJson,
   eval: SidecarEvalJson,

@@ -33,6 +33,8 @@ export const TaskSelection = z.strictObject({
   names: z.array(z.string().min(1)).optional(),
   include: z.array(z.string().min(1)).optional(),
   exclude: z.array(z.string().min(1)).optional(),
+  /** Harbor's `-l/--n-tasks`: only the first N tasks after include and exclude, in task-name order. */
+  limit: z.number().int().min(1).optional(),
   /** A split of a partition file: `{splits: {train: [...], test: [...]}}` (YAML or JSON). */
   partition: z.strictObject({ file: z.string().min(1), split: z.string().min(1) }).optional(),
 });

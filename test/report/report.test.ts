@@ -8,6 +8,7 @@ import { evalFixture, tempDir } from '../helpers/fixtures';
 import { chromium } from '../helpers/chromium';
 import { runVero } from '../helpers/process';
 import { address, uniqueQueue, withWorker } from '../helpers/temporal';
+import { screenshotPath } from '../helpers/screenshots';
 
 jest.setTimeout(180_000);
 
@@ -120,5 +121,5 @@ test('vero report on two evaluations, opened in headless Chromium', async () => 
   const bytes = fs.readFileSync(png);
   expect(bytes.subarray(1, 4).toString()).toBe('PNG');
   expect(bytes.length).toBeGreaterThan(10_000);
-  if (process.env.VERO_KEEP_SCREENSHOTS) fs.copyFileSync(png, process.env.VERO_KEEP_SCREENSHOTS);
+  fs.copyFileSync(png, screenshotPath('report.png'));
 });

@@ -14,6 +14,7 @@ import { evalFixture, ROOT } from '../helpers/fixtures';
 import { launchChromium } from '../helpers/chromium';
 import { until } from '../helpers/process';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { screenshotPath } from '../helpers/screenshots';
 
 jest.setTimeout(180_000);
 
@@ -63,8 +64,7 @@ test('vero view: evaluations with the progress chart, one evaluation with its lo
     expect((await page.goto(base))!.status()).toBe(200);
     await page.waitForSelector('canvas#progress[data-rendered="true"]');
     expect(await page.locator('#evaluations tbody tr').count()).toBe(2);
-    const keep = process.env.VERO_KEEP_SCREENSHOTS; // a directory: look at the pages
-    if (keep) await page.screenshot({ path: path.join(keep, 'view-index.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('view-index.png'), fullPage: true });
     const series = await page.evaluate(() => {
       const chart = (
         window as unknown as { veroCharts: Record<string, { data: { labels: string[]; datasets: { label: string; data: unknown[] }[] } }> }
@@ -99,7 +99,7 @@ test('vero view: evaluations with the progress chart, one evaluation with its lo
     // One evaluation: its tasks, a harbor log that opens, a trial's result.json.
     await page.goto(`${base}/eval/${encodeURIComponent(ids.improved!)}`);
     expect(await page.locator('#tasks > tbody > tr').count()).toBe(6);
-    if (keep) await page.screenshot({ path: path.join(keep, 'view-eval.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('view-eval.png'), fullPage: true });
     expect(await page.locator('#web-ui').getAttribute('href')).toBe(`http://ui.example/namespaces/default/workflows/${ids.improved}`);
     await checkLinks();
     // Harbor's phase timings of each trial.
@@ -109,6 +109,14 @@ test('vero view: evaluations with the progress chart, one evaluation with its lo
     const logHref = await page.locator('#task-hello-world a', { hasText: 'harbor log' }).getAttribute('href');
     await page.goto(new URL(logHref!, base).href);
     expect(await page.textContent('body')).toContain('# vero-harbor attempt 1.1');
+    await page.goBack();
+    // A trial's page: the stand-in agent wrote no ATIF trajectory, so the reward and verifier output, and why no transcript.
+    await page.click('#task-hello-world .trials a.transcript >> nth=0');
+    expect(await page.locator('#trial-summary #reward').textContent()).toMatch(/^reward = /);
+    expect(await page.textContent('#verifier')).toContain('running /tests/test.sh for hello-world');
+    expect(await page.textContent('#no-trajectory')).toMatch(/^No trajectory: .*agent\/trajectory\.json: no such file\.$/);
+    await page.screenshot({ path: screenshotPath('view-trial.png'), fullPage: true });
+    await checkLinks();
     await page.goBack();
     const resultHref = await page.locator('#task-hello-world .trials a', { hasText: 'result.json' }).first().getAttribute('href');
     const trialResult = await page.request.get(new URL(resultHref!, base).href);
@@ -123,7 +131,7 @@ test('vero view: evaluations with the progress chart, one evaluation with its lo
     await page.click('#compare button[type="submit"]');
     await page.waitForSelector('canvas#deltas[data-rendered="true"]');
     expect(await page.locator('#deltas tbody tr').count()).toBe(6);
-    if (keep) await page.screenshot({ path: path.join(keep, 'view-compare.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('view-compare.png'), fullPage: true });
     expect(await page.textContent('body')).toMatch(
       /improved \(\w+\) against baseline \(\w+\) on the 6 task\(s\) both evaluated: mean delta \+0\.417/,
     );
