@@ -15,6 +15,7 @@ import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
 import { ensureModeADir, readAnswerLines, readSplitRows } from '../infra/mode-a-files';
 import { InfrastructureError } from '../model/errors';
+import { evaluateWithHarness } from './mode-a-harness';
 
 export type { ModeAInput };
 
@@ -23,6 +24,7 @@ export async function runModeA(input: ModeAInput): Promise<{ resultFile: string 
 }
 
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
+  if (input.harness) return evaluateWithHarness(input, input.harness);
   const dir = homePaths(input.home).modeADir(input.id);
   const files = modeAPaths(dir);
   ensureModeADir(dir);

@@ -26,6 +26,7 @@ import {
   TargetSpec,
 } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
+import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { usesNestedDocker } from './nested-docker';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
@@ -112,6 +113,19 @@ export const BuildConfigFile = z.strictObject({
   inference: z.strictObject({ command: argv }).optional(),
   /** The trusted scorer, baked into the sidecar only (never taken from the agent's repo). */
   scorer: z.strictObject({ dir: z.string().min(1), command: argv }).optional(),
+  /**
+   * Instead of dataset, inference and scorer: a command harness (vero's command backend), baked into the sidecar,
+   * that scores the candidate's workspace and writes a report of metrics; `partition` names each split's cases.
+   */
+  harness: z
+    .strictObject({
+      dir: z.string().min(1),
+      command: z.array(z.string().min(1)).min(1),
+      working_directory: z.string().default('.'),
+      env: z.record(envName, z.string()).default({}),
+      passthrough_env: z.array(envName).default([]),
+    })
+    .optional(),
   splits: z.array(SplitSpec).min(1),
   budgets: z.array(BudgetSpec).default([]),
   reward_mode: z.enum(['submit', 'auto_best']).default('auto_best'),
@@ -293,7 +307,20 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
     errs.push('auto_best_race: a race ranks rewards in [0, 1] with the highest first; not available with objective.direction: minimize');
   if (c.baseline_selection_score !== undefined && !c.baseline_floor)
     errs.push('baseline_selection_score: only used by the baseline floor (set baseline_floor: true, or remove it)');
-  if (c.mode === 'B') {
+  errs.push(...objectiveErrors(c), ...modeErrors(c, declared, mustBeDeclared));
+  return errs;
+}
+
+/** What each mode requires and refuses: mode B's Harbor tasks, mode A's scorer, or its command harness. */
+function modeErrors(
+  c: z.infer<typeof BuildConfigFile>,
+  declared: Map<string, string>,
+  mustBeDeclared: (where: string, split: string) => void,
+): string[] {
+  const errs: string[] = [];
+  if (c.mode === 'A' && c.harness) errs.push(...harnessErrors(c, mustBeDeclared));
+  else if (c.mode === 'B') {
+    if (c.harness) errs.push('harness: only valid in mode A');
     for (const k of ['harbor', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);
     if ((c.inner_task === undefined) === (c.inner_dataset === undefined))
       errs.push('inner_task: required in mode B: a local task or dataset dir, or else inner_dataset (a registry dataset), not both');
@@ -312,6 +339,43 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
 }
 
 const resolveFrom = (base: string, p: string) => path.resolve(base, p);
+
+/** The metrics an evaluation reports without a harness (vero's names): the mean, the unscored share, the spread. */
+export const AGGREGATE_METRICS = ['score', 'error_rate', 'score_stddev'];
+
+/** objective.metric and constraints name metrics the evaluation reports (any of a harness's report). */
+function objectiveErrors(c: z.infer<typeof BuildConfigFile>): string[] {
+  if (c.mode === 'A' && c.harness) return [];
+  const errs: string[] = [];
+  if (c.objective.metric !== undefined && c.objective.metric !== 'score')
+    errs.push(`objective.metric: "${c.objective.metric}": only "score" ranks without a command harness (its mean)`);
+  (c.objective.constraints ?? []).forEach((k, i) => {
+    if (!AGGREGATE_METRICS.includes(k.metric))
+      errs.push(`objective.constraints.${i}.metric: "${k.metric}" is not reported here (expected one of ${AGGREGATE_METRICS.join(', ')})`);
+  });
+  return errs;
+}
+
+/** Mode A with a command harness: its cases by `partition`, no dataset, inference or scorer, vero's placeholders only. */
+function harnessErrors(c: z.infer<typeof BuildConfigFile>, mustBeDeclared: (where: string, split: string) => void): string[] {
+  const errs: string[] = [];
+  for (const k of ['dataset', 'inference', 'scorer', 'harbor', 'inner_task', 'inner_dataset', 'nested_docker'] as const)
+    if (c[k] !== undefined) errs.push(`${k}: not valid with harness (the harness scores the candidate's workspace)`);
+  if (c.harbor_packages.length) errs.push('harbor_packages: only valid in mode B (the sidecar has Harbor there)');
+  if (!c.partition) errs.push('partition: required with harness (the case names of each split)');
+  for (const split of Object.keys(c.partition ?? {})) mustBeDeclared(`partition.${split}`, split);
+  for (const s of c.splits) if (c.partition && !c.partition[s.split]) errs.push(`partition: declared split "${s.split}" has no cases`);
+  const unknown = unknownPlaceholders(c.harness!.command);
+  if (unknown.length)
+    errs.push(
+      `harness.command: unknown placeholder(s) ${unknown.map((p) => `{${p}}`).join(', ')} (known: {${HARNESS_PLACEHOLDERS.join('}, {')}})`,
+    );
+  const wd = c.harness!.working_directory;
+  if (path.isAbsolute(wd) || wd.split(/[\\/]/).includes('..')) errs.push('harness.working_directory: must stay within harness.dir');
+  const overlap = c.harness!.passthrough_env.filter((n) => n in c.harness!.env);
+  if (overlap.length) errs.push(`harness: env and passthrough_env both name ${overlap.join(', ')}`);
+  return errs;
+}
 
 /** The trust decisions a build made, as the build prints them (both formats): what candidate code is exposed to. */
 export function trustNotes(c: z.infer<typeof BuildConfigFile>): string[] {
@@ -399,6 +463,15 @@ function datasetWithRegistry(
   return { ...d, ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}) };
 }
 
+/** A trusted program's dir: it exists, and not inside the agent's repo (the candidate would write its own scorer). */
+function trustedDirErrors(field: string, dir: string, agentRepo: string): string[] {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [`${field}: ${dir} is not a directory`];
+  const inRepo = path.relative(agentRepo, dir);
+  if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
+    return [`${field}: ${dir} is inside agent_repo; a trusted harness must not come from the agent's repo`];
+  return [];
+}
+
 /** Loads build.yaml (ours or vero's); every error names the file and the field. Reads the task source and dataset to check names. */
 export function loadBuildConfig(file: string, params: BuildParams = {}, registry: RegistryLocation = {}): BuildConfig {
   const { raw, format, notes, refusals } = readBuildDocument(file, params, process.env, registry);
@@ -419,6 +492,7 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
     ...(c.inner_dataset ? { inner_dataset: datasetWithRegistry(c.inner_dataset, baseDir, registry) } : {}),
     ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
     ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
+    ...(c.harness ? { harness: { ...c.harness, dir: resolveFrom(baseDir, c.harness.dir) } } : {}),
     instruction: { ...c.instruction, ...(c.instruction.template ? { template: resolveFrom(baseDir, c.instruction.template) } : {}) },
     file: path.resolve(file),
     baseDir,
@@ -448,7 +522,8 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
           `partition.${split}: unknown task name(s) ${unknown.join(', ')} (${cfg.inner_dataset ? cfg.inner_dataset.ref : 'inner_task'} has: ${available!.slice(0, 8).join(', ')})`,
         );
     }
-  } else {
+  } else if (cfg.harness) sourceErrs.push(...trustedDirErrors('harness.dir', cfg.harness.dir, cfg.agent_repo));
+  else {
     if (!fs.existsSync(cfg.dataset!)) sourceErrs.push(`dataset: ${cfg.dataset} does not exist`);
     else
       for (const s of cfg.splits)

@@ -137,7 +137,7 @@ function bakeInnerTasks(config: BuildConfig, dir: string): void {
 function splitSizes(config: BuildConfig): Record<string, number> {
   const sizes: Record<string, number> = {};
   for (const { split } of config.splits) {
-    if (config.mode === 'B') sizes[split] = config.partition?.[split]?.length ?? 0;
+    if (config.mode === 'B' || config.harness) sizes[split] = config.partition?.[split]?.length ?? 0;
     else
       sizes[split] = fs
         .readFileSync(path.join(config.dataset!, `${split}.jsonl`), 'utf8')
@@ -182,6 +182,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     // main's seed and the sidecar's repo share one commit.
     fs.cpSync(path.join(env, 'agent-baseline'), path.join(env, 'agent-seed'), { recursive: true });
     if (config.mode === 'B') bakeInnerTasks(config, path.join(env, 'sidecar', 'inner-task'));
+    else if (config.harness) fs.cpSync(config.harness.dir, path.join(env, 'sidecar', 'harness'), { recursive: true });
     else {
       fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
       fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });

@@ -66,20 +66,18 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
       resume_dir: CONTAINER.resumeDir,
     },
     ...(c.mode === 'B' ? { mode_b: { harbor: c.harbor!, task_source: innerSource(c), partition: c.partition! } } : {}),
-    ...(c.mode === 'A'
-      ? {
-          mode_a: {
-            dataset_dir: CONTAINER.dataset,
-            inference: c.inference!,
-            scorer: { command: c.scorer!.command, cwd: CONTAINER.scorer },
-          },
-        }
-      : {}),
+    ...(c.mode === 'A' ? { mode_a: modeASection(c) } : {}),
     ...(c.gateway ? { gateway: { ...c.gateway, candidate_base_url: c.gateway.candidate_base_url ?? candidateGatewayUrl(c) } } : {}),
     ...(c.feedback ? { feedback: c.feedback } : {}),
     host: '0.0.0.0',
     port: 8000,
   });
+}
+
+/** Mode A in serve.json: the baked dataset and scorer with the candidate's inference, or the baked command harness. */
+function modeASection(c: BuildConfig): NonNullable<ServeConfig['mode_a']> {
+  if (c.harness) return { harness: { ...c.harness, dir: CONTAINER.harness }, partition: c.partition! };
+  return { dataset_dir: CONTAINER.dataset, inference: c.inference!, scorer: { command: c.scorer!.command, cwd: CONTAINER.scorer } };
 }
 
 /** Where the sidecar's inner tasks are: the baked dir, or a registry dataset (with its baked registry.json, if any). */

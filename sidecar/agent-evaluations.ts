@@ -173,6 +173,7 @@ export class AgentEvaluations {
       admin: false,
       ...(a.request_id ? { request_id: a.request_id } : {}),
       ...(out.invalid ? { invalid: out.invalid } : {}),
+      ...(out.violations ? { violations: out.violations } : {}),
       attempt_health: { ...out.health },
     });
     if (out.health.warning) this.d.log(`eval: ${split} @ ${commit.slice(0, 12)}: ${out.health.warning}`);
@@ -186,6 +187,8 @@ export class AgentEvaluations {
       ...(out.invalid ? { invalid_reason: out.invalid } : {}),
       ...(out.modelUsage ? { model_usage: out.modelUsage } : {}),
       ...(out.trials ?? {}),
+      ...(out.metrics ? { metrics: out.metrics } : {}),
+      ...(out.violations ? { violations: out.violations } : {}),
       attempt_health: out.health,
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
