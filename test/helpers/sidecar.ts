@@ -241,7 +241,7 @@ export async function modeASetup(): Promise<{ dir: string; serveFile: string; ho
 }
 
 /** A Mode A section with the task's baked dataset, scorer or harness where this host has them. */
-function modeAOnHost(a: NonNullable<ServeConfig['mode_a']>, task: string): NonNullable<ServeConfig['mode_a']> {
+export function modeAOnHost(a: NonNullable<ServeConfig['mode_a']>, task: string): NonNullable<ServeConfig['mode_a']> {
   const sidecar = path.join(task, 'environment/sidecar');
   if ('harness' in a) return { ...a, harness: { ...a.harness, dir: path.join(sidecar, 'harness') } };
   return { ...a, dataset_dir: path.join(sidecar, 'dataset'), scorer: { ...a.scorer, cwd: path.join(sidecar, 'scorer') } };
