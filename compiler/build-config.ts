@@ -162,6 +162,22 @@ export const BuildConfigFile = z.strictObject({
   feedback: FeedbackSpec.optional(),
   /** Files, dirs or globs (`tests/**`) a candidate may not change; enforced by the sidecar on commits. */
   read_only_paths: z.array(SafeRelativePath.refine((p) => !p.startsWith('!'), 'negated globs are not supported')).default([]),
+  /**
+   * Files copied into the optimizer's workspace when it starts (vero's workspace_overlays): a dir's contents land
+   * under `dest`, a file as `dest/<name>`; a `dest` other than the root is left out of the candidate's commits.
+   */
+  workspace_overlays: z
+    .array(
+      z.strictObject({
+        source: z.string().min(1),
+        dest: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-][A-Za-z0-9_./-]*$/, 'expected "." or a relative path of letters, digits, _ . / -')
+          .refine((d) => !d.split('/').includes('..') && (d === '.' || !d.split('/').includes('.')), 'must stay within the workspace')
+          .default('.'),
+      }),
+    )
+    .default([]),
   secrets: z.array(envName).default([]),
   /**
    * The inference gateway: the sidecar alone holds the upstream keys; the optimizer, the agent's evaluations and
@@ -222,6 +238,8 @@ export const BuildConfigFile = z.strictObject({
   instruction: z
     .strictObject({
       template: z.string().min(1).optional(),
+      /** vero's disclose_budget: false hides the remaining budget from the optimizer (`vero budget`, evaluations, this text); it is still enforced. */
+      disclose_budget: z.boolean().default(true),
       /** Tell the optimizer it allocates its own sample budget and may evaluate subsets. */
       multifidelity: z.boolean().default(false),
       /** Tell the optimizer that unspent budget is wasted. */
@@ -229,7 +247,7 @@ export const BuildConfigFile = z.strictObject({
       /** A label templates may show (vero's evaluation set name). */
       evaluation_set_name: z.string().min(1).default('harbor'),
     })
-    .default({ multifidelity: false, exhaust_budget: false, evaluation_set_name: 'harbor' }),
+    .default({ multifidelity: false, exhaust_budget: false, evaluation_set_name: 'harbor', disclose_budget: true }),
 });
 export type BuildConfig = z.infer<typeof BuildConfigFile> & {
   file: string;
@@ -493,6 +511,7 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
     ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
     ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
     ...(c.harness ? { harness: { ...c.harness, dir: resolveFrom(baseDir, c.harness.dir) } } : {}),
+    workspace_overlays: c.workspace_overlays.map((o) => ({ ...o, source: resolveFrom(baseDir, o.source) })),
     instruction: { ...c.instruction, ...(c.instruction.template ? { template: resolveFrom(baseDir, c.instruction.template) } : {}) },
     file: path.resolve(file),
     baseDir,
@@ -534,6 +553,9 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
     if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
       sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
   }
+  cfg.workspace_overlays.forEach((o, i) => {
+    if (!fs.existsSync(o.source)) sourceErrs.push(`workspace_overlays.${i}.source: ${o.source} does not exist`);
+  });
   if (cfg.instruction.template && !fs.existsSync(cfg.instruction.template))
     sourceErrs.push(`instruction.template: ${cfg.instruction.template} does not exist`);
   if (sourceErrs.length) throw new ConfigError(sourceErrs.map((e) => `${where}: ${e}`).join('\n'));

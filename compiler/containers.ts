@@ -76,6 +76,7 @@ export function mainDockerfile(c: BuildConfig): string {
     ...ensurePackages(['bash', 'ca-certificates', 'git', 'nodejs']),
     ...INSTALL_VERO,
     'COPY agent-seed /opt/agent-seed',
+    ...(c.workspace_overlays.length ? [`COPY overlay ${CONTAINER.overlay}`] : []),
     'COPY main/seed.sh /opt/seed.sh',
     'RUN chmod 0755 /opt/seed.sh && useradd -m -u 1001 agent',
     `WORKDIR ${CONTAINER.workAgent}`,

@@ -56,6 +56,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     drain_timeout_sec: c.drain_timeout,
     scoring: c.scoring,
     objective: c.objective,
+    ...(c.instruction.disclose_budget ? {} : { disclose_budget: false as const }),
     max_concurrency: c.max_concurrency,
     paths: {
       home: CONTAINER.home,
@@ -139,6 +140,21 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
   return `${toToml(doc)}\n`;
 }
 
+/**
+ * vero's workspace_overlays: copied over the workspace at every start (as vero's seed does); a dest other than the
+ * root is excluded from git (its top dir), so the overlay is never part of a candidate.
+ */
+function overlayLines(c: BuildConfig): string[] {
+  if (!c.workspace_overlays.length) return [];
+  const tops = [...new Set(c.workspace_overlays.filter((o) => o.dest !== '.').map((o) => `/${o.dest.split('/')[0]}/`))];
+  const exclude = `${CONTAINER.workAgent}/.git/info/exclude`;
+  return [
+    `cp -a ${CONTAINER.overlay}/. ${CONTAINER.workAgent}/`,
+    `mkdir -p ${CONTAINER.workAgent}/.git/info`,
+    ...tops.map((t) => `grep -qxF ${quote([t])} ${exclude} 2>/dev/null || printf '%s\\n' ${quote([t])} >> ${exclude}`),
+  ];
+}
+
 export function seedScript(c: BuildConfig): string {
   // Paths are locked in the working tree as a courtesy (a quoted glob names no file and is skipped); the
   // sidecar enforces every pattern on commits.
@@ -149,6 +165,7 @@ export function seedScript(c: BuildConfig): string {
     'set -euo pipefail',
     // The build ships no git index (it holds file times: the task dir would differ from build to build).
     `if [ ! -d ${CONTAINER.workAgent}/.git ]; then cp -a ${CONTAINER.seed}/. ${CONTAINER.workAgent}/ && git -C ${CONTAINER.workAgent} reset -q; fi`,
+    ...overlayLines(c),
     `chown -R agent:agent ${CONTAINER.workAgent}`,
     `git config --system --add safe.directory ${CONTAINER.workAgent}`,
     '# read_only_paths are enforced by the eval sidecar on every candidate commit (a commit that changes one is',

@@ -188,8 +188,6 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
     );
   if (v.harness_user !== null && v.harness_user !== 'harness')
     refuse('harness_user', `only "harness" (the sidecar image's unprivileged user) or null is supported, not "${v.harness_user}"`);
-  if (v.workspace_overlays.length) refuse('workspace_overlays', 'files baked into the optimizer workspace are not supported');
-  if (!v.disclose_budget) refuse('disclose_budget', 'false is not supported (`vero budget` always shows the remaining budget)');
 }
 
 /**
@@ -406,6 +404,7 @@ export function fromVero(
       ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }
       : {}),
     read_only_paths: v.read_only_paths,
+    workspace_overlays: v.workspace_overlays.map((o) => ({ source: path.resolve(baseDir, o.source), dest: o.dest })),
     secrets: v.secrets,
     ...(gateway ? { gateway } : {}),
     ...(v.base_image_main && v.base_image_sidecar ? { images: { main: v.base_image_main, sidecar: v.base_image_sidecar } } : {}),
@@ -423,6 +422,7 @@ export function fromVero(
       multifidelity: v.instruct_multifidelity,
       exhaust_budget: v.instruct_exhaust_budget,
       evaluation_set_name: v.evaluation_set_name,
+      disclose_budget: v.disclose_budget,
     },
   };
   return {

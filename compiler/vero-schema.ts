@@ -175,7 +175,7 @@ export const VeroBuildFile = z.strictObject({
   harness_user: z.string().nullable().default('harness'),
   // The optimizer's workspace.
   read_only_paths: z.array(z.string()).default([]),
-  workspace_overlays: z.array(z.unknown()).default([]),
+  workspace_overlays: z.array(z.strictObject({ source: nonEmpty, dest: z.string().default('.') })).default([]),
   include_evals_skill: z.boolean().default(true),
   instruct_multifidelity: z.boolean().default(true),
   instruct_exhaust_budget: z.boolean().default(true),

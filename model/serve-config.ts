@@ -164,6 +164,7 @@ export const CONTAINER = {
   veroDir: '/opt/vero',
   baseline: '/opt/agent-baseline',
   seed: '/opt/agent-seed',
+  overlay: '/opt/overlay',
   workAgent: '/workspace/agent',
   home: '/opt/vero_home',
   innerTask: '/opt/inner-task',
@@ -242,6 +243,8 @@ export const ServeConfig = z.strictObject({
   }),
   scoring: ScoringSpec.default(DEFAULT_SCORING),
   objective: ObjectiveSpec.default({ direction: 'maximize' }),
+  /** vero's disclose_budget: false keeps the remaining budget from the optimizer (still enforced); absent: shown. */
+  disclose_budget: z.literal(false).optional(),
   mode_b: z
     .strictObject({
       harbor: HarborSection,

@@ -155,7 +155,8 @@ export class AgentEvaluations {
       body.request_id ? { id: body.request_id, samples: ids.join(',') } : undefined,
     );
     if (replayed) log(`eval: request ${body.request_id} re-sent; not charged again`);
-    return { request_id: body.request_id ?? '', split: body.split, commit, ids, full, access, budget_remaining: remaining };
+    const budget_remaining = cfg.disclose_budget === false ? null : remaining; // vero's disclose_budget: enforced, not shown
+    return { request_id: body.request_id ?? '', split: body.split, commit, ids, full, access, budget_remaining };
   }
 
   /** 4. The evaluation itself, then its registry entry and what the agent may see of it. */

@@ -19,6 +19,7 @@ import { ServeConfig } from '../../model/serve-config';
 import { packageDatasetDigest, parseDatasetRef } from '../../harbor/dataset-ref';
 import { ROOT, tempDir } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';
+import { circleExample } from '../helpers/circle-packing';
 
 jest.setTimeout(120_000);
 
@@ -326,6 +327,50 @@ test('a command backend is refused where vero refuses it, and what it cannot do 
   expect(() => loadBuildConfig(file)).toThrow('harness.command: unknown placeholder(s) {input:x}');
   fs.writeFileSync(file, text.replace('harness_source: environment/sidecar/harness', 'harness_source: environment/agent-seed'));
   expect(() => loadBuildConfig(file)).toThrow('is inside agent_repo; a trusted harness must not come from the agent');
+});
+
+test('vero’s workspace_overlays land in the optimizer’s workspace as vero copies them, out of its commits; disclose_budget: false hides the budget', async () => {
+  const build = circleExample();
+  const dir = path.dirname(build);
+  fs.mkdirSync(path.join(dir, 'skills', 'mine'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'skills', 'mine', 'SKILL.md'), 'a skill\n');
+  fs.writeFileSync(path.join(dir, 'AGENTS.md'), 'notes for the optimizer\n');
+  const text = fs.readFileSync(build, 'utf8');
+  fs.writeFileSync(
+    build,
+    `${text}\nworkspace_overlays:\n  - source: skills\n    dest: .claude/skills\n  - source: AGENTS.md\ndisclose_budget: false\n`,
+  );
+  const task = path.join(tempDir(), 'task');
+  await buildTaskDir(build, task, { skipSecretCheck: true, linkRuntime: true });
+  const overlay = path.join(task, 'environment', 'overlay');
+  expect(fs.readFileSync(path.join(overlay, '.claude/skills/mine/SKILL.md'), 'utf8')).toBe('a skill\n'); // a dir: its contents
+  expect(fs.readFileSync(path.join(overlay, 'AGENTS.md'), 'utf8')).toBe('notes for the optimizer\n'); // a file: dest/<name>
+  expect(fs.readFileSync(path.join(task, 'environment/Dockerfile'), 'utf8')).toContain('COPY overlay /opt/overlay');
+  // The seed script's overlay lines, run on a workspace here: the files land; the non-root dest is not committed.
+  const work = tempDir();
+  execFileSync('git', ['init', '-q', work]);
+  const seed = fs.readFileSync(path.join(task, 'environment/main/seed.sh'), 'utf8');
+  const lines = seed.split('\n').filter((l) => l.includes('/opt/overlay') || l.includes('.git/info'));
+  expect(lines).toHaveLength(3);
+  execFileSync('bash', ['-euc', lines.join('\n').replaceAll('/opt/overlay', overlay).replaceAll('/workspace/agent', work)]);
+  execFileSync('bash', ['-euc', lines.join('\n').replaceAll('/opt/overlay', overlay).replaceAll('/workspace/agent', work)]); // every start
+  expect(fs.readFileSync(path.join(work, '.claude/skills/mine/SKILL.md'), 'utf8')).toBe('a skill\n');
+  expect(
+    fs
+      .readFileSync(path.join(work, '.git/info/exclude'), 'utf8')
+      .split('\n')
+      .filter((l) => l === '/.claude/'),
+  ).toHaveLength(1);
+  expect(execFileSync('git', ['-C', work, 'status', '--porcelain'], { encoding: 'utf8' })).toBe('?? AGENTS.md\n');
+  // disclose_budget: false: the sidecar is told, and the instruction shows no budget.
+  const serve = JSON.parse(fs.readFileSync(path.join(task, 'environment/sidecar/serve.json'), 'utf8')) as Record<string, unknown>;
+  expect(serve.disclose_budget).toBe(false);
+  const instruction = fs.readFileSync(path.join(task, 'instruction.md'), 'utf8');
+  expect(instruction).toContain('| `validation` | non_viewable |');
+  expect(instruction).toContain('metered (not disclosed)');
+  expect(instruction).not.toContain('10 run(s)');
+  expect(instruction).toContain('A candidate must satisfy `valid == 1`');
+  expect(instruction).toContain("The score is the evaluation's `sum_radii` metric.");
 });
 
 test('spot values: Terminal-Bench’s pinned baseline over 3 averaged attempts, its Modal kwargs, SWE-bench Pro’s timeout ratio', () => {

@@ -119,3 +119,23 @@ test('the harness: vero’s minimal environment; a candidate that raises is its 
     await side.stop();
   }
 });
+
+test('vero’s disclose_budget: false: the budget is enforced but never shown (status, evaluation replies)', async () => {
+  const s = await circleSidecar('circle-undisclosed');
+  const budgets = [{ split: 'validation', total_run_budget: 1 }];
+  fs.writeFileSync(s.serveFile, JSON.stringify({ ...s.cfg, budgets, disclose_budget: false }));
+  const side = await startSidecar(s, s.env);
+  try {
+    const status = (await (await fetch(`${side.url}/status`)).json()) as {
+      splits: { split: string; budget: unknown; agent_evaluable: boolean }[];
+    };
+    expect(status.splits.find((x) => x.split === 'validation')).toMatchObject({ budget: null, agent_evaluable: true });
+    commit(s.work, GRID_PACKING, 'a 5x5 grid');
+    const first = await post(side.url, '/eval', { split: 'validation' });
+    expect(first.json).toMatchObject({ mean_score: GRID_SUM_RADII, budget_remaining: null });
+    const second = await post(side.url, '/eval', { split: 'validation' });
+    expect(second).toEqual({ status: 429, json: { error: 'run budget of split "validation" is exhausted' } });
+  } finally {
+    await side.stop();
+  }
+});
