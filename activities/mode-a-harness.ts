@@ -6,28 +6,19 @@
  * `success`, or that lacks the objective's metric, is the candidate's failure (its cases count as the failure
  * value), as is a harness stopped at the evaluation's timeout (the candidate's code did not finish).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { HarnessRun, ModeAInput } from '../model/activity-payloads';
 import type { SampleScore } from '../model/sample-score';
 import { expandCommand, harnessEnvironment, HarnessReport, harnessRequest } from '../model/command-harness';
-import { homePaths } from '../model/paths';
+import { harnessPaths, homePaths } from '../model/paths';
 import { CANDIDATE_FAILED } from '../model/sample-score';
 import { InfrastructureError } from '../model/errors';
 import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { chownTree, lookupUser } from '../infra/os-user';
-import { writeJsonDurable } from '../infra/atomic-file';
-
-/** The files of a harness evaluation in its dir. */
-const harnessFiles = (dir: string) => ({
-  request: path.join(dir, 'request.json'),
-  report: path.join(dir, 'report.json'),
-  artifacts: path.join(dir, 'artifacts'),
-  log: path.join(dir, 'harness.log'),
-  result: path.join(dir, 'result.json'),
-});
+import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
+import { freshHarnessDir, readReportText } from '../infra/mode-a-files';
 
 /** The harness's OS user (when this process is root and the user exists), given the evaluation's dir. */
 function harnessUser(h: HarnessRun, dir: string): { uid?: number; gid?: number } {
@@ -39,9 +30,10 @@ function harnessUser(h: HarnessRun, dir: string): { uid?: number; gid?: number }
 
 /** The report at `file`, or the infrastructure failure naming what is wrong with it. */
 function readReport(file: string, log: string): HarnessReport {
-  if (!fs.existsSync(file)) throw new InfrastructureError(`the harness wrote no report (${file}); its log: ${log}`);
+  const text = readReportText(file);
+  if (text === null) throw new InfrastructureError(`the harness wrote no report (${file}); its log: ${log}`);
   try {
-    return HarnessReport.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    return HarnessReport.parse(JSON.parse(text));
   } catch (e) {
     throw new InfrastructureError(`the harness wrote an invalid report (${(e as Error).message.split('\n')[0]}); its log: ${log}`);
   }
@@ -59,11 +51,10 @@ function candidateFailure(report: HarnessReport, metric: string): string | null 
 
 export async function evaluateWithHarness(input: ModeAInput, h: HarnessRun): Promise<{ resultFile: string }> {
   const dir = homePaths(input.home).modeADir(input.id);
-  const files = harnessFiles(dir);
-  fs.rmSync(dir, { recursive: true, force: true }); // a retried attempt never reads an earlier attempt's report
-  fs.mkdirSync(files.artifacts, { recursive: true });
+  const files = harnessPaths(dir);
+  freshHarnessDir(dir, files.artifacts);
   const chosen = input.ids.map((i) => ({ id: i, name: h.cases[i] ?? String(i) }));
-  fs.writeFileSync(
+  writeFileDurable(
     files.request,
     JSON.stringify(harnessRequest({ candidate: input.commit, split: input.split, cases: chosen.map((c) => c.name) })),
   );

@@ -81,13 +81,16 @@ realDescribe('vero’s harbor-circle-packing on real Harbor and Docker', () => {
       reward: { sum_radii: GRID_SUM_RADII },
     });
     expect(GRID_SUM_RADII).toBeGreaterThan(SEED_SUM_RADII);
-    const fin = o.finalize! as unknown as Record<string, any>;
-    const [grid, overlapping] = (fin.candidates as { commit: string; split: string; mean_score: number; violations?: string[] }[]).map(
-      (c) => [c.split, c.mean_score, c.violations ?? []],
-    );
+    const fin = o.finalize! as unknown as {
+      commit: string;
+      candidates: { commit: string; split: string; mean_score: number; violations?: string[] }[];
+      objective: unknown;
+      shortlist: unknown;
+    };
+    const [grid, overlapping] = fin.candidates.map((c) => [c.split, c.mean_score, c.violations ?? []]);
     expect(grid).toEqual(['validation', GRID_SUM_RADII, []]);
     expect(overlapping).toEqual(['validation', 5.2, ['valid == 1 (observed 0)']]);
-    expect(fin.commit).toBe(fin.candidates[0].commit);
+    expect(fin.commit).toBe(fin.candidates[0]!.commit);
     expect(fin.objective).toEqual({ metric: 'sum_radii', direction: 'maximize', constraints: ['valid == 1'] });
     expect(fin.shortlist).toEqual([{ commit: fin.commit, recorded: GRID_SUM_RADII, rescored: GRID_SUM_RADII }]);
   });
