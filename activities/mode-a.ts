@@ -20,11 +20,10 @@ import { evaluateWithHarness } from './mode-a-harness';
 export type { ModeAInput };
 
 export async function runModeA(input: ModeAInput): Promise<{ resultFile: string }> {
-  return withHeartbeat(() => evaluate(input));
+  return withHeartbeat(() => (input.harness ? evaluateWithHarness(input, input.harness) : evaluate(input)));
 }
 
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
-  if (input.harness) return evaluateWithHarness(input, input.harness);
   const dir = homePaths(input.home).modeADir(input.id);
   const files = modeAPaths(dir);
   ensureModeADir(dir);

@@ -481,6 +481,32 @@ function datasetWithRegistry(
   return { ...d, ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}) };
 }
 
+/** Mode A's trusted inputs: the harness dir, or the dataset (a file per split) and the scorer dir. */
+function modeASourceErrors(cfg: BuildConfig): string[] {
+  if (cfg.harness) return trustedDirErrors('harness.dir', cfg.harness.dir, cfg.agent_repo);
+  const errs: string[] = [];
+  if (!fs.existsSync(cfg.dataset!)) errs.push(`dataset: ${cfg.dataset} does not exist`);
+  else
+    for (const s of cfg.splits)
+      if (!fs.existsSync(path.join(cfg.dataset!, `${s.split}.jsonl`)))
+        errs.push(`dataset: no ${s.split}.jsonl in ${cfg.dataset} for declared split "${s.split}"`);
+  if (!fs.existsSync(cfg.scorer!.dir)) errs.push(`scorer.dir: ${cfg.scorer!.dir} does not exist`);
+  const inRepo = path.relative(cfg.agent_repo, cfg.scorer!.dir);
+  if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
+    errs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
+  return errs;
+}
+
+/** Files the build copies that must exist: the workspace overlays' sources, the instruction template. */
+function fileErrors(cfg: BuildConfig): string[] {
+  const errs = cfg.workspace_overlays
+    .map((o, i) => (fs.existsSync(o.source) ? null : `workspace_overlays.${i}.source: ${o.source} does not exist`))
+    .filter((e): e is string => e !== null);
+  if (cfg.instruction.template && !fs.existsSync(cfg.instruction.template))
+    errs.push(`instruction.template: ${cfg.instruction.template} does not exist`);
+  return errs;
+}
+
 /** A trusted program's dir: it exists, and not inside the agent's repo (the candidate would write its own scorer). */
 function trustedDirErrors(field: string, dir: string, agentRepo: string): string[] {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [`${field}: ${dir} is not a directory`];
@@ -541,23 +567,8 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
           `partition.${split}: unknown task name(s) ${unknown.join(', ')} (${cfg.inner_dataset ? cfg.inner_dataset.ref : 'inner_task'} has: ${available!.slice(0, 8).join(', ')})`,
         );
     }
-  } else if (cfg.harness) sourceErrs.push(...trustedDirErrors('harness.dir', cfg.harness.dir, cfg.agent_repo));
-  else {
-    if (!fs.existsSync(cfg.dataset!)) sourceErrs.push(`dataset: ${cfg.dataset} does not exist`);
-    else
-      for (const s of cfg.splits)
-        if (!fs.existsSync(path.join(cfg.dataset!, `${s.split}.jsonl`)))
-          sourceErrs.push(`dataset: no ${s.split}.jsonl in ${cfg.dataset} for declared split "${s.split}"`);
-    if (!fs.existsSync(cfg.scorer!.dir)) sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} does not exist`);
-    const inRepo = path.relative(cfg.agent_repo, cfg.scorer!.dir);
-    if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
-      sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
-  }
-  cfg.workspace_overlays.forEach((o, i) => {
-    if (!fs.existsSync(o.source)) sourceErrs.push(`workspace_overlays.${i}.source: ${o.source} does not exist`);
-  });
-  if (cfg.instruction.template && !fs.existsSync(cfg.instruction.template))
-    sourceErrs.push(`instruction.template: ${cfg.instruction.template} does not exist`);
+  } else sourceErrs.push(...modeASourceErrors(cfg));
+  sourceErrs.push(...fileErrors(cfg));
   if (sourceErrs.length) throw new ConfigError(sourceErrs.map((e) => `${where}: ${e}`).join('\n'));
   return cfg;
 }

@@ -403,8 +403,7 @@ export function fromVero(
     ...(v.feedback_transcripts || v.expose_attempt_detail
       ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }
       : {}),
-    read_only_paths: v.read_only_paths,
-    workspace_overlays: v.workspace_overlays.map((o) => ({ source: path.resolve(baseDir, o.source), dest: o.dest })),
+    ...workspaceFields(v, baseDir),
     secrets: v.secrets,
     ...(gateway ? { gateway } : {}),
     ...(v.base_image_main && v.base_image_sidecar ? { images: { main: v.base_image_main, sidecar: v.base_image_sidecar } } : {}),
@@ -417,6 +416,19 @@ export function fromVero(
     optimizer_harbor_args: outer.args,
     harness_user: v.harness_user === null ? null : 'harness',
     task_services_use_upstream: v.task_services_use_upstream,
+  };
+  return {
+    config: v.command_backend && v.evaluation_backend === 'command' ? toCommandMode(v, baseDir, config, notes) : config,
+    refusals,
+    notes,
+  };
+}
+
+/** The optimizer's workspace and what it is told: read-only paths, overlays (sources from the file's dir), the instruction's settings. */
+function workspaceFields(v: VeroBuild, baseDir: string): Record<string, unknown> {
+  return {
+    read_only_paths: v.read_only_paths,
+    workspace_overlays: v.workspace_overlays.map((o) => ({ source: path.resolve(baseDir, o.source), dest: o.dest })),
     instruction: {
       ...(v.instruction_template !== null ? { template: path.resolve(baseDir, v.instruction_template) } : {}),
       multifidelity: v.instruct_multifidelity,
@@ -424,11 +436,6 @@ export function fromVero(
       evaluation_set_name: v.evaluation_set_name,
       disclose_budget: v.disclose_budget,
     },
-  };
-  return {
-    config: v.evaluation_backend === 'command' && v.command_backend ? toCommandMode(v, baseDir, config, notes) : config,
-    refusals,
-    notes,
   };
 }
 

@@ -223,13 +223,7 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
   }
   const { raced, rescored, winner } = await rescoreShortlist(cfg, engine, shortlist);
   const withRace = raced ? { race: raced.race } : {};
-  if (!winner)
-    return {
-      commit: null,
-      reason: `every shortlisted candidate broke a constraint of the objective when re-scored`,
-      shortlist: rescored,
-      ...withRefused,
-    };
+  if (!winner) return { commit: null, reason: EVERY_ONE_BROKE, shortlist: rescored, ...withRefused };
   if (cfg.baseline_floor) {
     const pinned = cfg.baseline_selection_score;
     const base = pinned ?? (await rescore(cfg, engine, cfg.base_commit)).score;
@@ -252,6 +246,8 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
     ...withRefused,
   };
 }
+
+const EVERY_ONE_BROKE = 'every shortlisted candidate broke a constraint of the objective when re-scored';
 
 /**
  * The shortlist re-scored on the trusted side (raced, with auto_best_race) and its winner: the best re-score that
