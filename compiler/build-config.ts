@@ -363,8 +363,10 @@ export const AGGREGATE_METRICS = ['score', 'error_rate', 'score_stddev'];
 
 /** objective.metric and constraints name metrics the evaluation reports (any of a harness's report). */
 function objectiveErrors(c: z.infer<typeof BuildConfigFile>): string[] {
-  if (c.mode === 'A' && c.harness) return [];
   const errs: string[] = [];
+  if (c.auto_best_race && c.objective.constraints?.length)
+    errs.push('objective.constraints: a race (auto_best_race) ranks by the score alone and checks no constraint');
+  if (c.mode === 'A' && c.harness) return errs;
   if (c.objective.metric !== undefined && c.objective.metric !== 'score')
     errs.push(`objective.metric: "${c.objective.metric}": only "score" ranks without a command harness (its mean)`);
   (c.objective.constraints ?? []).forEach((k, i) => {

@@ -373,6 +373,25 @@ test('vero’s workspace_overlays land in the optimizer’s workspace as vero co
   expect(instruction).toContain("The score is the evaluation's `sum_radii` metric.");
 });
 
+test('without a harness, the score is `score` and constraints name score, error_rate or score_stddev; a race checks none', () => {
+  const file = path.join(tempDir(), 'build.yaml');
+  fs.writeFileSync(
+    file,
+    'name: acme/p\nagent_repo: .\nmode: A\ndataset: d\ninference: {command: x}\nscorer: {dir: s, command: y}\nsplits: [{split: train, access: viewable}]\ntargets: [{split: train}]\nauto_best_race: {}\nobjective: {metric: sum_radii, constraints: [{metric: valid, operator: "==", value: 1}]}\n',
+  );
+  let message = '';
+  try {
+    loadBuildConfig(file);
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  expect(message).toContain('objective.constraints: a race (auto_best_race) ranks by the score alone and checks no constraint');
+  expect(message).toContain('objective.metric: "sum_radii": only "score" ranks without a command harness (its mean)');
+  expect(message).toContain(
+    'objective.constraints.0.metric: "valid" is not reported here (expected one of score, error_rate, score_stddev)',
+  );
+});
+
 test('spot values: Terminal-Bench’s pinned baseline over 3 averaged attempts, its Modal kwargs, SWE-bench Pro’s timeout ratio', () => {
   const tb = compiled(path.join(VERO, BENCH('terminal-bench'))).serve;
   expect(tb.targets).toEqual([
