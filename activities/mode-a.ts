@@ -15,11 +15,12 @@ import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
 import { ensureModeADir, readAnswerLines, readSplitRows } from '../infra/mode-a-files';
 import { InfrastructureError } from '../model/errors';
+import { evaluateWithHarness } from './mode-a-harness';
 
 export type { ModeAInput };
 
 export async function runModeA(input: ModeAInput): Promise<{ resultFile: string }> {
-  return withHeartbeat(() => evaluate(input));
+  return withHeartbeat(() => (input.harness ? evaluateWithHarness(input, input.harness) : evaluate(input)));
 }
 
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {

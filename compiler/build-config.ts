@@ -26,6 +26,7 @@ import {
   TargetSpec,
 } from '../model/serve-config';
 import { availableTasks } from '../infra/task-source';
+import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { usesNestedDocker } from './nested-docker';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
@@ -112,6 +113,19 @@ export const BuildConfigFile = z.strictObject({
   inference: z.strictObject({ command: argv }).optional(),
   /** The trusted scorer, baked into the sidecar only (never taken from the agent's repo). */
   scorer: z.strictObject({ dir: z.string().min(1), command: argv }).optional(),
+  /**
+   * Instead of dataset, inference and scorer: a command harness (vero's command backend), baked into the sidecar,
+   * that scores the candidate's workspace and writes a report of metrics; `partition` names each split's cases.
+   */
+  harness: z
+    .strictObject({
+      dir: z.string().min(1),
+      command: z.array(z.string().min(1)).min(1),
+      working_directory: z.string().default('.'),
+      env: z.record(envName, z.string()).default({}),
+      passthrough_env: z.array(envName).default([]),
+    })
+    .optional(),
   splits: z.array(SplitSpec).min(1),
   budgets: z.array(BudgetSpec).default([]),
   reward_mode: z.enum(['submit', 'auto_best']).default('auto_best'),
@@ -148,6 +162,22 @@ export const BuildConfigFile = z.strictObject({
   feedback: FeedbackSpec.optional(),
   /** Files, dirs or globs (`tests/**`) a candidate may not change; enforced by the sidecar on commits. */
   read_only_paths: z.array(SafeRelativePath.refine((p) => !p.startsWith('!'), 'negated globs are not supported')).default([]),
+  /**
+   * Files copied into the optimizer's workspace when it starts (vero's workspace_overlays): a dir's contents land
+   * under `dest`, a file as `dest/<name>`; a `dest` other than the root is left out of the candidate's commits.
+   */
+  workspace_overlays: z
+    .array(
+      z.strictObject({
+        source: z.string().min(1),
+        dest: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-][A-Za-z0-9_./-]*$/, 'expected "." or a relative path of letters, digits, _ . / -')
+          .refine((d) => !d.split('/').includes('..') && (d === '.' || !d.split('/').includes('.')), 'must stay within the workspace')
+          .default('.'),
+      }),
+    )
+    .default([]),
   secrets: z.array(envName).default([]),
   /**
    * The inference gateway: the sidecar alone holds the upstream keys; the optimizer, the agent's evaluations and
@@ -208,6 +238,8 @@ export const BuildConfigFile = z.strictObject({
   instruction: z
     .strictObject({
       template: z.string().min(1).optional(),
+      /** vero's disclose_budget: false hides the remaining budget from the optimizer (`vero budget`, evaluations, this text); it is still enforced. */
+      disclose_budget: z.boolean().default(true),
       /** Tell the optimizer it allocates its own sample budget and may evaluate subsets. */
       multifidelity: z.boolean().default(false),
       /** Tell the optimizer that unspent budget is wasted. */
@@ -215,7 +247,7 @@ export const BuildConfigFile = z.strictObject({
       /** A label templates may show (vero's evaluation set name). */
       evaluation_set_name: z.string().min(1).default('harbor'),
     })
-    .default({ multifidelity: false, exhaust_budget: false, evaluation_set_name: 'harbor' }),
+    .default({ multifidelity: false, exhaust_budget: false, evaluation_set_name: 'harbor', disclose_budget: true }),
 });
 export type BuildConfig = z.infer<typeof BuildConfigFile> & {
   file: string;
@@ -293,7 +325,20 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
     errs.push('auto_best_race: a race ranks rewards in [0, 1] with the highest first; not available with objective.direction: minimize');
   if (c.baseline_selection_score !== undefined && !c.baseline_floor)
     errs.push('baseline_selection_score: only used by the baseline floor (set baseline_floor: true, or remove it)');
-  if (c.mode === 'B') {
+  errs.push(...objectiveErrors(c), ...modeErrors(c, declared, mustBeDeclared));
+  return errs;
+}
+
+/** What each mode requires and refuses: mode B's Harbor tasks, mode A's scorer, or its command harness. */
+function modeErrors(
+  c: z.infer<typeof BuildConfigFile>,
+  declared: Map<string, string>,
+  mustBeDeclared: (where: string, split: string) => void,
+): string[] {
+  const errs: string[] = [];
+  if (c.mode === 'A' && c.harness) errs.push(...harnessErrors(c, mustBeDeclared));
+  else if (c.mode === 'B') {
+    if (c.harness) errs.push('harness: only valid in mode A');
     for (const k of ['harbor', 'partition'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode B`);
     if ((c.inner_task === undefined) === (c.inner_dataset === undefined))
       errs.push('inner_task: required in mode B: a local task or dataset dir, or else inner_dataset (a registry dataset), not both');
@@ -312,6 +357,45 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
 }
 
 const resolveFrom = (base: string, p: string) => path.resolve(base, p);
+
+/** The metrics an evaluation reports without a harness (vero's names): the mean, the unscored share, the spread. */
+export const AGGREGATE_METRICS = ['score', 'error_rate', 'score_stddev'];
+
+/** objective.metric and constraints name metrics the evaluation reports (any of a harness's report). */
+function objectiveErrors(c: z.infer<typeof BuildConfigFile>): string[] {
+  const errs: string[] = [];
+  if (c.auto_best_race && c.objective.constraints?.length)
+    errs.push('objective.constraints: a race (auto_best_race) ranks by the score alone and checks no constraint');
+  if (c.mode === 'A' && c.harness) return errs;
+  if (c.objective.metric !== undefined && c.objective.metric !== 'score')
+    errs.push(`objective.metric: "${c.objective.metric}": only "score" ranks without a command harness (its mean)`);
+  (c.objective.constraints ?? []).forEach((k, i) => {
+    if (!AGGREGATE_METRICS.includes(k.metric))
+      errs.push(`objective.constraints.${i}.metric: "${k.metric}" is not reported here (expected one of ${AGGREGATE_METRICS.join(', ')})`);
+  });
+  return errs;
+}
+
+/** Mode A with a command harness: its cases by `partition`, no dataset, inference or scorer, vero's placeholders only. */
+function harnessErrors(c: z.infer<typeof BuildConfigFile>, mustBeDeclared: (where: string, split: string) => void): string[] {
+  const errs: string[] = [];
+  for (const k of ['dataset', 'inference', 'scorer', 'harbor', 'inner_task', 'inner_dataset', 'nested_docker'] as const)
+    if (c[k] !== undefined) errs.push(`${k}: not valid with harness (the harness scores the candidate's workspace)`);
+  if (c.harbor_packages.length) errs.push('harbor_packages: only valid in mode B (the sidecar has Harbor there)');
+  if (!c.partition) errs.push('partition: required with harness (the case names of each split)');
+  for (const split of Object.keys(c.partition ?? {})) mustBeDeclared(`partition.${split}`, split);
+  for (const s of c.splits) if (c.partition && !c.partition[s.split]) errs.push(`partition: declared split "${s.split}" has no cases`);
+  const unknown = unknownPlaceholders(c.harness!.command);
+  if (unknown.length)
+    errs.push(
+      `harness.command: unknown placeholder(s) ${unknown.map((p) => `{${p}}`).join(', ')} (known: {${HARNESS_PLACEHOLDERS.join('}, {')}})`,
+    );
+  const wd = c.harness!.working_directory;
+  if (path.isAbsolute(wd) || wd.split(/[\\/]/).includes('..')) errs.push('harness.working_directory: must stay within harness.dir');
+  const overlap = c.harness!.passthrough_env.filter((n) => n in c.harness!.env);
+  if (overlap.length) errs.push(`harness: env and passthrough_env both name ${overlap.join(', ')}`);
+  return errs;
+}
 
 /** The trust decisions a build made, as the build prints them (both formats): what candidate code is exposed to. */
 export function trustNotes(c: z.infer<typeof BuildConfigFile>): string[] {
@@ -399,6 +483,41 @@ function datasetWithRegistry(
   return { ...d, ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}) };
 }
 
+/** Mode A's trusted inputs: the harness dir, or the dataset (a file per split) and the scorer dir. */
+function modeASourceErrors(cfg: BuildConfig): string[] {
+  if (cfg.harness) return trustedDirErrors('harness.dir', cfg.harness.dir, cfg.agent_repo);
+  const errs: string[] = [];
+  if (!fs.existsSync(cfg.dataset!)) errs.push(`dataset: ${cfg.dataset} does not exist`);
+  else
+    for (const s of cfg.splits)
+      if (!fs.existsSync(path.join(cfg.dataset!, `${s.split}.jsonl`)))
+        errs.push(`dataset: no ${s.split}.jsonl in ${cfg.dataset} for declared split "${s.split}"`);
+  if (!fs.existsSync(cfg.scorer!.dir)) errs.push(`scorer.dir: ${cfg.scorer!.dir} does not exist`);
+  const inRepo = path.relative(cfg.agent_repo, cfg.scorer!.dir);
+  if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
+    errs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
+  return errs;
+}
+
+/** Files the build copies that must exist: the workspace overlays' sources, the instruction template. */
+function fileErrors(cfg: BuildConfig): string[] {
+  const errs = cfg.workspace_overlays
+    .map((o, i) => (fs.existsSync(o.source) ? null : `workspace_overlays.${i}.source: ${o.source} does not exist`))
+    .filter((e): e is string => e !== null);
+  if (cfg.instruction.template && !fs.existsSync(cfg.instruction.template))
+    errs.push(`instruction.template: ${cfg.instruction.template} does not exist`);
+  return errs;
+}
+
+/** A trusted program's dir: it exists, and not inside the agent's repo (the candidate would write its own scorer). */
+function trustedDirErrors(field: string, dir: string, agentRepo: string): string[] {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [`${field}: ${dir} is not a directory`];
+  const inRepo = path.relative(agentRepo, dir);
+  if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
+    return [`${field}: ${dir} is inside agent_repo; a trusted harness must not come from the agent's repo`];
+  return [];
+}
+
 /** Loads build.yaml (ours or vero's); every error names the file and the field. Reads the task source and dataset to check names. */
 export function loadBuildConfig(file: string, params: BuildParams = {}, registry: RegistryLocation = {}): BuildConfig {
   const { raw, format, notes, refusals } = readBuildDocument(file, params, process.env, registry);
@@ -419,6 +538,8 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
     ...(c.inner_dataset ? { inner_dataset: datasetWithRegistry(c.inner_dataset, baseDir, registry) } : {}),
     ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
     ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
+    ...(c.harness ? { harness: { ...c.harness, dir: resolveFrom(baseDir, c.harness.dir) } } : {}),
+    workspace_overlays: c.workspace_overlays.map((o) => ({ ...o, source: resolveFrom(baseDir, o.source) })),
     instruction: { ...c.instruction, ...(c.instruction.template ? { template: resolveFrom(baseDir, c.instruction.template) } : {}) },
     file: path.resolve(file),
     baseDir,
@@ -448,19 +569,8 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
           `partition.${split}: unknown task name(s) ${unknown.join(', ')} (${cfg.inner_dataset ? cfg.inner_dataset.ref : 'inner_task'} has: ${available!.slice(0, 8).join(', ')})`,
         );
     }
-  } else {
-    if (!fs.existsSync(cfg.dataset!)) sourceErrs.push(`dataset: ${cfg.dataset} does not exist`);
-    else
-      for (const s of cfg.splits)
-        if (!fs.existsSync(path.join(cfg.dataset!, `${s.split}.jsonl`)))
-          sourceErrs.push(`dataset: no ${s.split}.jsonl in ${cfg.dataset} for declared split "${s.split}"`);
-    if (!fs.existsSync(cfg.scorer!.dir)) sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} does not exist`);
-    const inRepo = path.relative(cfg.agent_repo, cfg.scorer!.dir);
-    if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
-      sourceErrs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
-  }
-  if (cfg.instruction.template && !fs.existsSync(cfg.instruction.template))
-    sourceErrs.push(`instruction.template: ${cfg.instruction.template} does not exist`);
+  } else sourceErrs.push(...modeASourceErrors(cfg));
+  sourceErrs.push(...fileErrors(cfg));
   if (sourceErrs.length) throw new ConfigError(sourceErrs.map((e) => `${where}: ${e}`).join('\n'));
   return cfg;
 }

@@ -133,11 +133,30 @@ function bakeInnerTasks(config: BuildConfig, dir: string): void {
   writeFileDurable(path.join(dir, path.basename(BAKED_REGISTRY)), `${JSON.stringify(registry, null, 2)}\n`, { fsync: false });
 }
 
+/**
+ * What the build bakes into the images: the sidecar's inner tasks (mode B), its command harness, or its dataset
+ * and scorer (mode A); the workspace overlays for main (a dir's contents under its dest, a file as dest/<name>).
+ */
+function bakeSources(config: BuildConfig, env: string): void {
+  if (config.mode === 'B') bakeInnerTasks(config, path.join(env, 'sidecar', 'inner-task'));
+  else if (config.harness) fs.cpSync(config.harness.dir, path.join(env, 'sidecar', 'harness'), { recursive: true });
+  else {
+    fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
+    fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
+  }
+  for (const o of config.workspace_overlays) {
+    const dest = path.join(env, 'overlay', o.dest);
+    fs.mkdirSync(dest, { recursive: true });
+    if (fs.statSync(o.source).isDirectory()) fs.cpSync(o.source, dest, { recursive: true });
+    else fs.copyFileSync(o.source, path.join(dest, path.basename(o.source)));
+  }
+}
+
 /** Samples per split: the partition's tasks (Mode B) or the dataset's rows (Mode A). */
 function splitSizes(config: BuildConfig): Record<string, number> {
   const sizes: Record<string, number> = {};
   for (const { split } of config.splits) {
-    if (config.mode === 'B') sizes[split] = config.partition?.[split]?.length ?? 0;
+    if (config.mode === 'B' || config.harness) sizes[split] = config.partition?.[split]?.length ?? 0;
     else
       sizes[split] = fs
         .readFileSync(path.join(config.dataset!, `${split}.jsonl`), 'utf8')
@@ -181,11 +200,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     const baseline = await buildBaseline(config.agent_repo, path.join(env, 'agent-baseline'), config.agent_ref);
     // main's seed and the sidecar's repo share one commit.
     fs.cpSync(path.join(env, 'agent-baseline'), path.join(env, 'agent-seed'), { recursive: true });
-    if (config.mode === 'B') bakeInnerTasks(config, path.join(env, 'sidecar', 'inner-task'));
-    else {
-      fs.cpSync(config.dataset!, path.join(env, 'sidecar', 'dataset'), { recursive: true });
-      fs.cpSync(config.scorer!.dir, path.join(env, 'sidecar', 'scorer'), { recursive: true });
-    }
+    bakeSources(config, env);
     const veroPackage = `environment/${CONTEXT.veroPackage}`;
     // Its SHA-256 comes with it: the manifest does not read hundreds of MB again.
     const veroSha256 = await (opts.linkRuntime ? linkOrWriteVeroPackage : writeVeroPackage)(path.join(tmp, veroPackage));

@@ -76,6 +76,7 @@ export function mainDockerfile(c: BuildConfig): string {
     ...ensurePackages(['bash', 'ca-certificates', 'git', 'nodejs']),
     ...INSTALL_VERO,
     'COPY agent-seed /opt/agent-seed',
+    ...(c.workspace_overlays.length ? [`COPY overlay ${CONTAINER.overlay}`] : []),
     'COPY main/seed.sh /opt/seed.sh',
     'RUN chmod 0755 /opt/seed.sh && useradd -m -u 1001 agent',
     `WORKDIR ${CONTAINER.workAgent}`,
@@ -121,11 +122,13 @@ export function sidecarDockerfile(c: BuildConfig): string {
     `RUN git -C ${CONTAINER.baseline} reset -q`,
     ...(modeB
       ? [`COPY sidecar/inner-task ${CONTAINER.innerTask}`]
-      : [
-          `COPY sidecar/dataset ${CONTAINER.dataset}`,
-          `COPY sidecar/scorer ${CONTAINER.scorer}`,
-          `RUN chmod -R go-rwx ${CONTAINER.dataset} ${CONTAINER.scorer}`,
-        ]),
+      : c.harness
+        ? harnessLines()
+        : [
+            `COPY sidecar/dataset ${CONTAINER.dataset}`,
+            `COPY sidecar/scorer ${CONTAINER.scorer}`,
+            `RUN chmod -R go-rwx ${CONTAINER.dataset} ${CONTAINER.scorer}`,
+          ]),
     `COPY sidecar/serve.json ${CONTAINER.serveJson}`,
     `COPY ${CONTEXT.buildDigest} ${CONTAINER.buildDigest}`,
     `RUN chmod 0600 ${CONTAINER.serveJson}`,
@@ -134,6 +137,15 @@ export function sidecarDockerfile(c: BuildConfig): string {
     '',
   ].join('\n');
 }
+
+/**
+ * Mode A's command harness: readable by the harness user it runs as (it runs the candidate's code, which must not
+ * reach the sidecar's own state). vero's harnesses run `python`: where the image has only python3, `python` is it.
+ */
+const harnessLines = (): string[] => [
+  `COPY sidecar/harness ${CONTAINER.harness}`,
+  `RUN chmod -R a+rX ${CONTAINER.harness} && (command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python)`,
+];
 
 /**
  * The Mode B sidecar's own Docker engine (Docker-in-Docker): started before `vero serve`, its socket group is

@@ -64,7 +64,7 @@ function templateContext(c: BuildConfig, builtin: { framing: string; workflow: s
     config,
     layout: { target_repo: CONTAINER.workAgent },
     description: c.description.trim(),
-    disclose_budget: true,
+    disclose_budget: c.instruction.disclose_budget,
     submit_enabled: c.submit_enabled,
     selection_partition: c.selection_split,
     selection_backend: c.selection_split,

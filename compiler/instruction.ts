@@ -31,21 +31,39 @@ function resourceLines(c: BuildConfig): string[] {
   ];
 }
 
+/** A split's budget as the instruction shows it ("metered" only, with vero's disclose_budget: false). */
+function budgetCell(c: BuildConfig, s: BuildConfig['splits'][number]): string {
+  const b = c.budgets.find((x) => x.split === s.split);
+  if (!b) return s.access === 'no_access' ? '-' : 'no budget: not evaluable';
+  if (!c.instruction.disclose_budget) return 'metered (not disclosed)';
+  return [
+    b.total_run_budget !== undefined ? `${b.total_run_budget} run(s)` : null,
+    b.total_sample_budget !== undefined ? `${b.total_sample_budget} sample(s)` : null,
+    b.max_samples_per_run !== undefined ? `≤ ${b.max_samples_per_run} per run` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
+}
+
+/** What ranks candidates when it is not "the score", and the constraints a candidate must satisfy. */
+function objectiveLines(c: BuildConfig): string[] {
+  const lines: string[] = [];
+  if (c.objective.direction === 'minimize')
+    lines.push(
+      `Lower scores are better here (the score is minimised): the best candidate is the one with the lowest score, and your reward is the negated score. A case that fails counts as ${c.objective.failure_value}, and so does having no candidate.`,
+    );
+  if (c.objective.metric && c.objective.metric !== 'score') lines.push(`The score is the evaluation's \`${c.objective.metric}\` metric.`);
+  const rules = (c.objective.constraints ?? []).map((k) => `\`${k.metric} ${k.operator} ${k.value}\``);
+  if (rules.length)
+    lines.push(
+      `A candidate must satisfy ${rules.join(', ')}: one that breaks a constraint is never graded as your best, and a graded one that breaks it on the target is rewarded the failure value.`,
+    );
+  return lines.length ? ['', ...lines] : [];
+}
+
 export function renderInstruction(c: BuildConfig): string {
-  const budgets = new Map(c.budgets.map((b) => [b.split, b]));
   const splitRows = c.splits.map((s) => {
-    const b = budgets.get(s.split);
-    const budget = b
-      ? [
-          b.total_run_budget !== undefined ? `${b.total_run_budget} run(s)` : null,
-          b.total_sample_budget !== undefined ? `${b.total_sample_budget} sample(s)` : null,
-          b.max_samples_per_run !== undefined ? `≤ ${b.max_samples_per_run} per run` : null,
-        ]
-          .filter(Boolean)
-          .join(', ')
-      : s.access === 'no_access'
-        ? '-'
-        : 'no budget: not evaluable';
+    const budget = budgetCell(c, s);
     const floor = s.access === 'non_viewable' ? ` (a request must cover at least ${s.min_aggregate_cases} cases, or the whole split)` : '';
     return `| \`${s.split}\` | ${s.access} | ${ACCESS_TEXT[s.access]}${floor} | ${budget} |`;
   });
@@ -67,7 +85,7 @@ export function renderInstruction(c: BuildConfig): string {
     '   its result; waiting costs no budget. A failed or cancelled evaluation exits 1 with the reason. Run these in',
     '   the foreground, one call at a time. (`evals run --partition <split>`, `evals wait`, `evals status`',
     '   and `evals submit` work too.)',
-    '3. Run `vero budget` to see the splits, what you may see of each, and the remaining budget.',
+    `3. Run \`vero budget\` to see the splits, what you may see of each${c.instruction.disclose_budget ? ', and the remaining budget' : ' (the remaining budget is not disclosed)'}.`,
     ...(c.submit_enabled ? ['4. Run `vero submit [--commit <sha>]` to nominate the candidate you want graded.'] : []),
     '',
     '| split | access | meaning | budget |',
@@ -83,12 +101,7 @@ export function renderInstruction(c: BuildConfig): string {
     c.reward_mode === 'submit'
       ? `Your reward is the score of the commit you submit with \`vero submit\`, evaluated on ${targets}. If you submit nothing, your best candidate by its \`${c.selection_split}\` score is graded instead (re-scored by the trusted service), else your last evaluated candidate; with no candidate at all, the reward is 0.`
       : `Your reward is the score of your best candidate on ${targets}. The candidates with the top ${c.auto_best_k} \`${c.selection_split}\` scores (from evaluations covering at least ${Math.round(c.min_selection_coverage * 100)}% of it) are re-scored by the trusted service and the best of those wins; with none, your last evaluated candidate is graded. Evaluations of the unmodified baseline commit do not create a candidate: commit a change first. With no candidate, the reward is 0.`,
-    ...(c.objective.direction === 'minimize'
-      ? [
-          '',
-          `Lower scores are better here (the score is minimised): the best candidate is the one with the lowest score, and your reward is the negated score. A case that fails counts as ${c.objective.failure_value}, and so does having no candidate.`,
-        ]
-      : []),
+    ...objectiveLines(c),
     ...(c.baseline_floor ? ['', 'The reward is never below the baseline score: a candidate must beat the baseline to count.'] : []),
     '',
     `An evaluation still running when your time ends is waited for (up to ${Math.round(c.drain_timeout / 60)} min) and its candidate can still be graded; after that it is cancelled. No new evaluation starts once grading has begun.`,

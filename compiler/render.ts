@@ -56,6 +56,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     drain_timeout_sec: c.drain_timeout,
     scoring: c.scoring,
     objective: c.objective,
+    ...(c.instruction.disclose_budget ? {} : { disclose_budget: false as const }),
     max_concurrency: c.max_concurrency,
     paths: {
       home: CONTAINER.home,
@@ -66,20 +67,18 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
       resume_dir: CONTAINER.resumeDir,
     },
     ...(c.mode === 'B' ? { mode_b: { harbor: c.harbor!, task_source: innerSource(c), partition: c.partition! } } : {}),
-    ...(c.mode === 'A'
-      ? {
-          mode_a: {
-            dataset_dir: CONTAINER.dataset,
-            inference: c.inference!,
-            scorer: { command: c.scorer!.command, cwd: CONTAINER.scorer },
-          },
-        }
-      : {}),
+    ...(c.mode === 'A' ? { mode_a: modeASection(c) } : {}),
     ...(c.gateway ? { gateway: { ...c.gateway, candidate_base_url: c.gateway.candidate_base_url ?? candidateGatewayUrl(c) } } : {}),
     ...(c.feedback ? { feedback: c.feedback } : {}),
     host: '0.0.0.0',
     port: 8000,
   });
+}
+
+/** Mode A in serve.json: the baked dataset and scorer with the candidate's inference, or the baked command harness. */
+function modeASection(c: BuildConfig): NonNullable<ServeConfig['mode_a']> {
+  if (c.harness) return { harness: { ...c.harness, dir: CONTAINER.harness }, partition: c.partition! };
+  return { dataset_dir: CONTAINER.dataset, inference: c.inference!, scorer: { command: c.scorer!.command, cwd: CONTAINER.scorer } };
 }
 
 /** Where the sidecar's inner tasks are: the baked dir, or a registry dataset (with its baked registry.json, if any). */
@@ -141,6 +140,21 @@ export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): st
   return `${toToml(doc)}\n`;
 }
 
+/**
+ * vero's workspace_overlays: copied over the workspace at every start (as vero's seed does); a dest other than the
+ * root is excluded from git (its top dir), so the overlay is never part of a candidate.
+ */
+function overlayLines(c: BuildConfig): string[] {
+  if (!c.workspace_overlays.length) return [];
+  const tops = [...new Set(c.workspace_overlays.filter((o) => o.dest !== '.').map((o) => `/${o.dest.split('/')[0]}/`))];
+  const exclude = `${CONTAINER.workAgent}/.git/info/exclude`;
+  return [
+    `cp -a ${CONTAINER.overlay}/. ${CONTAINER.workAgent}/`,
+    `mkdir -p ${CONTAINER.workAgent}/.git/info`,
+    ...tops.map((t) => `grep -qxF ${quote([t])} ${exclude} 2>/dev/null || printf '%s\\n' ${quote([t])} >> ${exclude}`),
+  ];
+}
+
 export function seedScript(c: BuildConfig): string {
   // Paths are locked in the working tree as a courtesy (a quoted glob names no file and is skipped); the
   // sidecar enforces every pattern on commits.
@@ -151,6 +165,7 @@ export function seedScript(c: BuildConfig): string {
     'set -euo pipefail',
     // The build ships no git index (it holds file times: the task dir would differ from build to build).
     `if [ ! -d ${CONTAINER.workAgent}/.git ]; then cp -a ${CONTAINER.seed}/. ${CONTAINER.workAgent}/ && git -C ${CONTAINER.workAgent} reset -q; fi`,
+    ...overlayLines(c),
     `chown -R agent:agent ${CONTAINER.workAgent}`,
     `git config --system --add safe.directory ${CONTAINER.workAgent}`,
     '# read_only_paths are enforced by the eval sidecar on every candidate commit (a commit that changes one is',

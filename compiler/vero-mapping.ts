@@ -15,6 +15,7 @@ import { type DatasetSource, pinDataset, type RegistryLocation, type ResolvedDat
 import { splitAgentEnv } from '../model/outer-run-args';
 import type { VeroBuild, VeroScope } from './vero-schema';
 import { agentProject } from './vero-agent-project';
+import { commandBackendErrors, toCommandMode } from './vero-command';
 
 export interface VeroMapping {
   /** Our build.yaml, as a file would hold it (paths relative to the vero file's dir, or absolute). */
@@ -164,11 +165,7 @@ const targetModel = (t: VeroBuild['targets'][number]): string | undefined =>
 /** Fields we do not implement: refused when set to anything but vero's do-nothing value. */
 function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
   const refuse = (field: string, reason: string) => refusals.push(`${field}: ${reason}`);
-  if (v.evaluation_backend === 'command' || v.command_backend !== undefined)
-    refuse(
-      'evaluation_backend',
-      "command backends are not supported (vero-harbor's trusted-scorer mode, `mode: A`, has a different contract: JSONL rows scored by a scorer command; see docs/compiler.md)",
-    );
+  refusals.push(...commandBackendErrors(v));
   v.agent_access.forEach((a, i) => {
     if (a.disclosure === 'none')
       refuse(`agent_access.${i}.disclosure`, '"none" (evaluate without seeing any result) has no counterpart; use full or aggregate');
@@ -183,18 +180,14 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
     if (MODEL_OVERRIDE in t.parameters && typeof t.parameters[MODEL_OVERRIDE] !== 'string')
       refuse(`targets.${i}.parameters`, `${MODEL_OVERRIDE} must be a model name`);
   });
-  if (v.objective.selector.metric !== 'score')
+  const selectors = [v.objective.selector, ...v.objective.constraints.map((c) => c.selector)];
+  if (selectors.some((x) => x.aggregation !== 'report' || x.case_failure_value !== null))
     refuse(
-      'objective.selector.metric',
-      `only "score" (the evaluation's aggregate reward) is supported; "${v.objective.selector.metric}" is not`,
+      'objective',
+      'a selector aggregates only as "report" (a metric of the evaluation\'s report; per-case aggregations are not supported)',
     );
-  if (v.objective.selector.aggregation !== 'report' || v.objective.selector.case_failure_value !== null)
-    refuse('objective.selector', 'only the reported aggregate score is supported as the objective');
-  if (v.objective.constraints.length) refuse('objective.constraints', 'constraints on other metrics are not supported');
   if (v.harness_user !== null && v.harness_user !== 'harness')
     refuse('harness_user', `only "harness" (the sidecar image's unprivileged user) or null is supported, not "${v.harness_user}"`);
-  if (v.workspace_overlays.length) refuse('workspace_overlays', 'files baked into the optimizer workspace are not supported');
-  if (!v.disclose_budget) refuse('disclose_budget', 'false is not supported (`vero budget` always shows the remaining budget)');
 }
 
 /**
@@ -360,7 +353,6 @@ export function fromVero(
     refusals.push(
       `model: ${v.model} is not in the finalization scope's allowed_models (${(g.finalization ?? g.evaluation).allowed_models.join(', ')})`,
     );
-  const objectiveFailure = v.objective.failure_value;
   // Attempts and runs above 10 are lowered to 10 (our schemas' limit), said in a note.
   const atMost10 = (field: string, n: number) => {
     if (n > 10) notes.push(`${field}: ${n} lowered to 10, the most vero-harbor makes`);
@@ -386,7 +378,7 @@ export function fromVero(
       trusted_task_attempts: taskAttempts,
       error_rate_threshold: v.error_rate_threshold ?? 1,
     },
-    objective: { direction: v.objective.direction, ...(objectiveFailure !== null ? { failure_value: objectiveFailure } : {}) },
+    objective: mappedObjective(v),
     splits,
     budgets,
     reward_mode: v.reward_mode,
@@ -411,7 +403,7 @@ export function fromVero(
     ...(v.feedback_transcripts || v.expose_attempt_detail
       ? { feedback: { transcripts: v.feedback_transcripts, max_bytes: v.feedback_max_bytes, attempt_detail: v.expose_attempt_detail } }
       : {}),
-    read_only_paths: v.read_only_paths,
+    ...workspaceFields(v, baseDir),
     secrets: v.secrets,
     ...(gateway ? { gateway } : {}),
     ...(v.base_image_main && v.base_image_sidecar ? { images: { main: v.base_image_main, sidecar: v.base_image_sidecar } } : {}),
@@ -424,12 +416,38 @@ export function fromVero(
     optimizer_harbor_args: outer.args,
     harness_user: v.harness_user === null ? null : 'harness',
     task_services_use_upstream: v.task_services_use_upstream,
+  };
+  return {
+    config: v.command_backend && v.evaluation_backend === 'command' ? toCommandMode(v, baseDir, config, notes) : config,
+    refusals,
+    notes,
+  };
+}
+
+/** The optimizer's workspace and what it is told: read-only paths, overlays (sources from the file's dir), the instruction's settings. */
+function workspaceFields(v: VeroBuild, baseDir: string): Record<string, unknown> {
+  return {
+    read_only_paths: v.read_only_paths,
+    workspace_overlays: v.workspace_overlays.map((o) => ({ source: path.resolve(baseDir, o.source), dest: o.dest })),
     instruction: {
       ...(v.instruction_template !== null ? { template: path.resolve(baseDir, v.instruction_template) } : {}),
       multifidelity: v.instruct_multifidelity,
       exhaust_budget: v.instruct_exhaust_budget,
       evaluation_set_name: v.evaluation_set_name,
+      disclose_budget: v.disclose_budget,
     },
   };
-  return { config, refusals, notes };
+}
+
+/** vero's objective: its selector's metric, direction, failure value and constraints (each `metric operator value`). */
+function mappedObjective(v: VeroBuild): Record<string, unknown> {
+  const o = v.objective;
+  return {
+    direction: o.direction,
+    ...(o.failure_value !== null ? { failure_value: o.failure_value } : {}),
+    metric: o.selector.metric,
+    ...(o.constraints.length
+      ? { constraints: o.constraints.map((c) => ({ metric: c.selector.metric, operator: c.operator, value: c.value })) }
+      : {}),
+  };
 }

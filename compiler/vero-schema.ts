@@ -3,6 +3,7 @@
  * vero's defaults, so a vero file is read with vero's meaning. compiler/vero-mapping.ts turns it into ours.
  */
 import { z } from 'zod';
+import { CONSTRAINT_OPERATORS } from '../model/objective';
 
 const num = (min?: number) => (min === undefined ? z.number().finite() : z.number().finite().min(min));
 const positive = z.number().finite().positive();
@@ -58,7 +59,18 @@ export const VeroBuildFile = z.strictObject({
   base_image_sidecar: nonEmpty.optional(),
   // The nested `harbor run`.
   evaluation_backend: z.enum(['harbor', 'command']).default('harbor'),
-  command_backend: z.unknown().optional(),
+  command_backend: z
+    .strictObject({
+      harness_source: nonEmpty,
+      command: z.array(nonEmpty).min(1),
+      working_directory: z.string().default('.'),
+      environment: z.record(z.string(), z.string()).default({}),
+      passthrough_environment: z.array(envName).default([]),
+      staged_inputs: z.record(z.string(), z.string()).default({}),
+      agent_context_inputs: z.record(z.string(), z.array(z.string())).default({}),
+    })
+    .nullable()
+    .default(null),
   task_source: nonEmpty.nullable().default(null),
   agent_import_path: nonEmpty.nullable().default(null),
   model: nonEmpty.nullable().default(null),
@@ -115,7 +127,7 @@ export const VeroBuildFile = z.strictObject({
       selector: MetricSelector,
       direction: z.enum(['maximize', 'minimize']),
       failure_value: num().nullable().default(null),
-      constraints: z.array(z.unknown()).default([]),
+      constraints: z.array(z.strictObject({ selector: MetricSelector, operator: z.enum(CONSTRAINT_OPERATORS), value: num() })).default([]),
     })
     .default({
       selector: { metric: 'score', aggregation: 'report', case_failure_value: null },
@@ -163,7 +175,7 @@ export const VeroBuildFile = z.strictObject({
   harness_user: z.string().nullable().default('harness'),
   // The optimizer's workspace.
   read_only_paths: z.array(z.string()).default([]),
-  workspace_overlays: z.array(z.unknown()).default([]),
+  workspace_overlays: z.array(z.strictObject({ source: nonEmpty, dest: z.string().default('.') })).default([]),
   include_evals_skill: z.boolean().default(true),
   instruct_multifidelity: z.boolean().default(true),
   instruct_exhaust_budget: z.boolean().default(true),

@@ -26,3 +26,12 @@ export function readAnswerLines(file: string): unknown[] {
   }
   return out;
 }
+
+/** Empties a harness evaluation's dir and makes its artifacts dir: a retried attempt never reads an earlier report. */
+export function freshHarnessDir(dir: string, artifacts: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(artifacts, { recursive: true });
+}
+
+/** The text of a harness's report; null when it wrote none. */
+export const readReportText = (file: string): string | null => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null);

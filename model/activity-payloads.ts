@@ -3,6 +3,7 @@
  * Pure types.
  */
 import type { EvalSettings } from './eval-input';
+import type { HarnessSpec } from './command-harness';
 import type { TaskResult } from './task-result';
 import type { Spend } from './spend-cap';
 import type { RetryOf } from './retry';
@@ -90,6 +91,16 @@ export interface ModeAInput {
   timeoutSec: number;
   /** Variables for the inference (the gateway's evaluation token and base URL), read here, never in history. */
   envFile?: string;
+  /** A command harness scores instead of inference and scorer (which are then unused): model/command-harness.ts. */
+  harness?: HarnessRun;
+}
+
+/** A command harness's evaluation: the harness, the cases' names, the metric that is the score, and its OS user. */
+export interface HarnessRun {
+  spec: HarnessSpec;
+  cases: string[];
+  metric: string;
+  runAs: string | null;
 }
 
 export interface BuildTaskInput {

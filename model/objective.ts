@@ -20,3 +20,38 @@ export function bestFirst(direction: Direction): (a: number, b: number) => numbe
 export function rewardOf(score: number, direction: Direction): number {
   return direction === 'maximize' ? score : score === 0 ? 0 : -score;
 }
+
+/** vero's constraint operators (its ConstraintOperator). */
+export const CONSTRAINT_OPERATORS = ['==', '!=', '<', '<=', '>', '>='] as const;
+export type ConstraintOperator = (typeof CONSTRAINT_OPERATORS)[number];
+
+/** A metric of the evaluation's report that must satisfy `operator value` (vero's MetricConstraint). */
+export interface MetricConstraint {
+  metric: string;
+  operator: ConstraintOperator;
+  value: number;
+}
+
+const HOLDS: Record<ConstraintOperator, (a: number, b: number) => boolean> = {
+  '==': (a, b) => a === b,
+  '!=': (a, b) => a !== b,
+  '<': (a, b) => a < b,
+  '<=': (a, b) => a <= b,
+  '>': (a, b) => a > b,
+  '>=': (a, b) => a >= b,
+};
+
+/**
+ * The constraints `metrics` break, each as `metric operator value (observed x)` or `metric unavailable`, as vero's
+ * evaluate_objective decides them: a metric the report lacks breaks its constraint.
+ */
+export function constraintViolations(metrics: Record<string, number> | undefined, constraints: readonly MetricConstraint[]): string[] {
+  const out: string[] = [];
+  for (const c of constraints) {
+    const observed = metrics?.[c.metric];
+    const rule = `${c.metric} ${c.operator} ${c.value}`;
+    if (observed === undefined || !Number.isFinite(observed)) out.push(`${rule} (metric unavailable)`);
+    else if (!HOLDS[c.operator](observed, c.value)) out.push(`${rule} (observed ${observed})`);
+  }
+  return out;
+}

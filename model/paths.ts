@@ -84,6 +84,17 @@ export function modeAPaths(dir: string) {
   };
 }
 
+/** A Mode A command harness's files in its evaluation's dir: its request, report, artifacts, log and our result. */
+export function harnessPaths(dir: string) {
+  return {
+    request: join(dir, 'request.json'),
+    report: join(dir, 'report.json'),
+    artifacts: join(dir, 'artifacts'),
+    log: join(dir, 'harness.log'),
+    result: join(dir, 'result.json'),
+  };
+}
+
 /** Harbor's own layout inside a job dir (reference/harbor.md §1.5). */
 export const harborJobFiles = {
   config: (jobDir: string) => join(jobDir, 'config.json'),

@@ -1,5 +1,6 @@
 /** One sample's score, as Mode A's activity writes it and the sidecar routes it to the agent (by tier). */
 import type { ScopeUsage } from './gateway-policy';
+import { NO_INFERENCE_OUTPUT } from './task-result';
 
 export interface SampleScore {
   id: number;
@@ -7,6 +8,8 @@ export interface SampleScore {
   score: number | null;
   error: string | null;
   output?: unknown;
+  /** Mode A's command harness: the metrics of its report (the score is the objective's metric of them). */
+  metrics?: Record<string, number>;
   /** Mode B: the task's trials, and those that ended without rewards (dead: infrastructure or a crash). */
   n_trials?: number;
   n_dead_trials?: number;
@@ -31,3 +34,10 @@ export interface TrialDetail {
   reward: number | null;
   exception: string | null;
 }
+
+/** The start of a Mode A harness row's error when the candidate failed (its report says so, or it ran out of time). */
+export const CANDIDATE_FAILED = 'the candidate failed';
+
+/** A Mode A row's error that is the candidate's own failure (scored as the failure value), not the infrastructure's. */
+export const isCandidateFailure = (error: string | null | undefined): boolean =>
+  (error ?? '').startsWith(NO_INFERENCE_OUTPUT) || (error ?? '').startsWith(CANDIDATE_FAILED);

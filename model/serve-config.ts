@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { GatewaySpec } from './gateway-policy';
 import { HarborSection } from './harbor-config';
+import { CONSTRAINT_OPERATORS } from './objective';
+import { HarnessSpec } from './command-harness';
 
 export const SplitAccess = z.enum(['viewable', 'non_viewable', 'no_access']);
 export type SplitAccess = z.infer<typeof SplitAccess>;
@@ -66,6 +68,18 @@ export const TargetSpec = z.strictObject({
 export const ObjectiveSpec = z.strictObject({
   direction: z.enum(['maximize', 'minimize']).default('maximize'),
   failure_value: z.number().finite().optional(),
+  /**
+   * The metric of the evaluation's report that is the score (vero's `objective.selector.metric`): mode A's
+   * harness reports any; Harbor's and the JSONL scorer's report `score` (the mean; absent: `score`).
+   */
+  metric: z.string().min(1).optional(),
+  /**
+   * Metrics the candidate must satisfy (vero's `objective.constraints`): one that breaks any is never chosen by
+   * auto_best, and a target it breaks one on rewards the target's failure value.
+   */
+  constraints: z
+    .array(z.strictObject({ metric: z.string().min(1), operator: z.enum(CONSTRAINT_OPERATORS), value: z.number().finite() }))
+    .optional(),
 });
 export type ObjectiveSpec = z.infer<typeof ObjectiveSpec>;
 
@@ -150,11 +164,13 @@ export const CONTAINER = {
   veroDir: '/opt/vero',
   baseline: '/opt/agent-baseline',
   seed: '/opt/agent-seed',
+  overlay: '/opt/overlay',
   workAgent: '/workspace/agent',
   home: '/opt/vero_home',
   innerTask: '/opt/inner-task',
   dataset: '/opt/dataset',
   scorer: '/opt/scorer',
+  harness: '/opt/harness',
   serveJson: '/opt/serve.json',
   agentVolume: '/state/agent-results',
   adminVolume: '/state/admin',
@@ -227,6 +243,8 @@ export const ServeConfig = z.strictObject({
   }),
   scoring: ScoringSpec.default(DEFAULT_SCORING),
   objective: ObjectiveSpec.default({ direction: 'maximize' }),
+  /** vero's disclose_budget: false keeps the remaining budget from the optimizer (still enforced); absent: shown. */
+  disclose_budget: z.literal(false).optional(),
   mode_b: z
     .strictObject({
       harbor: HarborSection,
@@ -245,11 +263,14 @@ export const ServeConfig = z.strictObject({
     })
     .optional(),
   mode_a: z
-    .strictObject({
-      dataset_dir: z.string(),
-      inference: z.strictObject({ command: z.array(z.string()).min(1) }),
-      scorer: z.strictObject({ command: z.array(z.string()).min(1), cwd: z.string() }),
-    })
+    .union([
+      z.strictObject({
+        dataset_dir: z.string(),
+        inference: z.strictObject({ command: z.array(z.string()).min(1) }),
+        scorer: z.strictObject({ command: z.array(z.string()).min(1), cwd: z.string() }),
+      }),
+      z.strictObject({ harness: HarnessSpec, partition: z.record(SplitName, z.array(z.string()).min(1)) }),
+    ])
     .optional(),
   /** The inference gateway (model calls of the optimizer and the candidates, metered, keys held here). */
   gateway: GatewaySpec.optional(),

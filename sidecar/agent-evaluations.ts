@@ -155,7 +155,8 @@ export class AgentEvaluations {
       body.request_id ? { id: body.request_id, samples: ids.join(',') } : undefined,
     );
     if (replayed) log(`eval: request ${body.request_id} re-sent; not charged again`);
-    return { request_id: body.request_id ?? '', split: body.split, commit, ids, full, access, budget_remaining: remaining };
+    const budget_remaining = cfg.disclose_budget === false ? null : remaining; // vero's disclose_budget: enforced, not shown
+    return { request_id: body.request_id ?? '', split: body.split, commit, ids, full, access, budget_remaining };
   }
 
   /** 4. The evaluation itself, then its registry entry and what the agent may see of it. */
@@ -173,6 +174,7 @@ export class AgentEvaluations {
       admin: false,
       ...(a.request_id ? { request_id: a.request_id } : {}),
       ...(out.invalid ? { invalid: out.invalid } : {}),
+      ...(out.violations ? { violations: out.violations } : {}),
       attempt_health: { ...out.health },
     });
     if (out.health.warning) this.d.log(`eval: ${split} @ ${commit.slice(0, 12)}: ${out.health.warning}`);
@@ -186,6 +188,8 @@ export class AgentEvaluations {
       ...(out.invalid ? { invalid_reason: out.invalid } : {}),
       ...(out.modelUsage ? { model_usage: out.modelUsage } : {}),
       ...(out.trials ?? {}),
+      ...(out.metrics ? { metrics: out.metrics } : {}),
+      ...(out.violations ? { violations: out.violations } : {}),
       attempt_health: out.health,
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);

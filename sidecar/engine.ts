@@ -16,7 +16,8 @@ import { withTasks } from '../client/eval-results';
 import { evalConfigOf } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/candidate-result';
 import { EvalSettings } from '../model/eval-input';
-import { NO_INFERENCE_OUTPUT } from '../model/task-result';
+import { isCandidateFailure } from '../model/sample-score';
+import { constraintViolations } from '../model/objective';
 import { HarborSection } from '../model/harbor-config';
 import type { FeedbackSpec, ServeConfig, SplitAccess } from '../model/serve-config';
 import { caseFeedback, transcriptSecrets } from './case-feedback';
@@ -25,6 +26,7 @@ import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
 import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
 import type { ScopeUsage } from '../model/gateway-policy';
+import type { ModeAInput } from '../model/activity-payloads';
 import { InfrastructureError } from '../model/errors';
 import { evalSourceOf } from '../harbor/dataset-ref';
 import { attemptHealth, type AttemptHealth, starvedAttempts, type TaskAttempts } from '../model/attempt-health';
@@ -61,6 +63,27 @@ export interface EvalOutcome {
    * a low mean would be the budget's, not the candidate's.
    */
   invalid?: string;
+  /** The report's metrics (Mode A's harness), else `score`, `error_rate` and `score_stddev` (vero's names). */
+  metrics?: Record<string, number>;
+  /** The objective's constraints this evaluation breaks (model/objective.ts): never chosen, never a reward. */
+  violations?: string[];
+}
+
+/**
+ * An evaluation's metrics: a harness's report's (one run scores every case), else vero's aggregate metrics of its
+ * cases (a case without a score counts as `failureValue`).
+ */
+export function outcomeMetrics(samples: SampleScore[], failureValue: number): Record<string, number> {
+  const reported = samples.find((s) => s.metrics)?.metrics;
+  if (reported) return reported;
+  const scores = samples.map((s) => s.score ?? failureValue);
+  const mean = scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : failureValue;
+  const variance = scores.length ? scores.reduce((a, b) => a + (b - mean) ** 2, 0) / scores.length : 0;
+  return {
+    score: mean,
+    error_rate: samples.length ? samples.filter((s) => s.score === null).length / samples.length : 0,
+    score_stddev: Math.sqrt(variance),
+  };
 }
 
 /**
@@ -72,7 +95,7 @@ function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
   if (mode === 'A')
     return {
       trials: 1,
-      dead: x.score === null && !(x.error ?? '').startsWith(NO_INFERENCE_OUTPUT) ? 1 : 0,
+      dead: x.score === null && !isCandidateFailure(x.error) ? 1 : 0,
       inputTokens: null,
       outputTokens: null,
     };
@@ -200,7 +223,9 @@ export class Engine {
   /** The sample names of a split, in their canonical order (ids are indices). */
   splitSamples(split: string): string[] {
     if (this.cfg.mode === 'B') return this.cfg.mode_b!.partition[split] ?? [];
-    const file = path.join(this.cfg.mode_a!.dataset_dir, `${split}.jsonl`);
+    const a = this.cfg.mode_a!;
+    if ('harness' in a) return a.partition[split] ?? [];
+    const file = path.join(a.dataset_dir, `${split}.jsonl`);
     if (!fs.existsSync(file)) return [];
     return fs
       .readFileSync(file, 'utf8')
@@ -255,6 +280,23 @@ export class Engine {
     kind: EvaluationKind = 'agent',
     opts: TargetScoring & { failureValue?: number; run?: number } = {},
   ): Promise<EvalOutcome> {
+    return this.withObjective(await this.evaluateCases(commit, split, ids, kind, opts), opts.failureValue);
+  }
+
+  /** An outcome with its metrics and the objective's constraints it breaks (none: no `violations`). */
+  private withObjective(out: EvalOutcome, failureValue?: number): EvalOutcome {
+    const metrics = outcomeMetrics(out.samples, failureValue ?? this.cfg.objective.failure_value ?? 0);
+    const violations = constraintViolations(metrics, this.cfg.objective.constraints ?? []);
+    return { ...out, metrics, ...(violations.length ? { violations } : {}) };
+  }
+
+  private async evaluateCases(
+    commit: string,
+    split: string,
+    ids: number[],
+    kind: EvaluationKind,
+    opts: TargetScoring & { failureValue?: number; run?: number },
+  ): Promise<EvalOutcome> {
     const names = this.splitSamples(split);
     // The candidate's model calls go through the gateway with a token of this evaluation only (or the verifier's).
     const tokenId = kind === 'trusted' ? FINALIZATION_TOKEN_ID : `eval-${this.evaluationKey(commit, split, ids)}`;
@@ -290,8 +332,7 @@ export class Engine {
       for (const s of samples) if (perTask[s.name]) s.model_usage = perTask[s.name];
     }
     const errors = samples.filter((s) => s.score === null);
-    const nInfraErrors =
-      this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !(s.error ?? '').startsWith(NO_INFERENCE_OUTPUT)).length;
+    const nInfraErrors = this.cfg.mode === 'B' ? errors.length : errors.filter((s) => !isCandidateFailure(s.error)).length;
     const health = attemptHealth(samples.map((x) => sampleAttempts(x, this.cfg.mode)));
     const meanScore = samples.length ? samples.reduce((a, s) => a + (s.score ?? failureValue), 0) / samples.length : failureValue;
     return {
@@ -455,6 +496,23 @@ export class Engine {
     return { samples, ...(failed ? { failed } : {}) };
   }
 
+  /** How a Mode A evaluation scores: inference and the trusted scorer, or a command harness (its cases, its metric). */
+  private modeAScoring(split: string): Pick<ModeAInput, 'datasetDir' | 'inference' | 'scorer' | 'harness'> {
+    const a = this.cfg.mode_a!;
+    if (!('harness' in a)) return { datasetDir: a.dataset_dir, inference: a.inference.command, scorer: a.scorer };
+    // Unused with a harness; kept so the workflow's input keeps its shape.
+    const unused = { datasetDir: '', inference: [], scorer: { command: [], cwd: '' } };
+    return {
+      ...unused,
+      harness: {
+        spec: a.harness,
+        cases: this.splitSamples(split),
+        metric: this.cfg.objective.metric ?? 'score',
+        runAs: this.cfg.harness_user,
+      },
+    };
+  }
+
   /**
    * Mode A runs as the `evaluateSamples` workflow: a sidecar restart resumes it, and the same commit, split
    * and samples map to the same workflow id, so a re-sent request attaches instead of running it again.
@@ -489,11 +547,9 @@ export class Engine {
             repo: this.cfg.repo_path,
             commit,
             home: this.cfg.paths.home,
-            datasetDir: a.dataset_dir,
             split,
             ids,
-            inference: a.inference.command,
-            scorer: a.scorer,
+            ...this.modeAScoring(split),
             timeoutSec: this.cfg.timeout_sec,
             ...(envFile ? { envFile } : {}),
           },

@@ -24,7 +24,11 @@ export interface FinalizeResult {
   commit: string | null;
   reason: string;
   /** auto_best's shortlist: each commit's recorded and trusted selection score (raced: with its tasks and interval). */
-  shortlist?: ({ commit: string; recorded: number; rescored: number } | RacedEntry)[];
+  shortlist?: (ShortlistEntry | RacedEntry)[];
+  /** The metric that ranked candidates and the constraints they must satisfy (vero's objective). */
+  objective?: { metric: string; direction: string; constraints: string[] };
+  /** Per target (its reward key): the constraints the graded candidate broke there (its reward is the failure value). */
+  violations?: Record<string, string[]>;
   /** auto_best_race: how the shortlist's race ended, how sure, and its trials against scoring every task. */
   race?: RaceSummary;
   /** Candidates left out because they change read_only_paths, with the paths. */
@@ -57,6 +61,9 @@ export function isolationRecord(cfg: ServeConfig): FinalizeResult['unisolated'] 
   };
 }
 
+/** A shortlisted commit's recorded and trusted selection score, and the constraints its re-score broke. */
+export type ShortlistEntry = { commit: string; recorded: number; rescored: number; violations?: string[] };
+
 export interface BaselineReward {
   reward: number | null;
   source: 'pinned' | 'scored';
@@ -75,11 +82,14 @@ type TrustedScoring = {
   model?: string;
 };
 
+/** A trusted evaluation's mean, and the objective's constraints it broke (none: absent). */
+type Scored = { score: number; violations?: string[] };
+
 /**
  * A trusted evaluation's mean, run up to `runs` times (each a run of its own) while it cannot score for
  * infrastructure reasons; after the last, its unscorable error (503), saying how many runs it had.
  */
-async function trustedScore(engine: Engine, commit: string, split: string, t: TrustedScoring = {}, runs = 1): Promise<number> {
+async function trustedScore(engine: Engine, commit: string, split: string, t: TrustedScoring = {}, runs = 1): Promise<Scored> {
   for (let run = 1; ; run++) {
     try {
       return await trustedRun(engine, commit, split, t, run);
@@ -90,7 +100,7 @@ async function trustedScore(engine: Engine, commit: string, split: string, t: Tr
 }
 
 /** One run of a trusted evaluation: its mean, or unscorable when it could not score for infrastructure reasons. */
-async function trustedRun(engine: Engine, commit: string, split: string, t: TrustedScoring, run: number): Promise<number> {
+async function trustedRun(engine: Engine, commit: string, split: string, t: TrustedScoring, run: number): Promise<Scored> {
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
   try {
@@ -118,16 +128,25 @@ async function trustedRun(engine: Engine, commit: string, split: string, t: Trus
       `the trusted evaluation of ${commit.slice(0, 12)} on "${split}" has ${out.nInfraErrors} of ${out.samples.length} sample(s) unscored for infrastructure reasons (first: ${first?.name}: ${first?.error})`,
     );
   }
-  return out.meanScore;
+  return { score: out.meanScore, ...(out.violations ? { violations: out.violations } : {}) };
 }
 
 /** auto_best's re-score of a commit on all of the selection split (up to `rescore_attempts` runs). */
 const rescore = (cfg: ServeConfig, engine: Engine, commit: string) =>
   trustedScore(engine, commit, cfg.selection_split, {}, cfg.rescore_attempts ?? 1);
 
-/** A target's reward for a commit: its trusted score (up to its `max_attempts` runs), negated when the objective is minimised. */
+/**
+ * A target's reward for a commit: its trusted score (up to its `max_attempts` runs), negated when the objective is
+ * minimised; the target's failure value as a reward when the score breaks a constraint of the objective.
+ */
+async function targetScore(cfg: ServeConfig, engine: Engine, commit: string, t: ServeConfig['targets'][number]) {
+  const { score, violations } = await trustedScore(engine, commit, t.split, t, t.max_attempts ?? 1);
+  if (violations) return { reward: floorReward(cfg, t), violations };
+  return { reward: rewardOf(score, cfg.objective.direction) };
+}
+
 const targetReward = async (cfg: ServeConfig, engine: Engine, commit: string, t: ServeConfig['targets'][number]) =>
-  rewardOf(await trustedScore(engine, commit, t.split, t, t.max_attempts ?? 1), cfg.objective.direction);
+  (await targetScore(cfg, engine, commit, t)).reward;
 
 /** A target's reward with no candidate: its failure value as a reward (0 when maximising by default). */
 const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
@@ -178,7 +197,7 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
     }
     return checked.get(commit)!;
   };
-  const candidates = registry.list().filter((r) => !r.admin && !r.invalid && r.commit !== cfg.base_commit);
+  const candidates = registry.list().filter((r) => !r.admin && !r.invalid && !r.violations && r.commit !== cfg.base_commit);
   let undercovered = 0;
   for (const r of candidates) {
     if (r.split !== cfg.selection_split || !(await allowed(r.commit))) continue;
@@ -202,17 +221,12 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
       if (await allowed(r.commit)) return { commit: r.commit, reason: `${why}; graded the last evaluated candidate`, ...withRefused };
     return { commit: null, reason: why, ...withRefused };
   }
-  const raced = cfg.auto_best_race && shortlist.length >= 2 ? await raceShortlist(cfg, engine, shortlist) : null;
-  const rescored: NonNullable<FinalizeResult['shortlist']> = raced?.entries ?? [];
-  if (!raced)
-    for (const [commit, rec] of shortlist) rescored.push({ commit, recorded: rec.score, rescored: await rescore(cfg, engine, commit) });
-  let winner = rescored[0]!;
-  if (raced) winner = rescored.find((r) => r.commit === raced.winner)!;
-  else for (const r of rescored) if (better(r.rescored, winner.rescored, dir)) winner = r; // ties: the earlier shortlist position
+  const { raced, rescored, winner } = await rescoreShortlist(cfg, engine, shortlist);
   const withRace = raced ? { race: raced.race } : {};
+  if (!winner) return { commit: null, reason: EVERY_ONE_BROKE, shortlist: rescored, ...withRefused };
   if (cfg.baseline_floor) {
     const pinned = cfg.baseline_selection_score;
-    const base = pinned ?? (await rescore(cfg, engine, cfg.base_commit));
+    const base = pinned ?? (await rescore(cfg, engine, cfg.base_commit)).score;
     if (!better(winner.rescored, base, dir))
       return {
         commit: cfg.base_commit,
@@ -231,6 +245,25 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
     ...withRace,
     ...withRefused,
   };
+}
+
+const EVERY_ONE_BROKE = 'every shortlisted candidate broke a constraint of the objective when re-scored';
+
+/**
+ * The shortlist re-scored on the trusted side (raced, with auto_best_race) and its winner: the best re-score that
+ * breaks no constraint of the objective (ties: the earlier shortlist position); null when every one breaks one.
+ */
+async function rescoreShortlist(cfg: ServeConfig, engine: Engine, shortlist: [string, { score: number }][]) {
+  const raced = cfg.auto_best_race && shortlist.length >= 2 ? await raceShortlist(cfg, engine, shortlist) : null;
+  if (raced) return { raced, rescored: raced.entries, winner: raced.entries.find((r) => r.commit === raced.winner)! };
+  const rescored: ShortlistEntry[] = [];
+  for (const [commit, rec] of shortlist) {
+    const { score, violations } = await rescore(cfg, engine, commit);
+    rescored.push({ commit, recorded: rec.score, rescored: score, ...(violations ? { violations } : {}) });
+  }
+  let winner: ShortlistEntry | null = null;
+  for (const r of rescored) if (!r.violations && (!winner || better(r.rescored, winner.rescored, cfg.objective.direction))) winner = r;
+  return { raced: null, rescored, winner };
 }
 
 /** submit mode: the submission, else what auto_best would choose, else the floor; the reason says which. */
@@ -269,13 +302,21 @@ async function baselineRewards(
   return out;
 }
 
+/** What finalize ranked by: the objective's metric and direction, its constraints as `metric operator value`. */
+const objectiveRecord = (cfg: ServeConfig): NonNullable<FinalizeResult['objective']> => ({
+  metric: cfg.objective.metric ?? 'score',
+  direction: cfg.objective.direction,
+  constraints: (cfg.objective.constraints ?? []).map((c) => `${c.metric} ${c.operator} ${c.value}`),
+});
+
 export async function finalize(cfg: ServeConfig, engine: Engine, registry: CandidateRegistry): Promise<FinalizeResult> {
   const choice = await chooseCommit(cfg, engine, registry);
   const rewards: Record<string, number> = {};
   const unisolated = isolationRecord(cfg);
   const withBaselines = async (r: FinalizeResult): Promise<FinalizeResult> => {
     const baselines = await baselineRewards(cfg, engine, r.commit, r.rewards);
-    return { ...r, ...(Object.keys(baselines).length ? { baselines } : {}), ...(unisolated ? { unisolated } : {}) };
+    const more = { objective: objectiveRecord(cfg), ...(unisolated ? { unisolated } : {}) };
+    return { ...r, ...(Object.keys(baselines).length ? { baselines } : {}), ...more };
   };
   if (!choice.commit) {
     for (const t of cfg.targets) rewards[t.reward_key] = floorReward(cfg, t);
@@ -289,11 +330,16 @@ export async function finalize(cfg: ServeConfig, engine: Engine, registry: Candi
   // The seed graded by the floor takes its pinned rewards as they are: pinned from repeated runs, they are
   // a better estimate than one more pass.
   const pinned = choice.commit === cfg.base_commit;
-  for (const t of cfg.targets)
-    rewards[t.reward_key] =
-      pinned && t.baseline_reward !== undefined ? t.baseline_reward : await targetReward(cfg, engine, choice.commit, t);
+  const violations: Record<string, string[]> = {};
+  for (const t of cfg.targets) {
+    const scored =
+      pinned && t.baseline_reward !== undefined ? { reward: t.baseline_reward } : await targetScore(cfg, engine, choice.commit, t);
+    rewards[t.reward_key] = scored.reward;
+    if ('violations' in scored && scored.violations) violations[t.reward_key] = scored.violations;
+  }
   return withBaselines({
     rewards,
+    ...(Object.keys(violations).length ? { violations } : {}),
     commit: choice.commit,
     reason: choice.reason,
     ...(choice.shortlist ? { shortlist: choice.shortlist } : {}),

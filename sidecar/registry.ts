@@ -20,6 +20,8 @@ const EvalRecordSchema = z.strictObject({
   attempt_health: z
     .looseObject({ n_attempts: z.number(), unmeasured_attempt_rate: z.number(), deflation_factor: z.number().nullable() })
     .optional(),
+  /** The objective's constraints the evaluation broke: never shortlisted. */
+  violations: z.array(z.string()).optional(),
   seq: z.number().int(),
   evaluated_at: z.string(),
 });

@@ -45,7 +45,7 @@ export function buildServer(d: SidecarDeps): FastifyInstance {
 /** `GET /status`: the task, its splits with their budgets left, and the gateway's usage (numbers only). */
 function status({ cfg, ledger, gatewayStatus }: SidecarDeps) {
   return {
-    ...(gatewayStatus ? { gateway: gatewayStatus() } : {}),
+    ...(gatewayStatus && cfg.disclose_budget !== false ? { gateway: gatewayStatus() } : {}),
     task: cfg.task_name,
     reward_mode: cfg.reward_mode,
     selection_split: cfg.selection_split,
@@ -56,7 +56,7 @@ function status({ cfg, ledger, gatewayStatus }: SidecarDeps) {
         split: s.split,
         access: s.access,
         agent_evaluable: s.access !== 'no_access' && b !== null,
-        budget: s.access === 'no_access' ? null : b,
+        budget: s.access === 'no_access' || cfg.disclose_budget === false ? null : b,
       };
     }),
   };

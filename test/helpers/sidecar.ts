@@ -232,16 +232,19 @@ export async function modeASetup(): Promise<{ dir: string; serveFile: string; ho
   const hostCfg: ServeConfig = {
     ...cfg,
     ...onHost(task, dir, work),
-    mode_a: {
-      ...cfg.mode_a!,
-      dataset_dir: path.join(task, 'environment/sidecar/dataset'),
-      scorer: { ...cfg.mode_a!.scorer, cwd: path.join(task, 'environment/sidecar/scorer') },
-    },
+    mode_a: modeAOnHost(cfg.mode_a!, task),
     port: 0,
     host: '127.0.0.1',
   };
   fs.writeFileSync(serveFile, JSON.stringify(hostCfg));
   return { dir, serveFile, hostCfg, work };
+}
+
+/** A Mode A section with the task's baked dataset, scorer or harness where this host has them. */
+export function modeAOnHost(a: NonNullable<ServeConfig['mode_a']>, task: string): NonNullable<ServeConfig['mode_a']> {
+  const sidecar = path.join(task, 'environment/sidecar');
+  if ('harness' in a) return { ...a, harness: { ...a.harness, dir: path.join(sidecar, 'harness') } };
+  return { ...a, dataset_dir: path.join(sidecar, 'dataset'), scorer: { ...a.scorer, cwd: path.join(sidecar, 'scorer') } };
 }
 
 /** The harbor runs (preflights left out) the stand-in logged for a sidecar set-up, in start order. */

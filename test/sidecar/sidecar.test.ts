@@ -189,6 +189,7 @@ test.concurrent(
           reason:
             'no candidate was submitted; no candidate was evaluated on "validation" (baseline evaluations do not count): floor rewards',
           candidates: [],
+          objective: { metric: 'score', direction: 'maximize', constraints: [] }, // what ranked: the evaluation's mean
         },
       });
       // Finalize is the verifier's last word: a later submission does not change it, a second call replays it.
