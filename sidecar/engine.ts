@@ -344,27 +344,9 @@ export class Engine {
       nInfraErrors,
       fullSplit: ids.length === names.length,
       health,
-      ...(this.cfg.mode === 'B'
-        ? {
-            trials: {
-              n_trials: samples.reduce((a, x) => a + (x.n_trials ?? 0), 0),
-              n_dead_trials: samples.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
-              n_invalid_trials: samples.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
-            },
-          }
-        : {}),
+      ...(this.cfg.mode === 'B' ? { trials: trialTotals(samples) } : {}),
       ...(modelUsage ? { modelUsage } : {}),
-      ...(refused > 0
-        ? {
-            invalid: `the gateway refused ${refused} model call(s) of this evaluation: ${
-              (modelUsage?.refused_budget ?? 0) > 0
-                ? `its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`
-                : 'its scope does not allow them (see the gateway request log)'
-            }`,
-          }
-        : failed
-          ? { invalid: failed }
-          : {}),
+      ...invalidity(refused, modelUsage, kind, failed),
     };
   }
 
@@ -559,4 +541,30 @@ export class Engine {
     const { resultFile } = await this.tracked(kind, handle, () => handle.result());
     return { samples: JSON.parse(fs.readFileSync(resultFile, 'utf8')) as SampleScore[] };
   }
+}
+
+/** Mode B's trial counts over an evaluation's samples. */
+function trialTotals(samples: EvalOutcome['samples']): NonNullable<EvalOutcome['trials']> {
+  return {
+    n_trials: samples.reduce((a, x) => a + (x.n_trials ?? 0), 0),
+    n_dead_trials: samples.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
+    n_invalid_trials: samples.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
+  };
+}
+
+/** Why an evaluation is invalid (never a low score): model calls the gateway refused it, or a failed run. */
+function invalidity(
+  refused: number,
+  modelUsage: ScopeUsage | undefined,
+  kind: EvaluationKind,
+  failed: string | undefined,
+): { invalid?: string } {
+  if (refused > 0) {
+    const why =
+      (modelUsage?.refused_budget ?? 0) > 0
+        ? `its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`
+        : 'its scope does not allow them (see the gateway request log)';
+    return { invalid: `the gateway refused ${refused} model call(s) of this evaluation: ${why}` };
+  }
+  return failed ? { invalid: failed } : {};
 }
