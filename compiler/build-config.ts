@@ -394,7 +394,22 @@ function harnessErrors(c: z.infer<typeof BuildConfigFile>, mustBeDeclared: (wher
   if (path.isAbsolute(wd) || wd.split(/[\\/]/).includes('..')) errs.push('harness.working_directory: must stay within harness.dir');
   const overlap = c.harness!.passthrough_env.filter((n) => n in c.harness!.env);
   if (overlap.length) errs.push(`harness: env and passthrough_env both name ${overlap.join(', ')}`);
-  return errs;
+  return [...errs, ...harnessPassthroughErrors(c)];
+}
+
+/**
+ * The sidecar's own secrets never reach a harness (and the candidate code it runs, as the same user): not the
+ * gateway's upstream keys (the candidate would call the provider unmetered), not the sidecar's VERO_ variables.
+ */
+function harnessPassthroughErrors(c: z.infer<typeof BuildConfigFile>): string[] {
+  const keys = upstreamKeyEnvs(c.gateway);
+  return c
+    .harness!.passthrough_env.filter((n) => keys.includes(n) || n.startsWith('VERO_'))
+    .map((n) =>
+      keys.includes(n)
+        ? `harness.passthrough_env: ${n} is the gateway's upstream key; passed to the harness it would reach candidate code raw, unmetered (remove it)`
+        : `harness.passthrough_env: ${n} is one of the sidecar's own VERO_ variables; it is never passed to a harness (remove it)`,
+    );
 }
 
 /** The trust decisions a build made, as the build prints them (both formats): what candidate code is exposed to. */

@@ -329,6 +329,22 @@ test('a command backend is refused where vero refuses it, and what it cannot do 
   expect(() => loadBuildConfig(file)).toThrow('is inside agent_repo; a trusted harness must not come from the agent');
 });
 
+test('a command harness is never handed the gateway’s upstream key or the sidecar’s VERO_ variables (candidate code runs beside it)', () => {
+  const dir = tempDir();
+  fs.cpSync(path.join(VERO, 'examples/harbor-circle-packing'), dir, { recursive: true });
+  const file = path.join(dir, 'build.yaml');
+  const text = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, text.replace('[PATH, HOME, UV_CACHE_DIR]', '[PATH, HOME, OPENAI_API_KEY, VERO_SIDECAR_TOKEN]'));
+  let message = '';
+  try {
+    loadBuildConfig(file, { optimizer_model: 'gpt-5.4' });
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  expect(message).toContain("harness.passthrough_env: OPENAI_API_KEY is the gateway's upstream key");
+  expect(message).toContain("harness.passthrough_env: VERO_SIDECAR_TOKEN is one of the sidecar's own VERO_ variables");
+});
+
 test('vero’s workspace_overlays land in the optimizer’s workspace as vero copies them, out of its commits; disclose_budget: false hides the budget', async () => {
   const build = circleExample();
   const dir = path.dirname(build);
