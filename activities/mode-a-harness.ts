@@ -28,15 +28,27 @@ function harnessUser(h: HarnessRun, dir: string): { uid?: number; gid?: number }
   return { uid: user.uid, gid: user.gid };
 }
 
-/** The report at `file`, or the infrastructure failure naming what is wrong with it. */
-function readReport(file: string, log: string): HarnessReport {
-  const text = readReportText(file);
-  if (text === null) throw new InfrastructureError(`the harness wrote no report (${file}); its log: ${log}`);
+/** The report at `file` (in `dir`), or the infrastructure failure naming what is wrong with it (never its content). */
+function readReport(file: string, dir: string, log: string): HarnessReport {
+  let text: string | null;
   try {
-    return HarnessReport.parse(JSON.parse(text));
+    text = readReportText(file, dir);
   } catch (e) {
-    throw new InfrastructureError(`the harness wrote an invalid report (${(e as Error).message.split('\n')[0]}); its log: ${log}`);
+    throw new InfrastructureError(`the harness's report cannot be read (${(e as Error).message}); its log: ${log}`);
   }
+  if (text === null) throw new InfrastructureError(`the harness wrote no report (${file}); its log: ${log}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new InfrastructureError(`the harness wrote a report that is not JSON (${file}); its log: ${log}`);
+  }
+  const parsed = HarnessReport.safeParse(json);
+  if (!parsed.success)
+    throw new InfrastructureError(
+      `the harness wrote an invalid report (${parsed.error.issues[0]?.path.join('.') || 'its shape'}: ${parsed.error.issues[0]?.message}); its log: ${log}`,
+    );
+  return parsed.data;
 }
 
 /** Why a report is not a score of the candidate (its status, its first diagnostic; or the metric it lacks), or null. */
@@ -86,7 +98,7 @@ export async function evaluateWithHarness(input: ModeAInput, h: HarnessRun): Pro
   else if (run.exitCode !== 0)
     throw new InfrastructureError(`the harness failed (exit ${run.exitCode ?? run.signal}); its log: ${files.log}`);
   else {
-    const report = readReport(files.report, files.log);
+    const report = readReport(files.report, dir, files.log);
     failure = candidateFailure(report, h.metric);
     metrics = report.metrics;
   }

@@ -1,6 +1,7 @@
 /** A Mode A evaluation's files on this host: its dir, the split's rows it reads, and the programs' answers. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readRegularText } from './bounded-read';
 
 /** Makes the evaluation's dir (model/paths.ts modeAPaths) when it is missing. */
 export const ensureModeADir = (dir: string): void => void fs.mkdirSync(dir, { recursive: true });
@@ -33,5 +34,18 @@ export function freshHarnessDir(dir: string, artifacts: string): void {
   fs.mkdirSync(artifacts, { recursive: true });
 }
 
-/** The text of a harness's report; null when it wrote none. */
-export const readReportText = (file: string): string | null => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null);
+/** The largest harness report read (a report is a few metrics and diagnostics). */
+const MAX_REPORT_BYTES = 16 << 20;
+
+/**
+ * The text of a harness's report; null when it wrote none. The report's dir belongs to the harness's user (and the
+ * candidate code it runs): read as a regular file inside `dir` only, bounded (never a FIFO, a device or a link out).
+ */
+export function readReportText(file: string, dir: string): string | null {
+  try {
+    return readRegularText(file, { maxBytes: MAX_REPORT_BYTES, within: dir });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}

@@ -143,6 +143,15 @@ export async function stopGroup(pgid: number, opts: StopOptions = {}): Promise<b
   return forced;
 }
 
+/**
+ * A child's log file, opened without following a symlink: a log may sit in a dir the child's user owns (a command
+ * harness's), where a process of that user could swap it for a link to a file only this process may write.
+ */
+function openLog(file: string, how: 'append' | 'truncate'): number {
+  const { O_WRONLY, O_CREAT, O_APPEND, O_TRUNC, O_NOFOLLOW } = fs.constants;
+  return fs.openSync(file, O_WRONLY | O_CREAT | O_NOFOLLOW | (how === 'append' ? O_APPEND : O_TRUNC), 0o644);
+}
+
 /** execa hands an integer file descriptor straight to spawn (its types only list 1–9). */
 const fileDescriptor = (fd: number) => fd as unknown as 'inherit';
 
@@ -153,8 +162,8 @@ const fileDescriptor = (fd: number) => fd as unknown as 'inherit';
  */
 function spawnInOwnGroup(argv: string[], opts: GroupRunOptions) {
   const fds = {
-    stdout: fs.openSync(opts.stdoutFile ?? opts.logFile, opts.stdoutFile ? 'w' : 'a'),
-    stderr: fs.openSync(opts.logFile, 'a'),
+    stdout: openLog(opts.stdoutFile ?? opts.logFile, opts.stdoutFile ? 'truncate' : 'append'),
+    stderr: openLog(opts.logFile, 'append'),
   } as const;
   try {
     return execa(argv[0]!, argv.slice(1), {
