@@ -50,6 +50,11 @@ const FREE_TEXT: Record<string, string> = {
   '--tasks': 'task name globs',
   '--param': 'NAME=VALUE pairs, checked against the build file by the action',
   '--case-id': "the sidecar's case ids",
+  '--model': "a model name, as Harbor's -m takes it (any provider/name)",
+  '--include-task-name': "task name globs (Harbor's -i)",
+  '--exclude-task-name': "task name globs (Harbor's -x)",
+  '--include': "task name globs (Harbor's -i, its other spelling)",
+  '--exclude': "task name globs (Harbor's -x, its other spelling)",
 };
 
 interface Ctx {
