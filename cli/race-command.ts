@@ -1,5 +1,6 @@
 /** `vero race A B C …`: race candidates on the same tasks and stop when the answer is known (docs/race.md). */
 import { Command } from 'commander';
+import type { Client } from '@temporalio/client';
 import { prepareRaceInput, raceResult, raceState, startRace } from '../client/race-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
@@ -70,6 +71,36 @@ export function renderRace(r: RaceResult): string {
   ].join('\n');
 }
 
+/** The race's settings from its flags (checked: a bad value is refused by its flag's name). */
+function raceOptions(o: RaceFlags) {
+  const onEliminated = o.onEliminated;
+  if (onEliminated !== 'stop' && onEliminated !== 'finish')
+    throw new ConfigError(`--on-eliminated: expected stop or finish, got "${onEliminated}"`);
+  return {
+    confidence: numberFlag('--confidence', o.confidence, 0.5, 1, true),
+    margin: numberFlag('--margin', o.margin, 0, 1),
+    seed: o.seed,
+    onEliminated,
+    ...(o.batch !== undefined ? { batchSize: o.batch } : {}),
+    ...(o.maxCostUsd !== undefined ? { maxCostUsd: numberFlag('--max-cost-usd', o.maxCostUsd, 0, Infinity, true) } : {}),
+    ...(o.historyWeights ? { historyWeights: true } : {}),
+  } as const;
+}
+
+/** Prints the race's progress line on stderr whenever it changes (every 2 s); clear the timer to stop. */
+function followRace(client: Client, raceId: string): ReturnType<typeof setInterval> {
+  let last = '';
+  return setInterval(() => {
+    raceState(client, raceId)
+      .then((s) => {
+        const line = progressLine(s);
+        if (line !== last) process.stderr.write(`${line}\n`);
+        last = line;
+      })
+      .catch(() => undefined); // between workflow tasks, or done: the next tick asks again
+  }, 2000);
+}
+
 export function registerRaceCommand(program: Command): void {
   withConnection(
     program
@@ -100,18 +131,7 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
   ).action(async (refs: string[], o: RaceFlags) => {
     const file = configPath(o);
     if (!file) throw new ConfigError('-c: no vero.yaml here or in a parent directory; give one with -c');
-    const onEliminated = o.onEliminated;
-    if (onEliminated !== 'stop' && onEliminated !== 'finish')
-      throw new ConfigError(`--on-eliminated: expected stop or finish, got "${onEliminated}"`);
-    const options = {
-      confidence: numberFlag('--confidence', o.confidence, 0.5, 1, true),
-      margin: numberFlag('--margin', o.margin, 0, 1),
-      seed: o.seed,
-      onEliminated,
-      ...(o.batch !== undefined ? { batchSize: o.batch } : {}),
-      ...(o.maxCostUsd !== undefined ? { maxCostUsd: numberFlag('--max-cost-usd', o.maxCostUsd, 0, Infinity, true) } : {}),
-      ...(o.historyWeights ? { historyWeights: true } : {}),
-    } as const;
+    const options = raceOptions(o);
     const overlay = overridesFrom(o, HARBOR_RUN_OVERRIDES); // Harbor's own flags (-a, -m, -i, -l, -k …) over vero.yaml
     const input = await prepareRaceInput(loadEvalConfig(file, overlay.overrides, overlay.flags), refs, options);
     const conn = connectionSettings(o);
@@ -119,18 +139,7 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
     try {
       const mode = await startRace(client, input, conn.taskQueue);
       if (!o.json) process.stderr.write(`${mode} ${input.raceId}\n`);
-      let last = '';
-      const timer = o.json
-        ? null
-        : setInterval(() => {
-            raceState(client, input.raceId)
-              .then((s) => {
-                const line = progressLine(s);
-                if (line !== last) process.stderr.write(`${line}\n`);
-                last = line;
-              })
-              .catch(() => undefined); // between workflow tasks, or done: the next tick asks again
-          }, 2000);
+      const timer = o.json ? null : followRace(client, input.raceId);
       let r: RaceResult;
       try {
         r = await raceResult(client, input.raceId);

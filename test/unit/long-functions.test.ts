@@ -12,7 +12,7 @@ import { ROOT } from '../helpers/fixtures';
 const longFunctions = require('../../lint/long-functions.cjs');
 
 /** The allowance's size when the rule came. Lower it as entries leave; it never goes up. */
-const ALLOWANCE_CAP = 21;
+const ALLOWANCE_CAP = 20;
 
 /** An allowance key, "file.ts: Kind 'name'", as its file and ESLint's name of the function. */
 function splitKey(key: string): { file: string; kindAndName: string } {
@@ -39,9 +39,9 @@ function functionOf(name: string, statements: number): string {
 }
 
 test('the allowance only shrinks: at most the cap, unique entries, each naming a file that exists', () => {
-  const allowed: string[] = [...longFunctions.loadAllowance()];
-  const raw = JSON.parse(fs.readFileSync(longFunctions.ALLOWANCE_FILE, 'utf8')).allowed as string[];
-  expect(raw.length).toBe(allowed.length);
+  const allowance = longFunctions.loadAllowance() as Map<string, number>;
+  const allowed = [...allowance.keys()];
+  expect([...allowance.values()].every((n) => Number.isInteger(n) && n > 60)).toBe(true);
   expect(allowed.length).toBeLessThanOrEqual(ALLOWANCE_CAP);
   const missing = allowed.map((key) => splitKey(key).file).filter((file) => !fs.existsSync(path.join(ROOT, file)));
   expect(missing).toEqual([]);
@@ -53,10 +53,11 @@ test('a new function over 60 lines is an error; one of 60 is not; blank and comm
   expect(lint('model/new-module.ts', functionOf('justRight', 56))).toEqual([]);
 });
 
-test('an allowed function may stay long; once it is short, its entry is stale and must go', () => {
+test('an allowed function may stay as long as it was, not grow; once it is short, its entry is stale and must go', () => {
   // A stand-in file for an allowed function declaration that is its file's only entry (ESLint names it with its
   // kind, "Async function 'x'", so the stand-in keeps that kind).
-  const allowed = [...longFunctions.loadAllowance()] as string[];
+  const allowance = longFunctions.loadAllowance() as Map<string, number>;
+  const allowed = [...allowance.keys()];
   const fileOf = (key: string) => splitKey(key).file;
   const entry = allowed.find((key) => /: (Async f|F)unction '/.test(key) && allowed.filter((k) => fileOf(k) === fileOf(key)).length === 1);
   if (!entry) throw new Error('no allowed function declaration to stand in for: rewrite this test over a synthetic allowance');
@@ -64,7 +65,11 @@ test('an allowed function may stay long; once it is short, its entry is stale an
   const name = /'([^']+)'/.exec(kindAndName)?.[1] ?? '';
   const asDeclared = (lines: number) =>
     functionOf(name, lines).replace('export function', kindAndName.startsWith('Async') ? 'export async function' : 'export function');
-  expect(lint(file, asDeclared(70))).toEqual([]);
+  const most = allowance.get(entry)!;
+  expect(lint(file, asDeclared(most - 4))).toEqual([]); // a function of N statements has N + 4 lines
+  expect(lint(file, asDeclared(most - 3)).map((m) => m.message)).toEqual([
+    `${kindAndName} has ${most + 1} lines, more than the ${most} lint/long-functions.json allows it: split out the new lines`,
+  ]);
   expect(lint(file, asDeclared(10)).map((m) => m.message)).toEqual([
     `${entry} is in lint/long-functions.json but is no longer over 60 lines (or is gone): remove it`,
   ]);
