@@ -32,7 +32,7 @@ export { type EvalToolContext, type McpTool, tool } from './mcp-registry';
 const evalId = z.string().min(1).describe('the evaluation id (eval-<commit>-<digest>), as start_eval or list return it');
 
 async function completedResult(client: Client, id: string, which: string): Promise<CandidateResult> {
-  const d = await client.workflow.getHandle(id).describe();
+  const d = await client.workflow.getHandle(requireEvalId(id, 'compare')).describe();
   if (d.status.name !== 'COMPLETED')
     throw new ConfigError(`${which}: evaluation ${id} is ${d.status.name.toLowerCase()}; compare needs completed ones`);
   return withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
