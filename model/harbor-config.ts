@@ -6,6 +6,51 @@ import { z } from 'zod';
 
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 
+/**
+ * Harbor's environment types (`harbor run -e`, its EnvironmentType): those of every supported version (0.26 adds
+ * snowflake, boxd, superserve and aca-sandbox to 0.25's), so a misspelt one is refused before anything runs.
+ */
+export const HARBOR_ENVIRONMENTS = [
+  'aca-sandbox',
+  'ack',
+  'apple-container',
+  'beam',
+  'blaxel',
+  'boxd',
+  'cua-cloud',
+  'cwsandbox',
+  'daytona',
+  'docker',
+  'e2b',
+  'ec2',
+  'gke',
+  'hf-sandbox',
+  'hyperbrowser',
+  'islo',
+  'kata',
+  'kernel',
+  'langsmith',
+  'modal',
+  'mosaic',
+  'novita',
+  'opensandbox',
+  'openshift',
+  'podman',
+  'prime',
+  'runloop',
+  'runta',
+  'sail',
+  'sbx',
+  'singularity',
+  'skypilot',
+  'smol',
+  'snowflake',
+  'superserve',
+  'tensorlake',
+  'use-computer',
+  'vercel',
+] as const;
+
 export const HarborSection = z
   .strictObject({
     /**
@@ -22,8 +67,15 @@ export const HarborSection = z
     agent: z.string().min(1).default('oracle'),
     /** `-m`. */
     model: z.string().min(1).optional(),
-    /** `-e`: an environment type or `module.path:Class`. */
-    environment: z.string().min(1).optional(),
+    /** `-e`: an environment type (Harbor's EnvironmentType) or `module.path:Class`. */
+    environment: z
+      .string()
+      .min(1)
+      .refine((e) => (HARBOR_ENVIRONMENTS as readonly string[]).includes(e) || /^[\w.]+:\w+$/.test(e), {
+        error: (iss) =>
+          `"${String(iss.input)}" is not a Harbor environment (expected one of ${HARBOR_ENVIRONMENTS.join(', ')}, or module.path:Class)`,
+      })
+      .optional(),
     agent_kwargs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).default({}),
     /** `--ae K=V`. */
     agent_env: z.record(identifier, z.string()).default({}),

@@ -521,6 +521,20 @@ describe('build parameters', () => {
     expect(c.harbor!.environment).toBe('docker');
     expect(c.gateway!.scopes.evaluation.models).toEqual(['openai/gpt-5.4-mini']);
   });
+
+  test('a --param value is checked where its field is typed: a misspelt environment is refused by name, before anything is built', () => {
+    const file = path.join(VERO, 'examples/harness-conformance/build.yaml');
+    let message = '';
+    try {
+      loadBuildConfig(file, { target_model: 'openai/gpt-5.4-mini', inner_env: 'dockr' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('harbor.environment: "dockr" is not a Harbor environment (expected one of docker, ');
+    expect(() => loadBuildConfig(file, { target_model: 'openai/gpt-5.4-mini', inner_env: 'my_envs.fast:FastEnv' })).not.toThrow(
+      /harbor\.environment/,
+    );
+  });
 });
 
 describe('instruction templates (Jinja, rendered by nunjucks)', () => {
