@@ -530,7 +530,7 @@ describe('build parameters', () => {
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).toContain('harbor.environment: "dockr" is not a Harbor environment (expected one of docker, ');
+    expect(message).toContain('harbor.environment: "dockr" is not a Harbor environment (expected one of aca-sandbox, ');
     expect(() => loadBuildConfig(file, { target_model: 'openai/gpt-5.4-mini', inner_env: 'my_envs.fast:FastEnv' })).not.toThrow(
       /harbor\.environment/,
     );
