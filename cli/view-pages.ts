@@ -98,7 +98,7 @@ ${r.attempts ? `<tr><th>attempts</th><td>pass@${r.attempts.k} ${fmtScore(r.attem
 export function evaluationPage(d: EvaluationDetail, uiLink: string | null): string {
   const head = d.result
     ? summary(d.result)
-    : `<p class="warn">partial: the evaluation is ${esc(d.workflowStatus.toLowerCase())}; these are the rows so far on this host.</p>`;
+    : `<p class="warn">partial: the evaluation is ${d.paused ? 'paused (no task starts until vero resume)' : esc(d.workflowStatus.toLowerCase())}; these are the rows so far on this host.</p>`;
   return page({
     title: `evaluation ${d.evalId}`,
     nav: `${NAV}${uiLink ? `<a id="web-ui" href="${esc(uiLink)}">Temporal Web UI</a>` : ''}`,

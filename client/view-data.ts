@@ -14,6 +14,7 @@ import { CandidateResult } from '../model/candidate-result';
 import { countedTaskScores, TaskResult } from '../model/task-result';
 import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { scoreUncertainty } from '../model/uncertainty';
+import { VeroStatus } from '../model/search-attributes';
 import { hasInvalidReward } from '../model/trial-ranking';
 import { listEvaluations } from './eval-listing';
 import { withTasks } from './eval-results';
@@ -178,6 +179,8 @@ export interface EvaluationDetail {
   result: CandidateResult | null;
   /** Rows so far of an evaluation not completed. */
   partial: boolean;
+  /** A running evaluation `vero pause` holds (its VeroStatus): no task starts until `vero resume`. */
+  paused?: boolean;
   tasks: TaskView[];
 }
 
@@ -298,7 +301,8 @@ export async function evaluationDetail(
   }
   const p = await partialResults(client, evalId);
   const rows = p.tasks.map((t) => taskView(home, { ...t, runs: 0, timedOut: false, notes: [] } as TaskResult, t.error ?? ''));
-  return { evalId, workflowStatus: d.status.name, result: null, partial: true, tasks: rows };
+  const paused = d.status.name === 'RUNNING' && d.typedSearchAttributes.get(VeroStatus) === 'paused';
+  return { evalId, workflowStatus: d.status.name, result: null, partial: true, ...(paused ? { paused } : {}), tasks: rows };
 }
 
 export interface CompareDetail {

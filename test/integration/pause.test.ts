@@ -10,6 +10,8 @@ import type { Client } from '@temporalio/client';
 import { getProgress } from '../../client/running-eval';
 import { listEvaluations } from '../../client/eval-listing';
 import { partialResults } from '../../client/partial-results';
+import { evaluationDetail } from '../../client/view-data';
+import { evaluationPage } from '../../cli/view-pages';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
@@ -68,6 +70,9 @@ test.concurrent(
         );
         expect(json.progress.paused?.since).toBe(again.since);
         await until('list to say paused', async () => (await listEvaluations(c)).find((e) => e.evalId === id)?.status === 'paused');
+        // vero view's page of it says paused, not running.
+        const page = evaluationPage(await evaluationDetail(c, id, f.home, () => ''), null);
+        expect(page).toContain('partial: the evaluation is paused (no task starts until vero resume)');
 
         const resumed = await runVero(['resume', id, ...conn]);
         expect(resumed.stdout).toBe(`${id} resumed: tasks start again\n`);
