@@ -8,22 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { camelCaseKeys } from '../model/json-case';
-import type { McpTool } from './mcp-tools';
+import { tool, type McpTool } from './mcp-registry';
 import { call, callRetrying } from './sidecar-client';
 
 export interface AgentToolContext {
   /** The sidecar (VERO_EVAL_URL in the workbench). */
   url: URL;
-}
-
-function tool<S extends z.ZodRawShape>(t: {
-  name: string;
-  description: string;
-  input: S;
-  readOnly: boolean;
-  run: (ctx: AgentToolContext, args: z.infer<z.ZodObject<S>>) => Promise<unknown>;
-}): McpTool<AgentToolContext> {
-  return t as unknown as McpTool<AgentToolContext>;
 }
 
 interface SidecarStatus {
