@@ -64,6 +64,25 @@ async function openUntilListed(page: Page, at: string, ids: string[]): Promise<v
   }
 }
 
+/**
+ * Loads an evaluation's page and opens its "User Metadata" tab (the summary, the details, and the current details),
+ * then reads the current details; null when this load did not get that far (a loaded machine can take longer than a
+ * click's timeout to render the page: the caller loads again, as a person would).
+ */
+async function userMetadataAfterLoad(page: Page, at: string, read: () => Promise<string | null>): Promise<string | null> {
+  await page.goto(at, { timeout: 60_000 });
+  const opened = await page
+    .getByText('User Metadata', { exact: true })
+    .click({ timeout: 45_000 })
+    .then(
+      () => true,
+      () => false,
+    );
+  if (!opened) return null;
+  await page.waitForTimeout(3_000);
+  return read();
+}
+
 /** Starts a workflow of this type (a name the project's workflows export) that never runs: no worker polls. */
 async function startOfType(type: keyof typeof workflows, workflowId: string): Promise<void> {
   await client.workflow.start(type, { taskQueue: `nobody-${path.basename(tempDir('q-'))}`, workflowId });
@@ -116,8 +135,8 @@ test("an evaluation's page shows its progress as tasks finish; the list is filte
     address: server.address,
     tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: { tasks: { 'count-words': { reward: 1, duration_ms: 170_000 }, 'sum-numbers': { reward: 0 } }, default: { reward: 1 } },
-    execution: { task_timeout: '300s' },
+    scenario: { tasks: { 'count-words': { reward: 1, duration_ms: 400_000 }, 'sum-numbers': { reward: 0 } }, default: { reward: 1 } },
+    execution: { task_timeout: '900s' },
   });
   const w = spawnWorker(server.address, q);
   const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
@@ -142,11 +161,7 @@ test("an evaluation's page shows its progress as tasks finish; the list is filte
     let details: string | null = null;
     for (let load = 1; details === null || !details.includes('2 / 3 tasks done'); load++) {
       if (load > 12) throw new Error(`the evaluation's page never showed its progress; its current details: ${details}`);
-      await page.goto(uiLink(server.uiUrl, 'default', input.evalId)!);
-      // Its "User Metadata" tab: the summary, the details, and the current details.
-      await page.getByText('User Metadata', { exact: true }).click();
-      await page.waitForTimeout(3_000);
-      details = await currentDetails();
+      details = await userMetadataAfterLoad(page, uiLink(server.uiUrl, 'default', input.evalId)!, currentDetails);
     }
     expect(details).toMatch(/2 \/ 3 tasks done\s*· 1 running · 0 errors · mean 0\.500 over 2 finished \(errors count as 0\)/);
 
@@ -184,4 +199,4 @@ test("an evaluation's page shows its progress as tasks finish; the list is filte
     w.kill('SIGTERM');
     await until('the worker stopped', async () => w.proc.exitCode !== null || w.proc.signalCode !== null);
   }
-}, 400_000);
+}, 600_000);
