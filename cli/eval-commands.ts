@@ -8,6 +8,7 @@ import { type EvalConfig, MAX_CONCURRENCY } from '../model/eval-config';
 import { CandidateResult, rankResults } from '../model/candidate-result';
 import { countedTaskScores, type TaskResult } from '../model/task-result';
 import { settledProgress, type Progress } from '../model/progress';
+import { tearingDownText } from '../model/progress-details';
 import { scoreUncertainty } from '../model/uncertainty';
 import { beatsRunnerUp } from '../model/paired-comparison';
 import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
@@ -103,13 +104,13 @@ async function waitWithProgress(client: Client, evalId: string, quiet: boolean, 
       const mean = ran ? (p.scoreSum / ran).toFixed(3) : '-';
       if (bar) {
         const times = { elapsed: fmtDuration((Date.now() - began) / 1000), left: etaOf(p), paused: pausedWord(p) };
-        if (!started) bar.start(p.total, p.done, { running: p.running, errors: p.errors, mean, ...times });
+        if (!started) bar.start(p.total, p.done, { running: `${p.running}${tearingDownText(p)}`, errors: p.errors, mean, ...times });
         started = true;
-        bar.update(p.done, { running: p.running, errors: p.errors, mean, ...times });
+        bar.update(p.done, { running: `${p.running}${tearingDownText(p)}`, errors: p.errors, mean, ...times });
       } else if (!quiet) {
         const capped = p.spendCapReached ? `, ${p.notRun ?? 0} not run (${p.spendCapReached})` : '';
         const elapsed = `${Math.round((Date.now() - began) / 1000)}s elapsed`;
-        const line = `[${p.paused ? 'paused' : p.phase}] ${p.done}/${p.total} done, ${p.running} running, ${p.errors} errors, mean ${mean}${capped}`;
+        const line = `[${p.paused ? 'paused' : p.phase}] ${p.done}/${p.total} done, ${p.running} running${tearingDownText(p)}, ${p.errors} errors, mean ${mean}${capped}`;
         if (line !== lastLine) process.stderr.write(`${line}, ${elapsed}\n`);
         lastLine = line;
       }
@@ -308,7 +309,7 @@ function registerStatus(program: Command): void {
     else if (progress)
       print(
         d.status.name === 'RUNNING'
-          ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running, ${progress.errors} errors${progress.concurrency ? `, concurrency ${progress.concurrency}` : ''}`
+          ? `${progress.phase}: ${progress.done}/${progress.total} done, ${progress.running} running${tearingDownText(progress)}, ${progress.errors} errors${progress.concurrency ? `, concurrency ${progress.concurrency}` : ''}`
           : `${d.status.name.toLowerCase()}: ${progress.done}/${progress.total} done, ${progress.errors} errors${progress.stopped ? `, ${progress.stopped} stopped while running` : ''}`,
       );
     if (progress?.spendCapReached)

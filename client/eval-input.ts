@@ -25,6 +25,7 @@ export function settingsFrom(cfg: EvalConfig): EvalSettings {
     chunkSize: cfg.execution.chunk_size,
     ...(cfg.execution.chunks_per_run !== undefined ? { chunksPerRun: cfg.execution.chunks_per_run } : {}),
     stopGraceSec: cfg.execution.stop_grace,
+    ...(cfg.execution.teardown_concurrency !== undefined ? { teardownConcurrency: cfg.execution.teardown_concurrency } : {}),
     preflight: cfg.execution.preflight,
     ...spendCapFrom(cfg.execution),
   };

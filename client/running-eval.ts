@@ -12,7 +12,7 @@ import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type Concu
 export async function getProgress(client: Client, evalId: string): Promise<Progress> {
   const p = await client.workflow.getHandle(evalId).query(progressQuery);
   const chunks = p.runningChunks ?? (p.currentChunk ? [p.currentChunk] : []);
-  const total = { ...p, running: chunks.length ? 0 : p.running };
+  const total = { ...p, running: chunks.length ? 0 : p.running, ...(chunks.length ? { tearingDown: 0 } : {}) };
   for (const id of chunks) {
     try {
       addCounts(total, await client.workflow.getHandle(id).query(progressQuery));

@@ -16,6 +16,8 @@ import { countTrialResults, orphanLeft, previousHarborFailures, writeHarborFailu
 import { type HarborInvocation, taskInvocation } from './invocation';
 import { DEFAULT_STOP_GRACE_SEC, usesLocalDocker } from './process-env';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/lane-teardown';
+import { workDone } from './work-done';
 
 export class TaskAttempt {
   readonly ctx = Context.current();
@@ -71,7 +73,35 @@ export class TaskAttempt {
       trialsWithResults: countTrialResults(this.jobDir),
       harborFailures: this.harborFailures,
     } satisfies AttemptProgress);
+    this.reportWorkDone();
   };
+
+  /** Whether this attempt told its workflow that the task's harbor has done its work. */
+  private workDoneReported = false;
+
+  /**
+   * Once every trial of the job has passed its verifier (harbor/work-done.ts), tells the workflow (`taskWorkDone`,
+   * once per attempt) so the task's lane can start the next task while harbor tears down; this activity goes on
+   * watching harbor to its exit, and the row comes from its results as before.
+   */
+  private reportWorkDone(): void {
+    const run = this.ctx.info.workflowExecution;
+    if (!this.input.reportsWorkDone || !run || this.workDoneReported || !workDone(this.jobDir, this.s.harbor.n_attempts)) return;
+    this.workDoneReported = true;
+    const unsaid = (e: unknown) =>
+      this.ctx.log.warn('could not tell the workflow that harbor has done its work (the task keeps its lane)', {
+        task: this.task,
+        error: String(e),
+      });
+    try {
+      void this.ctx.client.workflow
+        .getHandle(run.workflowId, run.runId)
+        .signal<[TaskWorkDone]>(TASK_WORK_DONE_SIGNAL, { task: this.task })
+        .catch(unsaid);
+    } catch (e) {
+      unsaid(e); // no client in this activity's context
+    }
+  }
 
   /**
    * Not every abort is a cancel. The server timed this attempt out, or no longer knows it (heartbeats lost in

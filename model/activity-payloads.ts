@@ -23,6 +23,11 @@ export interface RunTaskInput {
   settings: EvalSettings;
   /** Where the candidate comes from, so any worker can materialize `worktree` (absent in older histories). */
   candidate?: CandidateSource;
+  /**
+   * Whether the activity tells its workflow when the task's harbor has done its work (`taskWorkDone`,
+   * model/lane-teardown.ts), so its lane can start the next task during the teardown (absent in older histories).
+   */
+  reportsWorkDone?: boolean;
 }
 
 export interface PrepareCandidateInput {

@@ -142,6 +142,11 @@ export const ProgressJson = z.strictObject({
   total: z.number().int(),
   done: z.number().int(),
   running: z.number().int(),
+  tearingDown: z
+    .number()
+    .int()
+    .optional()
+    .describe('tasks whose harbors have done their work and are tearing down, their lanes given to other tasks (not in running)'),
   scored: z.number().int(),
   errors: z.number().int(),
   scoreSum: num,

@@ -44,6 +44,12 @@ export const EvalSettings = z.strictObject({
    * what the trials left in Docker). Optional so evaluations started before it existed replay; default 60 s.
    */
   stopGraceSec: z.number().positive().optional(),
+  /**
+   * How many tasks of a chunk may be tearing down at once after their harbors did their work, beside
+   * `concurrency` running ones (model/lane-teardown.ts). Absent: the concurrency; 0: a task keeps its lane until its
+   * harbor exits.
+   */
+  teardownConcurrency: z.number().int().min(0).optional(),
   /** Run `harbor run --dry-run` once before the tasks (Harbor ≥ 0.25). Absent means yes. */
   preflight: z.boolean().optional(),
   /**

@@ -28,6 +28,11 @@ export function withReports(p: Progress, reports: Iterable<ChunkProgressReport>)
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** `, tearing down N` while tasks whose harbors did their work are tearing down (model/lane-teardown.ts), else ''. */
+export function tearingDownText(p: Pick<Progress, 'tearingDown'>): string {
+  return p.tearingDown ? `, tearing down ${p.tearingDown}` : '';
+}
+
 /**
  * One line: `**3 / 10 tasks done** · 2 running · 1 error · mean 0.667 over 3 finished (errors count as 0) ·
  * concurrency 4`, with the phase when it is not `running` and the pause while paused.
@@ -36,7 +41,7 @@ export function progressDetails(p: Progress, evalId?: string): string {
   const ran = p.done - (p.notRun ?? 0);
   const parts = [
     `**${p.done} / ${p.total} tasks done**`,
-    `${p.running} running`,
+    `${p.running} running${tearingDownText(p)}`,
     plural(p.errors, 'error'),
     ran > 0 ? `mean ${(p.scoreSum / ran).toFixed(3)} over ${ran} finished (errors count as 0)` : 'no score yet',
   ];

@@ -7,6 +7,8 @@ export interface Progress {
   total: number;
   done: number;
   running: number;
+  /** Tasks whose harbors have done their work and are tearing down (their lanes run other tasks); not in `running`. */
+  tearingDown?: number;
   scored: number;
   errors: number;
   scoreSum: number;
@@ -33,8 +35,9 @@ export interface Progress {
 export function settledProgress(p: Progress, workflowStatus: string): SettledProgress {
   if (workflowStatus === 'RUNNING') return p;
   const phase = CLOSED_PHASE[workflowStatus] ?? p.phase;
-  if (p.running === 0) return { ...p, phase };
-  return { ...p, phase, running: 0, stopped: p.running, runningChunks: [], currentChunk: null };
+  const live = p.running + (p.tearingDown ?? 0);
+  if (live === 0) return { ...p, phase };
+  return { ...p, phase, running: 0, ...(p.tearingDown ? { tearingDown: 0 } : {}), stopped: live, runningChunks: [], currentChunk: null };
 }
 
 /** The phase of a closed evaluation, by its workflow status: it says how it ended, not where it was. */
@@ -46,7 +49,7 @@ const CLOSED_PHASE: Record<string, SettledProgress['phase']> = {
   TIMED_OUT: 'timed_out',
 };
 
-/** A progress as `vero status` reports it: a closed evaluation's phase is how it ended. */
+/** A progress as `vero status` reports it: a closed evaluation's phase is how it ended; `stopped` counts tearing-down tasks too. */
 export type SettledProgress = Omit<Progress, 'phase'> & {
   phase: Progress['phase'] | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
   stopped?: number;
@@ -82,7 +85,7 @@ export function countFinished(progress: Progress, row: TaskResult): void {
 }
 
 /** The counts one part of an evaluation (a chunk) adds to a progress. */
-export type ProgressCounts = Pick<Progress, 'done' | 'running' | 'scored' | 'errors' | 'scoreSum' | 'notRun'>;
+export type ProgressCounts = Pick<Progress, 'done' | 'running' | 'tearingDown' | 'scored' | 'errors' | 'scoreSum' | 'notRun'>;
 
 /** Adds a part's counts into `sum` (in place) and returns it. */
 export function addCounts<P extends ProgressCounts>(sum: P, c: ProgressCounts): P {
@@ -92,5 +95,6 @@ export function addCounts<P extends ProgressCounts>(sum: P, c: ProgressCounts): 
   sum.errors += c.errors;
   sum.scoreSum += c.scoreSum;
   if (c.notRun) sum.notRun = (sum.notRun ?? 0) + c.notRun;
+  if (c.tearingDown) sum.tearingDown = (sum.tearingDown ?? 0) + c.tearingDown;
   return sum;
 }

@@ -31,6 +31,8 @@ import { chunkProgressSignal, grantLanesSignal, lanesFreedSignal, revokeLanesSig
 import { RESET_SAFE_CHUNKS } from './reset-safe';
 import { progressDetails, reportsProgressAt } from '../model/progress-details';
 import { taskSpentSignal } from './spend-signals';
+import { ChunkTeardowns, LANE_TEARDOWN_PATCH } from './chunk-teardowns';
+import { teardownBound } from '../model/lane-teardown';
 
 function configFailure(err: unknown): ApplicationFailure | null {
   const cause = err instanceof ActivityFailure ? err.cause : null;
@@ -74,8 +76,14 @@ export class ChunkLanes {
   private readonly sender = patched(RESET_SAFE_CHUNKS) ? { chunkId: workflowInfo().workflowId, chunkRunId: workflowInfo().runId } : null;
   private paused: { stopRunning: boolean } | null = null;
   private readonly requeued: number[] = [];
-  private readonly taskScopes = new Set<CancellationScope>();
+  /** Each running task's scope, with its task's name. */
+  private readonly taskScopes = new Map<CancellationScope, string>();
   private readonly stoppedByPause = new Set<CancellationScope>();
+  /**
+   * The tasks tearing down out of their lanes (patched 'lane-released-at-teardown'; workflows/chunk-teardowns.ts);
+   * null in histories before, with a zero bound, or when each lane waits for the spend cap's verdict on its task.
+   */
+  private readonly teardowns: ChunkTeardowns | null;
 
   constructor(
     private readonly input: ChunkInput,
@@ -86,6 +94,7 @@ export class ChunkLanes {
   ) {
     this.results = new Array<TaskResult>(input.tasks.length);
     this.granted = input.lanes !== undefined;
+    this.teardowns = this.releasesAtTeardown() ? new ChunkTeardowns(input.settings, progress, (p) => this.kept(p)) : null;
     if (this.pausable) this.handlePause();
     if (!this.granted) return;
     setHandler(revokeLanesSignal, () => {
@@ -98,11 +107,24 @@ export class ChunkLanes {
     });
   }
 
+  /**
+   * Whether a lane may start its next task while its last one's harbor tears down: not when each lane waits for the
+   * spend cap's verdict on its last task's spend (known only from Harbor's result.json).
+   */
+  private releasesAtTeardown(): boolean {
+    const waitsForVerdicts = this.spendStop?.verdicts === true;
+    return (
+      this.settleOnCancel && this.pausable && !waitsForVerdicts && teardownBound(this.input.settings) > 0 && patched(LANE_TEARDOWN_PATCH)
+    );
+  }
+
   private handlePause(): void {
     setHandler(pauseChunkSignal, ({ stopRunning }) => {
       this.paused = { stopRunning };
       if (!stopRunning) return;
-      for (const scope of this.taskScopes) {
+      for (const [scope, task] of this.taskScopes) {
+        // A task tearing down has done its work: its harbor finishes, and its row counts.
+        if (this.teardowns?.tasks.has(task)) continue;
         this.stoppedByPause.add(scope);
         scope.cancel();
       }
@@ -128,10 +150,25 @@ export class ChunkLanes {
       await Promise.all(this.running.slice(settled, n));
       settled = n;
       if (this.running.length > settled) continue;
+      if (this.teardowns && (await this.teardownsSettled(settled))) continue;
       if (this.failure !== null) throw this.failure.err;
       if (this.left() <= 0 || this.stopped() !== null) break;
       await condition(() => this.running.length > settled || this.stopped() !== null);
     }
+  }
+
+  /**
+   * Waits until every task tearing down has settled; true: lanes started meanwhile (granted, or started again here
+   * for a task requeued after every lane had ended), to wait for in turn.
+   */
+  private async teardownsSettled(settled: number): Promise<boolean> {
+    await this.teardowns!.settled();
+    const requeuedAlone = !this.granted && this.requeued.length > 0 && this.failure === null && this.stopped() === null;
+    if (requeuedAlone && this.running.length === settled) {
+      const n = Math.min(this.input.settings.concurrency, this.left());
+      for (let k = 0; k < n; k++) this.running.push(this.startLane());
+    }
+    return this.running.length > settled;
   }
 
   /**
@@ -142,7 +179,12 @@ export class ChunkLanes {
   private startLane(): Promise<void> {
     const lane = this.lane();
     if (!this.settleOnCancel) return lane;
-    return lane.catch((err: unknown) => {
+    return this.kept(lane);
+  }
+
+  /** A lane's (or a tearing-down task's) promise whose failure is kept; it rejects only with one that is not a cancel. */
+  private kept(p: Promise<void>): Promise<void> {
+    return p.catch((err: unknown) => {
       this.failure ??= { err };
       if (isCancellation(err)) this.progress.phase = 'cancelling';
       if (!isCancellation(err)) throw err;
@@ -181,9 +223,11 @@ export class ChunkLanes {
       const i = this.requeued.shift() ?? this.next++;
       this.progress.running++;
       this.showProgress();
+      const ran = this.runOne(this.input.tasks[i]!);
+      if (await this.releasedAtTeardown(i, ran)) continue;
       let row: TaskResult | null;
       try {
-        row = await this.runOne(this.input.tasks[i]!);
+        row = await ran;
       } finally {
         this.progress.running--;
       }
@@ -192,12 +236,8 @@ export class ChunkLanes {
         this.requeued.push(i);
         continue;
       }
-      this.results[i] = row;
       const r = row;
-      countFinished(this.progress, r);
-      this.showProgress();
-      if (this.input.reportProgress && this.parentId && reportsProgressAt(this.progress.done, this.input.tasks.length))
-        this.reportProgress();
+      this.recordRow(i, r);
       if (this.spendStop && r.status !== 'not_run') {
         // A lane that goes on reports now (and, with verdicts, waits until it is metered); one that is freed
         // reports with the lane (lanesFreed).
@@ -209,11 +249,44 @@ export class ChunkLanes {
     return lastSpend;
   }
 
+  /** A finished task's row: in the results, counted, shown, and reported to the parent when it is time. */
+  private recordRow(i: number, r: TaskResult): void {
+    this.results[i] = r;
+    countFinished(this.progress, r);
+    this.showProgress();
+    if (this.input.reportProgress && this.parentId && reportsProgressAt(this.progress.done, this.input.tasks.length)) this.reportProgress();
+  }
+
+  /**
+   * Whether task `i`'s harbor has done its work and its lane was released to start the next task while it tears
+   * down (with teardowns only); its row is then settled when its activity ends, as any other.
+   */
+  private async releasedAtTeardown(i: number, ran: Promise<TaskResult | null>): Promise<boolean> {
+    const task = this.input.tasks[i]!;
+    if (!this.teardowns) return false;
+    const stoppedByPause = () => [...this.taskScopes].some(([scope, t]) => t === task && this.stoppedByPause.has(scope));
+    if (!(await this.teardowns.released(task, ran, () => this.paused?.stopRunning !== true && !stoppedByPause()))) return false;
+    this.progress.running--;
+    this.teardowns.aside(task, ran, (row) => this.settleTornDown(i, row));
+    this.showProgress();
+    return true;
+  }
+
+  /** A task that tore down out of its lane, settled: its row recorded and its spend reported, as a lane would. */
+  private settleTornDown(i: number, row: TaskResult | null): void {
+    if (row === null) {
+      this.requeued.push(i); // stopped by a pause before it was released: it runs again once the chunk is resumed
+      return;
+    }
+    this.recordRow(i, row);
+    if (this.spendStop && row.status !== 'not_run') this.reportSpend(row);
+  }
+
   /** One task's activity, and its row; null: a pause stopped it (with a pausable chunk only). */
   private async runOne(task: string): Promise<TaskResult | null> {
     if (!this.pausable) return this.runActivity(task);
     const scope = new CancellationScope();
-    this.taskScopes.add(scope);
+    this.taskScopes.set(scope, task);
     try {
       return await scope.run(() => this.runActivity(task, () => this.requeueStopped && this.stoppedByPause.has(scope)));
     } catch (err) {
@@ -238,6 +311,7 @@ export class ChunkLanes {
           task,
           worktree: input.worktree,
           settings: input.settings,
+          ...(this.teardowns ? { reportsWorkDone: true } : {}),
           ...(input.agentRepo && input.home
             ? { candidate: { agentRepo: input.agentRepo, commit: input.candidate, home: input.home } }
             : {}),
@@ -284,7 +358,7 @@ export class ChunkLanes {
 
   /** The parent's page shows the evaluation's progress: this chunk's counts so far go to it. */
   private reportProgress(): void {
-    const { done, running, scored, errors, scoreSum, notRun } = this.progress;
+    const { done, running, scored, errors, scoreSum, notRun, tearingDown } = this.progress;
     void getExternalWorkflowHandle(this.parentId!)
       .signal(chunkProgressSignal, {
         chunkIndex: this.input.chunkIndex,
@@ -294,6 +368,7 @@ export class ChunkLanes {
         errors,
         scoreSum,
         ...(notRun ? { notRun } : {}),
+        ...(tearingDown ? { tearingDown } : {}),
       })
       .catch(() => undefined); // the parent is gone: nobody shows it
   }

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialConfigDefaults, trialConfigFull } from './config';
 import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
-import { AttemptCounter, Outcome, outcomeFor, Scenario } from './scenario';
+import { AttemptCounter, Outcome, outcomeFor, Scenario, teardownMsFor } from './scenario';
 import { jobStats, TrialRecord } from './stats';
 import { policyJson, rewardValid, STANDIN_VERSION, WRITES_FULL_CONFIG, WRITES_REWARD_VALIDITY } from './version';
 import { ConfigError, LocalTask } from './tasks';
@@ -397,10 +397,13 @@ export class Job {
       }
     }
     fs.writeFileSync(path.join(dir, 'artifacts', 'manifest.json'), '[]');
+    const workDoneAt = new Date();
+    await this.tearDown(trialName, outcome, trialLog);
     const finishedAt = new Date();
+    // The phases span the trial's work; its teardown is the time after the verifier, until finished_at.
     const span = (a: number, b: number) => {
       const t0 = startedAt.getTime();
-      const d = finishedAt.getTime() - t0;
+      const d = workDoneAt.getTime() - t0;
       return { started_at: utcZ(new Date(t0 + d * a)), finished_at: utcZ(new Date(t0 + d * b)) };
     };
     const result = {
@@ -452,6 +455,24 @@ export class Job {
       exceptionType,
       costUsd: outcome.cost_usd ?? null,
     };
+  }
+
+  /**
+   * Harbor's teardown after the verifier (its environment stopped): the trial holds its `-n` slot, its verifier's
+   * output is on disk, and its result.json is written only once this ends. A scripted fault happens here.
+   */
+  private async tearDown(trialName: string, outcome: Outcome, trialLog: (l: string) => void): Promise<void> {
+    trialLog(`${trialName}: stopping environment...`);
+    if (outcome.teardown_fault === 'crash') {
+      this.ctx.log('Simulated crash during teardown: the harbor process dies now');
+      process.kill(process.pid, 'SIGKILL');
+      await new Promise(() => undefined);
+    }
+    if (outcome.teardown_fault === 'hang') {
+      this.ctx.log('Simulated hang during teardown');
+      await new Promise(() => setInterval(() => undefined, 1 << 30));
+    }
+    await sleep(teardownMsFor(outcome, this.ctx.scenario, process.env.HARBOR_STANDIN_TEARDOWN_MS) * this.ctx.timeScale);
   }
 
   private installSignalHandlers(): void {

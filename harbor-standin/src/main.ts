@@ -10,7 +10,7 @@ import { AgentSpec, DEFAULT_RETRY_EXCLUDE, ENVIRONMENT_TYPES, JobSpec } from './
 import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
 import { defaultJobName, dumps } from './pyjson';
-import { agentImportProblem, AttemptCounter, loadScenario } from './scenario';
+import { agentImportProblem, AttemptCounter, loadScenario, teardownMsFor } from './scenario';
 import { STANDIN_VERSION } from './version';
 import { checkEnvironmentOptions, OptionsRefusal } from './environment-options';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
@@ -308,6 +308,7 @@ async function runCommand(argv: string[], command: string): Promise<number> {
   const { scenario, file } = loadScenario(process.env.HARBOR_STANDIN_SCENARIO);
   const stateDir = process.env.HARBOR_STANDIN_STATE_DIR ?? (file ? `${file}.state` : null);
   const timeScale = Number(process.env.HARBOR_STANDIN_TIME_SCALE ?? scenario?.time_scale ?? 1);
+  teardownMsFor({}, scenario, process.env.HARBOR_STANDIN_TEARDOWN_MS); // a bad value fails here, before any trial
   const job = new Job(spec, tasks, {
     cwd,
     scenario,

@@ -41,6 +41,14 @@ export const Outcome = z
      * environment, as an agent that logs what it was given would.
      */
     transcript: z.string().optional(),
+    /**
+     * Harbor's teardown after the verifier (the environment stopped): this long (× the time scale), with the
+     * verifier's output on disk and no trial result.json until it ends. Default: the scenario's, or
+     * HARBOR_STANDIN_TEARDOWN_MS, or none.
+     */
+    teardown_ms: z.number().nonnegative().optional(),
+    /** A process-level fault during the teardown: `crash` SIGKILLs the harbor process, `hang` never returns. */
+    teardown_fault: z.enum(['crash', 'hang']).optional(),
   })
   .strict();
 export type Outcome = z.infer<typeof Outcome>;
@@ -54,6 +62,8 @@ export const Scenario = z
     default: OutcomeList.optional(),
     /** Multiplies every simulated wait (trial durations, retry backoff); 0 = no waiting. */
     time_scale: z.number().nonnegative().optional(),
+    /** Every trial's teardown wait (an outcome's `teardown_ms` overrides it). */
+    teardown_ms: z.number().nonnegative().optional(),
   })
   .strict();
 export type Scenario = z.infer<typeof Scenario>;
@@ -182,4 +192,24 @@ export function outcomeFor(scenario: Scenario | null, ctx: OutcomeContext): Outc
     .update(`${ctx.importPath ?? ctx.agentName}\0${ctx.task}`)
     .digest();
   return { reward: digest[0]! % 2 };
+}
+
+/**
+ * Harbor's teardown after the verifier, as measured with Harbor 0.26 on Docker (2 cores): `docker compose down`
+ * waits Docker's 10 s stop timeout, because the main service's PID 1 (`sh -c "sleep infinity"`) ignores SIGTERM.
+ * `HARBOR_STANDIN_TEARDOWN_MS=docker` uses it.
+ */
+export const DOCKER_TEARDOWN_MS = 10_700;
+
+/** The teardown wait of a trial with this outcome (before the time scale): the outcome's, the scenario's, the environment's. */
+export function teardownMsFor(outcome: Outcome, scenario: Scenario | null, env: string | undefined): number {
+  if (outcome.teardown_ms !== undefined) return outcome.teardown_ms;
+  if (scenario?.teardown_ms !== undefined) return scenario.teardown_ms;
+  if (env !== undefined && env.trim() !== '') {
+    if (env.trim() === 'docker') return DOCKER_TEARDOWN_MS;
+    const ms = Number(env);
+    if (!Number.isFinite(ms) || ms < 0) throw new Error(`HARBOR_STANDIN_TEARDOWN_MS: expected milliseconds or "docker", got ${env}`);
+    return ms;
+  }
+  return 0;
 }

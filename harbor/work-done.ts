@@ -1,0 +1,43 @@
+/**
+ * Whether a task's harbor has done its work. Harbor runs each trial's verifier, which writes the trial's reward to
+ * `verifier/reward.txt` or `verifier/reward.json` in the trial dir; then it stops the trial's environment (on
+ * Docker, about 10 s of `docker compose down`) and writes the trial's result.json only after that. Once every
+ * trial of the job has a reward on disk, what is left is teardown: the task's lane can start the next task. The
+ * task's row is still read from result.json when harbor exits.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Whether this trial dir's verifier has written a reward harbor can read (a number, or a JSON object). */
+export function hasReward(trialDir: string): boolean {
+  try {
+    const txt = path.join(trialDir, 'verifier', 'reward.txt');
+    if (fs.existsSync(txt)) {
+      const text = fs.readFileSync(txt, 'utf8').trim();
+      return text !== '' && Number.isFinite(Number(text));
+    }
+    const json = path.join(trialDir, 'verifier', 'reward.json');
+    if (!fs.existsSync(json)) return false;
+    const value: unknown = JSON.parse(fs.readFileSync(json, 'utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false; // being written, or unreadable: not yet
+  }
+}
+
+/** The trials of this job dir whose verifier has written a reward. */
+export function rewardedTrials(jobDir: string): number {
+  try {
+    return fs.readdirSync(jobDir, { withFileTypes: true }).filter((e) => e.isDirectory() && hasReward(path.join(jobDir, e.name))).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Whether every one of the job's `trials` has passed its verifier with a reward. A trial without a reward (an
+ * exception before or in the verifier) may be retried by harbor: its task keeps its lane until harbor exits.
+ */
+export function workDone(jobDir: string, trials: number): boolean {
+  return rewardedTrials(jobDir) >= trials;
+}
