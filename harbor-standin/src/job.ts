@@ -459,10 +459,11 @@ export class Job {
 
   /**
    * Harbor's teardown after the verifier (its environment stopped): the trial holds its `-n` slot, its verifier's
-   * output is on disk, and its result.json is written only once this ends. A scripted fault happens here.
+   * output is on disk, and its result.json is written only once this ends. A scripted fault comes at its end.
    */
   private async tearDown(trialName: string, outcome: Outcome, trialLog: (l: string) => void): Promise<void> {
     trialLog(`${trialName}: stopping environment...`);
+    await sleep(teardownMsFor(outcome, this.ctx.scenario, process.env.HARBOR_STANDIN_TEARDOWN_MS) * this.ctx.timeScale);
     if (outcome.teardown_fault === 'crash') {
       this.ctx.log('Simulated crash during teardown: the harbor process dies now');
       process.kill(process.pid, 'SIGKILL');
@@ -472,7 +473,6 @@ export class Job {
       this.ctx.log('Simulated hang during teardown');
       await new Promise(() => setInterval(() => undefined, 1 << 30));
     }
-    await sleep(teardownMsFor(outcome, this.ctx.scenario, process.env.HARBOR_STANDIN_TEARDOWN_MS) * this.ctx.timeScale);
   }
 
   private installSignalHandlers(): void {

@@ -47,7 +47,7 @@ export const Outcome = z
      * HARBOR_STANDIN_TEARDOWN_MS, or none.
      */
     teardown_ms: z.number().nonnegative().optional(),
-    /** A process-level fault during the teardown: `crash` SIGKILLs the harbor process, `hang` never returns. */
+    /** A process-level fault at the end of the teardown wait: `crash` SIGKILLs the harbor process, `hang` never returns. */
     teardown_fault: z.enum(['crash', 'hang']).optional(),
   })
   .strict();

@@ -1,0 +1,139 @@
+/**
+ * A lane is for work, not for Harbor's teardown: once every trial of a task has passed its verifier (its reward on
+ * disk), the task's lane starts the next task while that harbor tears down, at most `teardown_concurrency` at once;
+ * the row still comes from Harbor's result.json, a harbor failing in its teardown gives the same row as with the
+ * lane held (`teardown_concurrency: 0`), and a cancel during the teardown leaves no harbor running. Real dev
+ * server, real worker, the stand-in with a teardown phase of its own (harbor-standin/README.md).
+ */
+import type { Client } from '@temporalio/client';
+import { getProgress } from '../../client/running-eval';
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import type { CandidateResult } from '../../model/candidate-result';
+import { evalFixture, invocations, taskOf, type EvalFixture, type Invocation } from '../helpers/fixtures';
+import { pidAlive } from '../helpers/process';
+import { address, client, fileWorker, uniqueQueue, withWorker } from '../helpers/temporal';
+
+jest.setTimeout(180_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const q = fileWorker('teardown-lanes');
+
+async function evaluate(f: EvalFixture): Promise<{ c: Client; evalId: string; result: () => Promise<CandidateResult> }> {
+  const c = await client();
+  const cfg = loadEvalConfig(f.configFile);
+  const input = await prepareEvalInput(cfg, 'improved');
+  const { handle } = await startOrAttach(c, input, cfg.temporal.task_queue);
+  return { c, evalId: input.evalId, result: () => handle.result() as Promise<CandidateResult> };
+}
+
+/** The most task harbors alive at once, from the stand-in's start and end lines (an end before a start at a tie). */
+function mostAlive(log: Invocation[]): number {
+  const events = log
+    .map((i) => ({ t: Date.parse(i.time), d: i.event === 'start' ? 1 : -1 }))
+    .sort((a, b) => a.t - b.t || a.d - b.d);
+  let alive = 0;
+  let most = 0;
+  for (const e of events) most = Math.max(most, (alive += e.d));
+  return most;
+}
+
+const rowsByTask = (r: CandidateResult) =>
+  Object.fromEntries(
+    (r.tasks ?? []).map((t) => [t.task, { status: t.status, score: t.score, runs: t.runs, nTrials: t.nTrials, exceptions: t.exceptions }]),
+  );
+
+test.concurrent('lanes start the next task while harbors tear down, at most teardown_concurrency at once; the scores are Harbor’s', async () => {
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 3000 },
+    execution: { concurrency: 2, teardown_concurrency: 1 },
+  });
+  const { result } = await evaluate(f);
+  const r = await result();
+  expect(r.nScored).toBe(6);
+  expect(Object.values(rowsByTask(r)).map((t) => t.score)).toEqual([1, 1, 1, 1, 1, 1]);
+  const log = invocations(f.invocationLog);
+  expect(log.filter((i) => i.event === 'end').map((i) => i.exit_code)).toEqual([0, 0, 0, 0, 0, 0]);
+  // Without the release, at most `concurrency` (2) harbors run at once; with it, one more tears down beside them,
+  // and never two (the bound).
+  expect(mostAlive(log)).toBe(3);
+});
+
+test.concurrent('a harbor failing during its teardown gives the same rows as with the lane held until it exits', async () => {
+  const scenario = {
+    tasks: {
+      // Its first harbor dies during its teardown (the reward on disk, no result.json), its second does not.
+      'hello-world': [{ reward: 1, teardown_fault: 'crash' }, { reward: 1 }],
+      // Every harbor dies during its teardown: an error row after its attempts.
+      'count-words': { reward: 1, teardown_fault: 'crash' },
+    },
+    default: { reward: 0.5 },
+    teardown_ms: 1500,
+  };
+  const run = async (teardownConcurrency: number) => {
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      scenario,
+      tasks: { include: ['hello-world', 'count-words', 'sum-numbers'] },
+      execution: { concurrency: 2, task_attempts: 2, teardown_concurrency: teardownConcurrency },
+    });
+    return { rows: rowsByTask(await (await evaluate(f)).result()), log: invocations(f.invocationLog) };
+  };
+  const [held, released] = await Promise.all([run(0), run(2)]);
+  expect(released.rows).toEqual(held.rows);
+  expect(released.rows['hello-world']).toMatchObject({ status: 'scored', score: 1, runs: 2 });
+  expect(released.rows['count-words']).toMatchObject({ status: 'error', score: null, runs: 2 });
+  expect(released.rows['sum-numbers']).toMatchObject({ status: 'scored', score: 0.5, runs: 1 });
+  // The crashed harbors were the faults scripted: killed during their teardown (no end line).
+  const starts = (log: Invocation[]) => log.filter((i) => i.event === 'start').map(taskOf).sort();
+  expect(starts(released.log)).toEqual(starts(held.log));
+});
+
+test.concurrent('a cancel during the teardown stops the tearing-down harbors too: CANCELLED means none runs', async () => {
+  const queue = uniqueQueue('teardown-cancel');
+  const f = evalFixture({
+    taskQueue: queue,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1 }, teardown_ms: 120_000 },
+    execution: { concurrency: 2, stop_grace: '10s' },
+  });
+  await withWorker(queue, async () => {
+    const { c, evalId } = await evaluate(f);
+    const handle = c.workflow.getHandle(evalId);
+    // Both lanes gave their tasks' teardowns up and run the next two: `vero status` counts them.
+    await until('two tasks tearing down and two more started', async () => {
+      const p = await getProgress(c, evalId).catch(() => null);
+      return (p?.tearingDown ?? 0) >= 2 && invocations(f.invocationLog).filter((i) => i.event === 'start').length >= 4;
+    });
+    const pids = invocations(f.invocationLog)
+      .filter((i) => i.event === 'start')
+      .map((i) => i.pid);
+    await handle.cancel();
+    const closed = handle.result().then(
+      () => 'completed',
+      () => {
+        const alive = pids.filter(pidAlive);
+        return alive.length ? `closed with harbors running: ${alive.join(', ')}` : 'closed';
+      },
+    );
+    await until('every harbor to stop', () => !pids.some(pidAlive), 60_000);
+    expect(await closed).toBe('closed');
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+  });
+});
