@@ -35,3 +35,14 @@ test('a chunk reports every task when it is small, else at most MAX_PROGRESS_REP
     expect(reportsProgressAt(total, total)).toBe(true);
   }
 });
+
+test('tasks tearing down are shown beside the running ones, and added up across chunks', () => {
+  const p = { ...newProgress(10, 'running' as const), done: 4, running: 2, tearingDown: 3, scored: 4, scoreSum: 2 };
+  expect(progressDetails(p)).toContain('2 running, tearing down 3 · ');
+  expect(progressDetails({ ...p, tearingDown: 0 })).toContain('2 running · ');
+  const sum = withReports({ ...newProgress(30, 'running'), tearingDown: 0 }, [
+    { chunkIndex: 1, done: 0, running: 2, tearingDown: 1, scored: 0, errors: 0, scoreSum: 0 },
+    { chunkIndex: 2, done: 0, running: 1, tearingDown: 2, scored: 0, errors: 0, scoreSum: 0 },
+  ]);
+  expect(sum).toMatchObject({ running: 3, tearingDown: 3 });
+});
