@@ -39,9 +39,7 @@ async function evaluate(f: EvalFixture): Promise<{ c: Client; evalId: string; re
 
 /** The most task harbors alive at once, from the stand-in's start and end lines (an end before a start at a tie). */
 function mostAlive(log: Invocation[]): number {
-  const events = log
-    .map((i) => ({ t: Date.parse(i.time), d: i.event === 'start' ? 1 : -1 }))
-    .sort((a, b) => a.t - b.t || a.d - b.d);
+  const events = log.map((i) => ({ t: Date.parse(i.time), d: i.event === 'start' ? 1 : -1 })).sort((a, b) => a.t - b.t || a.d - b.d);
   let alive = 0;
   let most = 0;
   for (const e of events) most = Math.max(most, (alive += e.d));
@@ -53,24 +51,27 @@ const rowsByTask = (r: CandidateResult) =>
     (r.tasks ?? []).map((t) => [t.task, { status: t.status, score: t.score, runs: t.runs, nTrials: t.nTrials, exceptions: t.exceptions }]),
   );
 
-test.concurrent('lanes start the next task while harbors tear down, at most teardown_concurrency at once; the scores are Harbor’s', async () => {
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 3000 },
-    execution: { concurrency: 2, teardown_concurrency: 1 },
-  });
-  const { result } = await evaluate(f);
-  const r = await result();
-  expect(r.nScored).toBe(6);
-  expect(Object.values(rowsByTask(r)).map((t) => t.score)).toEqual([1, 1, 1, 1, 1, 1]);
-  const log = invocations(f.invocationLog);
-  expect(log.filter((i) => i.event === 'end').map((i) => i.exit_code)).toEqual([0, 0, 0, 0, 0, 0]);
-  // Without the release, at most `concurrency` (2) harbors run at once; with it, one more tears down beside them,
-  // and never two (the bound).
-  expect(mostAlive(log)).toBe(3);
-});
+test.concurrent(
+  'lanes start the next task while harbors tear down, at most teardown_concurrency at once; the scores are Harbor’s',
+  async () => {
+    const f = evalFixture({
+      taskQueue: q,
+      address: address(),
+      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+      scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 3000 },
+      execution: { concurrency: 2, teardown_concurrency: 1 },
+    });
+    const { result } = await evaluate(f);
+    const r = await result();
+    expect(r.nScored).toBe(6);
+    expect(Object.values(rowsByTask(r)).map((t) => t.score)).toEqual([1, 1, 1, 1, 1, 1]);
+    const log = invocations(f.invocationLog);
+    expect(log.filter((i) => i.event === 'end').map((i) => i.exit_code)).toEqual([0, 0, 0, 0, 0, 0]);
+    // Without the release, at most `concurrency` (2) harbors run at once; with it, one more tears down beside them,
+    // and never two (the bound).
+    expect(mostAlive(log)).toBe(3);
+  },
+);
 
 test.concurrent('a harbor failing during its teardown gives the same rows as with the lane held until it exits', async () => {
   const scenario = {
@@ -100,7 +101,11 @@ test.concurrent('a harbor failing during its teardown gives the same rows as wit
   expect(released.rows['count-words']).toMatchObject({ status: 'error', score: null, runs: 2 });
   expect(released.rows['sum-numbers']).toMatchObject({ status: 'scored', score: 0.5, runs: 1 });
   // The crashed harbors were the faults scripted: killed during their teardown (no end line).
-  const starts = (log: Invocation[]) => log.filter((i) => i.event === 'start').map(taskOf).sort();
+  const starts = (log: Invocation[]) =>
+    log
+      .filter((i) => i.event === 'start')
+      .map(taskOf)
+      .sort();
   expect(starts(released.log)).toEqual(starts(held.log));
 });
 
