@@ -7,12 +7,13 @@
  */
 import type { Client } from '@temporalio/client';
 import { getProgress } from '../../client/running-eval';
+import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
-import { evalFixture, invocations, taskOf, type EvalFixture, type Invocation } from '../helpers/fixtures';
-import { pidAlive } from '../helpers/process';
+import { evalFixture, invocations, runsPerTask, taskOf, type EvalFixture, type Invocation } from '../helpers/fixtures';
+import { pidAlive, spawnWorker } from '../helpers/process';
 import { address, client, fileWorker, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
@@ -141,4 +142,69 @@ test.concurrent('a cancel during the teardown stops the tearing-down harbors too
     expect(await closed).toBe('closed');
     expect((await handle.describe()).status.name).toBe('CANCELLED');
   });
+});
+
+test.concurrent('tearing-down harbors of a SIGKILLed worker are adopted by the next worker, not run again', async () => {
+  const queue = uniqueQueue('teardown-adopt');
+  const f = evalFixture({
+    taskQueue: queue,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, duration_ms: 300 }, teardown_ms: 6000 },
+    tasks: { include: ['hello-world', 'count-words', 'sum-numbers', 'reverse-string'] },
+    execution: { concurrency: 2, heartbeat_timeout: '3s' },
+  });
+  const first = spawnWorker(address(), queue, { VERO_REAPER_INTERVAL_MS: '500' });
+  let second: ReturnType<typeof spawnWorker> | undefined;
+  try {
+    const { c, evalId, result } = await evaluate(f);
+    await until('two tasks tearing down', async () => ((await getProgress(c, evalId).catch(() => null))?.tearingDown ?? 0) >= 2);
+    first.kill('SIGKILL');
+    second = spawnWorker(address(), queue, { VERO_REAPER_INTERVAL_MS: '500' });
+    const r = await result();
+    expect(r.nScored).toBe(4);
+    // Each task's harbor ran once: the tearing-down ones were adopted by the new worker's attempts.
+    expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'reverse-string': 1, 'sum-numbers': 1 });
+  } finally {
+    first.kill('SIGKILL');
+    second?.kill('SIGTERM');
+  }
+});
+
+test.concurrent('a pause with --stop-running stops the running tasks and lets the tearing-down ones finish and count', async () => {
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      // The first two tasks (in name order) tear down for a while; the next two run until stopped, then briefly.
+      tasks: {
+        'count-words': { reward: 1, teardown_ms: 4000 },
+        'hello-world': { reward: 1, teardown_ms: 4000 },
+        '*': [{ reward: 1, duration_ms: 120_000 }, { reward: 1 }],
+      },
+    },
+    tasks: { include: ['hello-world', 'count-words', 'sum-numbers', 'reverse-string'] },
+    execution: { concurrency: 2 },
+  });
+  const { c, evalId, result } = await evaluate(f);
+  const started = () => invocations(f.invocationLog).filter((i) => i.event === 'start');
+  await until('two tasks tearing down and the next two started', async () => {
+    const p = await getProgress(c, evalId).catch(() => null);
+    return (p?.tearingDown ?? 0) === 2 && started().length === 4;
+  });
+  await pauseEvaluation(c, evalId, { stopRunning: true });
+  await until('every harbor to end', () => invocations(f.invocationLog).filter((i) => i.event === 'end').length === 4);
+  const exits = Object.fromEntries(
+    invocations(f.invocationLog)
+      .filter((i) => i.event === 'end')
+      .map((i) => [taskOf(i), i.exit_code]),
+  );
+  // The tearing-down harbors finished (exit 0), the running ones were stopped (Harbor's exit on SIGTERM).
+  expect(exits).toEqual({ 'count-words': 0, 'hello-world': 0, 'reverse-string': 130, 'sum-numbers': 130 });
+  await until('the finished ones counted while paused', async () => (await getProgress(c, evalId)).scored === 2);
+  await resumeEvaluation(c, evalId);
+  const r = await result();
+  expect(r.nScored).toBe(4);
+  expect(runsPerTask(f.invocationLog)).toEqual({ 'count-words': 1, 'hello-world': 1, 'reverse-string': 2, 'sum-numbers': 2 });
 });
