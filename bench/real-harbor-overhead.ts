@@ -4,10 +4,13 @@
  * the wall-time ratio and the CPU-seconds each side used, harbor processes included (Docker's own daemons,
  * which both sides drive the same way, are not counted), and the difference per task.
  *
- *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2]
+ *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2] [--fixed-sec 2]
  *
  * Tasks: the offline base image (no build), the oracle agent, a solve.sh that sleeps a heavy-tailed 1–25 s
- * (seeded), a verifier that writes reward 1. Needs scripts/ensure-docker and scripts/ensure-harbor.
+ * (seeded; `--fixed-sec N`: N s each, the short-task variant), a verifier that writes reward 1. Also prints the
+ * floor (the agents' work perfectly scheduled on C lanes) and Harbor's phase timings summed per phase, each side's
+ * (bench/real-harbor-phases.ts): vero's lanes start the next task during Harbor's teardown, plain Harbor's `-n`
+ * slots do not. Needs scripts/ensure-docker and scripts/ensure-harbor.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -23,16 +26,17 @@ import { installCliRuntimeLogger } from '../worker/create-worker';
 import { makeAgentRepo, median, numberArg, startVeroDev } from './fixtures';
 import { memoryText, sampleTreeMemory, type TreeMemory } from './tree-memory';
 import { cpuBreakdown, treeCpu, treeCpuSec } from './tree-cpu';
+import { floorSec, phaseSums, phaseText } from './real-harbor-phases';
 
 const IMAGE = 'vero-base:bookworm';
 
-/** N tasks whose oracle sleeps a heavy-tailed duration; returns the durations (s). */
-function writeDataset(dir: string, n: number): number[] {
+/** N tasks whose oracle sleeps a heavy-tailed duration (or `fixedSec` each); returns the durations (s). */
+function writeDataset(dir: string, n: number, fixedSec: number): number[] {
   let seed = 7;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const durations: number[] = [];
   for (let i = 0; i < n; i++) {
-    const sec = Math.round(Math.min(25, 1 / (1 - random()) ** (1 / 1.1)));
+    const sec = fixedSec > 0 ? fixedSec : Math.round(Math.min(25, 1 / (1 - random()) ** (1 / 1.1)));
     durations.push(sec);
     const task = path.join(dir, `sleep-${String(i).padStart(2, '0')}`);
     fs.mkdirSync(path.join(task, 'solution'), { recursive: true });
@@ -80,6 +84,7 @@ async function main(): Promise<void> {
   const nTasks = numberArg('--tasks', 16);
   const concurrency = numberArg('--concurrency', 4);
   const rounds = numberArg('--rounds', 2);
+  const fixedSec = numberArg('--fixed-sec', 0);
   const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -87,7 +92,7 @@ async function main(): Promise<void> {
   const harborVersion = execFileSync(harbor, ['--version'], { encoding: 'utf8' }).trim().split('\n').at(-1);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-real-bench-'));
   const dataset = path.join(tmp, 'dataset');
-  const durations = writeDataset(dataset, nTasks);
+  const durations = writeDataset(dataset, nTasks, fixedSec);
   const repo = makeAgentRepo(path.join(tmp, 'agent-repo'));
   const dev = await startVeroDev(tmp);
   const rows: { round: number; plain: { wallSec: number; cpuSec: number }; vero: { wallSec: number; cpuSec: number } }[] = [];
@@ -116,6 +121,10 @@ async function main(): Promise<void> {
       if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored} (${result.nErrors} errors)`);
       rows.push({ round, plain, vero });
       process.stdout.write(
+        `  Harbor's phases, plain: ${phaseText(phaseSums(path.join(tmp, `plain-jobs-${round}`)))}\n` +
+          `  Harbor's phases, vero:  ${phaseText(phaseSums(path.join(tmp, `home-${round}`)))}\n`,
+      );
+      process.stdout.write(
         `round ${round}: plain harbor ${plain.wallSec.toFixed(1)} s wall, ${plain.cpuSec.toFixed(1)} CPU-s; vero ${vero.wallSec.toFixed(1)} s wall, ${vero.cpuSec.toFixed(1)} CPU-s; ratio ${(vero.wallSec / plain.wallSec).toFixed(2)}\n` +
           `  vero's CPU-s by process: ${cpuBreakdown(cpu0, cpu1)}\n` +
           `  memory: plain harbor ${memoryText(plain.memory)}; vero dev ${memoryText(veroMemory)} (root = vero dev: its worker)\n`,
@@ -130,7 +139,9 @@ async function main(): Promise<void> {
   const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
   process.stdout.write(
     `\nreal Harbor ${harborVersion}, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults\n` +
-      `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)} (goal ≤ 1.10)\n` +
+      `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)}\n` +
+      `floor (the agents' work perfectly scheduled on ${concurrency} lanes): ${floorSec(durations, concurrency).toFixed(1)} s; ` +
+      `median wall plain ${median(rows.map((r) => r.plain.wallSec)).toFixed(1)} s, vero ${median(rows.map((r) => r.vero.wallSec)).toFixed(1)} s\n` +
       `CPU overhead per task (vero tree − plain harbor, harbor processes included): ${cpuPerTask.toFixed(2)} CPU-s\n`,
   );
 }

@@ -300,7 +300,7 @@ function registerStatus(program: Command): void {
     print(`${id}: ${d.status.name}`);
     if (progress?.phase === 'cancelling' && d.status.name === 'RUNNING')
       print(
-        `cancelling: ${progress.running} task(s) still being stopped (their harbors tearing down); ${progress.done}/${progress.total} done`,
+        `cancelling: ${progress.running + (progress.tearingDown ?? 0)} task(s) still being stopped (their harbors tearing down); ${progress.done}/${progress.total} done`,
       );
     else if (progress?.paused && d.status.name === 'RUNNING')
       print(

@@ -33,7 +33,8 @@ export class ChunkTeardowns {
   /**
    * Waits while the task's activity runs in its lane: false once it ended (the lane settles it as before); true once
    * its harbor has done its work, `mayRelease` says yes and fewer than the bound are tearing down: the lane is
-   * free. Not cancellable itself: a cancel reaches the activity, whose end this sees.
+   * free, and the task counts as tearing down. Not cancellable itself: a cancel reaches the activity, whose end this
+   * sees.
    */
   async released(task: string, ran: Promise<unknown>, mayRelease: () => boolean): Promise<boolean> {
     this.inLane.add(task);
@@ -42,15 +43,21 @@ export class ChunkTeardowns {
       ended = true;
     };
     ran.then(end, end);
+    const releasable = () => this.workDone.has(task) && mayRelease() && releasesLane(this.settings, this.tasks.size);
     try {
-      await CancellationScope.nonCancellable(() =>
-        condition(() => ended || (this.workDone.has(task) && mayRelease() && releasesLane(this.settings, this.tasks.size))),
-      );
+      // Lanes waiting together are unblocked together: each checks again when its turn comes, and takes its place
+      // in the tearing-down set at once, so the bound holds.
+      while (!ended) {
+        await CancellationScope.nonCancellable(() => condition(() => ended || releasable()));
+        if (ended || !releasable()) continue;
+        this.tasks.add(task);
+        return true;
+      }
+      return false;
     } finally {
       this.inLane.delete(task);
       this.workDone.delete(task);
     }
-    return !ended;
   }
 
   /** The released task tears down out of its lane; `settle` takes its row once its activity ended. */

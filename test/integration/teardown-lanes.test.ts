@@ -59,7 +59,7 @@ test.concurrent(
       taskQueue: q,
       address: address(),
       harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-      scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 3000 },
+      scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 2000 },
       execution: { concurrency: 2, teardown_concurrency: 1 },
     });
     const { result } = await evaluate(f);
@@ -150,7 +150,7 @@ test.concurrent('tearing-down harbors of a SIGKILLed worker are adopted by the n
     taskQueue: queue,
     address: address(),
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: { default: { reward: 1, duration_ms: 300 }, teardown_ms: 6000 },
+    scenario: { default: { reward: 1, duration_ms: 300 }, teardown_ms: 4000 },
     tasks: { include: ['hello-world', 'count-words', 'sum-numbers', 'reverse-string'] },
     execution: { concurrency: 2, heartbeat_timeout: '3s' },
   });
