@@ -7,7 +7,8 @@ import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/lane-teardown
  * Lane hand-over between chunk workflows (the `lane-grants` protocol, workflows/lane-grants.ts): a chunk whose
  * queue is empty frees each lane as it finishes (`lanesFreed` to the parent, `drained` absent or true); the
  * parent hands freed lanes to the newest chunk that still has tasks (`grantLanes` to it), or starts the next
- * chunk with them. At most `concurrency` tasks are ever in flight, and no lane waits for a chunk's slowest task.
+ * chunk with them. At most `concurrency` tasks are ever running (beside them, tasks whose harbors tear down after
+ * their work: workflows/chunk-teardowns.ts), and no lane waits for a chunk's slowest task.
  * `revokeLanes` asks a chunk to hand back every lane it holds after its current task (`drained: false`).
  * A spend-capped chunk's lane that frees after a task carries that task's spend (`spent`), so the parent meters
  * it before it can start anything with the lane (two signals may arrive in either order); in a spend pool the lane
