@@ -4,7 +4,7 @@
  * the wall-time ratio and the CPU-seconds each side used, harbor processes included (Docker's own daemons,
  * which both sides drive the same way, are not counted), and the difference per task.
  *
- *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2] [--fixed-sec 2]
+ *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2] [--fixed-sec 2] [--teardown-concurrency N]
  *
  * Tasks: the offline base image (no build), the oracle agent, a solve.sh that sleeps a heavy-tailed 1–25 s
  * (seeded; `--fixed-sec N`: N s each, the short-task variant), a verifier that writes reward 1. Also prints the
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
   const concurrency = numberArg('--concurrency', 4);
   const rounds = numberArg('--rounds', 2);
   const fixedSec = numberArg('--fixed-sec', 0);
+  const teardownConcurrency = numberArg('--teardown-concurrency', -1); // -1: vero's default (the concurrency)
   const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
         'harbor.command': [harbor],
         'harbor.agent': 'oracle',
         'execution.concurrency': concurrency,
+        ...(teardownConcurrency >= 0 ? { 'execution.teardown_concurrency': teardownConcurrency } : {}),
         'temporal.address': dev.address,
       });
       const input = await prepareEvalInput(cfg, 'improved');
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
   const ratio = median(rows.map((r) => r.vero.wallSec / r.plain.wallSec));
   const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
   process.stdout.write(
-    `\nreal Harbor ${harborVersion}, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults\n` +
+    `\nreal Harbor ${harborVersion}, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults${teardownConcurrency >= 0 ? `, teardown_concurrency ${teardownConcurrency}` : ''}\n` +
       `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)}\n` +
       `floor (the agents' work perfectly scheduled on ${concurrency} lanes): ${floorSec(durations, concurrency).toFixed(1)} s; ` +
       `median wall plain ${median(rows.map((r) => r.plain.wallSec)).toFixed(1)} s, vero ${median(rows.map((r) => r.vero.wallSec)).toFixed(1)} s\n` +
