@@ -27,8 +27,14 @@ export interface HarborProcess {
 
 const keyOf = (h: HarborProcess): string => `${h.host}/${h.pid}`;
 
+/**
+ * A Harbor trial's name: its task's (at most 32 characters) and 7 random ones (Harbor's `generate_trial_name`). Only
+ * such names are taken: each names one trial's compose projects (`<trial>__…`), never a wider set.
+ */
+const TRIAL_NAME = /^[^/\\]{1,32}__[A-Za-z0-9]{7}$/;
+
 /** Handed-over trials by harbor (`host/pid`). */
-const Handover = z.record(z.string(), z.array(z.string()));
+const Handover = z.record(z.string(), z.array(z.string().regex(TRIAL_NAME)));
 type Handover = z.infer<typeof Handover>;
 
 /** The file, beside a job's pid file, naming the unfinished trials of harbors that ran on another host. */
@@ -53,7 +59,7 @@ export function unfinishedTrials(jobDir: string): string[] {
   try {
     return fs
       .readdirSync(jobDir, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !fs.existsSync(harborJobFiles.trialResult(jobDir, e.name)))
+      .filter((e) => e.isDirectory() && TRIAL_NAME.test(e.name) && !fs.existsSync(harborJobFiles.trialResult(jobDir, e.name)))
       .map((e) => e.name);
   } catch {
     return [];

@@ -100,9 +100,9 @@ realDescribe('a dead harbor’s trial leftovers', () => {
     // compose project on the engine, the pid file naming that harbor. hello-world's ran on this host (dead);
     // count-words' on host b, where it still runs (host a cannot see host b's processes: a live one is a live one).
     for (const task of ['hello-world', 'count-words']) expect(await attempt(task)).toMatchObject({ status: 'scored' });
-    const dead = { trial: 'hello-world__dead0001', pid: deadPid() };
+    const dead = { trial: 'hello-world__dead001', pid: deadPid() };
     otherHarbor = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
-    const live = { trial: 'count-words__live0001', pid: otherHarbor.pid! };
+    const live = { trial: 'count-words__live001', pid: otherHarbor.pid! };
     const harborOf = (task: string, trial: string, pid: number, host: string) => {
       fs.mkdirSync(path.join(jobs, task, trial));
       fs.rmSync(path.join(jobs, task, 'result.json')); // the job was running: Harbor writes its result at the end
