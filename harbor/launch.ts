@@ -19,6 +19,7 @@ import { launchFailure } from './launch-failure';
 import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from './orphans';
 import { usesLocalDocker } from './process-env';
 import type { TaskAttempt } from './task-attempt';
+import { settleDeadPredecessor } from './trial-leftovers';
 
 export interface HarborLaunch extends Omit<GroupRunOptions, 'fork' | 'env' | 'cleanEnv' | 'uid' | 'gid'> {
   argv: string[];
@@ -107,6 +108,7 @@ async function waitForHost(t: TaskAttempt, d: Extract<LaunchDecision, { kind: 'w
 /** Launches until one launch settles; returns the run to collect. */
 export async function launchUntilSettled(t: TaskAttempt, deadline: number): Promise<GroupRunResult> {
   const argv = t.invocation.argv;
+  await settleDeadPredecessor(t); // a dead harbor's trials left in Docker, before its job resumes
   for (let launch = 1; ; launch++) {
     const { run, output } = await launchTaskOnce(t, launch, deadline);
     const decision = decideLaunch(launchFacts(run, output, t.jobDir));

@@ -41,13 +41,8 @@ export interface AttemptProgress {
  * stopping it and starting again, costs no repeated trial time; two harbor processes never share a job dir.
  */
 export function liveOrphan(jobDir: string, pidFile: string): PidFile | null {
-  let prev: PidFile;
-  try {
-    prev = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidFile;
-  } catch {
-    return null;
-  }
-  if (prev.host !== hostId() || !groupAlive(prev.pid)) return null;
+  const prev = readPidFile(pidFile);
+  if (!prev || prev.host !== hostId() || !groupAlive(prev.pid)) return null;
   // The same process: its environment names this job (a spawned harbor), or its start time is the recorded one (a
   // harbor forked by the fork server, whose environment is the server's: harbor/forkserver.ts).
   const same = procHasEnv(prev.pid, JOB_ENV, jobDir) || (prev.procStart !== undefined && procStartTime(prev.pid) === prev.procStart);
@@ -69,6 +64,15 @@ export function onOrphanLeft(listener: () => void): () => void {
 /** A harbor was just left running without an owner (harbor/task-attempt.ts record). */
 export function orphanLeft(): void {
   for (const listener of orphanListeners) listener();
+}
+
+/** The harbor a job's pid file names (the last one launched on the job), or null when there is none. */
+export function readPidFile(pidFile: string): PidFile | null {
+  try {
+    return JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidFile;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether a pid file is there (its harbor may have died or finished). */

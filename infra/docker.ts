@@ -2,9 +2,11 @@
  * Every Docker command vero runs: whether the engine answers, the removal of what a killed trial left, and the
  * compiler's inner images (which are present, saving them into a tar).
  *
- * What a Docker trial of Harbor leaves behind when its harbor process is killed before its teardown: the
- * compose project `sanitize(<trial>__env)` with its container (`…-main-1`), network (`…_default`), image
- * (`…-main`) and volumes. Removed by name prefix, per trial, with the harbor process's own Docker settings.
+ * What a Docker trial of Harbor leaves behind when its harbor process is killed before its teardown: the compose
+ * projects Harbor names after the trial's session (`sanitize(<trial>__env)`, and `sanitize(<trial>__verifier__…)`
+ * for a separate verifier) with their containers (`…-main-1`), networks (`…_default`), built images (`…-main`)
+ * and volumes. Compose labels each of them with its project (`com.docker.compose.project`): only objects so
+ * labelled, with a project of one of the given trials, are removed, with the harbor process's own Docker settings.
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';
@@ -16,9 +18,14 @@ export function composeProjectPrefix(trialName: string): string {
   return name.replace(/[^a-z0-9_-]/g, '-');
 }
 
-async function docker(args: string[], env: Record<string, string>): Promise<string[]> {
+/** A docker command's output lines; none when it failed (`partial`: whatever it printed, as `inspect` of some gone objects). */
+async function docker(args: string[], env: Record<string, string>, partial = false): Promise<string[]> {
   const r = await execa('docker', args, { env, extendEnv: false, reject: false, timeout: 60_000 });
-  return r.exitCode === 0 ? String(r.stdout).split('\n').filter(Boolean) : [];
+  return r.exitCode === 0 || partial
+    ? String(r.stdout ?? '')
+        .split('\n')
+        .filter(Boolean)
+    : [];
 }
 
 export interface RemovedLeftovers {
@@ -45,21 +52,45 @@ export function removeJobLeftovers(jobDir: string, env: Record<string, string>):
   return removeTrialLeftovers(trialDirNames(jobDir), env);
 }
 
-/** Removes every container, network, image and volume of the given trials' compose projects. */
+const PROJECT_LABEL = 'com.docker.compose.project';
+
+type DockerKind = 'container' | 'network' | 'volume' | 'image';
+
+/** The `inspect` template of an object: its id, its compose project, its name (an image's: its tags). */
+function describeFormat(kind: DockerKind): string {
+  const labels = kind === 'container' || kind === 'image' ? '.Config.Labels' : '.Labels';
+  const id = kind === 'volume' ? '.Name' : '.Id';
+  const name = kind === 'image' ? '{{range .RepoTags}}{{.}} {{end}}' : '{{.Name}}';
+  return `{{${id}}}\t{{index ${labels} "${PROJECT_LABEL}"}}\t${name}`;
+}
+
+/** The objects of one kind labelled with a compose project that begins with one of `prefixes`: ids and names. */
+async function labelledObjects(kind: DockerKind, prefixes: string[], env: Record<string, string>) {
+  const list = kind === 'container' ? ['ps', '-a'] : [kind, 'ls'];
+  const ids = await docker([...list, '-q', '--filter', `label=${PROJECT_LABEL}`], env);
+  if (ids.length === 0) return { ids: [], names: [] };
+  const rows = (await docker([kind, 'inspect', '--format', describeFormat(kind), ...new Set(ids)], env, true))
+    .map((l) => l.split('\t'))
+    .filter(([, project]) => project !== undefined && prefixes.some((p) => project.startsWith(p)));
+  return { ids: rows.map(([id]) => id!), names: rows.map(([id, , name]) => (name?.trim() || id!).replace(/^\//, '')) };
+}
+
+/** Removes every container, network, image and volume of the given trials' compose projects (and nothing else). */
 export async function removeTrialLeftovers(trialNames: string[], env: Record<string, string>): Promise<RemovedLeftovers> {
   const removed: RemovedLeftovers = { containers: [], networks: [], images: [], volumes: [] };
   if (trialNames.length === 0) return removed;
   const prefixes = trialNames.map(composeProjectPrefix);
-  const ours = (name: string) => prefixes.some((p) => name.replace(/^\//, '').startsWith(p));
-  const containers = (await docker(['ps', '-a', '--format', '{{.Names}}'], env)).filter(ours);
-  if (containers.length) await docker(['rm', '-f', '-v', ...containers], env);
-  const networks = (await docker(['network', 'ls', '--format', '{{.Name}}'], env)).filter(ours);
-  if (networks.length) await docker(['network', 'rm', ...networks], env);
-  const images = (await docker(['image', 'ls', '--format', '{{.Repository}}:{{.Tag}}'], env)).filter(ours);
-  if (images.length) await docker(['image', 'rm', '-f', ...images], env);
-  const volumes = (await docker(['volume', 'ls', '--format', '{{.Name}}'], env)).filter(ours);
-  if (volumes.length) await docker(['volume', 'rm', '-f', ...volumes], env);
-  Object.assign(removed, { containers, networks, images, volumes });
+  const steps: [keyof RemovedLeftovers, DockerKind, string[]][] = [
+    ['containers', 'container', ['rm', '-f', '-v']],
+    ['networks', 'network', ['network', 'rm']],
+    ['images', 'image', ['image', 'rm', '-f']],
+    ['volumes', 'volume', ['volume', 'rm', '-f']],
+  ];
+  for (const [field, kind, rm] of steps) {
+    const found = await labelledObjects(kind, prefixes, env);
+    if (found.ids.length) await docker([...rm, ...found.ids], env);
+    removed[field] = found.names;
+  }
   return removed;
 }
 

@@ -53,21 +53,29 @@ export function forgetGroup(pid: number, host = hostId()): void {
   fs.rmSync(fileOf(pid, host), { force: true });
 }
 
-/** The groups recorded for this host; records of groups that are gone are removed on the way. */
+/** The groups recorded for this host that are alive; records of groups that are gone are removed on the way. */
 export function hostGroups(host = hostId()): HostGroup[] {
+  return hostGroupRecords(host).live;
+}
+
+/** The groups recorded for this host: those alive, and those gone (whose records are removed on the way). */
+export function hostGroupRecords(host = hostId()): { live: HostGroup[]; gone: HostGroup[] } {
+  const out = { live: [] as HostGroup[], gone: [] as HostGroup[] };
   let names: string[];
   try {
     names = fs.readdirSync(groupsDir());
   } catch {
-    return [];
+    return out;
   }
-  const out: HostGroup[] = [];
   for (const name of names.filter((n) => n.startsWith(`${host}-`) && n.endsWith('.json'))) {
     const file = path.join(groupsDir(), name);
     try {
       const g = JSON.parse(fs.readFileSync(file, 'utf8')) as HostGroup;
-      if (groupAlive(g.pid)) out.push(g);
-      else fs.rmSync(file, { force: true });
+      if (groupAlive(g.pid)) out.live.push(g);
+      else {
+        fs.rmSync(file, { force: true });
+        out.gone.push(g);
+      }
     } catch {
       /* being written, or not ours */
     }

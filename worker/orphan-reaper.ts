@@ -6,18 +6,19 @@
  * owner is gone, asks Temporal about their activity, and stops (as a cancel would: SIGTERM, grace, SIGKILL,
  * Docker leftovers) those that are not waiting for an attempt. Only groups of its own deployment (the same
  * server's namespace id and task queue): the record is shared by every worker on the host, whatever server
- * it serves.
+ * it serves. A group of the record that is gone (its harbor died with its worker, before its teardown) needs no
+ * server's word: whatever the deployment, its trials' Docker leftovers are removed (harbor/trial-leftovers.ts).
  */
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { removeJobLeftovers } from '../infra/docker';
 import { sameDeployment, type Deployment } from '../infra/deployment';
-import { forgetGroup, HostGroup, hostGroups, hostId } from '../infra/host-groups';
+import { forgetGroup, HostGroup, hostGroupRecords, hostId } from '../infra/host-groups';
 import { processAlive, stopGroup } from '../infra/process-group';
 import { parseWorkerIdentity } from '../model/worker-identity';
 import { onOrphanLeft } from '../harbor/orphans';
+import { removeDeadHarborLeftovers } from '../harbor/trial-leftovers';
 
 export type OrphanVerdict = { stop: false } | { stop: true; why: string };
 
@@ -50,10 +51,21 @@ export interface ReaperOptions {
   log: (message: string, meta: Record<string, unknown>) => void;
 }
 
+/** What a harbor of this host's record that is gone (died with its worker, say) left in Docker: removed. */
+async function removeLeftoversOfGone(gone: HostGroup[], log: ReaperOptions['log']): Promise<void> {
+  for (const g of gone) {
+    const removed = await removeDeadHarborLeftovers(g.jobDir, g.pidFile, g, process.env as Record<string, string>).catch(() => null);
+    if (removed && Object.values(removed).some((l) => l.length))
+      log('removed the Docker leftovers of a dead harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, ...removed });
+  }
+}
+
 /** One pass over this host's orphans; returns the pids it stopped. */
 export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
   const stopped: number[] = [];
-  for (const g of hostGroups()) {
+  const { live, gone } = hostGroupRecords();
+  await removeLeftoversOfGone(gone, opts.log);
+  for (const g of live) {
     if (g.ownerPid > 0 && processAlive(g.ownerPid)) continue; // run or watched by a live worker
     // Another server's (or queue's) group: "not found" on this server would say nothing about it.
     if (!sameDeployment(g.deployment, opts.deployment)) continue;
@@ -61,7 +73,7 @@ export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
     if (!verdict.stop) continue;
     opts.log('stopping an orphaned harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, why: verdict.why });
     await stopGroup(g.pid, { graceMs: opts.graceMs ?? 60_000, signal: 'SIGTERM', target: 'leader' });
-    await removeJobLeftovers(g.jobDir, process.env as Record<string, string>).catch(() => undefined);
+    await removeDeadHarborLeftovers(g.jobDir, g.pidFile, g, process.env as Record<string, string>).catch(() => undefined);
     forgetGroup(g.pid, g.host);
     try {
       if ((JSON.parse(fs.readFileSync(g.pidFile, 'utf8')) as { pid?: number }).pid === g.pid) fs.rmSync(g.pidFile, { force: true });
