@@ -91,7 +91,7 @@ export function outcomeMetrics(samples: SampleScore[], failureValue: number): Re
  * reported none, from the gateway's count of the task's calls (0 tokens with refused calls). Mode A: one attempt,
  * dead when the trusted scorer did not score it.
  */
-function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
+export function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
   if (mode === 'A')
     return {
       trials: 1,
