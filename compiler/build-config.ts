@@ -154,7 +154,7 @@ export const BuildConfigFile = z.strictObject({
   eval_early_stop: z
     .strictObject({
       confidence: z.number().gt(0.5).lt(1).default(0.95),
-      margin: z.number().min(0).max(1).default(0.03),
+      margin: z.number().min(0).max(1).default(0),
       running: z.enum(['stop', 'finish']).default('finish'),
     })
     .optional(),
