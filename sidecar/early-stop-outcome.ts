@@ -11,12 +11,20 @@ const sumUsage = (all: ScopeUsage[]): ScopeUsage =>
     return acc;
   }, emptyUsage());
 
+/** Mode B: errors at or above scoring.error_rate_threshold over every case that ran make it not a score (as one run would). */
+function errorRateInvalidity(cfg: ServeConfig, samples: EvalOutcome['samples']): string | undefined {
+  const threshold = cfg.scoring.error_rate_threshold;
+  const errors = samples.filter((s) => s.score === null).length;
+  if (cfg.mode !== 'B' || threshold >= 1 || errors === 0 || errors / samples.length < threshold) return undefined;
+  return `${errors} of ${samples.length} task(s) have no rewarded trial, at or above scoring.error_rate_threshold ${threshold}: not a score`;
+}
+
 /** The waves as one outcome: their samples in id order, the mean over them, the first invalidity, summed usage. */
 export function combineWaves(cfg: ServeConfig, waves: EvalOutcome[], fullSplit: boolean, failureValue: number): EvalOutcome {
   const samples = waves.flatMap((w) => w.samples).sort((a, b) => a.id - b.id);
   const usage = waves.flatMap((w) => (w.modelUsage ? [w.modelUsage] : []));
   const trials = waves.flatMap((w) => (w.trials ? [w.trials] : []));
-  const invalid = waves.find((w) => w.invalid)?.invalid;
+  const invalid = waves.find((w) => w.invalid && w.invalidBy !== 'error_rate')?.invalid ?? errorRateInvalidity(cfg, samples);
   const metrics = outcomeMetrics(samples, failureValue);
   const violations = constraintViolations(metrics, cfg.objective.constraints ?? []);
   return {
@@ -39,7 +47,9 @@ export function combineWaves(cfg: ServeConfig, waves: EvalOutcome[], fullSplit: 
         }
       : {}),
     ...(usage.length ? { modelUsage: sumUsage(usage) } : {}),
-    ...(invalid ? { invalid } : {}),
+    ...(invalid
+      ? { invalid, invalidBy: waves.some((w) => w.invalidBy === 'gateway') ? ('gateway' as const) : ('error_rate' as const) }
+      : {}),
     ...(violations.length ? { violations } : {}),
   };
 }

@@ -119,7 +119,8 @@ export async function runWithEarlyStop(
   };
   while (!rec.verdict) {
     const { test, unbounded } = rec.incumbent ? replay(rec, req) : { test: null, unbounded: false };
-    const invalid = rec.waves.find((w) => w.invalid)?.invalid;
+    // Refused model calls end it; an error rate is the whole evaluation's (combineWaves), not one wave's.
+    const invalid = rec.waves.find((w) => w.invalid && w.invalidBy !== 'error_rate')?.invalid;
     const note = noteOf(rec.incumbent, unbounded, invalid);
     const over = casesRun(rec) >= req.ids.length || (test?.verdict.stoppedAt ?? null) !== null || invalid !== undefined;
     if (over) {

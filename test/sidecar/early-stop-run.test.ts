@@ -217,3 +217,31 @@ test("an aggregate split's answer holds the verdict and counts only: not where i
   );
   expect(verdictForTier(verdict, 'viewable')).toEqual(verdict);
 });
+
+test("a wave the gateway refused ends the evaluation (refunded); one wave's error rate does not (it is the whole evaluation's)", async () => {
+  const w = world(40, Array(12).fill(0));
+  const refused = await runWithEarlyStop(request(12, { waveSize: 3 }), {
+    store: w.store,
+    evaluateWave: async (ids) => ({
+      ...waveOf('candidate', ids, Array(12).fill(1)),
+      invalid: 'the gateway refused 2 model call(s)',
+      invalidBy: 'gateway',
+    }),
+    refund: async (n, why) => void (await Ledger.open(w.ledgerFile, w.budgets).refund('gw', SPLIT, n, why)),
+  });
+  expect(refused.verdict).toMatchObject({ stopped: true, n_cases_run: 3, n_cases_refunded: 9, stopped_at: null });
+  expect(refused.verdict.why).toBe(
+    'no further wave: a wave is not a score of the candidate (the gateway refused 2 model call(s)); 9 unrun case(s) refunded',
+  );
+  const ran: number[] = [];
+  const errorRate = await runWithEarlyStop(request(12, { key: 'request-0002', waveSize: 3 }), {
+    store: w.store,
+    evaluateWave: async (ids) => (
+      ran.push(...ids),
+      { ...waveOf('candidate', ids, Array(12).fill(1)), invalid: '1 of 3 task(s) have no rewarded trial', invalidBy: 'error_rate' }
+    ),
+    refund: () => Promise.reject(new Error('nothing to refund')),
+  });
+  expect(errorRate.verdict).toMatchObject({ stopped: false, n_cases_run: 12 });
+  expect(ran.sort((a, b) => a - b)).toEqual(request(12).ids);
+});
