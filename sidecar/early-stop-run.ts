@@ -69,7 +69,8 @@ function replay(rec: EarlyStopRecord, req: EarlyStopRequest): { test: EarlyStop;
   return { test, unbounded: false };
 }
 
-const casesRun = (rec: EarlyStopRecord) => rec.waves.reduce((n, w) => n + w.samples.length, 0);
+/** Cases dispatched in waves that ended (paid, whether or not each came back with a row). */
+const casesRun = (rec: EarlyStopRecord) => rec.wave_ids.reduce((n, w) => n + w.length, 0);
 
 /** The verdict once the waves are over: stopped (with where and why), or every case ran (with why not). */
 function verdictOf(rec: EarlyStopRecord, req: EarlyStopRequest, test: EarlyStop, note: string | null): StopVerdict {
@@ -98,8 +99,8 @@ function verdictOf(rec: EarlyStopRecord, req: EarlyStopRequest, test: EarlyStop,
 
 /** The next wave: the next cases of the order (all the rest when the test cannot be used). */
 function nextWave(rec: EarlyStopRecord, req: EarlyStopRequest, untestable: boolean): number[] {
-  const done = casesRun(rec);
-  const rest = rec.order.slice(done);
+  const done = new Set(rec.wave_ids.flat());
+  const rest = rec.order.filter((id) => !done.has(id));
   return (untestable ? rest : rest.slice(0, Math.max(1, req.waveSize))).sort((a, b) => a - b);
 }
 
@@ -115,6 +116,7 @@ export async function runWithEarlyStop(
     order: earlyStopOrder(req.ids.map(String), req.key).map(Number),
     incumbent: deps.store.incumbent(req.commit, req.split, req.ids, req.direction, req.failureValue),
     waves: [],
+    wave_ids: [],
     verdict: null,
   };
   while (!rec.verdict) {
@@ -126,7 +128,9 @@ export async function runWithEarlyStop(
     if (over) {
       rec.verdict = verdictOf(rec, req, test ?? new EarlyStop(req.ids.length, { ...req.rule, minCases: req.minCases }), note);
     } else {
-      rec.waves.push(await deps.evaluateWave(nextWave(rec, req, note !== null)));
+      const ids = nextWave(rec, req, note !== null);
+      rec.waves.push(await deps.evaluateWave(ids));
+      rec.wave_ids.push(ids);
     }
     deps.store.save(rec);
   }

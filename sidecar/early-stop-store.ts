@@ -46,8 +46,9 @@ export const EarlyStopRecord = z.strictObject({
   /** The requested sample ids in the seeded order the waves take them. */
   order: z.array(z.number().int()),
   incumbent: CaseScores.nullable(),
-  /** Each wave's outcome as the engine answered it (trusted, our own writing). */
+  /** Each wave's outcome as the engine answered it (trusted, our own writing), and the cases it was asked for. */
   waves: z.array(z.unknown()),
+  wave_ids: z.array(z.array(z.number().int())),
   verdict: StopVerdict.nullable(),
 });
 export type EarlyStopRecord = Omit<z.infer<typeof EarlyStopRecord>, 'waves'> & { waves: EvalOutcome[] };

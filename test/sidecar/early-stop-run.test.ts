@@ -245,3 +245,15 @@ test("a wave the gateway refused ends the evaluation (refunded); one wave's erro
   expect(errorRate.verdict).toMatchObject({ stopped: false, n_cases_run: 12 });
   expect(ran.sort((a, b) => a - b)).toEqual(request(12).ids);
 });
+
+test('a wave that answers for fewer cases than it ran: those cases are paid and never dispatched again', async () => {
+  const w = world(40, Array(10).fill(1));
+  const dispatched: number[] = [];
+  const r = await runWithEarlyStop(request(10, { waveSize: 4 }), {
+    store: w.store,
+    evaluateWave: async (ids) => (dispatched.push(...ids), waveOf('candidate', ids.slice(0, 1), Array(10).fill(1))),
+    refund: () => Promise.reject(new Error('nothing to refund')),
+  });
+  expect(dispatched.sort((a, b) => a - b)).toEqual(request(10).ids);
+  expect(r.verdict).toMatchObject({ stopped: false, n_cases_run: 10, n_cases_refunded: 0 });
+});
