@@ -257,3 +257,28 @@ test('a wave that answers for fewer cases than it ran: those cases are paid and 
   expect(dispatched.sort((a, b) => a - b)).toEqual(request(10).ids);
   expect(r.verdict).toMatchObject({ stopped: false, n_cases_run: 10, n_cases_refunded: 0 });
 });
+
+test('minimising: a candidate with higher (worse) scores stops; error rows pair with nothing; a score outside [0, 1] turns the test off', async () => {
+  const w = world(100, Array(30).fill(0));
+  const worse = await evaluate(w, request(30, { waveSize: 1, direction: 'minimize' }), Array(30).fill(1));
+  expect(worse.verdict.stopped).toBe(true);
+  // Error rows (no score) on every case: nothing is paired, so nothing is decided against the candidate.
+  const errors = await runWithEarlyStop(request(30, { key: 'request-errors', waveSize: 5 }), {
+    store: w.store,
+    evaluateWave: async (ids) => {
+      const out = waveOf('candidate', ids, Array(30).fill(0));
+      return { ...out, samples: out.samples.map((s) => ({ ...s, score: null, error: 'no rewarded trial' })) };
+    },
+    refund: () => Promise.reject(new Error('nothing to refund')),
+  });
+  expect(errors.verdict).toMatchObject({ stopped: false, n_cases_run: 30, stopped_at: null, mean_diff: null });
+  const waves: number[][] = [];
+  const unbounded = await runWithEarlyStop(request(30, { key: 'request-unbounded', waveSize: 2 }), {
+    store: w.store,
+    evaluateWave: async (ids) => (waves.push(ids), waveOf('candidate', ids, Array(30).fill(7))),
+    refund: () => Promise.reject(new Error('nothing to refund')),
+  });
+  expect(unbounded.verdict).toMatchObject({ stopped: false, n_cases_run: 30 });
+  expect(unbounded.verdict.why).toBe('ran every case: a score outside [0, 1], which the test cannot bound');
+  expect(waves.map((x) => x.length)).toEqual([2, 28]); // the rest in one evaluation once the test is off
+});
