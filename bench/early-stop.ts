@@ -9,10 +9,12 @@
  * becomes the incumbent (the selection rule); a stopped one never does.
  *   - full: every candidate on every case (today);
  *   - early stop: cases in a seeded random order, paired with the incumbent's scores, stopped once the
- *     sequence's upper end is below the margin; cases running then (concurrency 8: up to 7) are let finish and
- *     paid.
+ *     sequence's upper end is below the margin, in the sidecar's waves (sidecar/early-stop-run.ts): a decision
+ *     inside a wave still pays the whole wave (`--wave 8`, `running: finish` at max_concurrency 8; `--wave 1`,
+ *     `running: stop`).
  *
- *   npm run build && node dist/bench/early-stop.js [--reps 200] [--seed bench] [--margins 0,0.02] [--confidence 0.95]
+ *   npm run build && node dist/bench/early-stop.js [--reps 200] [--seed bench] [--margins 0,0.03] [--confidence 0.95]
+ *     [--wave 8] [--targets distribution,cases]
  */
 import seedrandom from 'seedrandom';
 import { EarlyStop, type EarlyStopTarget } from '../model/early-stop';
@@ -23,11 +25,13 @@ const arg = (name: string, dflt: string) => {
 };
 const REPS = Number(arg('--reps', '200'));
 const SEED = arg('--seed', 'bench');
-const MARGINS = arg('--margins', '0,0.02').split(',').map(Number);
+const MARGINS = arg('--margins', '0,0.03').split(',').map(Number);
+const TARGETS = arg('--targets', 'distribution,cases').split(',') as EarlyStopTarget[];
 const CONFIDENCE = Number(arg('--confidence', '0.95'));
 const CASES = 100;
 const STREAM = 40;
-const CONCURRENCY = 8;
+/** The sidecar's waves: `running: finish` runs max_concurrency (8) cases at a time, `running: stop` one. */
+const WAVE = Number(arg('--wave', '8'));
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 const logit = (p: number) => Math.log(p / (1 - p));
@@ -63,7 +67,7 @@ function stream(rng: () => number, early: { margin: number; target: EarlyStopTar
       const test = new EarlyStop(CASES, { confidence: CONFIDENCE, margin: early.margin, minCases: 1, target: early.target });
       const stoppedAt = order.findIndex((i) => test.observe(scores[i]!, inc.scores[i]!));
       if (stoppedAt >= 0) {
-        runs = Math.min(CASES, stoppedAt + 1 + CONCURRENCY - 1);
+        runs = Math.min(CASES, Math.ceil((stoppedAt + 1) / WAVE) * WAVE);
         out.stopped++;
         if (better) out.betterStopped++;
         if (mean(scores) - mean(inc.scores) >= early.margin) out.wouldHaveWon++;
@@ -83,12 +87,12 @@ function main(): void {
   const started = Date.now();
   process.stdout.write(
     `early stop vs full evaluation: ${STREAM} candidates × ${CASES} cases, ${REPS} replications, seed "${SEED}", ${100 * CONFIDENCE}% confidence\n` +
-      `decisions by model/early-stop.ts in-process on simulated outcomes; running cases let finish (concurrency ${CONCURRENCY})\n\n`,
+      `decisions by model/early-stop.ts in-process on simulated outcomes; in waves of ${WAVE} case(s) (a wave started is paid)\n\n`,
   );
   const settings: { label: string; early: { margin: number; target: EarlyStopTarget } | null }[] = [
     { label: 'full evaluation (today)', early: null },
     ...MARGINS.flatMap((margin) =>
-      (['cases', 'distribution'] as const).map((target) => ({
+      TARGETS.map((target) => ({
         label: `early stop, margin ${margin}, ${target}`,
         early: { margin, target },
       })),

@@ -145,6 +145,19 @@ export const BuildConfigFile = z.strictObject({
   auto_best_race: z
     .strictObject({ confidence: z.number().gt(0.5).lt(1).default(0.95), margin: z.number().min(0).max(1).default(0) })
     .optional(),
+  /**
+   * The optimizer's own evaluations stop once an anytime-valid sequence says the candidate cannot beat the
+   * incumbent (the best evaluation so far of the same cases) by `margin` at `confidence` (docs/race.md); unrun
+   * cases are refunded. `running`: `finish` runs cases in waves of max_concurrency (a wave started is paid),
+   * `stop` one case at a time (nothing runs past a decision). Off when absent.
+   */
+  eval_early_stop: z
+    .strictObject({
+      confidence: z.number().gt(0.5).lt(1).default(0.95),
+      margin: z.number().min(0).max(1).default(0),
+      running: z.enum(['stop', 'finish']).default('finish'),
+    })
+    .optional(),
   /** auto_best shortlists only evaluations that covered at least this share of the selection split. */
   min_selection_coverage: z.number().min(0).max(1).default(0.9),
   /** Never reward less than the baseline's trusted score (auto_best falls back to it). */
@@ -524,6 +537,14 @@ function fileErrors(cfg: BuildConfig): string[] {
   return errs;
 }
 
+/** eval_early_stop: the sidecar runs the cases a few at a time, so a case's score must be its own. */
+function earlyStopErrors(c: z.infer<typeof BuildConfigFile>): string[] {
+  if (!c.eval_early_stop) return [];
+  if (c.mode === 'A' && c.harness)
+    return ['eval_early_stop: not with a command harness (one harness run scores every case; early stop runs cases in waves)'];
+  return [];
+}
+
 /** A trusted program's dir: it exists, and not inside the agent's repo (the candidate would write its own scorer). */
 function trustedDirErrors(field: string, dir: string, agentRepo: string): string[] {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [`${field}: ${dir} is not a directory`];
@@ -542,7 +563,9 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
   const all = (more: string[]) => new ConfigError([...refusals, ...more].join('\n'));
   if (!parsed.success) throw all([formatZodIssues(parsed.error.issues, where, BuildConfigFile)]);
   // A refused vero task_source has already been named; "inner_task: required" would say it again.
-  const errs = crossFieldErrors(parsed.data).filter((e) => !(format === 'vero' && e.startsWith('inner_task:')));
+  const errs = [...crossFieldErrors(parsed.data), ...earlyStopErrors(parsed.data)].filter(
+    (e) => !(format === 'vero' && e.startsWith('inner_task:')),
+  );
   if (errs.length || refusals.length) throw all(errs.map((e) => `${where}: ${e}`));
   const baseDir = path.dirname(path.resolve(file));
   const c = parsed.data;

@@ -42,6 +42,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     auto_best_k: c.auto_best_k,
     ...(c.rescore_attempts !== undefined ? { rescore_attempts: c.rescore_attempts } : {}),
     ...(c.auto_best_race ? { auto_best_race: c.auto_best_race } : {}),
+    ...(c.eval_early_stop ? { eval_early_stop: c.eval_early_stop } : {}),
     min_selection_coverage: c.min_selection_coverage,
     baseline_floor: c.baseline_floor,
     ...(c.baseline_selection_score !== undefined ? { baseline_selection_score: c.baseline_selection_score } : {}),

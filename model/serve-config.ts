@@ -198,6 +198,10 @@ export const ServeConfig = z.strictObject({
   rescore_attempts: z.number().int().min(1).max(10).optional(),
   /** auto_best's trusted re-scoring of the shortlist as a race (Mode B): its confidence and practical margin. */
   auto_best_race: z.strictObject({ confidence: z.number().gt(0.5).lt(1), margin: z.number().min(0).max(1) }).optional(),
+  /** The optimizer's evaluations stop early against the incumbent (sidecar/early-stop-run.ts); absent: off. */
+  eval_early_stop: z
+    .strictObject({ confidence: z.number().gt(0.5).lt(1), margin: z.number().min(0).max(1), running: z.enum(['stop', 'finish']) })
+    .optional(),
   /** The share of the selection split an evaluation must cover to enter auto_best's shortlist. */
   min_selection_coverage: z.number().min(0).max(1).default(0.9),
   baseline_floor: z.boolean(),

@@ -1,6 +1,7 @@
 /**
  * The optimizer's evaluations (`POST /eval`): each checked, charged and run in order — tier gate, samples,
- * commit, read-only paths, then a durable reservation (never refunded), the evaluation, the registry entry and
+ * commit, read-only paths, then a durable reservation (refunded only for an early-stopped evaluation's unrun
+ * cases), the evaluation (sidecar/early-stop-eval.ts), the registry entry and
  * what the agent may see of it. Those in flight are tracked so finalize can wait for them (the optimizer's last
  * candidate may be its best); once finalize has begun, none is accepted.
  */
@@ -13,6 +14,7 @@ import { AdmittedEval, EvalJobStore, type JobRecord, type JobView, notFound } fr
 import type { FinalizeResult } from './finalize';
 import { refuseProtectedChanges } from './protected-paths';
 import { routeResults } from './results-routing';
+import { evaluateAdmitted, verdictForTier } from './early-stop-eval';
 import type { SidecarDeps } from './sidecar-deps';
 
 const EvalBody = z.strictObject({
@@ -147,7 +149,7 @@ export class AgentEvaluations {
     await refuseProtectedChanges(cfg, commit, 'eval', log);
     // Finalize began while this request was being checked: it would not be waited for.
     if (this.closed) throw conflict(closedMessage);
-    // 3. Atomic, durable reservation; never refunded.
+    // 3. Atomic, durable reservation (an early stop refunds the cases it never ran).
     const { replayed, ...remaining } = await ledger.reserve(
       body.split,
       ids.length,
@@ -161,14 +163,14 @@ export class AgentEvaluations {
 
   /** 4. The evaluation itself, then its registry entry and what the agent may see of it. */
   private async complete(a: AdmittedEval) {
-    const { cfg, engine, registry } = this.d;
-    const { commit, split, ids, full, access } = a;
-    const out = await engine.evaluate(commit, split, ids);
+    const { cfg, registry } = this.d;
+    const { commit, split, full, access } = a;
+    const { out, verdict, budgetAfter } = await evaluateAdmitted(this.d, a);
     await registry.add({
       commit,
       split,
-      n_samples: ids.length,
-      full_split: full,
+      n_samples: verdict ? out.samples.length : a.ids.length,
+      full_split: full && !verdict?.stopped,
       mean_score: out.meanScore,
       n_errors: out.nErrors,
       admin: false,
@@ -176,12 +178,13 @@ export class AgentEvaluations {
       ...(out.invalid ? { invalid: out.invalid } : {}),
       ...(out.violations ? { violations: out.violations } : {}),
       attempt_health: { ...out.health },
+      ...(verdict ? { early_stop: verdict } : {}),
     });
     if (out.health.warning) this.d.log(`eval: ${split} @ ${commit.slice(0, 12)}: ${out.health.warning}`);
     const summary = {
       commit,
       split,
-      n_samples: ids.length,
+      n_samples: verdict ? out.samples.length : a.ids.length,
       n_errors: out.nErrors,
       mean_score: out.meanScore,
       status: out.invalid ? 'invalid' : out.nErrors ? 'completed_with_errors' : 'completed',
@@ -191,9 +194,11 @@ export class AgentEvaluations {
       ...(out.metrics ? { metrics: out.metrics } : {}),
       ...(out.violations ? { violations: out.violations } : {}),
       attempt_health: out.health,
+      ...(verdict ? { early_stop: verdictForTier(verdict, access) } : {}),
     };
     const resultDir = routeResults(cfg.paths.agent_volume, access, summary, out.samples);
-    return { ...summary, result_path: resultDir, budget_remaining: a.budget_remaining };
+    const budget_remaining = budgetAfter && cfg.disclose_budget !== false ? budgetAfter : a.budget_remaining;
+    return { ...summary, result_path: resultDir, budget_remaining };
   }
 
   /**

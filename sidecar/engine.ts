@@ -63,6 +63,8 @@ export interface EvalOutcome {
    * a low mean would be the budget's, not the candidate's.
    */
   invalid?: string;
+  /** What made it invalid: refused model calls, or (Mode B) errors at or above scoring.error_rate_threshold. */
+  invalidBy?: 'gateway' | 'error_rate';
   /** The report's metrics (Mode A's harness), else `score`, `error_rate` and `score_stddev` (vero's names). */
   metrics?: Record<string, number>;
   /** The objective's constraints this evaluation breaks (model/objective.ts): never chosen, never a reward. */
@@ -91,7 +93,7 @@ export function outcomeMetrics(samples: SampleScore[], failureValue: number): Re
  * reported none, from the gateway's count of the task's calls (0 tokens with refused calls). Mode A: one attempt,
  * dead when the trusted scorer did not score it.
  */
-function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
+export function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
   if (mode === 'A')
     return {
       trials: 1,
@@ -558,13 +560,13 @@ function invalidity(
   modelUsage: ScopeUsage | undefined,
   kind: EvaluationKind,
   failed: string | undefined,
-): { invalid?: string } {
+): Pick<EvalOutcome, 'invalid' | 'invalidBy'> {
   if (refused > 0) {
     const why =
       (modelUsage?.refused_budget ?? 0) > 0
         ? `its ${kind === 'trusted' ? 'finalization' : 'evaluation'} budget is spent`
         : 'its scope does not allow them (see the gateway request log)';
-    return { invalid: `the gateway refused ${refused} model call(s) of this evaluation: ${why}` };
+    return { invalid: `the gateway refused ${refused} model call(s) of this evaluation: ${why}`, invalidBy: 'gateway' };
   }
-  return failed ? { invalid: failed } : {};
+  return failed ? { invalid: failed, invalidBy: 'error_rate' } : {};
 }

@@ -1,6 +1,7 @@
 /**
  * The eval budget. Check-and-reserve is atomic (one mutex, one process), and the reservation is durable before
- * the evaluation starts. A restart reloads it (no refill); a corrupt ledger fails closed; nothing is refunded.
+ * the evaluation starts. A restart reloads it (no refill); a corrupt ledger fails closed; only an early-stopped
+ * evaluation's unrun cases are refunded (a `refunds` entry, once per evaluation).
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
@@ -8,6 +9,16 @@ import type { ServeConfig } from '../model/serve-config';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 import { budgetExceeded, conflict, notEvaluable } from './errors';
 import { LedgerCorruptError } from '../model/errors';
+
+const LedgerRefund = z.strictObject({
+  /** The early-stopped evaluation's key: refunded once, however often it is re-decided. */
+  key: z.string(),
+  split: z.string(),
+  n: z.number().int().min(1),
+  at: z.string(),
+  why: z.string(),
+});
+export type LedgerRefund = z.infer<typeof LedgerRefund>;
 
 const Entry = z.strictObject({
   total_run_budget: z.number().int().nullable(),
@@ -32,6 +43,8 @@ export const LedgerFile = z.strictObject({
       samples: z.string().optional(),
     }),
   ),
+  /** Cases an early-stopped evaluation reserved and did not run, given back to the sample budget (once per key). */
+  refunds: z.array(LedgerRefund).optional(),
 });
 type LedgerFile = z.infer<typeof LedgerFile>;
 export type BudgetEntry = z.infer<typeof Entry>;
@@ -58,7 +71,8 @@ export function ledgerProblems(ledger: LedgerFile, budgets: ServeConfig['budgets
       total_run_budget: b.total_run_budget ?? null,
       remaining_run_budget: b.total_run_budget === undefined ? null : b.total_run_budget - mine.length,
       total_sample_budget: b.total_sample_budget ?? null,
-      remaining_sample_budget: b.total_sample_budget === undefined ? null : b.total_sample_budget - mine.reduce((n, r) => n + r.n, 0),
+      remaining_sample_budget:
+        b.total_sample_budget === undefined ? null : b.total_sample_budget - mine.reduce((n, r) => n + r.n, 0) + refundedOf(ledger, split),
       max_samples_per_run: b.max_samples_per_run ?? null,
     };
     for (const k of Object.keys(want) as (keyof BudgetEntry)[])
@@ -68,6 +82,10 @@ export function ledgerProblems(ledger: LedgerFile, budgets: ServeConfig['budgets
   }
   return out;
 }
+
+/** Samples given back to a split's budget by early-stopped evaluations. */
+export const refundedOf = (ledger: LedgerFile, split: string): number =>
+  (ledger.refunds ?? []).filter((r) => r.split === split).reduce((n, r) => n + r.n, 0);
 
 export class Ledger {
   private readonly mutex = new Mutex();
@@ -154,6 +172,24 @@ export class Ledger {
         ...(request ? { request_id: request.id, samples: request.samples } : {}),
       });
       writeJsonDurable(this.file, next, { mode: 0o600 }); // durable before the evaluation starts
+      this.state = next;
+      return structuredClone(e);
+    });
+  }
+
+  /**
+   * Gives `n` reserved samples of `split` back (an early-stopped evaluation's unrun cases), durably and once per
+   * `key`: a second call with the same key changes nothing. The run stays spent (the evaluation ran).
+   */
+  refund(key: string, split: string, n: number, why: string): Promise<BudgetEntry> {
+    return this.mutex.run(() => {
+      if (n < 1 || (this.state.refunds ?? []).some((r) => r.key === key)) return structuredClone(this.state.budgets[split]!);
+      const next = structuredClone(this.state);
+      const e = next.budgets[split];
+      if (!e) throw notEvaluable(`split "${split}" has no eval budget`);
+      if (e.remaining_sample_budget !== null) e.remaining_sample_budget += n;
+      next.refunds = [...(next.refunds ?? []), { key, split, n, at: new Date().toISOString(), why }];
+      writeJsonDurable(this.file, next, { mode: 0o600 });
       this.state = next;
       return structuredClone(e);
     });

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { z } from 'zod';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 import { InfrastructureError } from '../model/errors';
+import { StopVerdict } from './early-stop-store';
 
 const EvalRecordSchema = z.strictObject({
   commit: z.string(),
@@ -22,6 +23,8 @@ const EvalRecordSchema = z.strictObject({
     .optional(),
   /** The objective's constraints the evaluation broke: never shortlisted. */
   violations: z.array(z.string()).optional(),
+  /** eval_early_stop: where and why the evaluation stopped, or that it ran every case (sidecar/early-stop-run.ts). */
+  early_stop: StopVerdict.optional(),
   seq: z.number().int(),
   evaluated_at: z.string(),
 });

@@ -425,6 +425,13 @@ describe('rules that vero review taught', () => {
     [{ mode: 'A', auto_best_race: {} }, 'auto_best_race: only in mode B'],
     [{ auto_best_race: {}, objective: { direction: 'minimize', failure_value: 9 } }, 'auto_best_race: a race ranks rewards in [0, 1]'],
     [{ auto_best_race: { confidence: 0.4 } }, 'auto_best_race.confidence: Too small: expected number to be >0.5'],
+    [{ eval_early_stop: { confidence: 1 } }, 'eval_early_stop.confidence: Too big: expected number to be <1'],
+    [{ eval_early_stop: { margin: -0.1 } }, 'eval_early_stop.margin: Too small: expected number to be >=0'],
+    [
+      { mode: 'A', harness: { dir: '/tmp', command: ['python', '{harness}/evaluate.py'] }, eval_early_stop: {} },
+      'eval_early_stop: not with a command harness',
+    ],
+    [{ eval_early_stop: { running: 'pause' } }, 'eval_early_stop.running: Invalid option: expected one of "stop"|"finish"'],
   ])('%j is refused', async (over, message) => {
     expect(await buildError(modeB(over as Record<string, unknown>))).toContain(message);
   });
