@@ -1,14 +1,15 @@
 /**
  * The progress of an evaluation while a `vero retry` of it runs: the retry's run runs only the retried tasks, so
  * its own counts are theirs; the evaluation's are the previous result's rows that are not run again (finished)
- * plus the retried tasks' progress. The previous result comes from Temporal (the previous run's history), so no
- * host's file is needed while its rows are inline.
+ * plus the retried tasks' progress. The previous rows come from Temporal (client/run-rows.ts) when this host has
+ * no result file.
  */
 import type { Client } from '@temporalio/client';
-import type { CandidateResult } from '../model/candidate-result';
 import { EvalInput } from '../model/eval-input';
 import { addCounts, countFinished, newProgress, type Progress } from '../model/progress';
+import type { TaskResult } from '../model/task-result';
 import { finalizedResultOfRun, withTasks } from './eval-results';
+import { rowsOfRun } from './run-rows';
 
 /** The input of the evaluation's current run: the first event of its history, fetched alone. */
 async function currentRunInput(client: Client, evalId: string): Promise<EvalInput | null> {
@@ -22,30 +23,34 @@ async function currentRunInput(client: Client, evalId: string): Promise<EvalInpu
   return parsed.success ? parsed.data : null;
 }
 
-/** Finished runs' results do not change: each is read from its history once per process. */
-const previousResults = new Map<string, Promise<CandidateResult | null>>();
-function previousResult(client: Client, evalId: string, runId: string): Promise<CandidateResult | null> {
+/** The rows a finished run finalized: inline, its result file on this host, else gathered from Temporal. */
+async function rowsOf(client: Client, evalId: string, runId: string): Promise<TaskResult[] | null> {
+  const finalized = await finalizedResultOfRun(client, evalId, runId);
+  if (!finalized) return null;
+  return withTasks(finalized).tasks ?? (await rowsOfRun(client, evalId, runId))?.tasks ?? null;
+}
+
+/** Finished runs' rows do not change: each is read once per process. */
+const previousRows = new Map<string, Promise<TaskResult[] | null>>();
+function previousRowsOf(client: Client, evalId: string, runId: string): Promise<TaskResult[] | null> {
   const key = `${evalId}\0${runId}`;
-  if (!previousResults.has(key))
-    previousResults.set(
+  if (!previousRows.has(key))
+    previousRows.set(
       key,
-      finalizedResultOfRun(client, evalId, runId).catch(() => null),
+      rowsOf(client, evalId, runId).catch(() => null),
     );
-  return previousResults.get(key)!;
+  return previousRows.get(key)!;
 }
 
 /**
  * `retried`'s progress (a retry run's: only the tasks it runs again) as the evaluation's: the previous result's
- * other rows counted as finished, the total every task. Unchanged when the previous rows cannot be read (not
- * inline and the result file not on this host).
+ * other rows counted as finished, the total every task.
  */
-export function withPreviousRows(retried: Progress, tasks: string[], previous: CandidateResult): Progress {
-  const rows = withTasks(previous).tasks;
-  if (!rows) return retried;
+export function withPreviousRows(retried: Progress, tasks: string[], rows: readonly TaskResult[]): Progress {
   const again = new Set(tasks);
   const kept = newProgress(0, retried.phase);
   for (const row of rows) if (!again.has(row.task)) countFinished(kept, row);
-  return addCounts({ ...retried, total: previous.nTasks }, kept);
+  return addCounts({ ...retried, total: rows.length }, kept);
 }
 
 /** The evaluation's progress, given its current run's (`p`): a retry's run adds the rows it does not run again. */
@@ -53,6 +58,6 @@ export async function evaluationProgress(client: Client, evalId: string, p: Prog
   if (p.phase === 'done') return p; // a finished retry's counts are already the whole result's
   const input = await currentRunInput(client, evalId).catch(() => null);
   if (!input?.retryOf) return p;
-  const previous = await previousResult(client, evalId, input.retryOf.previousRunId);
-  return previous ? withPreviousRows(p, input.tasks, previous) : p;
+  const rows = await previousRowsOf(client, evalId, input.retryOf.previousRunId);
+  return rows ? withPreviousRows(p, input.tasks, rows) : p;
 }
