@@ -14,6 +14,7 @@ import { previousResult, readChunkRows, replaceSamples } from '../infra/result-f
 import type { SpendReport } from '../model/spend-cap';
 import { mergeRetried, type RetryOf } from '../model/retry';
 import { finalizedResultOfRun } from '../client/eval-results';
+import { rowsOfRun } from '../client/run-rows';
 import { Context } from '@temporalio/activity';
 
 export type { FinalizeInput, SaveChunkInput };
@@ -78,13 +79,20 @@ type PreviousResult = ReturnType<typeof previousResult>;
 
 /**
  * The rows a `vero retry` run replaces some of: the result its previous run finalized, from that run's history in
- * Temporal (the result file may be on another host); its result file on this host when the rows did not travel
- * inline (more than INLINE_TASK_LIMIT tasks).
+ * Temporal (the result file may be on another host); beyond INLINE_TASK_LIMIT tasks, its result file when this
+ * host has it, else gathered from the chunks' histories in Temporal (client/run-rows.ts).
  */
 async function retryBase(evalId: string, retryOf: RetryOf): Promise<PreviousResult> {
-  const finalized = await finalizedResultOfRun(Context.current().client, evalId, retryOf.previousRunId);
+  const client = Context.current().client;
+  const finalized = await finalizedResultOfRun(client, evalId, retryOf.previousRunId);
   if (finalized?.tasks) return { tasks: finalized.tasks, startedAt: finalized.startedAt, retries: finalized.retries };
-  return previousResult(retryOf.resultFile);
+  try {
+    return previousResult(retryOf.resultFile);
+  } catch (e) {
+    const rows = await rowsOfRun(client, evalId, retryOf.previousRunId);
+    if (rows) return rows;
+    throw e;
+  }
 }
 
 function finalizeNow(input: FinalizeInput, previous: PreviousResult | null): CandidateResult {

@@ -12,6 +12,7 @@ import type { CandidateResult } from '../model/candidate-result';
 import { EvalInput } from '../model/eval-input';
 import { anotherRetryRunning, chooseRetryTasks } from '../model/retry';
 import { startOrAttach } from './eval-start';
+import { rowsOfRun } from './run-rows';
 import { withTasks } from './eval-results';
 import { requireEvalId, requireEvaluationType } from './eval-id';
 import { requireWorker, withinAcceptBound } from './worker-wait';
@@ -71,11 +72,20 @@ async function queueInRunning(
   }
 }
 
-/** The rows of a finished evaluation's result, to choose from; refused when they are neither inline nor on this host. */
-function rowsToRetry(evalId: string, previous: CandidateResult): NonNullable<CandidateResult['tasks']> {
-  if (previous.tasks) return previous.tasks;
+/**
+ * The rows of a finished evaluation's result, to choose from: inline, else its result file on this host, else
+ * gathered from Temporal (client/run-rows.ts); refused when none has them.
+ */
+async function rowsToRetry(
+  client: Client,
+  evalId: string,
+  runId: string,
+  previous: CandidateResult,
+): Promise<NonNullable<CandidateResult['tasks']>> {
+  const rows = previous.tasks ?? (await rowsOfRun(client, evalId, runId))?.tasks;
+  if (rows) return rows;
   throw new ConfigError(
-    `${evalId}: its ${previous.nTasks} rows are only in its result file ${previous.resultFile}, which is not on this host: run vero retry on the host that has it`,
+    `${evalId}: its ${previous.nTasks} rows are neither in Temporal nor in its result file ${previous.resultFile} on this host`,
   );
 }
 
@@ -108,7 +118,7 @@ export async function retryTasks(client: Client, evalId: string, opts: { tasks?:
   if (d.status.name !== 'COMPLETED')
     throw new ConfigError(`${evalId} ended ${d.status.name} without a result: start it again (vero start-eval --force)`);
   const previous = withTasks((await handle.result()) as CandidateResult);
-  const tasks = chooseRetryTasks(rowsToRetry(evalId, previous), opts);
+  const tasks = chooseRetryTasks(await rowsToRetry(client, evalId, d.runId, previous), opts);
   if (!tasks.length) throw new ConfigError(`${evalId}: no task to retry (it has no error rows)`);
   const input = await inputOf(client, evalId, d.runId);
   const requestedAt = new Date().toISOString();

@@ -4,11 +4,15 @@ import { addCounts, type Progress } from '../model/progress';
 import { ConfigError } from '../model/errors';
 import { Continuation, EvalInput } from '../model/eval-input';
 import { finalizedResultOfRun } from './eval-results';
+import { evaluationProgress } from './retry-progress';
 import { requireEvalId } from './eval-id';
 import { requireWorker, withinAcceptBound } from './worker-wait';
 import { type evaluateCandidate, progressQuery, setConcurrencyUpdate, type ConcurrencyChange } from '../workflows';
 
-/** Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks. */
+/**
+ * Progress of an evaluation: the parent's counts (finished chunks) plus those of its running chunks; while a
+ * `vero retry` runs, the previous result's rows it does not run again too (client/retry-progress.ts).
+ */
 export async function getProgress(client: Client, evalId: string): Promise<Progress> {
   const p = await client.workflow.getHandle(evalId).query(progressQuery);
   const chunks = p.runningChunks ?? (p.currentChunk ? [p.currentChunk] : []);
@@ -20,7 +24,7 @@ export async function getProgress(client: Client, evalId: string): Promise<Progr
       /* the chunk is starting or just finished */
     }
   }
-  return total;
+  return evaluationProgress(client, evalId, total);
 }
 
 /** An evaluation's progress, or null when no worker could answer within `timeoutMs` (none polls, or it is busy). */

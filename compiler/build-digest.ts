@@ -10,7 +10,10 @@ import { CONTEXT } from './containers';
 const TOOLING = [`environment/${CONTEXT.veroPackage}`, `environment/${CONTEXT.temporalCli}`, `environment/${CONTEXT.wheelhouse}/`];
 export const BUILD_DIGEST_FILE = `environment/${CONTEXT.buildDigest}`;
 
-const isTooling = (rel: string) => rel === BUILD_DIGEST_FILE || TOOLING.some((t) => (t.endsWith('/') ? rel.startsWith(t) : rel === t));
+const isTooling = (rel: string) =>
+  rel === BUILD_DIGEST_FILE ||
+  rel === `environment/${CONTEXT.ledgerSealKey}` ||
+  TOOLING.some((t) => (t.endsWith('/') ? rel.startsWith(t) : rel === t));
 
 /** The digest of a task dir's files (path → SHA-256), over the files that define the task. */
 export function buildDigestOf(files: [string, string][]): string {

@@ -18,6 +18,7 @@ import { CONTAINER } from '../model/serve-config';
 import { CONTEXT } from './containers';
 import { imagesToPreload, innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
+import { writeDigestAndSealKey } from './seal-key';
 import { BAKED_REGISTRY, finalizeBound, renderFiles } from './render';
 import { keepForThrowawayBuilds, linkOrCopy, linkOrWriteVeroPackage, writeVeroPackage } from './vero-package';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
@@ -228,7 +229,7 @@ export async function buildTaskDir(configFile: string, outDir: string, opts: Bui
     const digests: [string, string][] = [];
     for (const f of files) digests.push([f, f === veroPackage ? veroSha256 : await digest(f)]);
     const buildDigest = buildDigestOf(digests);
-    writeFileDurable(path.join(tmp, BUILD_DIGEST_FILE), `${buildDigest}\n`, { fsync: false });
+    writeDigestAndSealKey(tmp, buildDigest);
     digests.push([BUILD_DIGEST_FILE, await digest(BUILD_DIGEST_FILE)]);
     digests.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const manifest = {

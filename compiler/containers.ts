@@ -20,6 +20,8 @@ export const CONTEXT = {
   startScript: 'sidecar/start.sh',
   /** The build's digest (compiler/build-digest.ts): written after every other file, and not part of it. */
   buildDigest: 'sidecar/build-digest',
+  /** The ledger-seal key (compiler/seal-key.ts): the sidecar's only, like the digest written last and not part of it. */
+  ledgerSealKey: 'sidecar/ledger-seal.key',
 } as const;
 const SIDECAR = {
   temporalCli: '/usr/local/bin/temporal',
@@ -131,7 +133,8 @@ export function sidecarDockerfile(c: BuildConfig): string {
           ]),
     `COPY sidecar/serve.json ${CONTAINER.serveJson}`,
     `COPY ${CONTEXT.buildDigest} ${CONTAINER.buildDigest}`,
-    `RUN chmod 0600 ${CONTAINER.serveJson}`,
+    `COPY ${CONTEXT.ledgerSealKey} ${CONTAINER.ledgerSealKey}`,
+    `RUN chmod 0600 ${CONTAINER.serveJson} ${CONTAINER.ledgerSealKey}`,
     // 0711: the harness user may traverse to the job dirs and worktrees it is handed, but not list the home.
     `RUN mkdir -p ${CONTAINER.home} && chmod 0711 ${CONTAINER.home}`,
     '',

@@ -65,6 +65,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
       admin_volume: CONTAINER.adminVolume,
       token_path: CONTAINER.tokenPath,
       build_digest: CONTAINER.buildDigest,
+      ledger_seal_key: CONTAINER.ledgerSealKey,
       resume_dir: CONTAINER.resumeDir,
     },
     ...(c.mode === 'B' ? { mode_b: { harbor: c.harbor!, task_source: innerSource(c), partition: c.partition! } } : {}),

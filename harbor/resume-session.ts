@@ -13,6 +13,7 @@ import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/session-snapshot';
 import { checkSessionDir, sessionBoundProblem } from '../sidecar/session-check';
 import { compiledServeConfig } from './gateway-launch';
+import { readSealKey } from '../sidecar/ledger-seal';
 
 export interface ResumeLaunch {
   /** For the `harbor run` process (compose interpolation): the checked copy's path. */
@@ -99,7 +100,8 @@ export async function resumeLaunch(taskDir: string, archive: string): Promise<Re
         `--resume-from ${archive}: no ${SESSION_MANIFEST} in it: give a rescued vero-session/ dir, the trial dir that holds one, or a tar archive of either`,
       );
     const want = { task_name: cfg.task_name, build_digest: buildDigestOf(taskDir), base_commit: cfg.base_commit, budgets: cfg.budgets };
-    const { manifest, problems } = checkSessionDir(dir, want);
+    const seal_key = readSealKey(path.join(taskDir, 'environment', 'sidecar', 'ledger-seal.key'));
+    const { manifest, problems } = checkSessionDir(dir, { ...want, seal_key });
     if (problems.length || !manifest)
       throw new ConfigError(
         `--resume-from ${archive}: refusing to resume ${taskDir} from it:\n${problems.map((p) => `  - ${p}`).join('\n')}`,

@@ -177,6 +177,8 @@ export const CONTAINER = {
   tokenPath: '/state/token/admin.token',
   /** The build's digest (compiler/build-digest.ts), which a session snapshot records and a resume must match. */
   buildDigest: '/opt/vero-build-digest',
+  /** The key `vero snapshot` seals a session's ledger with (sidecar/ledger-seal.ts); the sidecar's user only. */
+  ledgerSealKey: '/opt/vero-ledger-seal.key',
   /** A rescued session to resume from (`vero run --resume-from` mounts it here, read-only; else an empty volume). */
   resumeDir: '/state/resume',
   sidecarUrl: 'http://eval-sidecar:8000',
@@ -242,6 +244,8 @@ export const ServeConfig = z.strictObject({
     token_path: z.string(),
     /** The file holding the build's digest (absent in builds made before it existed: no snapshot can be resumed). */
     build_digest: z.string().optional(),
+    /** The file holding the ledger-seal key (absent in builds made before ledgers were sealed: not sealed, not checked). */
+    ledger_seal_key: z.string().optional(),
     /** Where a rescued session to resume from is mounted (applied once, to a session dir with no state yet). */
     resume_dir: z.string().optional(),
   }),

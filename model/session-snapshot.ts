@@ -39,6 +39,8 @@ export function partOf(rel: string): SessionPart | null {
   if (rel === COMMITS_BUNDLE) return 'commits';
   // Kept in the snapshot for the record, never restored: a relaunch finalizes again.
   if (rel === 'finalize.json') return 'record';
+  // The ledger's seal (sidecar/ledger-seal.ts): checked, never restored.
+  if (rel === 'ledger.seal') return 'record';
   return null;
 }
 

@@ -21,6 +21,7 @@ import { JobRecord } from './eval-jobs';
 import { Meter } from './gateway/meter';
 import type { ServeConfig } from '../model/serve-config';
 import { LedgerFile, ledgerProblems } from './ledger';
+import { LEDGER_SEAL, ledgerSealProblem } from './ledger-seal';
 import { RegistryFileSchema } from './registry';
 
 const Submission = z.looseObject({ commit: z.string() });
@@ -86,7 +87,7 @@ function ledgerBudgetProblem(file: string, budgets: ServeConfig['budgets'] | und
 }
 
 /** The state file parsed with its reader's schema: null when it is fine, else what is wrong. */
-function stateProblem(dir: string, rel: string, budgets?: ServeConfig['budgets']): string | null {
+function stateProblem(dir: string, rel: string, want: SessionWant): string | null {
   const file = path.join(dir, rel);
   const parse = (schema: z.ZodType) => {
     let raw: unknown;
@@ -98,7 +99,9 @@ function stateProblem(dir: string, rel: string, budgets?: ServeConfig['budgets']
     const r = schema.safeParse(raw);
     return r.success ? null : formatZodIssues(r.error.issues, rel, schema).split('\n')[0]!;
   };
-  if (rel === 'ledger.json') return parse(LedgerFile) ?? ledgerBudgetProblem(file, budgets);
+  if (rel === 'ledger.json')
+    return parse(LedgerFile) ?? ledgerBudgetProblem(file, want.budgets) ?? ledgerSealProblem(dir, want.seal_key, want.task_name);
+  if (rel === LEDGER_SEAL) return null; // checked with the ledger
   if (rel === 'candidates.json') return parse(RegistryFileSchema);
   if (rel === 'submission.json') return parse(Submission);
   if (rel.startsWith('eval-jobs/')) return parse(JobRecord);
@@ -120,6 +123,12 @@ function bundleCommits(file: string): Set<string> {
   return new Set([...head.matchAll(/^([0-9a-f]{40}) refs\//gm)].map((m) => m[1]!));
 }
 
+/**
+ * What a session must match: the task, its build and its budgets, and (`seal_key`, the build's ledger-seal key) the
+ * seal its ledger must carry; a build without one (made before ledgers were sealed) checks no seal.
+ */
+export type SessionWant = SessionExpectation & { base_commit: string; budgets?: ServeConfig['budgets']; seal_key?: Buffer | null };
+
 export interface SessionCheck {
   manifest: SessionManifest | null;
   problems: string[];
@@ -129,10 +138,7 @@ export interface SessionCheck {
  * Checks the session in `dir` against this task; `baseCommit`'s evaluations need no commit in the bundle; with
  * `budgets` (the build's), the ledger must agree with them.
  */
-export function checkSessionDir(
-  dir: string,
-  want: SessionExpectation & { base_commit: string; budgets?: ServeConfig['budgets'] },
-): SessionCheck {
+export function checkSessionDir(dir: string, want: SessionWant): SessionCheck {
   const problems: string[] = [];
   const manifestFile = path.join(dir, SESSION_MANIFEST);
   if (!fs.existsSync(manifestFile)) return { manifest: null, problems: [`no ${SESSION_MANIFEST}: not a rescued vero session`] };
@@ -168,7 +174,7 @@ export function checkSessionDir(
       problems.push(`${rel}: its SHA-256 is not the one ${SESSION_MANIFEST} records (the file is corrupt or was edited)`);
       continue;
     }
-    const p = stateProblem(dir, rel, want.budgets);
+    const p = stateProblem(dir, rel, want);
     if (p) problems.push(p);
   }
   if (problems.length) return { manifest: m, problems };

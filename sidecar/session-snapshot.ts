@@ -21,12 +21,16 @@ import {
   type SessionManifest,
 } from '../model/session-snapshot';
 import { checkSessionDir } from './session-check';
+import { LEDGER_SEAL, readSealKey, sealLedgerIn } from './ledger-seal';
 
 /** What a relaunch of this sidecar must match: its task, the digest its image was built with, and its budgets. */
-export function expectationOf(cfg: ServeConfig): SessionExpectation & { base_commit: string; budgets: ServeConfig['budgets'] } {
+export function expectationOf(
+  cfg: ServeConfig,
+): SessionExpectation & { base_commit: string; budgets: ServeConfig['budgets']; seal_key: Buffer | null } {
   const file = cfg.paths.build_digest;
   const digest = file && fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null;
-  return { task_name: cfg.task_name, build_digest: digest || null, base_commit: cfg.base_commit, budgets: cfg.budgets };
+  const seal_key = readSealKey(cfg.paths.ledger_seal_key);
+  return { task_name: cfg.task_name, build_digest: digest || null, base_commit: cfg.base_commit, budgets: cfg.budgets, seal_key };
 }
 
 /** The files of a session and where they live now (relative path in the session → absolute path). */
@@ -57,6 +61,8 @@ export async function takeSnapshot(cfg: ServeConfig, outDir: string): Promise<Se
     writeFileDurable(path.join(tmp, rel), data, { mode: 0o600, fsync: false });
     files[rel] = createHash('sha256').update(data).digest('hex');
   }
+  const seal = sealLedgerIn(tmp, readSealKey(cfg.paths.ledger_seal_key), cfg.task_name);
+  if (seal) files[LEDGER_SEAL] = createHash('sha256').update(seal).digest('hex');
   const refs = await git(['-C', cfg.repo_path, 'for-each-ref', '--format=%(refname)', 'refs/vero/candidates/']).catch(() => '');
   if (refs.trim()) {
     const bundle = path.join(tmp, COMMITS_BUNDLE);

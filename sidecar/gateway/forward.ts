@@ -11,6 +11,7 @@ import { askedOutputTokens, type MeteredUsage } from '../../model/provider-usage
 import { requestBound } from '../../model/request-bound';
 import { requestShapeProblem } from '../../model/request-bound-limits';
 import { meteredBody } from './metered-stream';
+import { writeOutputCap } from './output-cap';
 import type { Settlement } from './meter';
 import { errorBody, refusals, type GatewayRefusal } from './provider-errors';
 import type { Attribution } from './attribution';
@@ -39,9 +40,6 @@ function badTaskName(task: string): string | null {
   if (/[\u0000-\u001f\u007f]/.test(task)) return 'the task in the path has a control character';
   return null;
 }
-
-/** The output limits a request may carry (an upstream may read any of them): the gateway's cap lowers each. */
-const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'];
 
 /** A header naming what the gateway could not bound about a request it forwarded. */
 export const WARNING_HEADER = 'x-vero-gateway-warning';
@@ -129,12 +127,6 @@ function admissionRefusal(admission: Extract<Admission, { ok: false }>, logRefus
   return refusal;
 }
 
-/** Writes the output limit into the request: its own field, and every other output limit it carries (lowered). */
-function writeOutputCap(payload: Record<string, unknown>, field: string, cap: number): void {
-  payload[field] = cap;
-  for (const f of OUTPUT_LIMIT_FIELDS) if (typeof payload[f] === 'number') payload[f] = Math.min(payload[f], cap);
-}
-
 /** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
 function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, provider: Provider): Admitted | GatewayRefusal {
   const { spec, meter } = d;
@@ -159,7 +151,8 @@ function admitRequest(d: GatewayDeps, req: FastifyRequest, endpoint: Endpoint, p
   const asked = askedOutputTokens(endpoint, payload);
   const admission = meter.admit(who.scope, who.id, policy, requestBound(endpoint, payload), asked.value, task);
   if (!admission.ok) return admissionRefusal(admission, logRefusal);
-  if (admission.outputCap !== null) writeOutputCap(payload, asked.field, admission.outputCap);
+  if (admission.outputCap !== null)
+    writeOutputCap(payload, { endpoint, field: asked.field, cap: admission.outputCap, baseUrl: spec.upstreams[provider]!.base_url });
   return {
     who,
     entry: { scope: who.scope, token: who.id, endpoint, model, ...stamp },

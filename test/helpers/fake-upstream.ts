@@ -14,6 +14,8 @@
  * (STORED_INPUT_TOKENS each), and every request is billed when it arrives — a client that goes away does not
  * stop the bill (`billed`). `reason-model` reasons: it streams a few small events slowly, then reports all the
  * output it may as reasoning (its limit, REASONING_DEFAULT_OUTPUT without one, times its outputs).
+ * `legacy-model` is a server that reads only `max_tokens` (`max_output_tokens` on Responses): it writes all the
+ * output it may, LONG_MODEL_DEFAULT_OUTPUT per output without that field, whatever `max_completion_tokens` says.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,10 +48,13 @@ const coerced = (v: unknown): number | null => {
   const n = Math.floor(Number(v));
   return v === null || v === undefined || typeof v === 'boolean' || !Number.isFinite(n) || n <= 0 ? null : n;
 };
-const asked = (b: Record<string, unknown>) => coerced(b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens);
+const asked = (b: Record<string, unknown>) =>
+  b.model === 'legacy-model'
+    ? coerced(b.max_tokens ?? b.max_output_tokens)
+    : coerced(b.max_completion_tokens ?? b.max_tokens ?? b.max_output_tokens);
 const outputsOf = (b: Record<string, unknown>) => Math.max(coerced(b.n) ?? 1, coerced(b.best_of) ?? 1);
 const outputTokens = (b: Record<string, unknown>) =>
-  b.model === 'long-model' || b.model === 'stall-model'
+  b.model === 'long-model' || b.model === 'stall-model' || b.model === 'legacy-model'
     ? (asked(b) ?? LONG_MODEL_DEFAULT_OUTPUT) * outputsOf(b)
     : b.model === 'reason-model'
       ? (asked(b) ?? REASONING_DEFAULT_OUTPUT) * outputsOf(b)

@@ -41,6 +41,7 @@ export function onHost(task: string, dir: string, work: string): Pick<ServeConfi
       admin_volume: path.join(dir, 'admin'),
       token_path: path.join(dir, 'token', 'admin.token'),
       build_digest: path.join(task, 'environment', 'sidecar', 'build-digest'),
+      ledger_seal_key: path.join(task, 'environment', 'sidecar', 'ledger-seal.key'),
       resume_dir: path.join(dir, 'resume'),
     },
   };

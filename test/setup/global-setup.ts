@@ -20,5 +20,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
   process.env.TEMPORAL_CLI_PATH = temporalCli;
   process.env.VERO_TEST_SERVER_DIR = dir;
+  // Builds seal with a secret of this run's, not the user's home's (removed with the dir).
+  process.env.VERO_SEAL_SECRET_FILE = path.join(dir, 'seal-secret');
   (globalThis as { __veroServer?: typeof server }).__veroServer = server;
 }

@@ -2,7 +2,8 @@
  * The gateway's money invariant, as a property: whatever requests a client sends — any of the three APIs,
  * streamed or not, limit fields and `n` of every JSON type, references to content stored upstream, cut by the
  * client, timed out, many at once — the upstream (a fake that bills as lenient providers and local servers do:
- * numeric strings coerced, 0 as no limit, reasoning, billed on arrival whatever the client does next) never bills
+ * numeric strings coerced, 0 as no limit, reasoning, a server reading only `max_tokens`, billed on arrival whatever
+ * the client does next) never bills
  * more than the scope's budget, the meter never records less than the upstream billed, and every request the
  * gateway refuses is a named 4xx. Bounded: a fixed seed (VERO_PROPERTY_SEED overrides it; fast-check prints the
  * seed and path of a failure) and few runs.
@@ -49,7 +50,18 @@ const anyN = fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 12 }), f
 
 const requestShape = fc.record({
   api: fc.constantFrom<Api>('chat', 'responses', 'messages'),
-  model: fc.constantFrom('gpt-test', 'long-model', 'reason-model', 'reason-model', 'cut-model', 'stall-model', 'not-allowed'),
+  model: fc.constantFrom(
+    'gpt-test',
+    'long-model',
+    'reason-model',
+    'reason-model',
+    'cut-model',
+    'stall-model',
+    'legacy-model',
+    'not-allowed',
+  ),
+  /** A chat completion's limit by either of its names. */
+  chatLimitField: fc.constantFrom('max_completion_tokens', 'max_tokens'),
   stream: fc.constantFrom<unknown>(undefined, true, false, 'true'),
   limit: anyLimit,
   n: anyN,
@@ -62,7 +74,7 @@ type Shape = typeof requestShape extends fc.Arbitrary<infer T> ? T : never;
 
 /** The body of a shape, in its API's form. */
 function bodyOf(s: Shape): Record<string, unknown> {
-  const limitField = s.api === 'chat' ? 'max_completion_tokens' : s.api === 'responses' ? 'max_output_tokens' : 'max_tokens';
+  const limitField = s.api === 'chat' ? s.chatLimitField : s.api === 'responses' ? 'max_output_tokens' : 'max_tokens';
   const body: Record<string, unknown> = { model: s.model };
   if (s.api === 'responses')
     body.input =
@@ -137,7 +149,7 @@ describe('the gateway never lets the upstream bill more than the budget', () => 
         upstream.billed.output_tokens = 0;
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vero-gw-money-'));
         const token = newToken('producer');
-        const models = ['gpt-test', 'long-model', 'reason-model', 'cut-model', 'stall-model'];
+        const models = ['gpt-test', 'long-model', 'reason-model', 'cut-model', 'stall-model', 'legacy-model'];
         const s = GatewaySpec.parse({
           port: 1,
           upstreams: {

@@ -13,6 +13,7 @@ import { buildTaskDir } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
 import { RESUME_SESSION_ENV } from '../../model/session-snapshot';
 import { checkSessionDir } from '../../sidecar/session-check';
+import { readSealKey } from '../../sidecar/ledger-seal';
 import { tempDir } from '../helpers/fixtures';
 import { cli, commitImprovement, finalizeAsVerifier, git, onHost, setup, startSidecar, VERO, type Setup } from '../helpers/sidecar';
 import { address } from '../helpers/temporal';
@@ -84,6 +85,7 @@ describe('a relaunch from a rescued session', () => {
         'candidates.bundle',
         'candidates.json',
         'ledger.json',
+        'ledger.seal',
         'session.json',
         'eval-jobs',
         `disclosed/train__${candidate.slice(0, 12)}/summary.json`,
@@ -143,6 +145,7 @@ describe('a relaunch from a rescued session', () => {
       task_name: s.cfg.task_name,
       build_digest: fs.readFileSync(s.cfg.paths.build_digest!, 'utf8').trim(),
       base_commit: s.cfg.base_commit,
+      seal_key: readSealKey(s.cfg.paths.ledger_seal_key),
     });
     /** A copy of the session, changed by `change`. */
     const broken = (change: (dir: string) => void) => {
@@ -185,6 +188,30 @@ describe('a relaunch from a rescued session', () => {
         editManifest(d, (m) => ((m.files as Record<string, string>)['ledger.json'] = sha));
       });
       expect(checkSessionDir(dir, want()).problems.join('\n')).toMatch(/ledger\.json.*reservations/);
+    });
+
+    test('a ledger edited consistently (a reservation removed, what is left raised to match, its digest updated) is refused by its seal', () => {
+      const dir = broken((d) => {
+        const file = path.join(d, 'ledger.json');
+        const l = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+          budgets: Record<string, { remaining_run_budget: number | null; remaining_sample_budget: number | null }>;
+          reservations: { split: string; n: number }[];
+        };
+        const gone = l.reservations.shift()!;
+        l.budgets[gone.split]!.remaining_run_budget! += 1;
+        if (l.budgets[gone.split]!.remaining_sample_budget !== null) l.budgets[gone.split]!.remaining_sample_budget! += gone.n;
+        fs.writeFileSync(file, JSON.stringify(l));
+        const sha = require('node:crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex') as string;
+        editManifest(d, (m) => ((m.files as Record<string, string>)['ledger.json'] = sha));
+      });
+      expect(checkSessionDir(dir, { ...want(), budgets: s.cfg.budgets }).problems).toEqual([
+        expect.stringMatching(/^ledger\.json: its seal does not match/),
+      ]);
+      const r = spawnSync(VERO, ['run', path.join(s.dir, 'task'), '--harbor', '/nonexistent/harbor', '--resume-from', dir], {
+        encoding: 'utf8',
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('ledger.json: its seal does not match');
     });
 
     test('vero run exits 2 before harbor starts, with every problem listed', () => {

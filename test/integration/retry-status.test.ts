@@ -1,0 +1,60 @@
+/**
+ * `vero status` while a `vero retry` runs shows the whole evaluation: the tasks finished in the first run (their
+ * rows, from Temporal) plus the retried task's progress, not the retried task alone. Real dev server, real
+ * worker, the Harbor stand-in.
+ */
+import { prepareEvalInput } from '../../client/eval-input';
+import { startOrAttach } from '../../client/eval-start';
+import { retryTasks } from '../../client/retry';
+import { getProgress } from '../../client/running-eval';
+import { loadEvalConfig } from '../../infra/eval-config-file';
+import type { CandidateResult } from '../../model/candidate-result';
+import { evalFixture } from '../helpers/fixtures';
+import { conforming } from '../helpers/json-schema';
+import { runVero, spawnWorker, until } from '../helpers/process';
+import { address, client, uniqueQueue } from '../helpers/temporal';
+
+jest.setTimeout(180_000);
+
+test('while a retry runs, status counts the first run’s finished tasks and the retried one’s progress', async () => {
+  const q = uniqueQueue('retry-status');
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
+    // sum-numbers fails its first run (an error row); run again, it takes 8 s and scores.
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: {
+      tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1, duration_ms: 8_000 }], 'hello-world': { reward: 0 } },
+      default: { reward: 1 },
+    },
+    execution: { task_attempts: 1 },
+  });
+  const w = spawnWorker(address(), q);
+  try {
+    const c = await client();
+    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
+    const { handle } = await startOrAttach(c, input, q);
+    expect((await handle.result()) as CandidateResult).toMatchObject({ nTasks: 3, nScored: 2, nErrors: 1 });
+
+    await retryTasks(c, input.evalId, { errors: true });
+    await until('the retried task running', async () => (await getProgress(c, input.evalId)).running === 1);
+    const conn = ['--address', address()];
+    const json = conforming<{
+      workflowStatus: string;
+      progress: { total: number; done: number; running: number; errors: number; scored: number };
+    }>('status', (await runVero(['status', input.evalId, '--json', ...conn])).stdout);
+    // count-words and hello-world finished in the first run; sum-numbers (the error row) is running again.
+    expect(json).toMatchObject({ workflowStatus: 'RUNNING', progress: { total: 3, done: 2, running: 1, errors: 0, scored: 2 } });
+    const text = await runVero(['status', input.evalId, ...conn]);
+    expect(text.stdout).toMatch(/running: 2\/3 done, 1 running, 0 errors/);
+
+    const final = (await c.workflow.getHandle(input.evalId).result()) as CandidateResult;
+    expect(final).toMatchObject({ nTasks: 3, nScored: 3, nErrors: 0 });
+    expect((await getProgress(c, input.evalId)).done).toBe(3);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\nworker log:\n${w.tail()}`);
+  } finally {
+    w.kill('SIGTERM');
+  }
+});
