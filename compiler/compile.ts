@@ -69,7 +69,7 @@ function checkTarget(outDir: string): void {
   if (!ok) throw new ConfigError(`-o ${outDir}: exists and is not a vero build output (no ${MANIFEST}); refusing to replace it`);
 }
 
-export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.env): string[] {
+export function missingSecrets(c: Pick<BuildConfig, 'secrets' | 'gateway' | 'wandb'>, env: NodeJS.ProcessEnv = process.env): string[] {
   return [...new Set([...c.secrets, ...upstreamKeyEnvs(c.gateway), ...wandbKeyEnvs(c.wandb)])].filter((s) => !env[s]);
 }
 
