@@ -270,6 +270,15 @@ describe('wandb', () => {
       'wandb.mode: "sometimes" (wandb.mode) is not one of online, offline, disabled',
     );
   });
+
+  test('a mode A task (vero’s command backend) with W&B is refused by name: the client is installed beside mode B’s Harbor', () => {
+    const file = path.join(tempDir(), 'build.yaml');
+    fs.cpSync(path.join(VERO, 'examples/harbor-circle-packing'), path.dirname(file), { recursive: true });
+    fs.appendFileSync(file, '\nwandb:\n  project: circles\n  mode: offline\n');
+    expect(() => loadBuildConfig(file)).toThrow(/wandb: only in mode B .*set wandb\.mode: disabled or WANDB_MODE=disabled/);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('  mode: offline', '  mode: disabled'));
+    expect(() => loadBuildConfig(file)).not.toThrow();
+  });
 });
 
 describe('targets[].model and .parameters', () => {
