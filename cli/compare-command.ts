@@ -5,8 +5,9 @@ import { prepareEvalInput } from '../client/eval-input';
 import { withTasks } from '../client/eval-results';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
-import type { CandidateResult } from '../model/candidate-result';
-import { comparePaired, taskScoresOf } from '../model/paired-comparison';
+import { type CandidateResult, EVALUATION_RANKING } from '../model/candidate-result';
+import { comparePaired, type PairedComparison, taskScoresOf } from '../model/paired-comparison';
+import { rankedByLine } from './ranking-lines';
 import { table } from './format';
 import { pairHref } from './views';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
@@ -50,6 +51,29 @@ async function resultOf(client: Client, ref: string, which: 'A' | 'B', config: s
 
 /** Per-task scores as the evaluation's score counts them (an error is 0). */
 
+/** The comparison as text: the tasks that changed, the shared tasks, the means and interval, the flips, the verdict. */
+function printComparison(a: CandidateResult, b: CandidateResult, c: PairedComparison, threshold: number, versions: string | null): void {
+  const changed = c.deltas.filter((d) => d.delta !== 0);
+  print(`A ${a.candidateRef} (${a.evalId})\nB ${b.candidateRef} (${b.evalId})\n`);
+  if (changed.length)
+    print(
+      `${table(
+        ['task', 'A', 'B', 'delta'],
+        changed.map((d) => [d.task, d.a.toFixed(3), d.b.toFixed(3), `${d.delta > 0 ? '+' : ''}${d.delta.toFixed(3)}`]),
+      )}\n\nstep by step in vero view: ${pairHref(a.evalId, b.evalId, changed[0]!.task)} (task=any task above)\n`,
+    );
+  print(
+    [
+      `shared    ${c.n} task(s) (${c.n - changed.length} unchanged)${c.onlyInA.length || c.onlyInB.length ? `; not compared: ${c.onlyInA.length} only in A, ${c.onlyInB.length} only in B` : ''}`,
+      `mean      A ${c.meanA.toFixed(3)}  B ${c.meanB.toFixed(3)}  delta ${c.meanDelta >= 0 ? '+' : ''}${c.meanDelta.toFixed(3)}${c.ci95 ? `  95% CI [${c.ci95[0].toFixed(3)}, ${c.ci95[1].toFixed(3)}] (paired bootstrap, ${c.bootstrap.resamples} resamples, seed ${c.bootstrap.seed})` : ''}`,
+      `flips     ${c.flippedToPass.length} to pass, ${c.flippedToFail.length} to fail (pass = score ≥ ${threshold}); exact McNemar p = ${c.mcnemar.pValue.toPrecision(3)}`,
+      `ranking   ${rankedByLine(EVALUATION_RANKING)}`,
+      `verdict   ${c.summary}`,
+      ...(versions ? [`harbor    ${versions}`] : []),
+    ].join('\n'),
+  );
+}
+
 export function registerCompareCommand(program: Command): void {
   withConnection(
     program
@@ -87,27 +111,11 @@ evaluation); 3 no server.`,
         a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
         b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
         harborVersions: { a: a.harborVersions ?? [], b: b.harborVersions ?? [], differ: versions !== null },
+        rankedBy: EVALUATION_RANKING,
         ...c,
       };
       if (o.json) return print(JSON.stringify(out, null, 2));
-      const changed = c.deltas.filter((d) => d.delta !== 0);
-      print(`A ${a.candidateRef} (${a.evalId})\nB ${b.candidateRef} (${b.evalId})\n`);
-      if (changed.length)
-        print(
-          `${table(
-            ['task', 'A', 'B', 'delta'],
-            changed.map((d) => [d.task, d.a.toFixed(3), d.b.toFixed(3), `${d.delta > 0 ? '+' : ''}${d.delta.toFixed(3)}`]),
-          )}\n\nstep by step in vero view: ${pairHref(a.evalId, b.evalId, changed[0]!.task)} (task=any task above)\n`,
-        );
-      print(
-        [
-          `shared    ${c.n} task(s) (${c.n - changed.length} unchanged)${c.onlyInA.length || c.onlyInB.length ? `; not compared: ${c.onlyInA.length} only in A, ${c.onlyInB.length} only in B` : ''}`,
-          `mean      A ${c.meanA.toFixed(3)}  B ${c.meanB.toFixed(3)}  delta ${c.meanDelta >= 0 ? '+' : ''}${c.meanDelta.toFixed(3)}${c.ci95 ? `  95% CI [${c.ci95[0].toFixed(3)}, ${c.ci95[1].toFixed(3)}] (paired bootstrap, ${c.bootstrap.resamples} resamples, seed ${c.bootstrap.seed})` : ''}`,
-          `flips     ${c.flippedToPass.length} to pass, ${c.flippedToFail.length} to fail (pass = score ≥ ${threshold}); exact McNemar p = ${c.mcnemar.pValue.toPrecision(3)}`,
-          `verdict   ${c.summary}`,
-          ...(versions ? [`harbor    ${versions}`] : []),
-        ].join('\n'),
-      );
+      printComparison(a, b, c, threshold, versions);
     } finally {
       await client.connection.close();
     }

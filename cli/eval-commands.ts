@@ -1,11 +1,12 @@
 /** start-eval, status, results, cancel, set-concurrency, spend-pool, list, best, report. */
+import { rankedByLine } from './ranking-lines';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure, Client, TerminatedFailure, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { type EvalConfig, MAX_CONCURRENCY } from '../model/eval-config';
-import { CandidateResult, rankResults } from '../model/candidate-result';
+import { CandidateResult, EVALUATION_RANKING, rankResults } from '../model/candidate-result';
 import { countedTaskScores, type TaskResult } from '../model/task-result';
 import { settledProgress, type Progress } from '../model/progress';
 import { tearingDownText } from '../model/progress-details';
@@ -489,8 +490,9 @@ function registerBest(program: Command): void {
           separable: beatsRunnerUp(withTasks(best), withTasks(second)),
         }
       : null;
-    if (o.json) return printJson({ ...best, tasks: undefined, uncertainty: u(best), runnerUp });
+    if (o.json) return printJson({ ...best, tasks: undefined, uncertainty: u(best), runnerUp, rankedBy: EVALUATION_RANKING });
     print(resultSummary({ ...best, uncertainty: u(best) }));
+    print(`ranking   ${rankedByLine(EVALUATION_RANKING)}`);
     if (runnerUp && !runnerUp.separable)
       print(
         `note      not separable from the runner-up ${runnerUp.candidateRef} (${fmtScore(runnerUp.score)}) at 95% by vero compare's paired rule (docs/client.md); evaluate on more tasks to tell them apart`,

@@ -1,4 +1,5 @@
 /** The eval sidecar (`vero serve`) and its agent-side client: eval, budget, submit, finalize. */
+import { type FinalizeRanking, finalizeRankingLines } from './ranking-lines';
 import { camelCaseKeys } from '../model/json-case';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -272,13 +273,14 @@ function registerFinalize(program: Command): void {
         commit: string | null;
         reason: string;
         baselines?: Record<string, { reward: number | null; source: string; error?: string }>;
-      };
+      } & FinalizeRanking;
       const write = (file: string, v: unknown) => {
         writeFileDurable(path.resolve(file), JSON.stringify(v, null, file === o.output ? undefined : 2));
       };
       if (o.details) write(o.details, r);
       write(o.output, r.rewards);
       process.stderr.write(`finalize: ${r.commit ?? 'no candidate'}: ${r.reason}\n`);
+      for (const line of finalizeRankingLines(r)) process.stderr.write(`finalize: ${line}\n`);
       const baselines = Object.entries(r.baselines ?? {});
       if (baselines.length)
         process.stderr.write(

@@ -31,6 +31,7 @@ import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST 
 import { usesNestedDocker } from './nested-docker';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
 import { fromVero } from './vero-mapping';
+import { WandbSpec } from '../model/wandb-spec';
 import { isVeroFormat, VeroBuildFile } from './vero-schema';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
@@ -192,6 +193,8 @@ export const BuildConfigFile = z.strictObject({
     )
     .default([]),
   secrets: z.array(envName).default([]),
+  /** Weights & Biases reporting by the sidecar (model/wandb-spec.ts; docs/vero-configs.md). */
+  wandb: WandbSpec.optional(),
   /**
    * The inference gateway: the sidecar alone holds the upstream keys; the optimizer, the agent's evaluations and
    * the verifier's call models through it with scoped, metered tokens (docs/gateway.md).
@@ -349,6 +352,10 @@ function modeErrors(
   mustBeDeclared: (where: string, split: string) => void,
 ): string[] {
   const errs: string[] = [];
+  if (c.wandb && c.mode !== 'B')
+    errs.push(
+      'wandb: only in mode B (its client is installed beside the sidecar’s Harbor): set wandb.mode: disabled or WANDB_MODE=disabled',
+    );
   if (c.mode === 'A' && c.harness) errs.push(...harnessErrors(c, mustBeDeclared));
   else if (c.mode === 'B') {
     if (c.harness) errs.push('harness: only valid in mode A');

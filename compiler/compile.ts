@@ -4,6 +4,7 @@
  * previous output untouched and nothing behind. Only a dir carrying a vero build manifest is ever replaced.
  */
 import { upstreamKeyEnvs } from '../model/gateway-policy';
+import { wandbKeyEnvs } from '../model/wandb-spec';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,7 +16,7 @@ import { BUILD_DIGEST_FILE, buildDigestOf } from './build-digest';
 import { BuildConfig, loadBuildConfig } from './build-config';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
 import { CONTAINER } from '../model/serve-config';
-import { CONTEXT } from './containers';
+import { CONTEXT, sidecarPythonPackages } from './containers';
 import { imagesToPreload, innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
 import { instructionText } from './instruction-template';
 import { writeDigestAndSealKey } from './seal-key';
@@ -69,8 +70,8 @@ function checkTarget(outDir: string): void {
   if (!ok) throw new ConfigError(`-o ${outDir}: exists and is not a vero build output (no ${MANIFEST}); refusing to replace it`);
 }
 
-export function missingSecrets(c: BuildConfig, env: NodeJS.ProcessEnv = process.env): string[] {
-  return [...c.secrets, ...upstreamKeyEnvs(c.gateway)].filter((s) => !env[s]);
+export function missingSecrets(c: Pick<BuildConfig, 'secrets' | 'gateway' | 'wandb'>, env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...new Set([...c.secrets, ...upstreamKeyEnvs(c.gateway), ...wandbKeyEnvs(c.wandb)])].filter((s) => !env[s]);
 }
 
 /** The build's Harbor and harbor_packages as wheels for the sidecar image's Python (scripts/ensure-harbor-wheelhouse, cached). */
@@ -97,7 +98,7 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
     fs.chmodSync(cli, 0o755);
   }
   if (config.mode !== 'B') return warnings;
-  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version, config.harbor_packages);
+  const wheels = harborWheelhouse(config.images.sidecar_python, config.harbor_version, sidecarPythonPackages(config));
   fs.mkdirSync(path.join(env, CONTEXT.wheelhouse), { recursive: true });
   for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
     if (link) linkOrCopy(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f));

@@ -9,6 +9,7 @@ import { CONTAINER } from '../model/serve-config';
 import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/session-snapshot';
 import type { BuildConfig } from './build-config';
 import { usesNestedDocker } from './nested-docker';
+import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, wandbKeyEnvs } from '../model/wandb-spec';
 
 /** Paths inside the build context (environment/) and the sidecar image. */
 export const CONTEXT = {
@@ -86,6 +87,12 @@ export function mainDockerfile(c: BuildConfig): string {
   ].join('\n');
 }
 
+/** The Python packages the sidecar installs beside Harbor (mode B): build.yaml's harbor_packages, and W&B's client when it reports. */
+export const sidecarPythonPackages = (c: BuildConfig): string[] => [...c.harbor_packages, ...(c.wandb ? [WANDB_REQUIREMENT] : [])];
+
+/** The sidecar's W&B logger runs with the Python that has the client (sidecar/wandb-reporter.ts). */
+const wandbLines = (c: BuildConfig): string[] => (c.wandb ? [`ENV ${WANDB_PYTHON_ENV}=${SIDECAR.harborVenv}/bin/python`] : []);
+
 /** A word of a RUN line: as it is when the shell leaves it be, else single-quoted. */
 const shellWord = (w: string): string => (/^[A-Za-z0-9._=@+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
@@ -106,8 +113,9 @@ export function sidecarDockerfile(c: BuildConfig): string {
       ? [
           // Harbor from the wheelhouse in the build context: no index, no network; readable by every user.
           `COPY ${CONTEXT.wheelhouse} /tmp/harbor-wheelhouse`,
-          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse ${[`harbor==${c.harbor_version}`, ...c.harbor_packages].map(shellWord).join(' ')} \\`,
+          `RUN python3 -m venv ${SIDECAR.harborVenv} && ${SIDECAR.harborVenv}/bin/pip install --quiet --no-index --find-links /tmp/harbor-wheelhouse ${[`harbor==${c.harbor_version}`, ...sidecarPythonPackages(c)].map(shellWord).join(' ')} \\`,
           `    && ln -s ${SIDECAR.harborVenv}/bin/harbor /usr/local/bin/harbor && rm -rf /tmp/harbor-wheelhouse && harbor --version`,
+          ...wandbLines(c),
         ]
       : []),
     // Untrusted candidate code runs as this user, without access to the token, ledger, labels or secrets.
@@ -186,7 +194,8 @@ const ENGINE_PRIVILEGES = {
 
 export function composeFile(c: BuildConfig): string {
   const dind = nestedDocker(c);
-  const keyEnvs = upstreamKeyEnvs(c.gateway);
+  // The sidecar's keys that are not declared secrets: the gateway's upstream keys, an online W&B run's key.
+  const keyEnvs = [...upstreamKeyEnvs(c.gateway), ...wandbKeyEnvs(c.wandb).filter((k) => !c.secrets.includes(k))];
   const secretEnv = Object.fromEntries(
     [...c.secrets, ...keyEnvs].map((s) => [s, `\${${s}:?${s} must be set in the host environment for the eval sidecar}`]),
   );

@@ -72,6 +72,7 @@ export function serveConfig({ config: c, baseCommit }: RenderInput): ServeConfig
     ...(c.mode === 'A' ? { mode_a: modeASection(c) } : {}),
     ...(c.gateway ? { gateway: { ...c.gateway, candidate_base_url: c.gateway.candidate_base_url ?? candidateGatewayUrl(c) } } : {}),
     ...(c.feedback ? { feedback: c.feedback } : {}),
+    ...(c.wandb ? { wandb: c.wandb } : {}),
     host: '0.0.0.0',
     port: 8000,
   });

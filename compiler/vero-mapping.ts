@@ -191,21 +191,40 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
 }
 
 /**
- * `wandb`: refused unless disabled — by `wandb.mode: disabled`, or, with no mode in the file, by W&B's own
- * WANDB_MODE=disabled in the build's environment. docs/vero-configs.md has what the JavaScript client lacks.
+ * `wandb`: the sidecar's W&B run (model/wandb-spec.ts), with vero's fields. The mode is the file's, else W&B's own
+ * WANDB_MODE in the build's environment, else online (whose WANDB_API_KEY the build then requires, as a secret);
+ * disabled leaves it out, said in a note.
  */
-function mapWandb(v: VeroBuild, env: NodeJS.ProcessEnv, refusals: string[], notes: string[]): void {
-  if (!v.wandb) return;
-  const mode = v.wandb.mode ?? env.WANDB_MODE;
+function mapWandb(v: VeroBuild, env: NodeJS.ProcessEnv, refusals: string[], notes: string[]): Record<string, unknown> | undefined {
+  const w = v.wandb;
+  if (!w) return undefined;
+  const mode = w.mode || env.WANDB_MODE || 'online';
+  const from = w.mode ? 'wandb.mode' : env.WANDB_MODE ? 'WANDB_MODE in the build environment' : 'the default';
   if (mode === 'disabled') {
-    notes.push(
-      `wandb: disabled (${v.wandb.mode ? 'wandb.mode' : 'WANDB_MODE=disabled in the build environment'}): nothing is reported to Weights & Biases`,
-    );
-    return;
+    notes.push(`wandb: disabled (${from}): nothing is reported to Weights & Biases`);
+    return undefined;
   }
-  refusals.push(
-    'wandb: Weights & Biases reporting is not implemented: the only JavaScript W&B client (@wandb/sdk 0.5.1, released 2024-12) cannot log what vero logs — WANDB_MODE=offline still calls the W&B server and drops every row without writing a run dir, and a run gets no group, tags or notes, no summary and no artifacts (log_traces). Set wandb.mode: disabled, or build with WANDB_MODE=disabled, to build without W&B reporting',
+  if (mode !== 'online' && mode !== 'offline') {
+    refusals.push(`wandb.mode: "${mode}" (${from}) is not one of online, offline, disabled`);
+    return undefined;
+  }
+  notes.push(
+    `wandb: project ${w.project}, ${mode} (${from}): the eval sidecar logs its evaluations with W&B's Python client${mode === 'offline' ? ' into a run dir on its admin volume (upload it with `wandb sync`)' : ' (WANDB_API_KEY from the build host, the sidecar only)'}`,
   );
+  const optional = { entity: w.entity, name: w.name, group: w.group, notes: w.notes, run_id: w.run_id };
+  const set = Object.fromEntries(Object.entries(optional).filter(([, x]) => x !== null && x !== undefined && x !== ''));
+  return { project: w.project, ...set, tags: w.tags, mode, log_traces: w.log_traces };
+}
+
+/** vero's rule: every model that will be requested is allowed by its scope, or the first call is a 403. */
+function checkModelScopes(v: VeroBuild, refusals: string[]): void {
+  const g = v.inference_gateway;
+  if (!g || v.model === null) return;
+  if (!g.evaluation.allowed_models.includes(v.model))
+    refusals.push(`model: ${v.model} is not in inference_gateway.evaluation.allowed_models (${g.evaluation.allowed_models.join(', ')})`);
+  const fin = g.finalization ?? g.evaluation;
+  if (!fin.allowed_models.includes(v.model))
+    refusals.push(`model: ${v.model} is not in the finalization scope's allowed_models (${fin.allowed_models.join(', ')})`);
 }
 
 /** vero's optimizer_harbor_args: `--ae K=V` items join the optimizer's environment after agent_env (they win, as on vero's command line). */
@@ -272,7 +291,7 @@ export function fromVero(
   const refusals: string[] = [];
   const notes: string[] = [];
   refuseUnsupported(v, refusals);
-  mapWandb(v, env, refusals, notes);
+  const wandb = mapWandb(v, env, refusals, notes);
   const source = mapTaskSource(v, baseDir, registry, refusals, notes);
   const innerTask = source.innerTask;
   checkManifest(v, baseDir, source, refusals);
@@ -345,14 +364,7 @@ export function fromVero(
     extra_args: extra.rest,
   };
   const gateway = mapGateway(v, refusals, notes, env);
-  const g = v.inference_gateway;
-  // vero's rule: every model that will be requested is allowed by its scope, or the first call is a 403.
-  if (g && v.model !== null && !g.evaluation.allowed_models.includes(v.model))
-    refusals.push(`model: ${v.model} is not in inference_gateway.evaluation.allowed_models (${g.evaluation.allowed_models.join(', ')})`);
-  if (g && v.model !== null && !(g.finalization ?? g.evaluation).allowed_models.includes(v.model))
-    refusals.push(
-      `model: ${v.model} is not in the finalization scope's allowed_models (${(g.finalization ?? g.evaluation).allowed_models.join(', ')})`,
-    );
+  checkModelScopes(v, refusals);
   // Attempts and runs above 10 are lowered to 10 (our schemas' limit), said in a note.
   const atMost10 = (field: string, n: number) => {
     if (n > 10) notes.push(`${field}: ${n} lowered to 10, the most vero-harbor makes`);
@@ -406,6 +418,7 @@ export function fromVero(
     ...workspaceFields(v, baseDir),
     secrets: v.secrets,
     ...(gateway ? { gateway } : {}),
+    ...(wandb ? { wandb } : {}),
     ...(v.base_image_main && v.base_image_sidecar ? { images: { main: v.base_image_main, sidecar: v.base_image_sidecar } } : {}),
     timeout: v.timeout_seconds,
     ...(v.evaluation_drain_timeout_seconds !== null ? { drain_timeout: v.evaluation_drain_timeout_seconds } : {}),

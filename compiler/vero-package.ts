@@ -93,6 +93,11 @@ async function packageEntries(root: string): Promise<Entries> {
   const entries: Entries = new Map();
   for (const f of ['package.json', 'package-lock.json']) entries.set(f, fs.lstatSync(path.join(root, f)));
   for (const d of ['bin', 'scripts', 'dist']) addTree(root, d, entries, keepBuilt);
+  // The Python programs the sidecar runs (its W&B logger): sources, not built.
+  for (const f of PYTHON_PROGRAMS) {
+    addParents(root, f, entries);
+    addTree(root, f, entries, () => true);
+  }
   for (const dep of deps) {
     await yieldToEventLoop();
     addParents(root, dep, entries);
@@ -100,6 +105,9 @@ async function packageEntries(root: string): Promise<Entries> {
   }
   return entries;
 }
+
+/** Python programs of the project that the images run, beside dist/. */
+const PYTHON_PROGRAMS = ['sidecar/wandb_logger.py'];
 
 /** The time every file of the tar carries (directories carry none): the package's bytes do not depend on when it was installed. */
 const FIXED_MTIME = new Date('2000-01-01T00:00:00Z');

@@ -3,7 +3,7 @@
  * (scripts/ensure-*, examples/make-agent-repo.sh: their progress on stderr) and `vero run`'s harbor (Ctrl-C
  * reaches it as it reaches any foreground job). What vero supervises goes through infra/process-group.ts.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PROJECT_ROOT } from './package-root';
@@ -43,4 +43,16 @@ export function runInForeground(file: string, argv: string[], env: Record<string
     child.on('error', reject);
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1)));
   });
+}
+
+/**
+ * A helper program the caller keeps running beside it (the sidecar's W&B logger): its stdin and stdout closed,
+ * each line it writes to stderr handed to `onLine`. The caller stops it (kill) and watches `exit`/`error`.
+ */
+export function startHelperProcess(file: string, argv: string[], onLine: (line: string) => void): ChildProcess {
+  const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', (d: Buffer) => {
+    for (const line of d.toString().split('\n')) if (line.trim()) onLine(line);
+  });
+  return child;
 }

@@ -51,6 +51,15 @@ export interface CandidateResult {
 
 export const INLINE_TASK_LIMIT = 1000;
 
+/** What rankResults ranks by, as `vero best` and `vero compare` say it: a vero.yaml evaluation has no constraints. */
+export const EVALUATION_RANKING = {
+  metric: 'score',
+  direction: 'maximize',
+  constraints: [] as string[],
+  meaning: "the mean over the tasks that ran of each task's reward (its attempts aggregated as the config says; an error counts 0)",
+  ties: 'fewer errors, then the earlier start',
+} as const;
+
 /**
  * The one ranking of evaluations (`vero best`, its runner-up, `vero report`, the library's pickBest): highest score,
  * then fewer errors, then earlier start, then id. A spend cap's partial evaluation scores only the tasks it ran:

@@ -204,7 +204,19 @@ export const ListRowJson = z.strictObject({
 });
 export const ListJson = z.array(ListRowJson);
 
+/** What a ranking ranked by: its metric and direction, what the metric is, how ties go, and the constraints it checks. */
+export const RankedByJson = z
+  .strictObject({
+    metric: z.string(),
+    direction: z.enum(['maximize', 'minimize']),
+    meaning: z.string(),
+    ties: z.string(),
+    constraints: z.array(z.string()).describe('`metric operator value` each; a candidate breaking one is not ranked (none here)'),
+  })
+  .describe('what the ranking ranked by');
+
 export const BestJson = CandidateResultJson.omit({ tasks: true }).extend({
+  rankedBy: RankedByJson,
   runnerUp: z.strictObject({ evalId: z.string(), candidateRef: z.string(), score: num, separable: z.boolean() }).nullable(),
 });
 
@@ -212,6 +224,7 @@ const EvalRef = z.strictObject({ evalId: z.string(), candidate: z.string(), cand
 export const CompareJson = z.strictObject({
   a: EvalRef,
   b: EvalRef,
+  rankedBy: RankedByJson,
   harborVersions: z
     .strictObject({ a: z.array(z.string()), b: z.array(z.string()), differ: z.boolean() })
     .optional()

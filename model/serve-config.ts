@@ -7,6 +7,7 @@ import { GatewaySpec } from './gateway-policy';
 import { HarborSection } from './harbor-config';
 import { CONSTRAINT_OPERATORS } from './objective';
 import { HarnessSpec } from './command-harness';
+import { WandbSpec } from './wandb-spec';
 
 export const SplitAccess = z.enum(['viewable', 'non_viewable', 'no_access']);
 export type SplitAccess = z.infer<typeof SplitAccess>;
@@ -284,6 +285,8 @@ export const ServeConfig = z.strictObject({
   gateway: GatewaySpec.optional(),
   /** Mode B: transcripts and trial detail in a viewable split's per-case results. */
   feedback: FeedbackSpec.optional(),
+  /** Weights & Biases reporting of this sidecar's evaluations (sidecar/wandb-reporter.ts). */
+  wandb: WandbSpec.optional(),
   host: z.string(),
   /** 0 = any free port. */
   port: z.number().int().min(0).max(65535),

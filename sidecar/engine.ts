@@ -181,6 +181,9 @@ export class Engine {
     private readonly gateway: Gateway | null = null,
   ) {}
 
+  /** Told every evaluation's outcome, the optimizer's and the trusted ones (the W&B reporter); must not throw. */
+  readonly listeners: ((out: EvalOutcome, kind: EvaluationKind) => void)[] = [];
+
   /** The workflow id of each agent evaluation now running (Mode B), by evaluation key: for its progress. */
   private readonly workflowIds = new Map<string, string>();
 
@@ -282,7 +285,9 @@ export class Engine {
     kind: EvaluationKind = 'agent',
     opts: TargetScoring & { failureValue?: number; run?: number } = {},
   ): Promise<EvalOutcome> {
-    return this.withObjective(await this.evaluateCases(commit, split, ids, kind, opts), opts.failureValue);
+    const out = this.withObjective(await this.evaluateCases(commit, split, ids, kind, opts), opts.failureValue);
+    for (const listener of this.listeners) listener(out, kind);
+    return out;
   }
 
   /** An outcome with its metrics and the objective's constraints it breaks (none: no `violations`). */

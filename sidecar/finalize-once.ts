@@ -40,6 +40,7 @@ export class FinalizeOnce {
     log(`finalize: commit ${result.commit ?? '(none)'}: ${result.reason}`);
     fs.mkdirSync(cfg.paths.admin_volume, { recursive: true });
     writeJsonDurable(this.file, result, { mode: 0o600 });
+    this.d.onFinalized?.(result);
     return result;
   }
 }

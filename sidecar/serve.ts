@@ -24,6 +24,8 @@ import { lockSessionDir } from './session-lock';
 import { restoreSession } from './session-snapshot';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 import { resolveInRegistry } from '../harbor/dataset-ref';
+import type { FinalizeResult } from './finalize';
+import { startWandbReporter } from './wandb-reporter';
 
 export function loadServeConfig(file: string): ServeConfig {
   let raw: unknown;
@@ -43,6 +45,21 @@ export function verifyPinnedSource(cfg: ServeConfig, file: string): void {
   if (!s || 'path' in s || s.registry_path === undefined || s.digest === undefined) return;
   const { problems } = resolveInRegistry(s.dataset, s.registry_path, s.digest);
   if (problems.length) throw new ConfigError(problems.map((p) => `${file}: mode_b.task_source: ${p}`).join('\n'));
+}
+
+/**
+ * Before anything reads the session: a relaunch's rescued session restored into a session dir that has no state
+ * yet (checked again here: fail closed), then the exposed splits' tasks written where the optimizer reads (rebuilt
+ * whole on every start). The session lock is released when either fails.
+ */
+async function prepareSession(cfg: ServeConfig, lock: { release(): void }, log: (line: string) => void): Promise<void> {
+  try {
+    await restoreSession(cfg, log);
+    writeCaseResources(cfg, log);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
 }
 
 export interface ServeOptions {
@@ -67,18 +84,7 @@ export async function serve(
   fs.chmodSync(cfg.paths.admin_volume, 0o700);
   // One sidecar per session dir, before any state is read (a second one would reserve from a stale ledger).
   const lock = lockSessionDir(cfg.paths.admin_volume);
-  // A relaunch's rescued session, into a session dir that has no state yet (checked again here: fail closed).
-  await restoreSession(cfg, log).catch((e: unknown) => {
-    lock.release();
-    throw e;
-  });
-  // The exposed splits' tasks, where the optimizer reads (rebuilt whole on every start).
-  try {
-    writeCaseResources(cfg, log);
-  } catch (e) {
-    lock.release();
-    throw e;
-  }
+  await prepareSession(cfg, lock, log);
   const ledger = Ledger.open(path.join(cfg.paths.admin_volume, 'ledger.json'), cfg.budgets);
   const registry = CandidateRegistry.open(path.join(cfg.paths.admin_volume, 'candidates.json'));
   const token = createAdminToken(cfg.paths.token_path);
@@ -116,6 +122,7 @@ export async function serve(
   });
   const running = worker.run();
   const engine = new Engine(cfg, { client, taskQueue }, gateway);
+  const wandb = startWandbReporter(cfg, engine, ledger, gateway, log);
   const app = buildServer({
     cfg,
     engine,
@@ -124,6 +131,7 @@ export async function serve(
     token,
     log,
     ...(gateway ? { gatewayStatus: () => gatewayStatus(gateway.spec, gateway.meter) } : {}),
+    ...(wandb ? { onFinalized: (r: FinalizeResult) => wandb.finalized(r) } : {}),
   });
   // Answered only under loopback names, IPs, the listen host and the name main reaches it by (DNS rebinding).
   refuseForeignHosts(app, [opts.host ?? cfg.host, new URL(CONTAINER.sidecarUrl).hostname]);
@@ -136,6 +144,7 @@ export async function serve(
     await workerConnection.close();
     await client.connection.close();
     await devServer?.stop();
+    await wandb?.stop();
     lock.release();
   };
   // A port in use is said (and what started is stopped), not a stack trace.

@@ -1,6 +1,7 @@
 /** What the sidecar's request handlers share (server.ts builds the app from it; agent-evaluations, finalize-once use it). */
 import type { ServeConfig } from '../model/serve-config';
 import type { Engine } from './engine';
+import type { FinalizeResult } from './finalize';
 import type { Ledger } from './ledger';
 import type { CandidateRegistry } from './registry';
 
@@ -13,4 +14,6 @@ export interface SidecarDeps {
   log: (line: string) => void;
   /** The gateway's usage and limits per scope, when the task has one (numbers only). */
   gatewayStatus?: () => unknown;
+  /** Told finalize's result once it is recorded (the W&B reporter); must not throw. */
+  onFinalized?: (result: FinalizeResult) => void;
 }

@@ -392,6 +392,13 @@ test('status, results, list and best read evaluations back; cancel stops a runni
     // 2/2 against 1/2 on two tasks is not a resolved difference, and best says so.
     expect(JSON.parse(best.stdout)).toMatchObject({ runnerUp: { evalId: ids.baseline, separable: false }, uncertainty: { n: 2, mean: 1 } });
     expect(bestText.stdout).toContain('not separable from the runner-up baseline (0.500) at 95%');
+    // What the ranking ranked by, said by best and compare (text and --json): the score, no constraints.
+    const rankedBy = 'ranking   ranked by score (maximize, highest first: the mean over the tasks that ran';
+    expect(bestText.stdout).toContain(rankedBy);
+    expect(bestText.stdout).toContain('; ties: fewer errors, then the earlier start; no constraints\n');
+    expect(cmpText.stdout).toContain(rankedBy);
+    expect(JSON.parse(best.stdout).rankedBy).toMatchObject({ metric: 'score', direction: 'maximize', constraints: [] });
+    expect(JSON.parse(cmp.stdout).rankedBy).toMatchObject({ metric: 'score', direction: 'maximize', constraints: [] });
 
     // list pages through every evaluation; --limit shows the newest N and says there are more.
     expect(JSON.parse(limited.stdout)).toHaveLength(1);

@@ -69,17 +69,17 @@ const REGISTRY = veroRegistry();
 const REFUSED: Record<string, string[]> = {
   'examples/harness-conformance/build.yaml': [],
   'examples/harbor-circle-packing/build.yaml': [],
-  [BENCH('browsecomp-plus')]: ['wandb', 'task_source'],
-  [BENCH('gaia')]: ['wandb'],
-  [BENCH('gaia', 'build.shell.yaml')]: ['wandb'],
-  [BENCH('officeqa')]: ['wandb', 'task_source'],
-  [BENCH('swe-atlas-qna')]: ['wandb'],
-  [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: ['wandb'],
-  [BENCH('swe-bench-pro')]: ['wandb'],
-  [BENCH('swe-bench-pro', 'build.sample.yaml')]: ['wandb'],
-  [BENCH('tau3')]: ['wandb'],
-  [BENCH('terminal-bench')]: ['wandb'],
-  [BENCH('terminal-bench', 'build.azure.yaml')]: ['wandb'],
+  [BENCH('browsecomp-plus')]: ['task_source'],
+  [BENCH('gaia')]: [],
+  [BENCH('gaia', 'build.shell.yaml')]: [],
+  [BENCH('officeqa')]: ['task_source'],
+  [BENCH('swe-atlas-qna')]: [],
+  [BENCH('swe-atlas-qna', 'build.gpt54mini.yaml')]: [],
+  [BENCH('swe-bench-pro')]: [],
+  [BENCH('swe-bench-pro', 'build.sample.yaml')]: [],
+  [BENCH('tau3')]: [],
+  [BENCH('terminal-bench')]: [],
+  [BENCH('terminal-bench', 'build.azure.yaml')]: [],
 };
 
 /** The vero file as vero's loader reads it with no parameters set: every `${NAME:-default}` at its default. */
@@ -96,16 +96,15 @@ function compiled(file: string, registry = REGISTRY): { config: BuildConfig; ser
   return { config, serve, refusals: doc.refusals };
 }
 
-test('with WANDB_MODE=disabled and a registry holding their datasets, every file refused for nothing else builds unchanged', () => {
-  const buildable = Object.keys(REFUSED).filter((rel) => REFUSED[rel]!.every((f) => f === 'wandb'));
+test('with a registry holding their datasets, every file refused for nothing else builds unchanged (W&B online: no WANDB_MODE)', () => {
+  const buildable = Object.keys(REFUSED).filter((rel) => REFUSED[rel]!.length === 0);
   expect(buildable).toHaveLength(11); // harness-conformance, harbor-circle-packing and the nine registry-based benchmark files
   const before = process.env.WANDB_MODE;
-  process.env.WANDB_MODE = 'disabled';
+  delete process.env.WANDB_MODE;
   try {
     for (const rel of buildable) expect(() => loadBuildConfig(path.join(VERO, rel), {}, { path: REGISTRY })).not.toThrow();
   } finally {
-    if (before === undefined) delete process.env.WANDB_MODE;
-    else process.env.WANDB_MODE = before;
+    if (before !== undefined) process.env.WANDB_MODE = before;
   }
 });
 
@@ -129,7 +128,7 @@ test.each(['browsecomp-plus', 'officeqa'])(
     }
     const file = path.join(dir, 'baseline', 'build.yaml');
     const before = process.env.WANDB_MODE;
-    process.env.WANDB_MODE = 'disabled';
+    delete process.env.WANDB_MODE; // vero's default: online
     try {
       const config = loadBuildConfig(file, {}, { path: REGISTRY });
       expect({ format: config.format, mode: config.mode, splits: config.splits.map((x) => x.split).sort() }).toEqual({
@@ -142,8 +141,7 @@ test.each(['browsecomp-plus', 'officeqa'])(
       fs.rmSync(path.join(dir, 'tasks'), { recursive: true });
       expect(() => loadBuildConfig(file, {}, { path: REGISTRY })).toThrow(`task_source: ${path.join(dir, 'tasks')} does not exist`);
     } finally {
-      if (before === undefined) delete process.env.WANDB_MODE;
-      else process.env.WANDB_MODE = before;
+      if (before !== undefined) process.env.WANDB_MODE = before;
     }
   },
 );
@@ -470,7 +468,7 @@ describe('registry task sources of vero’s files', () => {
 
   test('vero build --print-config --registry-path shows SWE-bench Pro’s version pinned to its digest', async () => {
     const r = await runVero(['build', '-c', path.join(VERO, BENCH('swe-bench-pro')), '--print-config', '--registry-path', REGISTRY]);
-    expect(r.code).toBe(2); // its other refusals
+    expect(r.code).toBe(0); // nothing of it is refused
     const printed = parseYaml(r.stdout.replace(/^#.*\n/gm, '')) as Record<string, any>;
     expect(printed.inner_dataset).toEqual({ ref: 'swebenchpro@1.0', registry_path: REGISTRY, digest: expect.stringMatching(/^sha256:/) });
     expect(r.stdout).toMatch(/^# note: task_source: swebenchpro@1\.0 pinned at sha256:[0-9a-f]{64} \(731 tasks\)$/m);
@@ -652,10 +650,10 @@ test('vero build --print-config shows what a vero file became in our schema; one
   expect(printed.gateway.scopes.producer.models).toEqual(['anthropic/claude-x']);
   expect(r.stdout).toMatch(/^# note: harbor_requirement: harbor\[modal\]==0\.20\.0/m);
   expect(r.stderr).not.toContain('(vero format)');
-  const refused = BENCH('gaia');
+  const refused = BENCH('officeqa'); // its ../tasks are made by vero's scripts
   const withRefusals = await runVero(['build', '-c', path.join(VERO, refused), '--print-config'], { WANDB_MODE: '' });
   expect(withRefusals.code).toBe(2);
-  expect(withRefusals.stderr).toContain(`(vero format): wandb:`);
+  expect(withRefusals.stderr).toContain(`(vero format): task_source:`);
   const bad = await runVero(['build', '-c', file, '--print-config', '--param', 'no-equals']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--param no-equals: expected NAME=VALUE');

@@ -29,6 +29,8 @@ const FILES: Record<string, string> = {
   'package-lock.json': JSON.stringify(LOCK),
   'bin/vero': '#!/bin/sh\n',
   'scripts/ensure-temporal': '#!/bin/sh\n',
+  'sidecar/wandb_logger.py': 'import wandb\n', // the sidecar's W&B logger, a Python program beside dist/
+  'sidecar/engine.ts': 'source\n', // TypeScript sources are not packed (dist/ holds the built code)
   'dist/cli/main.js': 'main\n',
   'dist/cli/main.js.map': '{}',
   'dist/bench/scale.js': 'bench\n',
@@ -103,6 +105,8 @@ test('the package holds the built code and the production closure, in path order
     'package.json',
     'scripts/',
     'scripts/ensure-temporal',
+    'sidecar/',
+    'sidecar/wandb_logger.py',
   ]);
   expect(listed.find((e) => e.path === 'bin/vero')!.mode).toBe(0o755);
   expect(listed.find((e) => e.path === 'dist/cli/main.js')!.mode).toBe(0o644);

@@ -2,14 +2,14 @@
  * vero's fields for the outer run and the trust boundary: `optimizer_harbor_args` (checked at build time, recorded
  * in the task, applied by `vero run` to the outer `harbor run` before the caller's flags), `harness_user: null` and
  * `task_services_use_upstream` (honoured as declared trust decisions, their exposure printed and recorded with the
- * reward), and `wandb` (refused unless disabled).
+ * reward), and `wandb` (the sidecar's W&B run, its mode settled at build time).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import { BuildConfigFile, loadBuildConfig, readBuildDocument } from '../../compiler/build-config';
-import { buildTaskDir } from '../../compiler/compile';
+import { buildTaskDir, missingSecrets } from '../../compiler/compile';
 import { printConfig } from '../../compiler/print-config';
 import { isolationFor } from '../../harbor/isolation';
 import { writeEnvFile } from '../../infra/env-file';
@@ -234,31 +234,50 @@ describe('harness_user and task_services_use_upstream in vero’s benchmarks', (
 });
 
 describe('wandb', () => {
-  test('refused unless disabled, with why the JavaScript client cannot log vero’s runs', () => {
+  const wandbOf = (doc: { raw: unknown }) => (doc.raw as { wandb?: unknown }).wandb;
+
+  test('a benchmark file’s section (no mode) is the sidecar’s online run, with vero’s fields, and its key required at build', () => {
     const doc = readBuildDocument(BENCH('terminal-bench'), {}, {});
-    const wandb = doc.refusals.find((r) => r.includes('(vero format): wandb:'));
-    expect(wandb).toContain('@wandb/sdk 0.5.1');
-    expect(wandb).toContain('WANDB_MODE=offline still calls the W&B server and drops every row without writing a run dir');
-    expect(wandb).toContain('Set wandb.mode: disabled, or build with WANDB_MODE=disabled');
+    expect(refusedFields(doc.refusals)).not.toContain('wandb');
+    expect(wandbOf(doc)).toEqual({
+      project: 'harness-engineering-bench',
+      group: 'terminal-bench',
+      name: 'terminal-bench',
+      tags: ['terminal-bench'],
+      mode: 'online',
+      log_traces: true,
+    });
+    expect(doc.notes.find((n) => n.startsWith('wandb:'))).toContain('online (the default)');
+    // Its key is required from the build host's environment (the file declares it among its secrets too).
+    const undeclared = { ...BuildConfigFile.parse(doc.raw), secrets: [] };
+    expect(missingSecrets(undeclared, {})).toEqual(['OPENAI_API_KEY', 'WANDB_API_KEY']);
+    expect(missingSecrets({ ...undeclared, wandb: { ...undeclared.wandb!, mode: 'offline' } }, {})).toEqual(['OPENAI_API_KEY']);
   });
 
-  test('WANDB_MODE=disabled in the build environment (the file sets no mode) builds without W&B, and says so', () => {
+  test('WANDB_MODE in the build environment (the file sets no mode): offline is a run dir, disabled leaves W&B out, and says so', () => {
     for (const bench of ['terminal-bench', 'gaia', 'swe-bench-pro']) {
+      const offline = readBuildDocument(BENCH(bench), {}, { WANDB_MODE: 'offline' });
+      expect(wandbOf(offline)).toMatchObject({ mode: 'offline' });
       const doc = readBuildDocument(BENCH(bench), {}, { WANDB_MODE: 'disabled' });
-      expect(refusedFields(doc.refusals)).not.toContain('wandb');
-      expect(doc.notes).toContain(
-        'wandb: disabled (WANDB_MODE=disabled in the build environment): nothing is reported to Weights & Biases',
-      );
+      expect(wandbOf(doc)).toBeUndefined();
+      expect(doc.notes).toContain('wandb: disabled (WANDB_MODE in the build environment): nothing is reported to Weights & Biases');
     }
     // A mode written in the file is the file's: the environment does not override it.
-    const conformance = readBuildDocument(
-      path.join(VERO, 'examples/harness-conformance/build.yaml'),
-      { wandb_mode: 'online' },
-      {
-        WANDB_MODE: 'disabled',
-      },
+    const conformance = (mode: string) =>
+      readBuildDocument(path.join(VERO, 'examples/harness-conformance/build.yaml'), { wandb_mode: mode }, { WANDB_MODE: 'disabled' });
+    expect(wandbOf(conformance('online'))).toMatchObject({ project: 'vero-conformance', mode: 'online' });
+    expect(conformance('sometimes').refusals.find((r) => r.includes('wandb.mode'))).toContain(
+      'wandb.mode: "sometimes" (wandb.mode) is not one of online, offline, disabled',
     );
-    expect(refusedFields(conformance.refusals)).toContain('wandb');
+  });
+
+  test('a mode A task (vero’s command backend) with W&B is refused by name: the client is installed beside mode B’s Harbor', () => {
+    const file = path.join(tempDir(), 'build.yaml');
+    fs.cpSync(path.join(VERO, 'examples/harbor-circle-packing'), path.dirname(file), { recursive: true });
+    fs.appendFileSync(file, '\nwandb:\n  project: circles\n  mode: offline\n');
+    expect(() => loadBuildConfig(file)).toThrow(/wandb: only in mode B .*set wandb\.mode: disabled or WANDB_MODE=disabled/);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('  mode: offline', '  mode: disabled'));
+    expect(() => loadBuildConfig(file)).not.toThrow();
   });
 });
 

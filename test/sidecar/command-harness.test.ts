@@ -10,7 +10,7 @@ import { buildTaskDir } from '../../compiler/compile';
 import { ServeConfig } from '../../model/serve-config';
 import { tempDir } from '../helpers/fixtures';
 import { uniqueQueue } from '../helpers/temporal';
-import { finalizeAsVerifier, git, modeAOnHost, onHost, post, startSidecar } from '../helpers/sidecar';
+import { cli, finalizeAsVerifier, git, modeAOnHost, onHost, post, startSidecar } from '../helpers/sidecar';
 import { circleExample, GRID_PACKING, GRID_SUM_RADII, OVERLAPPING_PACKING, SEED_SUM_RADII } from '../helpers/circle-packing';
 
 jest.setTimeout(180_000);
@@ -70,6 +70,10 @@ test('vero’s circle packing: sum_radii ranks, a candidate breaking valid == 1 
       objective: { metric: 'sum_radii', direction: 'maximize', constraints: ['valid == 1'] },
     });
     expect(fin.json).not.toHaveProperty('violations');
+    // vero finalize (the recorded result, again) says what it ranked by and which candidate broke what.
+    const again = await cli(['finalize', '--token-file', s.cfg.paths.token_path, '--output', path.join(s.dir, 'reward.json')], side.url);
+    expect(again.stderr).toContain('finalize: ranked by sum_radii (maximize, highest first); constraints: valid == 1\n');
+    expect(again.stderr).toContain(`finalize: ${invalid.slice(0, 12)} not eligible: broke on validation: valid == 1 (observed 0)\n`);
   } finally {
     await side.stop();
   }
@@ -86,6 +90,10 @@ test('a submitted candidate that breaks valid == 1 on the target is rewarded the
     expect((await post(side.url, '/eval', { split: 'development' })).status).toBe(200);
     const fin = await finalizeAsVerifier(side, s);
     expect(fin.json).toMatchObject({ commit: invalid, rewards: { sum_radii: 0 }, violations: { sum_radii: ['valid == 1 (observed 0)'] } });
+    const again = await cli(['finalize', '--token-file', s.cfg.paths.token_path, '--output', path.join(s.dir, 'reward.json')], side.url);
+    expect(again.stderr).toContain(
+      'finalize: target sum_radii: the graded candidate broke valid == 1 (observed 0) (its reward is the failure value)\n',
+    );
   } finally {
     await side.stop();
   }

@@ -1,0 +1,159 @@
+/**
+ * The sidecar's W&B run (sidecar/wandb-reporter.ts, sidecar/wandb_logger.py): an offline run of a real sidecar
+ * (the test Temporal server, the Harbor stand-in) is read back with W&B's own reader of the pinned client, and
+ * holds every row the sidecar logged (each evaluation's score, case counts and outcome per partition and
+ * principal, the budgets left), the run's project/group/name/tags/notes, the traces as artifacts and finalize's
+ * summary. An online run without WANDB_API_KEY is refused at build time, by name.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildTaskDir } from '../../compiler/compile';
+import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, WANDB_VERSION } from '../../model/wandb-spec';
+import { parse as parseYaml } from 'yaml';
+import { wandbPaths } from '../../sidecar/wandb-reporter';
+import { ROOT } from '../helpers/fixtures';
+import { commitImprovement, finalizeAsVerifier, post, setup, startSidecar } from '../helpers/sidecar';
+
+jest.setTimeout(120_000);
+
+/** W&B's client as scripts/ensure-wandb made it (run by .ci/run): the test fails, naming it, when it is missing. */
+function wandbPython(): string {
+  const cache = process.env.VERO_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'vero-harbor');
+  const python = path.join(cache, `wandb-${WANDB_VERSION}`, 'bin', 'python');
+  if (!fs.existsSync(path.join(cache, `wandb-${WANDB_VERSION}`, '.complete')))
+    throw new Error(`W&B's client wandb==${WANDB_VERSION} is not installed at ${python}: run scripts/ensure-wandb (.ci/run does)`);
+  return python;
+}
+
+interface RunRecord {
+  run: { id: string; project: string; group: string; name: string; tags: string[]; notes: string; config: Record<string, unknown> };
+  history: Record<string, unknown>[];
+  summary: Record<string, unknown>;
+  artifacts: { name: string; type: string; files: string[] }[];
+  exit_code: number | null;
+}
+
+/** The offline run's `.wandb` file as W&B's reader (test/helpers/wandb_run_reader.py) reads it. */
+function readRun(python: string, wandbDir: string): RunRecord {
+  const runs = fs.readdirSync(path.join(wandbDir, 'wandb')).filter((d) => d.startsWith('offline-run-'));
+  expect(runs).toHaveLength(1);
+  const dir = path.join(wandbDir, 'wandb', runs[0]!);
+  const file = fs.readdirSync(dir).find((f) => f.endsWith('.wandb'))!;
+  const out = execFileSync(python, [path.join(ROOT, 'test/helpers/wandb_run_reader.py'), path.join(dir, file)], { encoding: 'utf8' });
+  return JSON.parse(out) as RunRecord;
+}
+
+/** The rows the sidecar handed its logger (events.jsonl), in order, and the finish event's summary. */
+function loggedEvents(adminVolume: string) {
+  const events = fs
+    .readFileSync(wandbPaths(adminVolume).events, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; row?: Record<string, unknown>; summary?: Record<string, unknown>; name?: string });
+  return {
+    rows: events.filter((e) => e.type === 'log').map((e) => e.row!),
+    artifacts: events.filter((e) => e.type === 'artifact').map((e) => e.name!),
+    summary: events.find((e) => e.type === 'finish')?.summary,
+  };
+}
+
+async function untilFinished(stateFile: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (fs.existsSync(stateFile) && (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { finished?: boolean }).finished) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the W&B logger did not finish the run (${stateFile})`);
+}
+
+test('an offline run, read back with W&B’s own reader, holds every value the sidecar logged', async () => {
+  const python = wandbPython();
+  const wandb = {
+    project: 'vero-tests',
+    group: 'circles',
+    name: 'cell-1',
+    tags: ['t1', 't2'],
+    notes: 'a note',
+    mode: 'offline',
+    log_traces: true,
+  };
+  const s = await setup({ build: { wandb } });
+  expect(s.cfg.wandb).toEqual({ ...wandb });
+  const side = await startSidecar(s, { [WANDB_PYTHON_ENV]: python, WANDB_SILENT: 'true' });
+  let train: Record<string, unknown>;
+  let fin: Record<string, unknown>;
+  try {
+    commitImprovement(s.work);
+    train = (await post(side.url, '/eval', { split: 'train' })).json;
+    expect(train.mean_score).toBe(1);
+    fin = (await finalizeAsVerifier(side, s)).json;
+    expect(fin.rewards).toEqual({ reward: 1 });
+    await untilFinished(wandbPaths(s.cfg.paths.admin_volume).state);
+  } finally {
+    await side.stop();
+  }
+  const logged = loggedEvents(s.cfg.paths.admin_volume);
+  const run = readRun(python, wandbPaths(s.cfg.paths.admin_volume).dir);
+
+  // The run as the file set it (the name carries a digest of the run id: two sessions of one name stay apart).
+  expect(run.run).toMatchObject({ project: 'vero-tests', group: 'circles', tags: ['t1', 't2'], notes: 'a note' });
+  expect(run.run.name).toMatch(/^cell-1--[0-9a-f]{6}$/);
+  expect(run.run.config).toMatchObject({ 'vero/task': 'test/opt', 'vero/run_label': 'cell-1' });
+
+  // Every row the sidecar logged is a history row at its step, value for value.
+  const user = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('_')));
+  expect(run.history.map(user)).toEqual(logged.rows);
+  // ... and they say what happened: the optimizer's train evaluation, the trusted ones, the budgets left.
+  expect(logged.rows[0]).toMatchObject({
+    partition: 'train',
+    principal: 'agent',
+    status: 'success',
+    'train/agent/score': train.mean_score,
+    'train/agent/num_cases': train.n_samples,
+    'train/agent/cases/success': 3,
+    'train/agent/cases/error': 0,
+    'train/agent/feasible': true,
+    'train/agent/evaluations/success_total': 1,
+    'train/agent/metric/score': 1,
+    'budget/train/remaining_runs': 4,
+    'budget/validation/remaining_runs': 3,
+  });
+  expect(logged.rows.some((r) => r['test/trusted/score'] === 1 && r['test/trusted/num_cases'] === 1)).toBe(true);
+
+  // Finalize's summary, and the run ended.
+  expect(logged.summary).toMatchObject({ shipped: true, commit: fin.commit, 'reward/reward': 1, 'objective/metric': 'score' });
+  expect(run.summary).toMatchObject(logged.summary!);
+  expect(run.exit_code).toBe(0);
+  // log_traces: each evaluation's trace as an artifact of its own.
+  expect(run.artifacts.map((a) => a.name)).toEqual(logged.artifacts);
+  expect(run.artifacts.length).toBe(logged.rows.filter((r) => r.evaluation_id).length);
+  for (const a of run.artifacts) expect(a).toMatchObject({ type: 'evaluation_trace', files: [`${a.name.slice('trace-'.length)}.json`] });
+});
+
+test('an online run needs WANDB_API_KEY in the build host’s environment: refused at build time by name; the key reaches the sidecar only', async () => {
+  const s = await setup({ build: { wandb: { project: 'vero-tests' } } }); // built with the secret check skipped
+  expect(s.cfg.wandb).toMatchObject({ project: 'vero-tests', mode: 'online' });
+  const before = process.env.WANDB_API_KEY;
+  delete process.env.WANDB_API_KEY;
+  try {
+    await expect(buildTaskDir(path.join(s.dir, 'build.yaml'), path.join(s.dir, 'again'))).rejects.toThrow(
+      /secrets missing from the host environment: WANDB_API_KEY/,
+    );
+  } finally {
+    if (before !== undefined) process.env.WANDB_API_KEY = before;
+  }
+  expect(fs.existsSync(path.join(s.dir, 'again'))).toBe(false);
+  const compose = parseYaml(fs.readFileSync(path.join(s.dir, 'task', 'environment', 'docker-compose.yaml'), 'utf8')) as {
+    services: Record<string, { environment: Record<string, string> }>;
+  };
+  expect(compose.services['eval-sidecar']!.environment.WANDB_API_KEY).toMatch(/^\$\{WANDB_API_KEY:\?/);
+  expect(compose.services.main!.environment.WANDB_API_KEY).toBe('');
+  const dockerfile = fs.readFileSync(path.join(s.dir, 'task', 'environment', 'sidecar', 'Dockerfile'), 'utf8');
+  expect(dockerfile).toContain(`harbor==0.26.0 ${WANDB_REQUIREMENT}`);
+  expect(
+    fs
+      .readdirSync(path.join(s.dir, 'task', 'environment', 'sidecar', 'harbor-wheelhouse'))
+      .some((f) => f.startsWith(`wandb-${WANDB_VERSION}-`)),
+  ).toBe(true);
+});
