@@ -70,6 +70,26 @@ const PLACEMENT_RULES = [
     ],
   },
   {
+    // harbor/ is Harbor's machinery: it imports nothing above it (the model, infra/ and itself only).
+    covers: (f) => f.startsWith('harbor/'),
+    patterns: [
+      {
+        regex: '^\\.\\./(client|cli|workflows|activities|sidecar|compiler|worker)(/|$)',
+        message: 'harbor/ imports nothing above it: hand it what it needs (a hook, a value) from the caller',
+      },
+    ],
+  },
+  {
+    // infra/ is the I/O every layer needs: it imports nothing above it, Harbor's machinery included.
+    covers: (f) => f.startsWith('infra/'),
+    patterns: [
+      {
+        regex: '^\\.\\./(harbor|client|cli|workflows|activities|sidecar|compiler|worker)(/|$)',
+        message: 'infra/ imports nothing above it (harbor/ included): move the helper to the layer that needs it',
+      },
+    ],
+  },
+  {
     // Every file written whole goes through the atomic writer (others read it: a reader never sees half a file).
     covers: (f) => f !== 'infra/atomic-file.ts',
     properties: [
@@ -106,7 +126,7 @@ function placementConfigs() {
   return [...groups.values()].map(({ rules, files }) => ({
     files,
     rules: {
-      'no-restricted-imports': ['error', { paths: rules.flatMap((r) => r.imports ?? []) }],
+      'no-restricted-imports': ['error', { paths: rules.flatMap((r) => r.imports ?? []), patterns: rules.flatMap((r) => r.patterns ?? []) }],
       'no-restricted-syntax': ['error', ...rules.flatMap((r) => r.syntax ?? [])],
       'no-restricted-properties': ['error', ...rules.flatMap((r) => r.properties ?? [])],
     },

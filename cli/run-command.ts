@@ -5,7 +5,7 @@ import { runInForeground } from '../infra/foreground';
 import { compiledTaskArgv } from '../harbor/argv';
 import { compiledServeConfig, gatewayLaunch } from '../harbor/gateway-launch';
 import { compiledRunOf } from '../harbor/outer-run';
-import { resumeLaunch } from '../harbor/resume-session';
+import { resumeLaunch } from '../sidecar/resume-session';
 import { ConfigError } from '../model/errors';
 import {
   agentOf,

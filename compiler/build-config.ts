@@ -25,7 +25,7 @@ import {
   SplitSpec,
   TargetSpec,
 } from '../model/serve-config';
-import { availableTasks } from '../infra/task-source';
+import { availableTasks } from '../harbor/task-source';
 import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { usesNestedDocker } from './nested-docker';

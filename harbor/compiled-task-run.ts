@@ -10,7 +10,6 @@ import { PROJECT_ROOT } from '../infra/package-root';
 import { compiledTaskArgv } from './argv';
 import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
-import { resumeLaunch } from './resume-session';
 import { launchHarbor } from './launch';
 import { launchFailure } from './launch-failure';
 
@@ -33,8 +32,11 @@ export interface CompiledTaskRun {
   /** Where harbor's own output goes (default: <jobsDir>/<jobName>.harbor.log). */
   logFile?: string;
   timeoutMs?: number;
-  /** A rescued session to relaunch from (as `vero run --resume-from`: checked, then mounted into the sidecar). */
-  resumeFrom?: string;
+  /**
+   * A rescued session to relaunch from, checked and staged by the caller (sidecar/resume-session.ts, as for
+   * `vero run --resume-from`): its environment mounts it into the sidecar; its dir is removed once harbor ended.
+   */
+  resume?: { env: Record<string, string>; dir: string };
 }
 
 export interface FinalizeDetails {
@@ -77,7 +79,7 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
   const pythonPath = run.agent.kind === 'import' ? run.agent.pythonPath : undefined;
   // A task with an inference gateway is started as `vero run` does: a producer token for the optimizer.
   const gateway = gatewayLaunch(run.taskDir);
-  const resume = run.resumeFrom ? await resumeLaunch(run.taskDir, run.resumeFrom) : null;
+  const resume = run.resume;
   const argv = [
     run.harbor,
     ...compiledTaskArgv(run.taskDir, gateway?.harborArgs ?? [], [

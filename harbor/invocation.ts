@@ -3,7 +3,7 @@
  * environment, the same for a task's run and for the preflight's dry run of it.
  */
 import * as path from 'node:path';
-import { resolvedRegistryFile } from '../infra/task-source';
+import { resolvedRegistryFile } from './task-source';
 import type { EvalSettings } from '../model/eval-input';
 import { runPaths } from '../model/paths';
 import { harborArgv, preflightArgv } from './argv';

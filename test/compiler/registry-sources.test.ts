@@ -17,7 +17,7 @@ import {
   runSourceOf,
 } from '../../harbor/dataset-ref';
 import { harborArgv } from '../../harbor/argv';
-import { availableTasks } from '../../infra/task-source';
+import { availableTasks } from '../../harbor/task-source';
 import { HarborSection } from '../../model/harbor-config';
 import { ServeConfig } from '../../model/serve-config';
 import { verifyPinnedSource } from '../../sidecar/serve';

@@ -14,7 +14,7 @@ import { kwargItem, preflightArgv } from '../../harbor/argv';
 import { HarborSection } from '../../model/harbor-config';
 import { listDataset, notATaskBecause } from '../../harbor/task-dir';
 import { DEFAULT_HARBOR_VERSION, HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor-version';
-import { listSource, resolvedRegistryFile } from '../../infra/task-source';
+import { listSource, resolvedRegistryFile } from '../../harbor/task-source';
 import { ConfigError } from '../../model/errors';
 import { LoadedTrial, scoreTask } from '../../model/trial-ranking';
 import { ROOT, tempDir } from '../helpers/fixtures';

@@ -11,8 +11,8 @@ import * as path from 'node:path';
 import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/session-snapshot';
-import { checkSessionDir, sessionBoundProblem } from '../sidecar/session-check';
-import { compiledServeConfig } from './gateway-launch';
+import { checkSessionDir, sessionBoundProblem } from './session-check';
+import { compiledServeConfig } from '../harbor/gateway-launch';
 
 export interface ResumeLaunch {
   /** For the `harbor run` process (compose interpolation): the checked copy's path. */
