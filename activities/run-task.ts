@@ -14,9 +14,9 @@ import { asActivityFailure, typedFailure } from '../model/errors';
 import type { CandidateSource, RunTaskInput } from '../model/activity-payloads';
 import type { TaskResult } from '../model/task-result';
 import { FailureType } from '../model/failures';
-import { unsupportedHarborWarning } from '../model/harbor-version';
+import { unsupportedHarborWarning } from '../model/harbor/version';
 import { faultPause } from './fault-pause';
-import { resumedAcrossVersionsNote } from '../harbor/job-versions';
+import { resumedAcrossVersionsNote } from '../model/harbor/job-versions';
 import { launchUntilSettled } from '../harbor/launch';
 import {
   ensureDir,
@@ -30,7 +30,7 @@ import {
   removePidFile,
 } from '../harbor/orphans';
 import { isCheckedOut } from '../infra/git';
-import { addUsage } from '../model/trial-ranking';
+import { addUsage } from '../model/harbor/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
 import { TaskAttempt } from '../harbor/task-attempt';
 

@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { collate, collatedRow, type CollatedRow, type LoadedJobs, loadTrials } from '../harbor/collate';
 import { EvalInput } from '../model/eval-input';
-import { jobNameFor } from '../harbor/job-name';
+import { jobNameFor } from '../model/harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 
 export interface PartialResults {

@@ -3,7 +3,7 @@
  * it, and a page of its ATIF trajectory (client/trajectory-page.ts). Every file is read through the viewer's
  * checks (isLinkedFile, the real path inside the home) and bounded.
  */
-import { TrialResult } from '../model/harbor-schemas';
+import { TrialResult } from '../model/harbor/schemas';
 import { readHomeFile } from '../infra/home-file';
 import { HARBOR_TRIAL_FILES } from '../model/paths';
 import { trajectoryPage, TrajectoryPage } from './trajectory-page';

@@ -15,7 +15,7 @@ import { countedTaskScores, TaskResult } from '../model/task-result';
 import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { scoreUncertainty } from '../model/uncertainty';
 import { VeroStatus } from '../model/search-attributes';
-import { hasInvalidReward } from '../model/trial-ranking';
+import { hasInvalidReward } from '../model/harbor/trial-ranking';
 import { listEvaluations } from './eval-listing';
 import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';

@@ -11,10 +11,10 @@ import { DurationSeconds } from '../model/durations';
 import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
-import { outerRunArgErrors } from '../model/outer-run-args';
-import { HarborSection } from '../model/harbor-config';
+import { outerRunArgErrors } from '../model/harbor/outer-run-args';
+import { HarborSection } from '../model/harbor/config';
 import { requirementName } from '../model/python-requirement';
-import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
+import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor/version';
 import {
   BudgetSpec,
   DEFAULT_SCORING,

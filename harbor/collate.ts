@@ -9,8 +9,8 @@ import { harborJobFiles } from '../model/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularText } from '../infra/bounded-read';
-import { isTrialResult, scoringFields, trialTaskKey } from '../model/harbor-result';
-import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
+import { isTrialResult, scoringFields, trialTaskKey } from '../model/harbor/result';
+import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/harbor/trial-ranking';
 import { TaskNameMismatchError } from '../model/errors';
 
 export interface InvalidTrialFile {
@@ -71,7 +71,7 @@ export function readTrialFile(
   }
   if (isTrialResult(json)) return { trial: { result: opts.whole ? json : scoringFields(json), file } };
   // The slow path, for the message (or a case the fast check missed): zod is loaded only here.
-  const { TrialResult } = require('../model/harbor-schemas') as typeof import('../model/harbor-schemas');
+  const { TrialResult } = require('../model/harbor/schemas') as typeof import('../model/harbor/schemas');
   const parsed = TrialResult.safeParse(json);
   if (!parsed.success) {
     return { invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };

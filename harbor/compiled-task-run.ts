@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileDurable } from '../infra/atomic-file';
 import { PROJECT_ROOT } from '../infra/package-root';
-import { compiledTaskArgv } from './argv';
+import { compiledTaskArgv } from '../model/harbor/argv';
 import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
 import { launchHarbor } from './launch';

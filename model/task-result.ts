@@ -1,5 +1,5 @@
 /** One task's row in an evaluation's result: scored, an error (never a silent 0), or not run (a spend cap). */
-import type { TaskStatus, Usage } from './trial-ranking';
+import type { TaskStatus, Usage } from './harbor/trial-ranking';
 
 export type { TaskStatus };
 

@@ -1,6 +1,6 @@
-import { collidingFlags, HarborSection } from '../../model/harbor-config';
-import { harborArgv, launcher, retryBackoffConfig } from '../../harbor/argv';
-import { jobNameFor } from '../../harbor/job-name';
+import { collidingFlags, HarborSection } from '../../model/harbor/config';
+import { harborArgv, launcher, retryBackoffConfig } from '../../model/harbor/argv';
+import { jobNameFor } from '../../model/harbor/job-name';
 
 const base = { source: { path: '/data/ds' }, task: 'hello', jobsDir: '/runs/x/jobs', jobName: 'hello', worktree: '/wt/abc' };
 const flagValue = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];

@@ -19,12 +19,12 @@ const ABOVE_HARBOR = ['client', 'cli', 'workflows', 'activities', 'sidecar', 'co
 
 test('harbor/ imports nothing above it; the model and infra/ are below it', async () => {
   const above = await importErrors(
-    'harbor/argv.ts',
+    'model/harbor/argv.ts',
     ABOVE_HARBOR.map((d) => `../${d}/x`),
   );
   expect(above).toHaveLength(ABOVE_HARBOR.length);
   expect(above[0]).toMatch(/harbor\/ imports nothing above it/);
-  expect(await importErrors('harbor/argv.ts', ['../model/errors', '../infra/atomic-file', './job-name'])).toEqual([]);
+  expect(await importErrors('model/harbor/argv.ts', ['../model/errors', '../infra/atomic-file', './job-name'])).toEqual([]);
 }, 60_000);
 
 test('infra/ imports nothing from harbor/ nor above it', async () => {

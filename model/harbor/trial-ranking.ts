@@ -1,12 +1,12 @@
 /**
  * Choosing and scoring trials, pure. Ranking is total and independent of directory order (vero.md §6.1 #2):
- * a valid reward (model/harbor-error-policy.ts) > clean (rewards and no exception) > has rewards > later
+ * a valid reward (model/harbor/error-policy.ts) > clean (rewards and no exception) > has rewards > later
  * finished_at > content tie-break. Only valid rewards score: a reward Harbor marks not valid (a model-provider
  * failure, a spent budget, a failed verifier) is the infrastructure's, never the candidate's.
  */
 import { createHash } from 'node:crypto';
-import { rewardValidity } from './harbor-error-policy';
-import { parseHarborTime, type TrialResult } from './harbor-result';
+import { rewardValidity } from './error-policy';
+import { parseHarborTime, type TrialResult } from './result';
 
 export interface LoadedTrial {
   result: TrialResult;

@@ -3,10 +3,10 @@
  * the argv is identical on every retry of the same task, so Harbor can resume the job instead of failing
  * with FileExistsError.
  */
-import { commandArgv } from '../model/command-line';
-import type { HarborSection } from '../model/harbor-config';
-import { escapeFnmatch } from '../model/fnmatch';
-import { noRetryExceptionTypes } from '../model/harbor-error-policy';
+import { commandArgv } from '../command-line';
+import type { HarborSection } from './config';
+import { escapeFnmatch } from '../fnmatch';
+import { noRetryExceptionTypes } from './error-policy';
 
 export interface HarborTaskRun {
   harbor: HarborSection;
