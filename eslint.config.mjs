@@ -126,7 +126,10 @@ function placementConfigs() {
   return [...groups.values()].map(({ rules, files }) => ({
     files,
     rules: {
-      'no-restricted-imports': ['error', { paths: rules.flatMap((r) => r.imports ?? []), patterns: rules.flatMap((r) => r.patterns ?? []) }],
+      'no-restricted-imports': [
+        'error',
+        { paths: rules.flatMap((r) => r.imports ?? []), patterns: rules.flatMap((r) => r.patterns ?? []) },
+      ],
       'no-restricted-syntax': ['error', ...rules.flatMap((r) => r.syntax ?? [])],
       'no-restricted-properties': ['error', ...rules.flatMap((r) => r.properties ?? [])],
     },
