@@ -12,6 +12,10 @@ const HARBOR_HELPERS = /^harbor\/(forkserver|compiled-task-run)\.ts$/;
 const PROCESS_HELPERS = /^infra\/(process-group|docker|git|dev-server|foreground)\.ts$/;
 const LAYOUT_NAMES =
   'repos|worktrees|results|runs|jobs|chunks|stale-jobs|harbor-cwd|mode-a|temporal\\.db|config\\.json|lock\\.json|result\\.json|trial\\.log';
+// Harbor's job and trial dirs (model/harbor/paths.ts).
+const HARBOR_DIR_NAMES = 'agent|verifier|artifacts';
+const HARBOR_FILE_NAMES =
+  'result\\.json|trial\\.log|exception\\.txt|reward\\.json|reward\\.txt|trajectory\\.json|config\\.json|lock\\.json';
 const LAYOUT_SUFFIXES = '\\.(pid|harbor\\.log|harbor-failures|pruned-usage\\.json)';
 
 /** Each rule: the files it covers, and what it restricts there (ESLint's own rules, combined per file below). */
@@ -57,7 +61,7 @@ const PLACEMENT_RULES = [
   {
     // The home's layout and Harbor's job dir are spelled only in model/paths.ts (the compiled task's layout is
     // the compiler's and the sidecar's own).
-    covers: (f) => f !== 'model/paths.ts' && !/^(compiler|sidecar)\//.test(f) && !HARBOR_HELPERS.test(f),
+    covers: (f) => !/^model\/(harbor\/)?paths\.ts$/.test(f) && !/^(compiler|sidecar)\//.test(f) && !HARBOR_HELPERS.test(f),
     syntax: [
       {
         selector: `CallExpression[callee.property.name=/^(join|resolve)$/] > Literal[value=/^(${LAYOUT_NAMES})$/]`,
@@ -86,6 +90,22 @@ const PLACEMENT_RULES = [
       {
         regex: '^\\.\\./(harbor|client|cli|workflows|activities|sidecar|compiler|worker)(/|$)',
         message: 'infra/ imports nothing above it (harbor/ included): move the helper to the layer that needs it',
+      },
+    ],
+  },
+  {
+    // Every file name of Harbor's job and trial dirs is spelled only in model/harbor/paths.ts (the compiled task's
+    // own layout is the compiler's and the sidecar's: the sidecar is not covered).
+    covers: (f) => !/^model\/(harbor\/)?paths\.ts$/.test(f) && !/^(compiler|sidecar)\//.test(f),
+    syntax: [
+      {
+        selector: `CallExpression[callee.property.name=/^(join|resolve)$/] > Literal[value=/^(${HARBOR_DIR_NAMES}|${HARBOR_FILE_NAMES})$/]`,
+        message: "Harbor's job and trial dirs are spelled only in model/harbor/paths.ts: use trialFiles/harborJobFiles",
+      },
+      {
+        // A path in a string or a template (not prose: no white space in it).
+        selector: `Literal[value=/^\\S*(^|\\/)(${HARBOR_FILE_NAMES})$/], TemplateElement[value.raw=/^\\S*(^|\\/)(${HARBOR_FILE_NAMES})$/], TemplateElement[value.raw=/^\\S*(^|\\/)(${HARBOR_DIR_NAMES})\\/\\S*$/]`,
+        message: "Harbor's job and trial dirs are spelled only in model/harbor/paths.ts: use trialFiles/harborJobFiles",
       },
     ],
   },

@@ -5,7 +5,7 @@
  * Layout: `<jobs>/<job>/<trial>/result.json`. The job-level `<job>/result.json` is not a trial (it has no
  * task_name) and is skipped; unreadable or invalid trial files are counted, never guessed at.
  */
-import { harborJobFiles } from '../model/paths';
+import { harborJobFiles } from '../model/harbor/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularText } from '../infra/bounded-read';

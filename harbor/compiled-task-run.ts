@@ -12,6 +12,7 @@ import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
 import { launchHarbor } from './launch';
 import { launchFailure } from './launch-failure';
+import { harborJobFiles, trialFiles } from '../model/harbor/paths';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
 export const EXAMPLE_OPTIMIZER = {
@@ -133,20 +134,19 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
   const exitCode = ended.exitCode ?? (ended.signal ? 128 : 1);
   const jobDir = path.join(run.jobsDir, run.jobName);
   const trial = fs.existsSync(jobDir)
-    ? (fs.readdirSync(jobDir).find((d) => fs.existsSync(path.join(jobDir, d, 'result.json'))) ?? null)
+    ? (fs.readdirSync(jobDir).find((d) => fs.existsSync(harborJobFiles.trialResult(jobDir, d))) ?? null)
     : null;
   const trialDir = trial ? path.join(jobDir, trial) : null;
-  const result = trialDir ? readJson<{ exception_info: CompiledTaskOutcome['exception'] }>(path.join(trialDir, 'result.json')) : null;
-  const sessionDir = trialDir ? path.join(trialDir, 'artifacts', 'vero-session') : '';
-  const agentDir = trialDir ? path.join(trialDir, 'agent') : '';
+  const files = trialDir ? trialFiles(trialDir) : null;
+  const result = files ? readJson<{ exception_info: CompiledTaskOutcome['exception'] }>(files.result) : null;
   return {
     exitCode,
     trialDir,
-    reward: trialDir ? readJson(path.join(trialDir, 'verifier', 'reward.json')) : null,
+    reward: files ? readJson(files.reward) : null,
     exception: result?.exception_info ?? null,
-    finalize: trialDir ? readJson<FinalizeDetails>(path.join(trialDir, 'verifier', 'finalize.json')) : null,
-    session: sessionDir && fs.existsSync(sessionDir) ? fs.readdirSync(sessionDir).sort() : [],
-    agentLogs: agentDir,
+    finalize: files ? readJson<FinalizeDetails>(files.finalize) : null,
+    session: files && fs.existsSync(files.session) ? fs.readdirSync(files.session).sort() : [],
+    agentLogs: files?.agentDir ?? '',
     logFile,
   };
 }

@@ -11,7 +11,7 @@ import { writeFileDurable } from '../infra/atomic-file';
 import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
 import { JobLock } from '../model/harbor/schemas';
-import { harborJobFiles } from '../model/paths';
+import { harborJobFiles } from '../model/harbor/paths';
 import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/harbor/trial-ranking';
 import { JOB_ENV } from '../model/harbor/argv';
 
