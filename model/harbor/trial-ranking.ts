@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { rewardValidity } from './error-policy';
 import { parseHarborTime, type TrialResult } from './result';
+import type { CollatedRow, Usage } from '../task-result';
 
 export interface LoadedTrial {
   result: TrialResult;
@@ -82,39 +83,19 @@ export function extractReward(rewards: Record<string, number>, rewardKey?: strin
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
 }
 
-/** A task's row: scored, an error (counted as 0), or not run (a spend cap stopped the evaluation first; not counted). */
-export type TaskStatus = 'scored' | 'error' | 'not_run';
+export type { TaskStatus, Usage } from '../task-result';
 
-export interface TaskScore {
-  status: TaskStatus;
-  /** null when status is error: an error is never a silent 0. */
-  score: number | null;
-  metrics: Record<string, number>;
-  /** The chosen trial (the best-ranked one). */
-  trial: string | null;
-  nTrials: number;
-  /** Trials with a valid reward (those that count). */
-  nScored: number;
-  nClean: number;
-  /** Trials whose reward Harbor marks not valid: never the candidate's score. */
-  nInvalidTrials: number;
-  /** Why they are not valid: each distinct `Type (what it is)`, sorted. */
-  invalidReasons: string[];
-  exceptions: string[];
-  error: string | null;
-  /** What the task's trials cost, summed over all of them (retries and attempts cost money too). */
-  usage: Usage;
-  /** The reward of each trial that has a valid one, in trial-name order (pass@k and the within-task spread use them). */
-  trialRewards: number[];
-}
-
-/** Cost and tokens as Harbor's trial results report them; null when no trial reported the figure. */
-export interface Usage {
-  costUsd: number | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  cacheTokens: number | null;
-}
+/** A task's score: the scoring fields of its collated row, with the trial counts ranking knows. */
+export type TaskScore = Pick<
+  CollatedRow,
+  'status' | 'score' | 'metrics' | 'trial' | 'nTrials' | 'exceptions' | 'error' | 'usage' | 'trialRewards'
+> &
+  Required<Pick<CollatedRow, 'nInvalidTrials' | 'invalidReasons'>> & {
+    /** Trials with a valid reward (those that count). */
+    nScored: number;
+    /** Trials with rewards and no exception. */
+    nClean: number;
+  };
 
 export const NO_USAGE: Usage = { costUsd: null, inputTokens: null, outputTokens: null, cacheTokens: null };
 
