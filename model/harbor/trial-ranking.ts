@@ -85,6 +85,15 @@ export function extractReward(rewards: Record<string, number>, rewardKey?: strin
 
 export type { TaskStatus, Usage } from '../task-result';
 
+/**
+ * The version of the scoring rules: how a task's trials are ranked and which one is chosen, and how a task and an
+ * evaluation are scored from them. Raise it with any change to those rules: it is part of an evaluation's identity
+ * (model/eval-identity.ts), so `vero start-eval` does not attach to an evaluation scored under another rule, and
+ * `vero compare` (its config warning), `vero best` and `vero race` (which take evaluations of one config digest)
+ * do not take one for the other. 1: the rules every evaluation was scored by before the version existed.
+ */
+export const SCORING_RULES_VERSION = 1;
+
 /** A task's score: the scoring fields of its collated row, with the trial counts ranking knows. */
 export type TaskScore = Pick<
   CollatedRow,
