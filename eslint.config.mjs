@@ -12,6 +12,10 @@ const HARBOR_HELPERS = /^harbor\/(forkserver|compiled-task-run)\.ts$/;
 const PROCESS_HELPERS = /^infra\/(process-group|docker|git|dev-server|foreground)\.ts$/;
 const LAYOUT_NAMES =
   'repos|worktrees|results|runs|jobs|chunks|stale-jobs|harbor-cwd|mode-a|temporal\\.db|config\\.json|lock\\.json|result\\.json|trial\\.log';
+// Harbor's job and trial dirs (model/harbor/paths.ts).
+const HARBOR_DIR_NAMES = 'agent|verifier|artifacts';
+const HARBOR_FILE_NAMES =
+  'result\\.json|trial\\.log|exception\\.txt|reward\\.json|reward\\.txt|trajectory\\.json|config\\.json|lock\\.json';
 const LAYOUT_SUFFIXES = '\\.(pid|harbor\\.log|harbor-failures|pruned-usage\\.json)';
 
 /** Each rule: the files it covers, and what it restricts there (ESLint's own rules, combined per file below). */
@@ -57,7 +61,7 @@ const PLACEMENT_RULES = [
   {
     // The home's layout and Harbor's job dir are spelled only in model/paths.ts (the compiled task's layout is
     // the compiler's and the sidecar's own).
-    covers: (f) => f !== 'model/paths.ts' && !/^(compiler|sidecar)\//.test(f) && !HARBOR_HELPERS.test(f),
+    covers: (f) => !/^model\/(harbor\/)?paths\.ts$/.test(f) && !/^(compiler|sidecar)\//.test(f) && !HARBOR_HELPERS.test(f),
     syntax: [
       {
         selector: `CallExpression[callee.property.name=/^(join|resolve)$/] > Literal[value=/^(${LAYOUT_NAMES})$/]`,
@@ -66,6 +70,42 @@ const PLACEMENT_RULES = [
       {
         selector: `Literal[value=/^[^/]*${LAYOUT_SUFFIXES}$/], TemplateElement[value.raw=/${LAYOUT_SUFFIXES}$/]`,
         message: 'the on-disk layout is spelled only in model/paths.ts: use homePaths/runPaths/harborJobFiles',
+      },
+    ],
+  },
+  {
+    // harbor/ is Harbor's machinery: it imports nothing above it (the model, infra/ and itself only).
+    covers: (f) => f.startsWith('harbor/'),
+    patterns: [
+      {
+        regex: '^\\.\\./(client|cli|workflows|activities|sidecar|compiler|worker)(/|$)',
+        message: 'harbor/ imports nothing above it: hand it what it needs (a hook, a value) from the caller',
+      },
+    ],
+  },
+  {
+    // infra/ is the I/O every layer needs: it imports nothing above it, Harbor's machinery included.
+    covers: (f) => f.startsWith('infra/'),
+    patterns: [
+      {
+        regex: '^\\.\\./(harbor|client|cli|workflows|activities|sidecar|compiler|worker)(/|$)',
+        message: 'infra/ imports nothing above it (harbor/ included): move the helper to the layer that needs it',
+      },
+    ],
+  },
+  {
+    // Every file name of Harbor's job and trial dirs is spelled only in model/harbor/paths.ts (the compiled task's
+    // own layout is the compiler's and the sidecar's: the sidecar is not covered).
+    covers: (f) => !/^model\/(harbor\/)?paths\.ts$/.test(f) && !/^(compiler|sidecar)\//.test(f),
+    syntax: [
+      {
+        selector: `CallExpression[callee.property.name=/^(join|resolve)$/] > Literal[value=/^(${HARBOR_DIR_NAMES}|${HARBOR_FILE_NAMES})$/]`,
+        message: "Harbor's job and trial dirs are spelled only in model/harbor/paths.ts: use trialFiles/harborJobFiles",
+      },
+      {
+        // A path in a string or a template (not prose: no white space in it).
+        selector: `Literal[value=/^\\S*(^|\\/)(${HARBOR_FILE_NAMES})$/], TemplateElement[value.raw=/^\\S*(^|\\/)(${HARBOR_FILE_NAMES})$/], TemplateElement[value.raw=/^\\S*(^|\\/)(${HARBOR_DIR_NAMES})\\/\\S*$/]`,
+        message: "Harbor's job and trial dirs are spelled only in model/harbor/paths.ts: use trialFiles/harborJobFiles",
       },
     ],
   },
@@ -106,7 +146,10 @@ function placementConfigs() {
   return [...groups.values()].map(({ rules, files }) => ({
     files,
     rules: {
-      'no-restricted-imports': ['error', { paths: rules.flatMap((r) => r.imports ?? []) }],
+      'no-restricted-imports': [
+        'error',
+        { paths: rules.flatMap((r) => r.imports ?? []), patterns: rules.flatMap((r) => r.patterns ?? []) },
+      ],
       'no-restricted-syntax': ['error', ...rules.flatMap((r) => r.syntax ?? [])],
       'no-restricted-properties': ['error', ...rules.flatMap((r) => r.properties ?? [])],
     },
@@ -166,9 +209,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\.\\./model/[\\w-]+$|\\.\\./harbor/job-name$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
+              regex: '^(?!@temporalio/workflow$|\\.\\./model/(harbor/)?[\\w-]+$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
               message:
-                'workflow code may import only @temporalio/workflow, ../model/*, ../harbor/job-name and ./* (I/O belongs in an activity)',
+                'workflow code may import only @temporalio/workflow, ../model/*, ../model/harbor/* and ./* (I/O belongs in an activity)',
             },
             {
               group: ['../activities', '../activities/*'],
@@ -181,22 +224,26 @@ export default tseslint.config(
       'no-restricted-globals': ['error', { name: 'Date', message: 'use workflowInfo() times; Date is replay-safe but easy to misuse' }],
     },
   },
-  {
-    // The model is pure (schemas, rules, names): no I/O, nothing above it. An allow-list.
-    files: ['model/**/*.ts'],
+  ...[
+    // The model is pure (schemas, rules, names): no I/O, nothing above it. An allow-list; model/harbor/ is one of
+    // its rooms, reaching the rest of the model by '../'.
+    { files: ['model/*.ts'], own: '\\./(harbor/)?[\\w-]+$' },
+    { files: ['model/harbor/*.ts'], own: '\\.{1,2}/[\\w-]+$' },
+  ].map(({ files, own }) => ({
+    files,
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              regex: '^(?!zod$|picomatch$|jstat$|seedrandom$|@noble/hashes/(sha2|utils)$|node:crypto$|@temporalio/common$|\\./[\\w-]+$)',
+              regex: `^(?!zod$|picomatch$|jstat$|seedrandom$|@noble/hashes/(sha2|utils)$|node:crypto$|@temporalio/common$|${own})`,
               message:
-                'model/ is pure: it may import only zod, picomatch, jstat, seedrandom, @noble/hashes (pure-JS sha256), node:crypto, @temporalio/common and ./* (I/O goes in infra/)',
+                'model/ is pure: it may import only zod, picomatch, jstat, seedrandom, @noble/hashes (pure-JS sha256), node:crypto, @temporalio/common and the model (I/O goes in infra/)',
             },
           ],
         },
       ],
     },
-  },
+  })),
 );

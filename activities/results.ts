@@ -7,7 +7,7 @@ import { CandidateResult, EvalStatus, INLINE_TASK_LIMIT } from '../model/candida
 import { ChunkSummary } from '../model/chunk-payloads';
 import { countedTaskScores, notRunRow, TaskResult } from '../model/task-result';
 import { attemptStats, scoreUncertainty } from '../model/uncertainty';
-import { addUsage, NO_USAGE } from '../model/trial-ranking';
+import { addUsage, NO_USAGE } from '../model/harbor/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { previousResult, readChunkRows, replaceSamples } from '../infra/result-files';

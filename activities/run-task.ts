@@ -6,17 +6,17 @@
  * runTask is a protocol of named steps: prepare the attempt → stop a cancelled retry → collect or adopt a
  * previous attempt's harbor, else launch (harbor/launch.ts) → settle the attempt (collate, count a failure).
  */
-import { collate, loadTrials, TaskNameMismatchError } from '../harbor/collate';
+import { collate, collatedRow, loadTrials, TaskNameMismatchError } from '../harbor/collate';
 import type { Deployment } from '../infra/deployment';
 import { forgetGroup } from '../infra/host-groups';
 import { GroupRunResult, stopGroup, watchGroup } from '../infra/process-group';
 import { asActivityFailure, typedFailure } from '../model/errors';
 import type { CandidateSource, RunTaskInput } from '../model/activity-payloads';
-import type { TaskResult } from '../model/task-result';
+import { inRowOrder, type TaskResult } from '../model/task-result';
 import { FailureType } from '../model/failures';
-import { unsupportedHarborWarning } from '../model/harbor-version';
+import { unsupportedHarborWarning } from '../model/harbor/version';
 import { faultPause } from './fault-pause';
-import { resumedAcrossVersionsNote } from '../harbor/job-versions';
+import { resumedAcrossVersionsNote } from '../model/harbor/job-versions';
 import { launchUntilSettled } from '../harbor/launch';
 import {
   ensureDir,
@@ -30,7 +30,7 @@ import {
   removePidFile,
 } from '../harbor/orphans';
 import { isCheckedOut } from '../infra/git';
-import { addUsage } from '../model/trial-ranking';
+import { addUsage } from '../model/harbor/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
 import { TaskAttempt } from '../harbor/task-attempt';
 
@@ -156,26 +156,16 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
   if (unsupported && !t.notes.includes(unsupported)) t.notes.push(unsupported);
   const resumedAcross = resumedAcrossVersionsNote(loaded.trials, harborVersion);
   if (resumedAcross) t.notes.push(resumedAcross);
-  const result: TaskResult = {
-    task: t.task,
-    status: row.status,
-    score: row.score,
-    metrics: row.metrics,
-    trial: row.trial,
-    taskName: row.taskName,
-    nTrials: row.nTrials,
+  const result: TaskResult = inRowOrder({
+    ...collatedRow(row, t.jobDir),
     runs: t.attempt,
-    exceptions: row.exceptions,
     timedOut: run.timedOut,
-    jobDir: t.jobDir,
     error: row.status === 'error' ? `${row.error}; ${how}` : null,
     // Every trial that ran: those still in the job, and those removed before a retry (they cost money too).
     usage: addUsage(row.usage, prunedUsage(t.prunedUsageFile)),
-    trialRewards: row.trialRewards,
-    ...(row.nInvalidTrials ? { nInvalidTrials: row.nInvalidTrials, invalidReasons: row.invalidReasons } : {}),
     harborVersion,
     notes: t.notes,
-  };
+  });
   if (row.status === 'scored') return result;
   t.countHarborFailure();
   if (t.harborFailures < t.s.taskAttempts) {

@@ -26,7 +26,7 @@ import { startOrAttach } from '../client/eval-start';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import type { CandidateResult } from '../model/candidate-result';
-import { harborArgv } from '../harbor/argv';
+import { harborArgv } from '../model/harbor/argv';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../worker/create-worker';

@@ -12,7 +12,7 @@ import { table } from './format';
 import { pairHref } from './views';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
-import { harborVersionsDiffer } from '../model/harbor-version';
+import { harborVersionsDiffer } from '../model/harbor/version';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 

@@ -12,7 +12,7 @@ import { PROJECT_ROOT } from '../infra/package-root';
 import { ensureHarbor, makeAgentRepo } from '../infra/foreground';
 import { DemoFailedError } from '../model/errors';
 import { table } from './format';
-import { HARBOR_VERSION } from '../model/harbor-version';
+import { HARBOR_VERSION } from '../model/harbor/version';
 import { demoOptimizePaths } from '../model/paths';
 
 export const DEMO_MODES = { a: 'mode-a', b: 'mode-b' } as const;

@@ -23,7 +23,7 @@ import { handleInterrupts, killGroup } from './interrupts';
 import type { Deployment } from '../infra/deployment';
 import { TEMPORAL_DEFAULTS, type EvalConfig } from '../model/eval-config';
 import type { Client } from '@temporalio/client';
-import { HARBOR_VERSION } from '../model/harbor-version';
+import { HARBOR_VERSION } from '../model/harbor/version';
 
 const print = (s: string): void => void process.stdout.write(`${s}\n`);
 

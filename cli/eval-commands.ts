@@ -14,7 +14,7 @@ import { scoreUncertainty } from '../model/uncertainty';
 import { beatsRunnerUp } from '../model/paired-comparison';
 import { causeChain, ConfigError, ExitCode, exitCodeForFailure } from '../model/errors';
 import { configDigest } from '../model/eval-identity';
-import { resolveTasks } from '../infra/task-source';
+import { resolveTasks } from '../harbor/task-source';
 import { awaitResult, pickBest, withTasks } from '../client/eval-results';
 import { evaluationStartedAt, getProgress, setConcurrency, progressIfAnswered, retryingActivities } from '../client/running-eval';
 import { listEvaluations } from '../client/eval-listing';

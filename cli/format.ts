@@ -2,7 +2,7 @@
 import { attemptHealth } from '../model/attempt-health';
 import type { CandidateResult } from '../model/candidate-result';
 import type { TaskResult } from '../model/task-result';
-import type { Usage } from '../model/trial-ranking';
+import type { Usage } from '../model/harbor/trial-ranking';
 
 export function table(headers: string[], rows: (string | number | null)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map((c) => (c === null ? '-' : String(c))))];

@@ -88,27 +88,32 @@ export async function main(argv: string[]): Promise<number> {
     await buildProgram(argv).parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
-    if (e instanceof VeroError) {
-      // Bad input: every problem, one line each (`file: path: problem`); anything else: its one-line reason.
-      const lines = e.exitCode === ExitCode.badInput ? e.message.split('\n').filter(Boolean) : [e.message.split('\n')[0]];
-      process.stderr.write(lines.map((l) => `error: ${l}\n`).join(''));
-      return e.exitCode;
-    }
-    const sdk = sdkError(e);
-    if (sdk) {
-      process.stderr.write(`error: ${(e as Error).message.split('\n')[0]} (${sdk.hint})\n`);
-      return sdk.exitCode;
-    }
-    // A system error (a file, a port): its one-line reason; VERO_DEBUG=1 shows where it came from.
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && !process.env.VERO_DEBUG) {
-      process.stderr.write(`error: ${(e as Error).message.split('\n')[0]}\n`);
-      return 1;
-    }
-    process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);
+    return reportError(e);
+  }
+}
+
+/** What a command that failed with `e` prints (one line, or one per bad-input problem) and exits with. */
+export function reportError(e: unknown): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
+  if (e instanceof VeroError) {
+    // Bad input: every problem, one line each (`file: path: problem`); anything else: its one-line reason.
+    const lines = e.exitCode === ExitCode.badInput ? e.message.split('\n').filter(Boolean) : [e.message.split('\n')[0]];
+    process.stderr.write(lines.map((l) => `error: ${l}\n`).join(''));
+    return e.exitCode;
+  }
+  const sdk = sdkError(e);
+  if (sdk) {
+    process.stderr.write(`error: ${(e as Error).message.split('\n')[0]} (${sdk.hint})\n`);
+    return sdk.exitCode;
+  }
+  // A system error (a file, a port): its one-line reason; VERO_DEBUG=1 shows where it came from.
+  const code = (e as NodeJS.ErrnoException).code;
+  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && !process.env.VERO_DEBUG) {
+    process.stderr.write(`error: ${(e as Error).message.split('\n')[0]}\n`);
     return 1;
   }
+  process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);
+  return 1;
 }
 
 if (require.main === module) {

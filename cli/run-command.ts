@@ -2,10 +2,10 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { runInForeground } from '../infra/foreground';
-import { compiledTaskArgv } from '../harbor/argv';
+import { compiledTaskArgv } from '../model/harbor/argv';
 import { compiledServeConfig, gatewayLaunch } from '../harbor/gateway-launch';
 import { compiledRunOf } from '../harbor/outer-run';
-import { resumeLaunch } from '../harbor/resume-session';
+import { resumeLaunch } from '../sidecar/resume-session';
 import { ConfigError } from '../model/errors';
 import {
   agentOf,
@@ -15,7 +15,7 @@ import {
   TOOL_TIMEOUT_ENV,
   toolTimeoutArgs,
   TRANSPORT_EXCEPTIONS,
-} from '../model/outer-trial';
+} from '../model/harbor/outer-trial';
 import { parseIntFlag } from './int-flag';
 
 /** A word as a POSIX shell reads it: as it is when it holds nothing special, else single-quoted. */

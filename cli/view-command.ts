@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { settingsFrom } from '../client/eval-input';
 import { uiLink } from '../client/connection';
 import { defaultHome } from '../infra/eval-config-file';
-import { resolveTasks } from '../infra/task-source';
+import { resolveTasks } from '../harbor/task-source';
 import { configDigest } from '../model/eval-identity';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';

@@ -9,7 +9,7 @@ import { ConfigError } from '../model/errors';
 import { chunksPerRun, inputSizeProblem } from '../model/history-bounds';
 import { git, isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
-import { resolveTaskSelection } from '../infra/task-source';
+import { resolveTaskSelection } from '../harbor/task-source';
 
 export function settingsFrom(cfg: EvalConfig): EvalSettings {
   return {

@@ -6,7 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { harborJobFiles, homePaths, runPaths } from '../model/paths';
+import { homePaths, runPaths } from '../model/paths';
+import { harborJobFiles } from '../model/harbor/paths';
 
 export interface EvalJob {
   task: string;

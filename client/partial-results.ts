@@ -6,9 +6,10 @@
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { collate, collatedRow, type CollatedRow, type LoadedJobs, loadTrials } from '../harbor/collate';
+import { collate, collatedRow, type LoadedJobs, loadTrials } from '../harbor/collate';
+import type { CollatedRow } from '../model/task-result';
 import { EvalInput } from '../model/eval-input';
-import { jobNameFor } from '../harbor/job-name';
+import { jobNameFor } from '../model/harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 
 export interface PartialResults {

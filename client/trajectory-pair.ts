@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { homeRelative } from '../infra/home-file';
 import type { CandidateResult } from '../model/candidate-result';
-import { HARBOR_TRIAL_FILES } from '../model/paths';
+import { harborJobFiles } from '../model/harbor/paths';
 import type { TaskResult } from '../model/task-result';
 import { alignSteps, Alignment } from '../model/trajectory-alignment';
 import { STEPS_PER_PAGE, trialDetail, TrialDetail } from './trial-detail';
@@ -47,7 +47,7 @@ function chosenTrialRel(home: string, row: TaskResult): { rel: string } | { miss
   }
   for (const name of names) {
     const rel = inJob(name);
-    if (rel && isTrialDir(rel) && fs.existsSync(path.join(row.jobDir, name, HARBOR_TRIAL_FILES.result))) return { rel };
+    if (rel && isTrialDir(rel) && fs.existsSync(harborJobFiles.trialResult(row.jobDir, name))) return { rel };
   }
   return { missing: `no trial under ${row.jobDir}` };
 }

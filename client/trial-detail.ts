@@ -3,9 +3,9 @@
  * it, and a page of its ATIF trajectory (client/trajectory-page.ts). Every file is read through the viewer's
  * checks (isLinkedFile, the real path inside the home) and bounded.
  */
-import { TrialResult } from '../model/harbor-schemas';
+import { TrialResult } from '../model/harbor/schemas';
 import { readHomeFile } from '../infra/home-file';
-import { HARBOR_TRIAL_FILES } from '../model/paths';
+import { trialFiles } from '../model/harbor/paths';
 import { trajectoryPage, TrajectoryPage } from './trajectory-page';
 import { isLinkedFile } from './view-data';
 import * as fs from 'node:fs';
@@ -43,7 +43,7 @@ export interface TrialDetail {
 }
 
 function resultOf(home: string, rel: string): { result: TrialResult | null; problem: string | null } {
-  const f = readHomeFile(home, `${rel}/${HARBOR_TRIAL_FILES.result}`, 4 * 1024 * 1024, isLinkedFile);
+  const f = readHomeFile(home, trialFiles(rel).result, 4 * 1024 * 1024, isLinkedFile);
   if (!f.ok) return { result: null, problem: f.reason };
   if (f.truncated) return { result: null, problem: `result.json: larger than ${4 * 1024 * 1024} bytes` };
   let json: unknown;
@@ -59,7 +59,7 @@ function resultOf(home: string, rel: string): { result: TrialResult | null; prob
 }
 
 function verifierOutputs(home: string, rel: string): VerifierOutput[] {
-  const dir = path.join(fs.realpathSync(home), rel, 'verifier');
+  const dir = trialFiles(path.join(fs.realpathSync(home), rel)).verifierDir;
   let names: string[];
   try {
     names = fs
@@ -71,7 +71,7 @@ function verifierOutputs(home: string, rel: string): VerifierOutput[] {
     return [];
   }
   return names.slice(0, MAX_VERIFIER_FILES).flatMap((name) => {
-    const fileRel = `${rel}/verifier/${name}`;
+    const fileRel = `${trialFiles(rel).verifierDir}/${name}`;
     const f = readHomeFile(home, fileRel, MAX_VERIFIER_BYTES, isLinkedFile);
     return f.ok ? [{ name, rel: fileRel, text: f.content.toString('utf8'), size: f.size, truncated: f.truncated }] : [];
   });
@@ -101,7 +101,7 @@ function summaryOf(r: TrialResult | null): Pick<TrialDetail, 'task' | 'rewards' 
 /** The trial at `rel` (a trial dir relative to the home) with page `page` (from 1) of its trajectory. */
 export async function trialDetail(home: string, rel: string, page: number): Promise<TrialDetail> {
   const { result, problem } = resultOf(home, rel);
-  const trajectoryRel = `${rel}/agent/trajectory.json`;
+  const trajectoryRel = trialFiles(rel).trajectory;
   const offset = (Math.max(1, page) - 1) * STEPS_PER_PAGE;
   return {
     rel,

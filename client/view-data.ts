@@ -3,7 +3,8 @@
  * the home: the evaluations (with their candidates in commit order), one evaluation's tasks and trials, and two
  * candidates side by side. Finished results never change, so they are read once per process.
  */
-import { belowRunJobsDir, HARBOR_TRIAL_FILES, harborLogOf, isHarborLog } from '../model/paths';
+import { belowRunJobsDir, harborLogOf, isHarborLog } from '../model/paths';
+import { HARBOR_TRIAL_DIRS, HARBOR_TRIAL_FILES, trialFiles as trialDirFiles } from '../model/harbor/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -15,7 +16,7 @@ import { countedTaskScores, TaskResult } from '../model/task-result';
 import { comparePaired, PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { scoreUncertainty } from '../model/uncertainty';
 import { VeroStatus } from '../model/search-attributes';
-import { hasInvalidReward } from '../model/trial-ranking';
+import { hasInvalidReward } from '../model/harbor/trial-ranking';
 import { listEvaluations } from './eval-listing';
 import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';
@@ -200,7 +201,7 @@ export function isLinkedFile(rel: string): boolean {
   if (p === null) return false;
   if (p.length === 1) return isHarborLog(p[0]!);
   if (p.length === 3) return TRIAL_FILES.includes(p[2]!);
-  return p.length === 4 && ((p[2] === 'agent' && AGENT_FILE.test(p[3]!)) || p[2] === 'verifier');
+  return p.length === 4 && ((p[2] === HARBOR_TRIAL_DIRS.agent && AGENT_FILE.test(p[3]!)) || p[2] === HARBOR_TRIAL_DIRS.verifier);
 }
 
 /** Whether `rel` (relative to the home) names a trial dir of a run's job: `runs/<eval>/<run>/jobs/<job>/<trial>`. */
@@ -216,22 +217,23 @@ function linkable(home: string, file: string): string | null {
 
 function trialFiles(home: string, trialDir: string): FileLink[] {
   const link = (label: string, file: string): FileLink[] => (fs.existsSync(file) ? [{ label, rel: linkable(home, file) }] : []);
-  const listed = (sub: string) =>
-    fs.existsSync(path.join(trialDir, sub))
+  const files = trialDirFiles(trialDir);
+  const listed = (dir: string) =>
+    fs.existsSync(dir)
       ? fs
-          .readdirSync(path.join(trialDir, sub), { withFileTypes: true })
+          .readdirSync(dir, { withFileTypes: true })
           .filter((e) => e.isFile())
           .map((e) => e.name)
           .sort()
       : [];
   return [
-    ...link('result.json', path.join(trialDir, HARBOR_TRIAL_FILES.result)),
-    ...link('trial.log', path.join(trialDir, HARBOR_TRIAL_FILES.log)),
-    ...link('exception', path.join(trialDir, HARBOR_TRIAL_FILES.exception)),
-    ...listed('agent')
+    ...link(HARBOR_TRIAL_FILES.result, files.result),
+    ...link(HARBOR_TRIAL_FILES.log, files.log),
+    ...link('exception', files.exception),
+    ...listed(files.agentDir)
       .filter((n) => AGENT_FILE.test(n))
-      .flatMap((n) => link(`agent/${n}`, path.join(trialDir, 'agent', n))),
-    ...listed('verifier').flatMap((n) => link(`verifier/${n}`, path.join(trialDir, 'verifier', n))),
+      .flatMap((n) => link(`${HARBOR_TRIAL_DIRS.agent}/${n}`, path.join(files.agentDir, n))),
+    ...listed(files.verifierDir).flatMap((n) => link(`${HARBOR_TRIAL_DIRS.verifier}/${n}`, path.join(files.verifierDir, n))),
   ].slice(0, MAX_TRIAL_FILES);
 }
 

@@ -11,10 +11,10 @@ import { DurationSeconds } from '../model/durations';
 import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
-import { outerRunArgErrors } from '../model/outer-run-args';
-import { HarborSection } from '../model/harbor-config';
+import { outerRunArgErrors } from '../model/harbor/outer-run-args';
+import { HarborSection } from '../model/harbor/config';
 import { requirementName } from '../model/python-requirement';
-import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor-version';
+import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor/version';
 import {
   BudgetSpec,
   DEFAULT_SCORING,
@@ -25,7 +25,7 @@ import {
   SplitSpec,
   TargetSpec,
 } from '../model/serve-config';
-import { availableTasks } from '../infra/task-source';
+import { availableTasks } from '../harbor/task-source';
 import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { usesNestedDocker } from './nested-docker';

@@ -5,7 +5,7 @@
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
 import { finalizeBoundSec } from '../model/finalize-bound';
-import { COMPILED_RUN_FILE, type CompiledRun } from '../model/outer-run-args';
+import { COMPILED_RUN_FILE, type CompiledRun } from '../model/harbor/outer-run-args';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 import {
@@ -219,7 +219,7 @@ export function solveScript(c: BuildConfig): string {
   ].join('\n');
 }
 
-/** What `vero run` applies to the outer `harbor run` (model/outer-run-args.ts). */
+/** What `vero run` applies to the outer `harbor run` (model/harbor/outer-run-args.ts). */
 export function compiledRun(c: BuildConfig): CompiledRun {
   return { schema_version: 1, harbor_args: c.optimizer_harbor_args, optimizer_env: Object.keys(c.optimizer_env).sort() };
 }

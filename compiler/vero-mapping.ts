@@ -10,9 +10,9 @@ import {
   isSupportedHarborVersion,
   SUPPORTED_HARBOR_VERSIONS,
   type SupportedHarborVersion,
-} from '../model/harbor-version';
+} from '../model/harbor/version';
 import { type DatasetSource, pinDataset, type RegistryLocation, type ResolvedDataset } from '../harbor/dataset-ref';
-import { splitAgentEnv } from '../model/outer-run-args';
+import { splitAgentEnv } from '../model/harbor/outer-run-args';
 import type { VeroBuild, VeroScope } from './vero-schema';
 import { agentProject } from './vero-agent-project';
 import { commandBackendErrors, toCommandMode } from './vero-command';

@@ -9,7 +9,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Aggregation } from '../model/trial-ranking';
+import type { Aggregation } from '../model/harbor/trial-ranking';
 import { collate, type CollatedTask, type InvalidTrialFile, listTrialDirs, readTrialDirs, taskOfTrialDir } from './collate';
 import { PROJECT_ROOT } from '../infra/package-root';
 

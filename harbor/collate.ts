@@ -5,13 +5,14 @@
  * Layout: `<jobs>/<job>/<trial>/result.json`. The job-level `<job>/result.json` is not a trial (it has no
  * task_name) and is skipped; unreadable or invalid trial files are counted, never guessed at.
  */
-import { harborJobFiles } from '../model/paths';
+import { harborJobFiles } from '../model/harbor/paths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_RESULT_BYTES, readRegularText } from '../infra/bounded-read';
-import { isTrialResult, scoringFields, trialTaskKey } from '../model/harbor-result';
-import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/trial-ranking';
+import { isTrialResult, scoringFields, trialTaskKey } from '../model/harbor/result';
+import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/harbor/trial-ranking';
 import { TaskNameMismatchError } from '../model/errors';
+import { COLLATED_ROW_FIELDS, inRowOrder, type CollatedRow } from '../model/task-result';
 
 export interface InvalidTrialFile {
   file: string;
@@ -71,7 +72,7 @@ export function readTrialFile(
   }
   if (isTrialResult(json)) return { trial: { result: opts.whole ? json : scoringFields(json), file } };
   // The slow path, for the message (or a case the fast check missed): zod is loaded only here.
-  const { TrialResult } = require('../model/harbor-schemas') as typeof import('../model/harbor-schemas');
+  const { TrialResult } = require('../model/harbor/schemas') as typeof import('../model/harbor/schemas');
   const parsed = TrialResult.safeParse(json);
   if (!parsed.success) {
     return { invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
@@ -130,11 +131,8 @@ export function loadTrials(dir: string, opts: LoadOptions = {}): LoadedJobs {
   return readTrialDirs(listTrialDirs(dir), dir, opts);
 }
 
-export interface CollatedTask extends TaskScore {
-  task: string;
-  /** `TrialResult.task_name` of the chosen trial (may be `org/name` where `task` is the dir name). */
-  taskName: string | null;
-}
+/** A task's score with its name; `taskName` is the chosen trial's `task_name` (may be `org/name` where `task` is the dir name). */
+export type CollatedTask = TaskScore & Pick<CollatedRow, 'task' | 'taskName'>;
 
 export { TaskNameMismatchError };
 
@@ -191,26 +189,8 @@ export function collate(
   });
 }
 
-/** A collated task as the `--json` rows print it: the fields of a `vero results` row that collation knows. */
-export interface CollatedRow {
-  task: string;
-  taskName: string | null;
-  status: CollatedTask['status'];
-  score: number | null;
-  metrics: Record<string, number>;
-  trial: string | null;
-  nTrials: number;
-  exceptions: string[];
-  error: string | null;
-  usage: CollatedTask['usage'];
-  trialRewards: number[];
-  nInvalidTrials?: number;
-  invalidReasons?: string[];
-  jobDir: string;
-}
-
+/** A collated task as `vero trials --json` prints it (its fields in the row's order: model/task-result.ts). */
 export function collatedRow(c: CollatedTask, jobDir: string): CollatedRow {
-  const { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards } = c;
-  const invalid = c.nInvalidTrials ? { nInvalidTrials: c.nInvalidTrials, invalidReasons: c.invalidReasons } : {};
-  return { task, taskName, status, score, metrics, trial, nTrials, exceptions, error, usage, trialRewards, ...invalid, jobDir };
+  const invalid = c.nInvalidTrials ? {} : { nInvalidTrials: undefined, invalidReasons: undefined };
+  return inRowOrder({ ...c, ...invalid, jobDir }, COLLATED_ROW_FIELDS) as CollatedRow;
 }

@@ -7,20 +7,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileDurable } from '../infra/atomic-file';
 import { PROJECT_ROOT } from '../infra/package-root';
-import { compiledTaskArgv } from './argv';
+import { compiledJobArgs, compiledTaskArgv, type OuterAgent } from '../model/harbor/argv';
+import type { GroupRunResult } from '../infra/process-group';
 import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
-import { resumeLaunch } from './resume-session';
 import { launchHarbor } from './launch';
-import { launchFailure } from './launch-failure';
+import { launcherNotFound } from './launch-failure';
+import { harborJobFiles, trialFiles } from '../model/harbor/paths';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
 export const EXAMPLE_OPTIMIZER = {
   pythonPath: path.join(PROJECT_ROOT, 'examples', 'optimizer'),
   importPath: 'optimizer_agent:ExampleOptimizer',
 };
-
-export type OuterAgent = { kind: 'oracle' } | { kind: 'import'; importPath: string; pythonPath?: string; kwargs?: Record<string, string> };
 
 export interface CompiledTaskRun {
   harbor: string;
@@ -33,8 +32,11 @@ export interface CompiledTaskRun {
   /** Where harbor's own output goes (default: <jobsDir>/<jobName>.harbor.log). */
   logFile?: string;
   timeoutMs?: number;
-  /** A rescued session to relaunch from (as `vero run --resume-from`: checked, then mounted into the sidecar). */
-  resumeFrom?: string;
+  /**
+   * A rescued session to relaunch from, checked and staged by the caller (sidecar/resume-session.ts, as for
+   * `vero run --resume-from`): its environment mounts it into the sidecar; its dir is removed once harbor ended.
+   */
+  resume?: { env: Record<string, string>; dir: string };
 }
 
 export interface FinalizeDetails {
@@ -66,43 +68,30 @@ const readJson = <T>(file: string): T | null => {
   }
 };
 
-export function agentArgv(agent: OuterAgent): string[] {
-  if (agent.kind === 'oracle') return ['-a', 'oracle'];
-  return ['--agent-import-path', agent.importPath, ...Object.entries(agent.kwargs ?? {}).flatMap(([k, v]) => ['--ak', `${k}=${v}`])];
-}
-
-export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTaskOutcome> {
-  fs.mkdirSync(run.jobsDir, { recursive: true });
-  const logFile = run.logFile ?? path.join(run.jobsDir, `${run.jobName}.harbor.log`);
-  const pythonPath = run.agent.kind === 'import' ? run.agent.pythonPath : undefined;
+/** The argv and environment of the outer harbor: the gateway's flags, the build's, then vero's (shared builder). */
+function outerLaunch(run: CompiledTaskRun): { argv: string[]; env: Record<string, string> } {
   // A task with an inference gateway is started as `vero run` does: a producer token for the optimizer.
   const gateway = gatewayLaunch(run.taskDir);
-  const resume = run.resumeFrom ? await resumeLaunch(run.taskDir, run.resumeFrom) : null;
-  const argv = [
-    run.harbor,
-    ...compiledTaskArgv(run.taskDir, gateway?.harborArgs ?? [], [
-      // The build's declared flags for this run (never -e/-o/--job-name/-a: the build refuses those).
-      ...compiledRunOf(run.taskDir).harbor_args,
-      '-e',
-      'docker',
-      '-o',
-      run.jobsDir,
-      '--job-name',
-      run.jobName,
-      '-y',
-      '-q',
-      ...agentArgv(run.agent),
-    ]),
-  ];
-  writeFileDurable(logFile, '', { fsync: false }); // this run's output only
-  const env = {
-    ...run.env,
-    ...gateway?.env,
-    ...resume?.env,
-    ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
+  const pythonPath = run.agent.kind === 'import' ? run.agent.pythonPath : undefined;
+  const args = [...compiledRunOf(run.taskDir).harbor_args, ...compiledJobArgs(run)];
+  return {
+    argv: [run.harbor, ...compiledTaskArgv(run.taskDir, gateway?.harborArgs ?? [], args)],
+    env: {
+      ...run.env,
+      ...gateway?.env,
+      ...run.resume?.env,
+      ...(pythonPath ? { PYTHONPATH: [pythonPath, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } : {}),
+    },
   };
-  // harbor runs in its own process group: Ctrl-C (or a SIGTERM) here stops it and its trials, as it would in the
-  // foreground, instead of leaving it running.
+}
+
+/**
+ * Starts the outer harbor in its own process group: Ctrl-C (or a SIGTERM) here stops it and its trials, as it
+ * would in the foreground, instead of leaving it running. The staged session is removed once harbor ended.
+ */
+async function launchOuter(run: CompiledTaskRun, logFile: string): Promise<GroupRunResult> {
+  const { argv, env } = outerLaunch(run);
+  writeFileDurable(logFile, '', { fsync: false }); // this run's output only
   const interrupt = new AbortController();
   const stop = () => interrupt.abort(new Error('interrupted'));
   process.once('SIGINT', stop).once('SIGTERM', stop);
@@ -119,32 +108,36 @@ export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTas
     forked: false,
   }).finally(() => {
     process.off('SIGINT', stop).off('SIGTERM', stop);
-    if (resume) fs.rmSync(resume.dir, { recursive: true, force: true });
+    if (run.resume) fs.rmSync(run.resume.dir, { recursive: true, force: true });
   });
   if (ended.cancelled) throw interrupt.signal.reason;
-  if (ended.notFound) {
-    throw launchFailure(
-      { kind: 'launcher-not-found' },
-      { purpose: 'task', launcher: run.harbor, exitCode: null, signal: null, logTail: () => '' },
-    );
-  }
-  const exitCode = ended.exitCode ?? (ended.signal ? 128 : 1);
-  const jobDir = path.join(run.jobsDir, run.jobName);
+  // Ended as the launch decision table says, with the failure table's exit code (a CLI process, not an activity).
+  if (ended.notFound) throw launcherNotFound({ purpose: 'task', launcher: run.harbor, exitCode: null, signal: null, logTail: () => '' });
+  return ended;
+}
+
+/** What the job's trial produced. */
+function trialOutcome(jobDir: string): Omit<CompiledTaskOutcome, 'exitCode' | 'logFile'> {
   const trial = fs.existsSync(jobDir)
-    ? (fs.readdirSync(jobDir).find((d) => fs.existsSync(path.join(jobDir, d, 'result.json'))) ?? null)
+    ? (fs.readdirSync(jobDir).find((d) => fs.existsSync(harborJobFiles.trialResult(jobDir, d))) ?? null)
     : null;
   const trialDir = trial ? path.join(jobDir, trial) : null;
-  const result = trialDir ? readJson<{ exception_info: CompiledTaskOutcome['exception'] }>(path.join(trialDir, 'result.json')) : null;
-  const sessionDir = trialDir ? path.join(trialDir, 'artifacts', 'vero-session') : '';
-  const agentDir = trialDir ? path.join(trialDir, 'agent') : '';
+  const files = trialDir ? trialFiles(trialDir) : null;
+  const result = files ? readJson<{ exception_info: CompiledTaskOutcome['exception'] }>(files.result) : null;
   return {
-    exitCode,
     trialDir,
-    reward: trialDir ? readJson(path.join(trialDir, 'verifier', 'reward.json')) : null,
+    reward: files ? readJson(files.reward) : null,
     exception: result?.exception_info ?? null,
-    finalize: trialDir ? readJson<FinalizeDetails>(path.join(trialDir, 'verifier', 'finalize.json')) : null,
-    session: sessionDir && fs.existsSync(sessionDir) ? fs.readdirSync(sessionDir).sort() : [],
-    agentLogs: agentDir,
-    logFile,
+    finalize: files ? readJson<FinalizeDetails>(files.finalize) : null,
+    session: files && fs.existsSync(files.session) ? fs.readdirSync(files.session).sort() : [],
+    agentLogs: files?.agentDir ?? '',
   };
+}
+
+export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTaskOutcome> {
+  fs.mkdirSync(run.jobsDir, { recursive: true });
+  const logFile = run.logFile ?? path.join(run.jobsDir, `${run.jobName}.harbor.log`);
+  const ended = await launchOuter(run, logFile);
+  const exitCode = ended.exitCode ?? (ended.signal ? 128 : 1);
+  return { exitCode, ...trialOutcome(path.join(run.jobsDir, run.jobName)), logFile };
 }

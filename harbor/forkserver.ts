@@ -15,7 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InfrastructureError } from '../model/errors';
-import { JOB_ENV } from './argv';
+import { JOB_ENV } from '../model/harbor/argv';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { type ForkedExit, type ForkedRun, groupAlive } from '../infra/process-group';
 import { removeDeadTemps, tempPrefixOf } from '../infra/dead-temps';

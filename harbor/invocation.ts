@@ -1,14 +1,14 @@
 /**
- * How one task of an evaluation is started: `harbor run`'s argv (harbor/argv.ts), the working dir and the
+ * How one task of an evaluation is started: `harbor run`'s argv (model/harbor/argv.ts), the working dir and the
  * environment, the same for a task's run and for the preflight's dry run of it.
  */
 import * as path from 'node:path';
-import { resolvedRegistryFile } from '../infra/task-source';
+import { resolvedRegistryFile } from './task-source';
 import type { EvalSettings } from '../model/eval-input';
 import { runPaths } from '../model/paths';
-import { harborArgv, preflightArgv } from './argv';
+import { harborArgv, preflightArgv } from '../model/harbor/argv';
 import { harborJobConfigFile } from './job-config';
-import { jobNameFor } from './job-name';
+import { jobNameFor } from '../model/harbor/job-name';
 import type { LaunchPurpose } from './launch-decision';
 import { harborCwd, harborEnv } from './process-env';
 

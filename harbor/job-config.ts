@@ -1,6 +1,6 @@
 /** The Harbor job config file (`-c`) of a run: written once per run dir, the same bytes on every attempt. */
-import { retryBackoffConfig } from './argv';
-import type { HarborSection } from '../model/harbor-config';
+import { retryBackoffConfig } from '../model/harbor/argv';
+import type { HarborSection } from '../model/harbor/config';
 import { runPaths } from '../model/paths';
 import * as fs from 'node:fs';
 import { writeFileDurable } from '../infra/atomic-file';

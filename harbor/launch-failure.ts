@@ -1,8 +1,8 @@
 /**
  * The typed failure of a launch decision that ends the launch (harbor/launch-decision.ts): worded once, for a
- * task and for the preflight's dry run alike.
+ * task and for the preflight's dry run alike, and for a harbor a CLI process started (a VeroError of the same type).
  */
-import { typedFailure } from '../model/errors';
+import { HarborNotFoundError, typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
 import type { LaunchDecision, LaunchPurpose } from './launch-decision';
 
@@ -20,26 +20,37 @@ export interface FailedLaunch {
 
 type Ending = Extract<LaunchDecision, { kind: 'launcher-not-found' | 'usage-error' | 'config-error' | 'unavailable' }>;
 
+/** An activity's failure: the ApplicationFailure the workflow sees. */
 export function launchFailure(d: Ending, l: FailedLaunch): Error {
+  const { type, message } = launchEnding(d, l);
+  return typedFailure(type, message);
+}
+
+/** A CLI process's failure when its harbor cannot be executed: its exit code from the failure table. */
+export function launcherNotFound(l: FailedLaunch): HarborNotFoundError {
+  return new HarborNotFoundError(launchEnding({ kind: 'launcher-not-found' }, l).message);
+}
+
+function launchEnding(d: Ending, l: FailedLaunch): { type: FailureType; message: string } {
   switch (d.kind) {
     case 'launcher-not-found':
-      return typedFailure(
-        FailureType.HarborNotFound,
-        `harbor launcher not found: "${l.launcher}" (harbor.command); is Harbor installed and on PATH?`,
-      );
+      return {
+        type: FailureType.HarborNotFound,
+        message: `harbor launcher not found: "${l.launcher}" (harbor.command); is Harbor installed and on PATH?`,
+      };
     case 'usage-error':
-      return typedFailure(
-        FailureType.HarborUsageError,
-        `harbor rejected its command line (exit 2)${l.purpose === 'dry-run' ? ' in the preflight dry run' : ''}: ${l.logTail()}`,
-      );
+      return {
+        type: FailureType.HarborUsageError,
+        message: `harbor rejected its command line (exit 2)${l.purpose === 'dry-run' ? ' in the preflight dry run' : ''}: ${l.logTail()}`,
+      };
     case 'unavailable':
-      return typedFailure(FailureType.HarborUnavailable, d.reason);
+      return { type: FailureType.HarborUnavailable, message: d.reason };
     case 'config-error':
       return l.purpose === 'dry-run'
-        ? typedFailure(FailureType.HarborConfigError, `harbor preflight (--dry-run) failed: ${d.reason.slice(0, 1500)}`)
-        : typedFailure(
-            FailureType.HarborConfigError,
-            `harbor did not start the job for task "${l.task}" (exit ${l.exitCode ?? l.signal}): ${d.reason || l.logTail()}`,
-          );
+        ? { type: FailureType.HarborConfigError, message: `harbor preflight (--dry-run) failed: ${d.reason.slice(0, 1500)}` }
+        : {
+            type: FailureType.HarborConfigError,
+            message: `harbor did not start the job for task "${l.task}" (exit ${l.exitCode ?? l.signal}): ${d.reason || l.logTail()}`,
+          };
   }
 }

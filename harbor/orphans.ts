@@ -10,10 +10,10 @@ import { loadTrials, readTrialFile } from './collate';
 import { writeFileDurable } from '../infra/atomic-file';
 import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
-import { JobLock } from '../model/harbor-schemas';
-import { harborJobFiles } from '../model/paths';
-import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/trial-ranking';
-import { JOB_ENV } from './argv';
+import { JobLock } from '../model/harbor/schemas';
+import { harborJobFiles } from '../model/harbor/paths';
+import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/harbor/trial-ranking';
+import { JOB_ENV } from '../model/harbor/argv';
 
 export interface PidFile {
   pid: number;

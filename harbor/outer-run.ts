@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../model/errors';
-import { COMPILED_RUN_FILE, CompiledRun } from '../model/outer-run-args';
+import { COMPILED_RUN_FILE, CompiledRun } from '../model/harbor/outer-run-args';
 
 /** The task's declared outer-run flags and optimizer variables; none for a task built before the file existed. */
 export function compiledRunOf(taskDir: string): CompiledRun {

@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import type { EvalSettings } from '../model/eval-input';
 import { runPaths } from '../model/paths';
-import { JOB_ENV } from './argv';
+import { JOB_ENV } from '../model/harbor/argv';
 import { ensureDir } from './orphans';
 
 export const DEFAULT_STOP_GRACE_SEC = 60;

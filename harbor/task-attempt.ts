@@ -9,7 +9,7 @@ import { hostId, recordGroup } from '../infra/host-groups';
 import { tail } from '../infra/file-tail';
 import type { EvalSettings } from '../model/eval-input';
 import type { RunTaskInput } from '../model/activity-payloads';
-import { jobNameFor } from './job-name';
+import { jobNameFor } from '../model/harbor/job-name';
 import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
 import { countTrialResults, orphanLeft, previousHarborFailures, writeHarborFailures, type AttemptProgress } from './orphans';

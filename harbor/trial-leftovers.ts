@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { removeTrialLeftovers, type RemovedLeftovers } from '../infra/docker';
 import { hostId } from '../infra/host-groups';
-import { harborJobFiles } from '../model/paths';
+import { harborJobFiles } from '../model/harbor/paths';
 import { liveOrphan, readPidFile } from './orphans';
 import { usesLocalDocker } from './process-env';
 import type { TaskAttempt } from './task-attempt';

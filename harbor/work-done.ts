@@ -7,16 +7,17 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { trialFiles } from '../model/harbor/paths';
 
 /** Whether this trial dir's verifier has written a reward harbor can read (a number, or a JSON object). */
 export function hasReward(trialDir: string): boolean {
   try {
-    const txt = path.join(trialDir, 'verifier', 'reward.txt');
+    const txt = trialFiles(trialDir).rewardText;
     if (fs.existsSync(txt)) {
       const text = fs.readFileSync(txt, 'utf8').trim();
       return text !== '' && Number.isFinite(Number(text));
     }
-    const json = path.join(trialDir, 'verifier', 'reward.json');
+    const json = trialFiles(trialDir).reward;
     if (!fs.existsSync(json)) return false;
     const value: unknown = JSON.parse(fs.readFileSync(json, 'utf8'));
     return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -3,7 +3,7 @@ import type { AttemptStats, ScoreUncertainty } from './uncertainty';
 import type { SpendReport } from './spend-cap';
 import type { RetryRecord } from './retry';
 import type { TaskResult } from './task-result';
-import type { Usage } from './trial-ranking';
+import type { Usage } from './harbor/trial-ranking';
 
 /** completed; failed (error rate ≥ threshold); budget_exhausted (a spend cap kept tasks from running). */
 export type EvalStatus = 'completed' | 'failed' | 'budget_exhausted';

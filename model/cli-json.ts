@@ -11,52 +11,9 @@ const num = z.number();
 const nullableNum = num.nullable();
 const isoTime = z.string().describe('ISO 8601 UTC time');
 
-export const UsageJson = z.strictObject({
-  costUsd: nullableNum,
-  inputTokens: nullableNum,
-  outputTokens: nullableNum,
-  cacheTokens: nullableNum,
-});
-
-export const TaskStatusJson = z.enum(['scored', 'error', 'not_run']);
-
-/**
- * One task's row, as `vero results`, `start-eval --wait`, `vero trials` and `vero demo` print it. The fields only
- * an evaluation run knows (`runs`, `timedOut`, `notes`, `harborVersion`) are absent from `vero trials` rows.
- */
-export const TaskRowJson = z.strictObject({
-  task: z.string(),
-  status: TaskStatusJson,
-  score: nullableNum.describe('null unless scored: an error is never a silent 0'),
-  metrics: z.record(z.string(), num),
-  trial: z.string().nullable().describe('the chosen trial'),
-  taskName: z.string().nullable(),
-  nTrials: z.number().int(),
-  runs: z.number().int().optional().describe('harbor runs (Temporal activity attempts) the task took'),
-  exceptions: z.array(z.string()),
-  timedOut: z.boolean().optional(),
-  jobDir: z.string(),
-  error: z.string().nullable(),
-  usage: UsageJson.optional(),
-  trialRewards: z.array(num).optional(),
-  nInvalidTrials: z
-    .number()
-    .int()
-    .optional()
-    .describe(
-      "trials whose reward Harbor's error policy marks not valid (a model-provider failure, a spent budget, a failed verifier): never scored",
-    ),
-  invalidReasons: z.array(z.string()).optional().describe('why those trials are not valid: each distinct `ExceptionType (what it is)`'),
-  harborVersion: z.string().nullable().optional(),
-  notes: z.array(z.string()).optional(),
-  retried: z
-    .strictObject({
-      at: isoTime,
-      previous: z.strictObject({ status: TaskStatusJson, score: nullableNum, error: z.string().nullable() }),
-    })
-    .optional()
-    .describe('set on a row vero retry ran again: when it was asked for, and the row it replaced'),
-});
+// One task's row: its schema is the stored result's (model/task-result.ts).
+export { TaskRowJson, TaskStatusJson, UsageJson } from './task-result';
+import { TaskRowJson, UsageJson } from './task-result';
 
 const Interval = z.tuple([num, num]);
 

@@ -97,6 +97,11 @@ export class WorkflowRunFailedError extends VeroError {
   readonly failureType = FailureType.CommandFailed;
 }
 
+/** The harbor launcher a CLI process runs cannot be executed (an activity reports it as a typed failure). */
+export class HarborNotFoundError extends VeroError {
+  readonly failureType = FailureType.HarborNotFound;
+}
+
 /** `vero demo --optimize`: a compiled example task did not reward the optimized candidate above the baseline. */
 export class DemoFailedError extends VeroError {
   readonly failureType = FailureType.CommandFailed;

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DurationSeconds } from './durations';
-import { HarborSection } from './harbor-config';
+import { HarborSection } from './harbor/config';
 import { SPEND_POOL_NAME } from './spend-cap';
 
 export const TaskSource = z

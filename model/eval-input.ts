@@ -15,7 +15,7 @@
  *   `compileTaskDir`.
  */
 import { z } from 'zod';
-import { HarborSection } from './harbor-config';
+import { HarborSection } from './harbor/config';
 import { SpendCap } from './spend-cap';
 import { PauseState } from './pause-state';
 import { QueuedRetry, RetryOf } from './retry';

@@ -17,7 +17,7 @@
  *     chunks/<00000>.json            a chunk's rows, for finalize
  *     stale-jobs/<job>-<a>-<l>/      job dirs Harbor refused to resume (set aside, never deleted)
  *     jobs/                          harbor's jobs dir (`-o`)
- *       <job>/                       one task's Harbor job: config.json, lock.json, result.json, <trial>/
+ *       <job>/                       one task's Harbor job (its layout: model/harbor/paths.ts)
  *       <job>.harbor.log             harbor's output; `# vero-harbor attempt <a>.<l>` before each start
  *       <job>.pid                    the running harbor (pid, host, start), for adoption after a worker crash
  *       <job>.harbor-failures        Harbor failures counted by earlier attempts on this host
@@ -95,16 +95,6 @@ export function harnessPaths(dir: string) {
   };
 }
 
-/** Harbor's own layout inside a job dir (reference/harbor.md §1.5). */
-export const harborJobFiles = {
-  config: (jobDir: string) => join(jobDir, 'config.json'),
-  lock: (jobDir: string) => join(jobDir, 'lock.json'),
-  result: (jobDir: string) => join(jobDir, 'result.json'),
-  trialResult: (jobDir: string, trial: string) => join(jobDir, trial, 'result.json'),
-  /** A trial dir's result.json. */
-  resultIn: (trialDir: string) => join(trialDir, 'result.json'),
-};
-
 /** Whether a file of a jobs dir is a job's pid file (`<job>.pid`). */
 export const isPidFile = (name: string): boolean => name.endsWith('.pid');
 
@@ -115,9 +105,6 @@ export const isHarborLog = (name: string): boolean => name.endsWith('.harbor.log
 export function belowRunJobsDir(parts: string[]): string[] | null {
   return parts.length > 4 && parts[0] === 'runs' && parts[3] === 'jobs' ? parts.slice(4) : null;
 }
-
-/** The files of a Harbor trial dir that people read (the viewer links them). */
-export const HARBOR_TRIAL_FILES = { result: 'result.json', log: 'trial.log', exception: 'exception.txt' } as const;
 
 /** `<db>.pid`: the dev server that owns a SQLite file, so a later start can find one left behind. */
 export const devServerPidFile = (dbFile: string): string => `${dbFile}.pid`;

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { GatewaySpec } from './gateway-policy';
-import { HarborSection } from './harbor-config';
+import { HarborSection } from './harbor/config';
 import { CONSTRAINT_OPERATORS } from './objective';
 import { HarnessSpec } from './command-harness';
 import { WandbSpec } from './wandb-spec';

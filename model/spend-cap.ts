@@ -4,7 +4,7 @@
  * `n_input_tokens + n_output_tokens`), metered as each task finishes. Pure: the workflows use these rules.
  */
 import { z } from 'zod';
-import type { Usage } from './trial-ranking';
+import type { Usage } from './harbor/trial-ranking';
 
 export const SpendCap = z.strictObject({
   maxCostUsd: z.number().positive().optional(),

@@ -1,44 +1,87 @@
-/** One task's row in an evaluation's result: scored, an error (never a silent 0), or not run (a spend cap). */
-import type { TaskStatus, Usage } from './trial-ranking';
+/**
+ * One task's row in an evaluation's result: scored, an error (never a silent 0), or not run (a spend cap). One
+ * schema, TaskRowJson, from which every spelling of the row derives: the `--json` row (model/cli-json.ts), the
+ * stored result (TaskResult), the collated row of `vero trials` (CollatedRow, harbor/collate.ts) and a task's
+ * score (TaskScore, model/harbor/trial-ranking.ts). A new result field is added here, once.
+ */
+import { z } from 'zod';
 
-export type { TaskStatus };
+const num = z.number();
+const nullableNum = num.nullable();
+const isoTime = z.string().describe('ISO 8601 UTC time');
 
-/** What a retried row (`vero retry`) says about the row it replaced. */
-export interface RetriedFrom {
-  at: string;
-  previous: { status: TaskStatus; score: number | null; error: string | null };
-}
+export const UsageJson = z.strictObject({
+  costUsd: nullableNum,
+  inputTokens: nullableNum,
+  outputTokens: nullableNum,
+  cacheTokens: nullableNum,
+});
 
+export const TaskStatusJson = z.enum(['scored', 'error', 'not_run']);
+
+/**
+ * One task's row, as `vero results`, `start-eval --wait`, `vero trials` and `vero demo` print it. The fields only
+ * an evaluation run knows (`runs`, `timedOut`, `notes`, `harborVersion`) are absent from `vero trials` rows.
+ */
+export const TaskRowJson = z.strictObject({
+  task: z.string(),
+  status: TaskStatusJson,
+  score: nullableNum.describe('null unless scored: an error is never a silent 0'),
+  metrics: z.record(z.string(), num),
+  trial: z.string().nullable().describe('the chosen trial'),
+  taskName: z.string().nullable(),
+  nTrials: z.number().int(),
+  runs: z.number().int().optional().describe('harbor runs (Temporal activity attempts) the task took'),
+  exceptions: z.array(z.string()),
+  timedOut: z.boolean().optional(),
+  jobDir: z.string(),
+  error: z.string().nullable(),
+  usage: UsageJson.optional(),
+  trialRewards: z.array(num).optional(),
+  nInvalidTrials: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "trials whose reward Harbor's error policy marks not valid (a model-provider failure, a spent budget, a failed verifier): never scored",
+    ),
+  invalidReasons: z.array(z.string()).optional().describe('why those trials are not valid: each distinct `ExceptionType (what it is)`'),
+  harborVersion: z.string().nullable().optional(),
+  notes: z.array(z.string()).optional(),
+  retried: z
+    .strictObject({
+      at: isoTime,
+      previous: z.strictObject({ status: TaskStatusJson, score: nullableNum, error: z.string().nullable() }),
+    })
+    .optional()
+    .describe('set on a row vero retry ran again: when it was asked for, and the row it replaced'),
+});
+
+/** The fields only an evaluation run knows: absent from a collated (`vero trials`) row. */
+const RUN_ONLY = { runs: true, timedOut: true, harborVersion: true, notes: true, retried: true } as const;
+/** A collated row: the fields collation knows, with those it always reports. */
+const CollatedRowSchema = TaskRowJson.omit(RUN_ONLY).required({ usage: true, trialRewards: true });
+/** The stored result: a run's row, which knows the harbor runs it took and whether it timed out. */
+const TaskResultSchema = TaskRowJson.required({ runs: true, timedOut: true });
+
+/** Cost and tokens as Harbor's trial results report them; null when no trial reported the figure. */
+export type Usage = z.infer<typeof UsageJson>;
+/** Scored, an error (counted as 0), or not run (a spend cap stopped the evaluation first; not counted). */
+export type TaskStatus = z.infer<typeof TaskStatusJson>;
 /** One task's outcome. Small: the job dir holds everything else. */
-export interface TaskResult {
-  task: string;
-  status: TaskStatus;
-  score: number | null;
-  metrics: Record<string, number>;
-  trial: string | null;
-  taskName: string | null;
-  nTrials: number;
-  /** Temporal activity attempts (harbor runs) this task took. */
-  runs: number;
-  exceptions: string[];
-  timedOut: boolean;
-  /** The task's Harbor job dir (`<run>/jobs/<job>`); for a task a spend cap kept from starting, the jobs dir. */
-  jobDir: string;
-  error: string | null;
-  /** Cost and tokens of all the task's trials (absent in results recorded before it existed). */
-  usage?: Usage;
-  /** Each validly rewarded trial's reward, in trial-name order (absent in results recorded before it existed). */
-  trialRewards?: number[];
-  /** Trials whose reward Harbor's error policy marks not valid, never scored (absent before it existed, and when none). */
-  nInvalidTrials?: number;
-  /** Why: each distinct `ExceptionType (what it is)`. */
-  invalidReasons?: string[];
-  /** The Harbor version that ran the job (its lock.json). */
-  harborVersion?: string | null;
-  /** Things the user should know about how the row came to be (e.g. a job restarted in a fresh dir). */
-  notes?: string[];
-  /** Set on a row `vero retry` ran again: when, and the row it replaced. */
-  retried?: RetriedFrom;
+export type TaskResult = z.infer<typeof TaskResultSchema>;
+/** A collated task as `vero trials` prints it: the fields of a row that collation knows. */
+export type CollatedRow = z.infer<typeof CollatedRowSchema>;
+/** What a retried row (`vero retry`) says about the row it replaced. */
+export type RetriedFrom = NonNullable<TaskResult['retried']>;
+
+const ROW_FIELDS = Object.keys(TaskResultSchema.shape) as (keyof TaskResult)[];
+/** The collated row's fields, in the row's order. */
+export const COLLATED_ROW_FIELDS = Object.keys(CollatedRowSchema.shape) as (keyof CollatedRow)[];
+
+/** `row`'s fields among `fields`, in the row's order (as every row is written); those undefined are left out. */
+export function inRowOrder<T extends Partial<TaskResult>>(row: T, fields: readonly (keyof TaskResult)[] = ROW_FIELDS): T {
+  return Object.fromEntries(fields.flatMap((k) => (row[k] === undefined ? [] : [[k, row[k]]]))) as T;
 }
 
 /** The start of a Mode A row's error when the candidate's inference gave no output for it (its own failure). */

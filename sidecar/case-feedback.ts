@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listTrialDirs, readTrialDirs } from '../harbor/collate';
 import { isInside, readRegularTail } from '../infra/bounded-read';
-import { parseHarborTime, trialTaskKey } from '../model/harbor-result';
+import { parseHarborTime, trialTaskKey } from '../model/harbor/result';
 import { redactedTail, tailMargin } from '../model/redact-secrets';
 import type { TrialDetail } from '../model/sample-score';
 import type { FeedbackSpec, ServeConfig } from '../model/serve-config';
-import { extractReward, hasValidReward, rewardsOf, type LoadedTrial } from '../model/trial-ranking';
+import { extractReward, hasValidReward, rewardsOf, type LoadedTrial } from '../model/harbor/trial-ranking';
 
 /** The transcript files vero reads, in its order: terminus-2's pane, then the agent's trajectory (ATIF). */
 export const TRANSCRIPT_FILES = ['agent/terminus_2.pane', 'agent/trajectory.json'];

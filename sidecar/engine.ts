@@ -18,7 +18,7 @@ import { CandidateResult } from '../model/candidate-result';
 import { EvalSettings } from '../model/eval-input';
 import { isCandidateFailure } from '../model/sample-score';
 import { constraintViolations } from '../model/objective';
-import { HarborSection } from '../model/harbor-config';
+import { HarborSection } from '../model/harbor/config';
 import type { FeedbackSpec, ServeConfig, SplitAccess } from '../model/serve-config';
 import { caseFeedback, transcriptSecrets } from './case-feedback';
 import { badRequest, notEvaluable } from './errors';

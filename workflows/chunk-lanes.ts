@@ -22,7 +22,7 @@ import { countFinished, type Progress } from '../model/progress';
 import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
 import { type ChunkInput } from '../model/chunk-payloads';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../harbor/job-name';
+import { jobNameFor } from '../model/harbor/job-name';
 import { runPaths } from '../model/paths';
 import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';

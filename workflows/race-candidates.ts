@@ -31,7 +31,7 @@ import type { Activities } from '../activities';
 import { causeChain } from '../model/errors';
 import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../harbor/job-name';
+import { jobNameFor } from '../model/harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
 import { PairedRace, raceHorizon } from '../model/race-decision';

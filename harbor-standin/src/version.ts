@@ -3,8 +3,8 @@
  * writes `schema_version`, `reward_valid` and `exception_info.policy` into trial results, counts only valid
  * rewards in the job's mean, and its default retry exclusions are every type whose policy says "no retry".
  */
-import { HARBOR_VERSION, isSupportedHarborVersion, SupportedHarborVersion } from '../../model/harbor-version';
-import { errorPolicyOf, noRetryExceptionTypes } from '../../model/harbor-error-policy';
+import { HARBOR_VERSION, isSupportedHarborVersion, SupportedHarborVersion } from '../../model/harbor/version';
+import { errorPolicyOf, noRetryExceptionTypes } from '../../model/harbor/error-policy';
 
 /** Harbor 0.25's default `RetryConfig.exclude_exceptions`. */
 export const RETRY_EXCLUDE_025 = [

@@ -6,7 +6,7 @@
  */
 import { settingsFrom } from '../../client/eval-input';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import { resolveTasks } from '../../infra/task-source';
+import { resolveTasks } from '../../harbor/task-source';
 import { configDigest } from '../../model/eval-identity';
 import type { EvalSettings } from '../../model/eval-input';
 import { parseKwarg } from '../../cli/override-flags';

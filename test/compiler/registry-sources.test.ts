@@ -16,9 +16,9 @@ import {
   readRegistryFile,
   runSourceOf,
 } from '../../harbor/dataset-ref';
-import { harborArgv } from '../../harbor/argv';
-import { availableTasks } from '../../infra/task-source';
-import { HarborSection } from '../../model/harbor-config';
+import { harborArgv } from '../../model/harbor/argv';
+import { availableTasks } from '../../harbor/task-source';
+import { HarborSection } from '../../model/harbor/config';
 import { ServeConfig } from '../../model/serve-config';
 import { verifyPinnedSource } from '../../sidecar/serve';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';

@@ -14,7 +14,7 @@ import { printConfig } from '../../compiler/print-config';
 import { isolationFor } from '../../harbor/isolation';
 import { writeEnvFile } from '../../infra/env-file';
 import { clientEnvFor } from '../../model/gateway-policy';
-import { outerRunArgErrors } from '../../model/outer-run-args';
+import { outerRunArgErrors } from '../../model/harbor/outer-run-args';
 import { ServeConfig } from '../../model/serve-config';
 import { modeBSettings } from '../../sidecar/engine';
 import { isolationRecord } from '../../sidecar/finalize';

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { parse } from 'yaml';
 import { findTemporalCli } from '../../infra/temporal-cli';
 import { searchAttributeSpecs } from '../../model/search-attributes';
-import { SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor-version';
+import { SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor/version';
 import { ROOT } from '../helpers/fixtures';
 
 const composeFile = path.join(ROOT, 'docker-compose.dev.yml');

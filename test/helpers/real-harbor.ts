@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { agentRepo, DATASET, ROOT, tempDir } from './fixtures';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { HARBOR_VERSION } from '../../model/harbor/version';
 
 export const BASE_IMAGE = 'vero-base:bookworm';
 

@@ -14,6 +14,7 @@ import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
 import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 import { Meter } from '../../sidecar/gateway/meter';
+import { resumeLaunch } from '../../sidecar/resume-session';
 
 const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
 const unavailable =
@@ -218,7 +219,7 @@ realDescribe('a compiled task on real Harbor 0.25 and Docker', () => {
           jobsDir,
           jobName: 'resumed',
           env,
-          resumeFrom: rescued,
+          resume: await resumeLaunch(taskDir, rescued),
           agent: { kind: 'import', ...EXAMPLE_OPTIMIZER, kwargs: { look_only: 'true' } },
         });
         expect({ exitCode: resumed.exitCode, exception: resumed.exception, reward: resumed.reward }).toEqual({

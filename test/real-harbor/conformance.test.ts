@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { DATASET, STANDIN, tempDir } from '../helpers/fixtures';
 import { harborBin, realHarborUnavailable, REWARD_1, writeTask } from '../helpers/real-harbor';
 import { collate, loadTrials } from '../../harbor/collate';
-import { rewardValidity } from '../../model/harbor-error-policy';
+import { rewardValidity } from '../../model/harbor/error-policy';
 
 const unavailable = realHarborUnavailable();
 if (unavailable) console.warn(`\n*** REAL-HARBOR CONFORMANCE SKIPPED: ${unavailable} ***\n`);

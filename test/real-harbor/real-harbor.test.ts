@@ -12,7 +12,7 @@ import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
 import type { TaskResult } from '../../model/task-result';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { HARBOR_VERSION } from '../../model/harbor/version';
 import { DATASET, tempDir } from '../helpers/fixtures';
 import { runVero, spawnWorker, until } from '../helpers/process';
 import { dockerObjects, realFixture, realHarborUnavailable, REWARD_1, trialObjects, writeTask } from '../helpers/real-harbor';

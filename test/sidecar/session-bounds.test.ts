@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import * as tar from 'tar';
-import { unpackSession } from '../../harbor/resume-session';
+import { unpackSession } from '../../sidecar/resume-session';
 import { ConfigError, LedgerCorruptError } from '../../model/errors';
 import type { ServeConfig } from '../../model/serve-config';
 import { Ledger } from '../../sidecar/ledger';

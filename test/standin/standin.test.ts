@@ -5,7 +5,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HARBOR_VERSION } from '../../model/harbor-version';
+import { HARBOR_VERSION } from '../../model/harbor/version';
 import { DATASET, invocations, STANDIN, tempDir } from '../helpers/fixtures';
 
 const TRIAL_NAME = /^(.{1,32})__([2-9A-HJ-NP-Za-km-z]{7})$/;

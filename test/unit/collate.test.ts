@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { isTrialResult } from '../../model/harbor-result';
-import { TrialResult } from '../../model/harbor-schemas';
+import { isTrialResult } from '../../model/harbor/result';
+import { TrialResult } from '../../model/harbor/schemas';
 import * as path from 'node:path';
 import { collate, jobDirsWithoutResults, loadTrials, TaskNameMismatchError } from '../../harbor/collate';
 import { ROOT, tempDir } from '../helpers/fixtures';

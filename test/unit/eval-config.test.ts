@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { ConfigError } from '../../model/errors';
 import { configDigest, evalWorkflowId } from '../../model/eval-identity';
-import { resolveTasks } from '../../infra/task-source';
+import { resolveTasks } from '../../harbor/task-source';
 import { settingsFrom } from '../../client/eval-input';
 import { DATASET, tempDir } from '../helpers/fixtures';
 

@@ -10,13 +10,13 @@ import { harborEnv } from '../../harbor/process-env';
 import { classifyStartFailure } from '../../harbor/launch-decision';
 import { collate, loadTrials } from '../../harbor/collate';
 import { EvalConfigFile } from '../../model/eval-config';
-import { kwargItem, preflightArgv } from '../../harbor/argv';
-import { HarborSection } from '../../model/harbor-config';
+import { kwargItem, preflightArgv } from '../../model/harbor/argv';
+import { HarborSection } from '../../model/harbor/config';
 import { listDataset, notATaskBecause } from '../../harbor/task-dir';
-import { DEFAULT_HARBOR_VERSION, HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor-version';
-import { listSource, resolvedRegistryFile } from '../../infra/task-source';
+import { DEFAULT_HARBOR_VERSION, HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor/version';
+import { listSource, resolvedRegistryFile } from '../../harbor/task-source';
 import { ConfigError } from '../../model/errors';
-import { LoadedTrial, scoreTask } from '../../model/trial-ranking';
+import { LoadedTrial, scoreTask } from '../../model/harbor/trial-ranking';
 import { ROOT, tempDir } from '../helpers/fixtures';
 
 function write(root: string, files: Record<string, string>): void {

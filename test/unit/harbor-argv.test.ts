@@ -1,6 +1,6 @@
-import { collidingFlags, HarborSection } from '../../model/harbor-config';
-import { harborArgv, launcher, retryBackoffConfig } from '../../harbor/argv';
-import { jobNameFor } from '../../harbor/job-name';
+import { collidingFlags, HarborSection } from '../../model/harbor/config';
+import { compiledJobArgs, harborArgv, launcher, outerAgentArgv, retryBackoffConfig } from '../../model/harbor/argv';
+import { jobNameFor } from '../../model/harbor/job-name';
 
 const base = { source: { path: '/data/ds' }, task: 'hello', jobsDir: '/runs/x/jobs', jobName: 'hello', worktree: '/wt/abc' };
 const flagValue = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
@@ -100,4 +100,24 @@ test("retry_include never drops Harbor's default exclusions; override_error_poli
   expect(retryBackoffConfig(HarborSection.parse({}))).toBeNull();
   expect(() => HarborSection.parse({ override_error_policy: { X: { has_valid_reward: 'yes' } } })).toThrow();
   expect(() => HarborSection.parse({ override_error_policy: { X: { bogus: true } } })).toThrow();
+});
+
+test("a compiled task's run: kwargs sent as kwargItem sends them, the job's flags those of a task's run", () => {
+  const agent = { kind: 'import' as const, importPath: 'opt:Agent', kwargs: { look_only: 'true', name: 'x', code: '007' } };
+  expect(outerAgentArgv(agent)).toEqual([
+    '--agent-import-path',
+    'opt:Agent',
+    '--ak',
+    'code="007"',
+    '--ak',
+    'look_only="true"',
+    '--ak',
+    'name=x',
+  ]);
+  expect(outerAgentArgv({ kind: 'oracle' })).toEqual(['-a', 'oracle']);
+  const args = compiledJobArgs({ jobsDir: '/jobs', jobName: 'j', agent: { kind: 'oracle' } });
+  expect(args).toEqual(['-e', 'docker', '-o', '/jobs', '--job-name', 'j', '-y', '-q', '-a', 'oracle']);
+  // The same job flags as a task's run.
+  const task = harborArgv({ ...base, jobsDir: '/jobs', jobName: 'j', harbor: HarborSection.parse({ agent: 'oracle' }) });
+  expect(task.slice(task.indexOf('-o'), task.indexOf('-q') + 1)).toEqual(args.slice(2, 8));
 });

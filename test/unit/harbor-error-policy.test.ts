@@ -1,6 +1,6 @@
-import { errorPolicyOf, noRetryExceptionTypes, rewardValidity } from '../../model/harbor-error-policy';
-import { harborVersionsDiffer, unsupportedHarborWarning } from '../../model/harbor-version';
-import type { TrialResult } from '../../model/harbor-result';
+import { errorPolicyOf, noRetryExceptionTypes, rewardValidity } from '../../model/harbor/error-policy';
+import { harborVersionsDiffer, unsupportedHarborWarning } from '../../model/harbor/version';
+import type { TrialResult } from '../../model/harbor/result';
 
 const base = { task_name: 't', trial_name: 't__AAAAAAA', verifier_result: { rewards: { reward: 0 } } };
 const withException = (type: string, extra: Record<string, unknown> = {}): TrialResult =>

@@ -1,5 +1,5 @@
 /** What vero run adds to the outer harbor run: tool-call caps for known harnesses, one retry on transport errors only. */
-import { agentOf, outerRetryArgs, toolTimeoutArgs } from '../../model/outer-trial';
+import { agentOf, outerRetryArgs, toolTimeoutArgs } from '../../model/harbor/outer-trial';
 
 test('tool-call caps per harness (ms), none for an unknown harness or 0; the retry names only the transport errors', () => {
   expect(agentOf(['-a', 'claude-code', '-m', 'x'])).toBe('claude-code');

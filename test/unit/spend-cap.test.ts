@@ -6,7 +6,7 @@ import { ConfigError } from '../../model/errors';
 import { configDigest } from '../../model/eval-identity';
 import { taskScoresOf } from '../../model/paired-comparison';
 import { addSpend, capReached, NO_SPEND, type Spend, spendOfTask, spendToAdd } from '../../model/spend-cap';
-import { NO_USAGE } from '../../model/trial-ranking';
+import { NO_USAGE } from '../../model/harbor/trial-ranking';
 import { DATASET, tempDir } from '../helpers/fixtures';
 
 const usage = (u: Partial<typeof NO_USAGE>) => ({ ...NO_USAGE, ...u });

@@ -1,5 +1,5 @@
-import { compareTrials, extractReward, LoadedTrial, rankTrials, scoreTask } from '../../model/trial-ranking';
-import type { TrialResult } from '../../model/harbor-result';
+import { compareTrials, extractReward, LoadedTrial, rankTrials, scoreTask } from '../../model/harbor/trial-ranking';
+import type { TrialResult } from '../../model/harbor/result';
 
 let n = 0;
 function trial(over: Partial<TrialResult> & { rewards?: Record<string, number> | null; exception?: string }): LoadedTrial {

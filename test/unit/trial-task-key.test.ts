@@ -1,5 +1,5 @@
-/** The name a trial answers to (model/harbor-result.ts trialTaskKey): the task dir's basename, POSIX rules. */
-import { trialTaskKey, type TrialResult } from '../../model/harbor-result';
+/** The name a trial answers to (model/harbor/result.ts trialTaskKey): the task dir's basename, POSIX rules. */
+import { trialTaskKey, type TrialResult } from '../../model/harbor/result';
 
 const trial = (path: string): TrialResult => ({ task_name: 'org/x', task_id: { path } }) as unknown as TrialResult;
 

@@ -15,7 +15,7 @@ import type { CandidateResult } from '../../model/candidate-result';
 import type { EvalSettings } from '../../model/eval-input';
 import type { TaskResult } from '../../model/task-result';
 import { FailureType } from '../../model/failures';
-import { HarborSection } from '../../model/harbor-config';
+import { HarborSection } from '../../model/harbor/config';
 import { evaluateCandidate } from '../../workflows';
 import { tempDir } from '../helpers/fixtures';
 import { sleep } from '../helpers/process';

@@ -11,7 +11,7 @@ import { createActivities } from '../../activities';
 import type { RunTaskInput } from '../../activities/run-task';
 import { evalInputFor } from '../../client/eval-input';
 import { retryTasks } from '../../client/retry';
-import { HarborSection } from '../../model/harbor-config';
+import { HarborSection } from '../../model/harbor/config';
 import { INLINE_TASK_LIMIT, type CandidateResult } from '../../model/candidate-result';
 import type { TaskResult } from '../../model/task-result';
 import { evaluateCandidate } from '../../workflows';

@@ -1,12 +1,12 @@
 /**
  * zod schemas for the Harbor (0.22–0.26) JSON files vero-harbor reads (reference/harbor.md §3). Collation's hot
- * path does not load them (model/harbor-result.ts isTrialResult): zod is ≈ 50 ms of start-up for `vero trials`.
+ * path does not load them (model/harbor/result.ts isTrialResult): zod is ≈ 50 ms of start-up for `vero trials`.
  */
 import { z } from 'zod';
 
 const timestamp = z.string().nullable().optional();
 
-/** Harbor 0.26's verdict on an exception (model/harbor-error-policy.ts); absent in 0.25 results. */
+/** Harbor 0.26's verdict on an exception (model/harbor/error-policy.ts); absent in 0.25 results. */
 export const ExceptionPolicy = z.looseObject({
   should_retry: z.boolean().nullable().optional(),
   should_grade: z.boolean().nullable().optional(),

@@ -4,7 +4,7 @@
  * `exception_info.policy`); for results of 0.25, which do not, the same table derives it from
  * `exception_info.exception_type`. Pure: collation, resume pruning and the stand-in's tests read it.
  */
-import type { TrialResult } from './harbor-schemas';
+import type { TrialResult } from './schemas';
 
 /** One row of the table: retry the trial, grade it, and whether a reward it got counts. */
 export interface ErrorPolicy {

@@ -1,8 +1,8 @@
 /**
  * Harbor's trial results as collation reads them: their type, the check of its hot path, times and task keys. The
- * zod schemas (model/harbor-schemas.ts) explain a file that fails the check, and are loaded only then.
+ * zod schemas (model/harbor/schemas.ts) explain a file that fails the check, and are loaded only then.
  */
-import { KNOWN_RESULT_SCHEMA_VERSIONS, type TrialResult } from './harbor-schemas';
+import { KNOWN_RESULT_SCHEMA_VERSIONS, type TrialResult } from './schemas';
 
 export type { TrialResult };
 

@@ -90,7 +90,7 @@ export const HarborSection = z
     retry_include: z.array(z.string().min(1)).default([]),
     /**
      * Exception types Harbor must not retry. Non-empty, it replaces Harbor's default list, so vero adds Harbor 0.26's
-     * policy exclusions (every type whose error policy says "no retry": model/harbor-error-policy.ts) to it: a
+     * policy exclusions (every type whose error policy says "no retry": model/harbor/error-policy.ts) to it: a
      * retry list never re-runs what Harbor's policy would not.
      */
     retry_exclude: z.array(z.string().min(1)).default([]),

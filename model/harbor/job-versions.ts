@@ -3,9 +3,9 @@
  * and resumed by 0.26 (which writes one in every result), after Harbor was upgraded under a running evaluation.
  * Harbor 0.26 resumes such a job when its config still matches, keeping the earlier trials; so does vero, and
  * says so: the earlier trials' reward validity is derived from their exception type by 0.26's error policy
- * (model/harbor-error-policy.ts), the rule 0.26 applies to its own.
+ * (model/harbor/error-policy.ts), the rule 0.26 applies to its own.
  */
-import type { LoadedTrial } from '../model/trial-ranking';
+import type { LoadedTrial } from './trial-ranking';
 
 /** The row's note for a job resumed across Harbor versions, or null when one version wrote all its trials. */
 export function resumedAcrossVersionsNote(trials: LoadedTrial[], lockVersion: string | null): string | null {

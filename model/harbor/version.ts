@@ -1,6 +1,6 @@
 /**
  * The Harbor releases vero-harbor supports, each pinned and tested: 0.25.0 and 0.26.0 (0.26 writes each trial's
- * `reward_valid` and `exception_info.policy`; model/harbor-error-policy.ts derives them for 0.25 results).
+ * `reward_valid` and `exception_info.policy`; model/harbor/error-policy.ts derives them for 0.25 results).
  * `scripts/ensure-harbor` installs DEFAULT_HARBOR_VERSION unless asked for another supported one; the stand-in
  * imitates it (HARBOR_STANDIN_VERSION selects another).
  */

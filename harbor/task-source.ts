@@ -7,9 +7,9 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../model/errors';
 import type { EvalConfig } from '../model/eval-config';
-import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from '../harbor/task-dir';
-import { registryTaskNames } from '../harbor/dataset-ref';
-import { writeFileDurable } from './atomic-file';
+import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from './task-dir';
+import { registryTaskNames } from './dataset-ref';
+import { writeFileDurable } from '../infra/atomic-file';
 
 export type SkippedDir = DatasetListing['skipped'][number];
 

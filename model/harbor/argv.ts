@@ -3,10 +3,10 @@
  * the argv is identical on every retry of the same task, so Harbor can resume the job instead of failing
  * with FileExistsError.
  */
-import { commandArgv } from '../model/command-line';
-import type { HarborSection } from '../model/harbor-config';
-import { escapeFnmatch } from '../model/fnmatch';
-import { noRetryExceptionTypes } from '../model/harbor-error-policy';
+import { commandArgv } from '../command-line';
+import type { HarborSection } from './config';
+import { escapeFnmatch } from '../fnmatch';
+import { noRetryExceptionTypes } from './error-policy';
 
 export interface HarborTaskRun {
   harbor: HarborSection;
@@ -100,7 +100,7 @@ export function harborArgv(run: HarborTaskRun): string[] {
     ['--environment-build-timeout-multiplier', h.environment_build_timeout_multiplier],
   ] as const;
   for (const [flag, v] of multipliers) if (v !== undefined) argv.push(flag, String(v));
-  argv.push('-o', run.jobsDir, '--job-name', run.jobName, '-y', '-q');
+  argv.push(...jobFlags(run.jobsDir, run.jobName));
   argv.push(...h.extra_args);
   return argv;
 }
@@ -112,6 +112,30 @@ export function harborArgv(run: HarborTaskRun): string[] {
  */
 export function preflightArgv(run: HarborTaskRun): string[] {
   return [...harborArgv(run), '--dry-run'];
+}
+
+/** Where a job goes and how harbor runs it: in `jobsDir` as `jobName`, unattended and quiet. */
+function jobFlags(jobsDir: string, jobName: string): string[] {
+  return ['-o', jobsDir, '--job-name', jobName, '-y', '-q'];
+}
+
+/** The outer agent of a compiled task's run: Harbor's oracle, or an agent by import path with its kwargs. */
+export type OuterAgent = { kind: 'oracle' } | { kind: 'import'; importPath: string; pythonPath?: string; kwargs?: Record<string, string> };
+
+/** The agent's flags of a compiled task's run; each kwarg as `kwargItem` sends it, in key order. */
+export function outerAgentArgv(agent: OuterAgent): string[] {
+  if (agent.kind === 'oracle') return ['-a', 'oracle'];
+  const kwargs = Object.entries(agent.kwargs ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return ['--agent-import-path', agent.importPath, ...kwargs.flatMap(([k, v]) => ['--ak', kwargItem(k, v)])];
+}
+
+/**
+ * The flags vero sets on a compiled task's run in a jobs dir of its own (`vero demo --optimize`, the real-Harbor
+ * tier): the Docker environment, the job, the agent. A build's declared flags never set these (the build refuses
+ * -e/-o/--job-name/-a).
+ */
+export function compiledJobArgs(run: { jobsDir: string; jobName: string; agent: OuterAgent }): string[] {
+  return ['-e', 'docker', ...jobFlags(run.jobsDir, run.jobName), ...outerAgentArgv(run.agent)];
 }
 
 /**

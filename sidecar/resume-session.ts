@@ -11,9 +11,10 @@ import * as path from 'node:path';
 import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/session-snapshot';
-import { checkSessionDir, sessionBoundProblem } from '../sidecar/session-check';
-import { compiledServeConfig } from './gateway-launch';
-import { readSealKey } from '../sidecar/ledger-seal';
+import { checkSessionDir, sessionBoundProblem } from './session-check';
+import { compiledServeConfig } from '../harbor/gateway-launch';
+import { trialFiles } from '../model/harbor/paths';
+import { readSealKey } from './ledger-seal';
 
 export interface ResumeLaunch {
   /** For the `harbor run` process (compose interpolation): the checked copy's path. */
@@ -72,7 +73,7 @@ export async function unpackSession(archive: string, dest: string): Promise<void
 
 /** The session dir inside what was given: the dir itself, its `vero-session/`, or a trial's `artifacts/vero-session/`. */
 function sessionDirIn(root: string): string | null {
-  for (const d of [root, path.join(root, 'vero-session'), path.join(root, 'artifacts', 'vero-session')])
+  for (const d of [root, path.join(root, 'vero-session'), trialFiles(root).session])
     if (fs.existsSync(path.join(d, SESSION_MANIFEST))) return d;
   const only = fs.readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
   return only.length === 1 ? sessionDirIn(path.join(root, only[0]!.name)) : null;

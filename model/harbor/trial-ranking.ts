@@ -1,12 +1,13 @@
 /**
  * Choosing and scoring trials, pure. Ranking is total and independent of directory order (vero.md §6.1 #2):
- * a valid reward (model/harbor-error-policy.ts) > clean (rewards and no exception) > has rewards > later
+ * a valid reward (model/harbor/error-policy.ts) > clean (rewards and no exception) > has rewards > later
  * finished_at > content tie-break. Only valid rewards score: a reward Harbor marks not valid (a model-provider
  * failure, a spent budget, a failed verifier) is the infrastructure's, never the candidate's.
  */
 import { createHash } from 'node:crypto';
-import { rewardValidity } from './harbor-error-policy';
-import { parseHarborTime, type TrialResult } from './harbor-result';
+import { rewardValidity } from './error-policy';
+import { parseHarborTime, type TrialResult } from './result';
+import type { CollatedRow, Usage } from '../task-result';
 
 export interface LoadedTrial {
   result: TrialResult;
@@ -82,39 +83,28 @@ export function extractReward(rewards: Record<string, number>, rewardKey?: strin
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
 }
 
-/** A task's row: scored, an error (counted as 0), or not run (a spend cap stopped the evaluation first; not counted). */
-export type TaskStatus = 'scored' | 'error' | 'not_run';
+export type { TaskStatus, Usage } from '../task-result';
 
-export interface TaskScore {
-  status: TaskStatus;
-  /** null when status is error: an error is never a silent 0. */
-  score: number | null;
-  metrics: Record<string, number>;
-  /** The chosen trial (the best-ranked one). */
-  trial: string | null;
-  nTrials: number;
-  /** Trials with a valid reward (those that count). */
-  nScored: number;
-  nClean: number;
-  /** Trials whose reward Harbor marks not valid: never the candidate's score. */
-  nInvalidTrials: number;
-  /** Why they are not valid: each distinct `Type (what it is)`, sorted. */
-  invalidReasons: string[];
-  exceptions: string[];
-  error: string | null;
-  /** What the task's trials cost, summed over all of them (retries and attempts cost money too). */
-  usage: Usage;
-  /** The reward of each trial that has a valid one, in trial-name order (pass@k and the within-task spread use them). */
-  trialRewards: number[];
-}
+/**
+ * The version of the scoring rules: how a task's trials are ranked and which one is chosen, and how a task and an
+ * evaluation are scored from them. Raise it with any change to those rules: it is part of an evaluation's identity
+ * (model/eval-identity.ts), so `vero start-eval` does not attach to an evaluation scored under another rule, and
+ * `vero compare` (its config warning), `vero best` and `vero race` (which take evaluations of one config digest)
+ * do not take one for the other. 1: the rules every evaluation was scored by before the version existed.
+ */
+export const SCORING_RULES_VERSION = 1;
 
-/** Cost and tokens as Harbor's trial results report them; null when no trial reported the figure. */
-export interface Usage {
-  costUsd: number | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  cacheTokens: number | null;
-}
+/** A task's score: the scoring fields of its collated row, with the trial counts ranking knows. */
+export type TaskScore = Pick<
+  CollatedRow,
+  'status' | 'score' | 'metrics' | 'trial' | 'nTrials' | 'exceptions' | 'error' | 'usage' | 'trialRewards'
+> &
+  Required<Pick<CollatedRow, 'nInvalidTrials' | 'invalidReasons'>> & {
+    /** Trials with a valid reward (those that count). */
+    nScored: number;
+    /** Trials with rewards and no exception. */
+    nClean: number;
+  };
 
 export const NO_USAGE: Usage = { costUsd: null, inputTokens: null, outputTokens: null, cacheTokens: null };
 
