@@ -6,14 +6,13 @@ import { withTasks } from '../client/eval-results';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
 import type { CandidateResult } from '../model/candidate-result';
-import { comparePaired, taskScoresOf } from '../model/paired-comparison';
+import { comparePaired, type PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
+import { print, printJson } from './print';
 import { pairHref } from './views';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
 import { harborVersionsDiffer } from '../model/harbor-version';
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
 interface CompareFlags extends ConnectionFlags {
   json?: boolean;
@@ -48,8 +47,6 @@ async function resultOf(client: Client, ref: string, which: 'A' | 'B', config: s
   return withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
 }
 
-/** Per-task scores as the evaluation's score counts them (an error is 0). */
-
 export function registerCompareCommand(program: Command): void {
   withConnection(
     program
@@ -66,51 +63,59 @@ A and B are evaluation ids (vero list), or candidates (a tag, a sha) with -c ver
 commit under that config. Exit codes: 0 compared (whatever the verdict); 2 bad input (unknown or unfinished
 evaluation); 3 no server.`,
       ),
-  ).action(async (refA: string, refB: string, o: CompareFlags) => {
-    const threshold = Number(o.passThreshold);
-    if (!Number.isFinite(threshold)) throw new ConfigError(`--pass-threshold: expected a number, got "${o.passThreshold}"`);
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
-    try {
-      const config = configPath(o);
-      const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];
-      const c = comparePaired(taskScoresOf(a), taskScoresOf(b), {
-        seed: o.seed,
-        passThreshold: threshold,
-        ...(o.resamples ? { resamples: o.resamples } : {}),
-      });
-      if (a.configDigest !== b.configDigest)
-        process.stderr.write('warning: A and B were evaluated under different configs (tasks, harbor settings or scoring)\n');
-      const versions = harborVersionsDiffer(a.harborVersions, b.harborVersions);
-      if (versions) process.stderr.write(`warning: ${versions}\n`);
-      const out = {
+  ).action(compare);
+}
+
+/** `vero compare A B`: both results, compared, with a warning when they were not evaluated alike. */
+async function compare(refA: string, refB: string, o: CompareFlags): Promise<void> {
+  const threshold = Number(o.passThreshold);
+  if (!Number.isFinite(threshold)) throw new ConfigError(`--pass-threshold: expected a number, got "${o.passThreshold}"`);
+  const conn = connectionSettings(o);
+  const client = await connectTo(conn, o.json);
+  try {
+    const config = configPath(o);
+    const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];
+    const c = comparePaired(taskScoresOf(a), taskScoresOf(b), {
+      seed: o.seed,
+      passThreshold: threshold,
+      ...(o.resamples ? { resamples: o.resamples } : {}),
+    });
+    if (a.configDigest !== b.configDigest)
+      process.stderr.write('warning: A and B were evaluated under different configs (tasks, harbor settings or scoring)\n');
+    const versions = harborVersionsDiffer(a.harborVersions, b.harborVersions);
+    if (versions) process.stderr.write(`warning: ${versions}\n`);
+    if (o.json)
+      return printJson({
         a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
         b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
         harborVersions: { a: a.harborVersions ?? [], b: b.harborVersions ?? [], differ: versions !== null },
         ...c,
-      };
-      if (o.json) return print(JSON.stringify(out, null, 2));
-      const changed = c.deltas.filter((d) => d.delta !== 0);
-      print(`A ${a.candidateRef} (${a.evalId})\nB ${b.candidateRef} (${b.evalId})\n`);
-      if (changed.length)
-        print(
-          `${table(
-            ['task', 'A', 'B', 'delta'],
-            changed.map((d) => [d.task, d.a.toFixed(3), d.b.toFixed(3), `${d.delta > 0 ? '+' : ''}${d.delta.toFixed(3)}`]),
-          )}\n\nstep by step in vero view: ${pairHref(a.evalId, b.evalId, changed[0]!.task)} (task=any task above)\n`,
-        );
-      print(
-        [
-          `shared    ${c.n} task(s) (${c.n - changed.length} unchanged)${c.onlyInA.length || c.onlyInB.length ? `; not compared: ${c.onlyInA.length} only in A, ${c.onlyInB.length} only in B` : ''}`,
-          `mean      A ${c.meanA.toFixed(3)}  B ${c.meanB.toFixed(3)}  delta ${c.meanDelta >= 0 ? '+' : ''}${c.meanDelta.toFixed(3)}${c.ci95 ? `  95% CI [${c.ci95[0].toFixed(3)}, ${c.ci95[1].toFixed(3)}] (paired bootstrap, ${c.bootstrap.resamples} resamples, seed ${c.bootstrap.seed})` : ''}`,
-          `flips     ${c.flippedToPass.length} to pass, ${c.flippedToFail.length} to fail (pass = score ≥ ${threshold}); exact McNemar p = ${c.mcnemar.pValue.toPrecision(3)}`,
-          `verdict   ${c.summary}`,
-          ...(versions ? [`harbor    ${versions}`] : []),
-        ].join('\n'),
-      );
-    } finally {
-      await client.connection.close();
-    }
-    process.exitCode = ExitCode.ok;
-  });
+      });
+    printComparison(a, b, c, threshold, versions);
+  } finally {
+    await client.connection.close();
+  }
+  process.exitCode = ExitCode.ok;
+}
+
+/** The comparison as text: the tasks whose score changed, then the summary lines and the verdict. */
+function printComparison(a: CandidateResult, b: CandidateResult, c: PairedComparison, threshold: number, versions: string | null): void {
+  const changed = c.deltas.filter((d) => d.delta !== 0);
+  print(`A ${a.candidateRef} (${a.evalId})\nB ${b.candidateRef} (${b.evalId})\n`);
+  if (changed.length)
+    print(
+      `${table(
+        ['task', 'A', 'B', 'delta'],
+        changed.map((d) => [d.task, d.a.toFixed(3), d.b.toFixed(3), `${d.delta > 0 ? '+' : ''}${d.delta.toFixed(3)}`]),
+      )}\n\nstep by step in vero view: ${pairHref(a.evalId, b.evalId, changed[0]!.task)} (task=any task above)\n`,
+    );
+  print(
+    [
+      `shared    ${c.n} task(s) (${c.n - changed.length} unchanged)${c.onlyInA.length || c.onlyInB.length ? `; not compared: ${c.onlyInA.length} only in A, ${c.onlyInB.length} only in B` : ''}`,
+      `mean      A ${c.meanA.toFixed(3)}  B ${c.meanB.toFixed(3)}  delta ${c.meanDelta >= 0 ? '+' : ''}${c.meanDelta.toFixed(3)}${c.ci95 ? `  95% CI [${c.ci95[0].toFixed(3)}, ${c.ci95[1].toFixed(3)}] (paired bootstrap, ${c.bootstrap.resamples} resamples, seed ${c.bootstrap.seed})` : ''}`,
+      `flips     ${c.flippedToPass.length} to pass, ${c.flippedToFail.length} to fail (pass = score ≥ ${threshold}); exact McNemar p = ${c.mcnemar.pValue.toPrecision(3)}`,
+      `verdict   ${c.summary}`,
+      ...(versions ? [`harbor    ${versions}`] : []),
+    ].join('\n'),
+  );
 }

@@ -26,10 +26,12 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['schema'], () => (require('./schema-command') as typeof import('./schema-command')).registerSchemaCommand],
   [['clean'], () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
   [['view'], () => (require('./view-command') as typeof import('./view-command')).registerViewCommand],
-  [
-    ['serve', 'eval', 'budget', 'submit', 'finalize', 'snapshot'],
-    () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,
-  ],
+  [['serve'], () => (require('./serve-command') as typeof import('./serve-command')).registerServeCommand],
+  [['eval'], () => (require('./eval-command') as typeof import('./eval-command')).registerEvalCommand],
+  [['budget'], () => (require('./budget-command') as typeof import('./budget-command')).registerBudgetCommand],
+  [['submit'], () => (require('./submit-command') as typeof import('./submit-command')).registerSubmitCommand],
+  [['finalize'], () => (require('./finalize-command') as typeof import('./finalize-command')).registerFinalizeCommand],
+  [['snapshot'], () => (require('./snapshot-command') as typeof import('./snapshot-command')).registerSnapshotCommand],
   [['evals'], () => (require('./evals-commands') as typeof import('./evals-commands')).registerEvalsCommands],
   [['worker', 'dev', 'demo'], () => (require('./dev-commands') as typeof import('./dev-commands')).registerDevCommands],
   [

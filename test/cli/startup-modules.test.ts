@@ -25,7 +25,7 @@ const HEAVY = [
   /^node_modules\/fastify\//,
 ];
 
-// `eval` stands for its group (eval, budget, submit, finalize, snapshot, serve: one module); `evals` is vero's.
+// `eval` stands for the agent-side commands (eval, budget, submit: one module each); `evals` is vero's.
 test.each([['eval'], ['evals']])('vero %s loads neither the sidecar, a worker nor a Temporal client', (command) => {
   const loaded = loadedBy([command]);
   expect(loaded).toContain('dist/cli/sidecar-client.js'); // the command itself was registered
