@@ -8,11 +8,20 @@ import { causeChain, ExitCode, VeroError } from '../model/errors';
  * native bridge or the sidecar's HTTP server.
  */
 const GROUPS: [string[], () => (program: Command) => void][] = [
+  [['start-eval'], () => (require('./start-eval-command') as typeof import('./start-eval-command')).registerStartEvalCommand],
+  [['status'], () => (require('./status-command') as typeof import('./status-command')).registerStatusCommand],
+  [['results'], () => (require('./results-command') as typeof import('./results-command')).registerResultsCommand],
+  [['cancel'], () => (require('./cancel-command') as typeof import('./cancel-command')).registerCancelCommand],
   [
-    ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'spend-pool', 'list', 'best', 'report'],
-    () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
+    ['set-concurrency'],
+    () => (require('./set-concurrency-command') as typeof import('./set-concurrency-command')).registerSetConcurrencyCommand,
   ],
-  [['pause', 'resume'], () => (require('./pause-commands') as typeof import('./pause-commands')).registerPauseCommands],
+  [['spend-pool'], () => (require('./spend-pool-command') as typeof import('./spend-pool-command')).registerSpendPoolCommand],
+  [['list'], () => (require('./list-command') as typeof import('./list-command')).registerListCommand],
+  [['best'], () => (require('./best-command') as typeof import('./best-command')).registerBestCommand],
+  [['report'], () => (require('./report-command') as typeof import('./report-command')).registerReportCommand],
+  [['pause'], () => (require('./pause-command') as typeof import('./pause-command')).registerPauseCommand],
+  [['resume'], () => (require('./resume-command') as typeof import('./resume-command')).registerResumeCommand],
   [['retry'], () => (require('./retry-command') as typeof import('./retry-command')).registerRetryCommand],
   [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
   [['jobs'], () => (require('./jobs-command') as typeof import('./jobs-command')).registerJobsCommand],
@@ -33,7 +42,9 @@ const GROUPS: [string[], () => (program: Command) => void][] = [
   [['finalize'], () => (require('./finalize-command') as typeof import('./finalize-command')).registerFinalizeCommand],
   [['snapshot'], () => (require('./snapshot-command') as typeof import('./snapshot-command')).registerSnapshotCommand],
   [['evals'], () => (require('./evals-commands') as typeof import('./evals-commands')).registerEvalsCommands],
-  [['worker', 'dev', 'demo'], () => (require('./dev-commands') as typeof import('./dev-commands')).registerDevCommands],
+  [['worker'], () => (require('./worker-command') as typeof import('./worker-command')).registerWorkerCommand],
+  [['dev'], () => (require('./dev-command') as typeof import('./dev-command')).registerDevCommand],
+  [['demo'], () => (require('./demo-command') as typeof import('./demo-command')).registerDemoCommand],
   [
     ['completion'],
     () => (program: Command) =>
