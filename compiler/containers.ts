@@ -7,6 +7,7 @@ import { stringify as toYaml } from 'yaml';
 import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway-policy';
 import { CONTAINER } from '../model/serve-config';
 import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/session-snapshot';
+import { shellWord } from '../model/shell-word';
 import type { BuildConfig } from './build-config';
 import { usesNestedDocker } from './nested-docker';
 
@@ -83,9 +84,6 @@ export function mainDockerfile(c: BuildConfig): string {
     '',
   ].join('\n');
 }
-
-/** A word of a RUN line: as it is when the shell leaves it be, else single-quoted. */
-const shellWord = (w: string): string => (/^[A-Za-z0-9._=@+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
 export function sidecarDockerfile(c: BuildConfig): string {
   const modeB = c.mode === 'B';
