@@ -90,9 +90,10 @@ test.each([
     const ledger = new PoolLedger({ maxCostUsd: 3, pool: 'batch' });
     const reachedBy: number[] = [];
     events.forEach((e, i) => {
-      if (e[0] === 'join') ledger.join(e[1]);
-      else if (e[0] === 'leave') ledger.leave(e[1]);
-      else if (ledger.add(e[1], task(e[2], e[3]))) reachedBy.push(i);
+      if (e[0] === 'spend') {
+        if (ledger.add(e[1], task(e[2], e[3]))) reachedBy.push(i);
+      } else if (e[0] === 'join') ledger.join(e[1]);
+      else ledger.leave(e[1]);
     });
     expect(reachedBy).toEqual(reachedAt === null ? [] : [reachedAt]);
     expect(ledger.reached).toBe(reachedAt === null ? null : 'max_cost_usd $3.00 reached ($3.0000 spent in spend pool batch)');

@@ -53,7 +53,7 @@ function selection(o: RunFlags): { sample_ids?: number[]; case_ids?: string[] } 
   return o.caseId?.length ? { case_ids: o.caseId } : {};
 }
 
-export function registerEvalsCommands(program: Command): void {
+export function registerEvalsCommand(program: Command): void {
   const evals = program
     .command('evals')
     .description("vero's agent-side commands (evals run / status / wait / submit) onto this task's eval sidecar; JSON output");
