@@ -23,19 +23,41 @@ export async function runModeA(input: ModeAInput): Promise<{ resultFile: string 
   return withHeartbeat(() => (input.harness ? evaluateWithHarness(input, input.harness) : evaluate(input)));
 }
 
+type Sample = { i: number; row: { id?: unknown; inputs: unknown; labels: unknown } };
+type ModeAFiles = ReturnType<typeof modeAPaths>;
+/** What the candidate's inference and the scorer share: the evaluation's deadline and its cancellation. */
+type Run = { deadline: number; signal: AbortSignal };
+
 async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   const dir = homePaths(input.home).modeADir(input.id);
   const files = modeAPaths(dir);
   ensureModeADir(dir);
-  const rows = readSplitRows<{ id?: unknown; inputs: unknown; labels: unknown }>(input.datasetDir, input.split);
+  const rows = readSplitRows<Sample['row']>(input.datasetDir, input.split);
   const chosen = input.ids.map((i) => rows[i]!);
   const worktree = homePaths(input.home).worktree(input.commit);
   await ensureWorktree(input.repo, input.commit, worktree);
-  const deadline = Date.now() + input.timeoutSec * 1000;
   // A cancelled evaluation stops inference and scoring as whole process groups.
-  const signal = Context.current().cancellationSignal;
+  const run = { deadline: Date.now() + input.timeoutSec * 1000, signal: Context.current().cancellationSignal };
+  const { inf, outputs } = await runInference(input, chosen, worktree, files, run);
+  const scores = await runScorer(input, chosen, outputs, files, run);
+  const result: SampleScore[] = chosen.map(({ i, row }) => ({
+    id: i,
+    name: String(row.id ?? i),
+    score: scores.get(i) ?? null,
+    error: scores.has(i)
+      ? null
+      : outputs.has(i)
+        ? 'not scored'
+        : `${NO_INFERENCE_OUTPUT} (${inf.timedOut ? 'timed out' : `exit ${inf.exitCode ?? inf.signal}`})`,
+    output: outputs.get(i),
+  }));
+  const resultFile = files.result;
+  writeJsonDurable(resultFile, result, { compact: true });
+  return { resultFile };
+}
 
-  // Untrusted: the candidate's inference sees the inputs only, never the labels, in its own process group.
+/** Untrusted: the candidate's inference sees the inputs only, never the labels, in its own process group. Its outputs by sample. */
+async function runInference(input: ModeAInput, chosen: Sample[], worktree: string, files: ModeAFiles, { deadline, signal }: Run) {
   writeFileDurable(files.inputs, `${chosen.map(({ i, row }) => JSON.stringify({ id: i, inputs: row.inputs })).join('\n')}\n`, {
     fsync: false,
   });
@@ -57,41 +79,37 @@ async function evaluate(input: ModeAInput): Promise<{ resultFile: string }> {
   const outputs = new Map<number, unknown>();
   for (const o of readAnswerLines(files.outputs) as { id: number; output: unknown }[])
     if (o && typeof o === 'object' && 'id' in o) outputs.set(Number(o.id), o.output);
+  return { inf, outputs };
+}
 
+/** Trusted: the scorer sees each answered sample's output beside its labels; its scores by sample (none when nothing was answered). */
+async function runScorer(
+  input: ModeAInput,
+  chosen: Sample[],
+  outputs: Map<number, unknown>,
+  files: ModeAFiles,
+  { deadline, signal }: Run,
+): Promise<Map<number, number>> {
   const toScore = chosen.filter(({ i }) => outputs.has(i));
   const scores = new Map<number, number>();
-  if (toScore.length) {
-    writeFileDurable(
-      files.toScore,
-      `${toScore.map(({ i, row }) => JSON.stringify({ id: i, output: outputs.get(i), labels: row.labels })).join('\n')}\n`,
-      { fsync: false },
-    );
-    const sc = await runInGroup(input.scorer.command, {
-      cwd: input.scorer.cwd,
-      logFile: files.scorerLog,
-      stdinFile: files.toScore,
-      stdoutFile: files.scores,
-      deadline,
-      signal,
-    });
-    if (sc.cancelled) throw signal.reason ?? new CancelledFailure('cancelled');
-    if (sc.exitCode !== 0)
-      throw new InfrastructureError(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${files.scorerLog}`);
-    for (const s of readAnswerLines(files.scores) as { id: number; score: number }[])
-      if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
-  }
-  const result: SampleScore[] = chosen.map(({ i, row }) => ({
-    id: i,
-    name: String(row.id ?? i),
-    score: scores.get(i) ?? null,
-    error: scores.has(i)
-      ? null
-      : outputs.has(i)
-        ? 'not scored'
-        : `${NO_INFERENCE_OUTPUT} (${inf.timedOut ? 'timed out' : `exit ${inf.exitCode ?? inf.signal}`})`,
-    output: outputs.get(i),
-  }));
-  const resultFile = files.result;
-  writeJsonDurable(resultFile, result, { compact: true });
-  return { resultFile };
+  if (!toScore.length) return scores;
+  writeFileDurable(
+    files.toScore,
+    `${toScore.map(({ i, row }) => JSON.stringify({ id: i, output: outputs.get(i), labels: row.labels })).join('\n')}\n`,
+    { fsync: false },
+  );
+  const sc = await runInGroup(input.scorer.command, {
+    cwd: input.scorer.cwd,
+    logFile: files.scorerLog,
+    stdinFile: files.toScore,
+    stdoutFile: files.scores,
+    deadline,
+    signal,
+  });
+  if (sc.cancelled) throw signal.reason ?? new CancelledFailure('cancelled');
+  if (sc.exitCode !== 0)
+    throw new InfrastructureError(`the trusted scorer failed (exit ${sc.exitCode ?? sc.signal}); its log: ${files.scorerLog}`);
+  for (const s of readAnswerLines(files.scores) as { id: number; score: number }[])
+    if (s && typeof s === 'object' && 'id' in s) scores.set(Number(s.id), Number(s.score));
+  return scores;
 }

@@ -2,7 +2,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { Command, Option } from 'commander';
 import { connect } from '../client/connection';
-import { runBuild } from '../client/build-client';
+import { type BuildOutcome, runBuild } from '../client/build-client';
 import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 import { type BuildParams, paramsNotInFile, parseParamFlags } from '../compiler/build-params';
@@ -78,49 +78,58 @@ field: what cannot be honoured is refused by name). \${NAME}, \${NAME:-default} 
 With --address, the build is the workflow build-<digest of build.yaml, --out, options>: the Web UI shows it, a
 repeated build attaches to a running one. The config, the agent repo and --out must be visible to the worker.`,
     )
-    .action(async (o: BuildFlags) => {
-      const { params, errors } = parseParamFlags(o.param);
-      errors.push(...misspeltParams(o.config, params));
-      if (o.registryPath && o.registryUrl) errors.push('--registry-path, --registry-url: give one registry, not both');
-      if (errors.length) throw new ConfigError(errors.join('\n'));
-      const registry = o.registryPath ? { path: o.registryPath } : o.registryUrl ? { url: o.registryUrl } : undefined;
-      if (o.printConfig) {
-        const printed = printConfig(o.config, params, registry);
-        process.stdout.write(printed.text);
-        if (printed.problems.length) throw new ConfigError(printed.problems.join('\n'));
-        return;
+    .action(build);
+}
+
+/** `vero build`: the flags checked, then the file printed (--print-config) or compiled, in process or on a worker. */
+async function build(o: BuildFlags): Promise<void> {
+  const { params, errors } = parseParamFlags(o.param);
+  errors.push(...misspeltParams(o.config, params));
+  if (o.registryPath && o.registryUrl) errors.push('--registry-path, --registry-url: give one registry, not both');
+  if (errors.length) throw new ConfigError(errors.join('\n'));
+  const registry = o.registryPath ? { path: o.registryPath } : o.registryUrl ? { url: o.registryUrl } : undefined;
+  if (o.printConfig) {
+    const printed = printConfig(o.config, params, registry);
+    process.stdout.write(printed.text);
+    if (printed.problems.length) throw new ConfigError(printed.problems.join('\n'));
+    return;
+  }
+  if (!o.out) throw new ConfigError('-o, --out <dir>: required (unless --print-config)');
+  const outcome = await buildTask(o, {
+    configFile: o.config,
+    outDir: o.out,
+    skipSecretCheck: o.skipSecretCheck,
+    params,
+    ...(registry ? { registry } : {}),
+  });
+  const r = outcome.result;
+  if (!o.json) for (const w of r.warnings ?? []) process.stderr.write(`warning: ${w}\n`);
+  if (o.json) process.stdout.write(`${JSON.stringify({ ...r, workflowId: outcome.workflowId }, null, 2)}\n`);
+  else
+    process.stdout.write(
+      `built ${r.taskName} (mode ${r.mode}) in ${r.outDir}\nbaseline ${r.baseCommit} from ${r.sourceCommit}\nrun it: ${r.gateway ? `vero run ${r.outDir} --` : `harbor run -p ${r.outDir}`} -a <optimizer agent> -m <model> -e docker\n`,
+    );
+}
+
+/** The build, on the Temporal server of --address (as a workflow) or in this process; a failed build says why, with its exit code. */
+async function buildTask(o: BuildFlags, request: Parameters<typeof runBuild>[0]): Promise<BuildOutcome> {
+  const temporal = o.address
+    ? {
+        client: await connect(o.address, o.namespace),
+        taskQueue: o.taskQueue,
+        onStarted: (id: string) => void process.stderr.write(`build workflow ${id} on task queue ${o.taskQueue}; waiting for a worker…\n`),
       }
-      if (!o.out) throw new ConfigError('-o, --out <dir>: required (unless --print-config)');
-      const temporal = o.address
-        ? {
-            client: await connect(o.address, o.namespace),
-            taskQueue: o.taskQueue,
-            onStarted: (id: string) =>
-              void process.stderr.write(`build workflow ${id} on task queue ${o.taskQueue}; waiting for a worker…\n`),
-          }
-        : undefined;
-      let outcome;
-      try {
-        outcome = await runBuild(
-          { configFile: o.config, outDir: o.out, skipSecretCheck: o.skipSecretCheck, params, ...(registry ? { registry } : {}) },
-          temporal,
-        );
-      } catch (e) {
-        // The activity's ConfigError comes back as a failed workflow: the same exit code as in process.
-        if (e instanceof WorkflowFailedError) {
-          const configError = failureTypes(e).some((t) => exitCodeForFailure(t) === ExitCode.badInput);
-          throw configError ? new ConfigError(causeChain(e.cause)) : new WorkflowRunFailedError(`the build failed: ${causeChain(e.cause)}`);
-        }
-        throw e;
-      } finally {
-        await temporal?.client.connection.close();
-      }
-      const r = outcome.result;
-      if (!o.json) for (const w of r.warnings ?? []) process.stderr.write(`warning: ${w}\n`);
-      if (o.json) process.stdout.write(`${JSON.stringify({ ...r, workflowId: outcome.workflowId }, null, 2)}\n`);
-      else
-        process.stdout.write(
-          `built ${r.taskName} (mode ${r.mode}) in ${r.outDir}\nbaseline ${r.baseCommit} from ${r.sourceCommit}\nrun it: ${r.gateway ? `vero run ${r.outDir} --` : `harbor run -p ${r.outDir}`} -a <optimizer agent> -m <model> -e docker\n`,
-        );
-    });
+    : undefined;
+  try {
+    return await runBuild(request, temporal);
+  } catch (e) {
+    // The activity's ConfigError comes back as a failed workflow: the same exit code as in process.
+    if (e instanceof WorkflowFailedError) {
+      const configError = failureTypes(e).some((t) => exitCodeForFailure(t) === ExitCode.badInput);
+      throw configError ? new ConfigError(causeChain(e.cause)) : new WorkflowRunFailedError(`the build failed: ${causeChain(e.cause)}`);
+    }
+    throw e;
+  } finally {
+    await temporal?.client.connection.close();
+  }
 }

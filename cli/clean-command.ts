@@ -30,42 +30,47 @@ export function registerCleanCommand(program: Command): void {
         '--json',
         'machine-readable output: {"home", "olderThanSec", "removed", "bytes", "items": [{"path", "kind", "reason", "bytes"}]}',
       ),
-  ).action(async (o: ConnectionFlags & { olderThan: number; home?: string; yes?: boolean; forgotten?: boolean; json?: boolean }) => {
-    const file = configPath(o);
-    const home = o.home ?? (file ? commandConfig(file).home : defaultHome());
-    const client = await connectTo(connectionSettings(o), o.json);
-    const planned = await planClean(client, home, o.olderThan, { forgotten: o.forgotten });
-    const { unknown } = planned;
-    // Each item is checked again right before it goes: an evaluation started since the plan keeps its files.
-    const applied = o.yes ? await applyClean(client, home, planned.items, o.olderThan) : null;
-    const items = applied ? applied.removed : planned.items;
-    const left = (applied?.left ?? []).map((l) => ({ path: l.item.path, reason: l.reason }));
-    const bytes = items.reduce((n, i) => n + i.bytes, 0);
-    if (o.json) {
-      process.stdout.write(
-        `${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown, left }, null, 2)}\n`,
-      );
-      return;
-    }
-    for (const l of left) process.stderr.write(`left ${l.path}: ${l.reason}\n`);
-    if (unknown.length)
-      process.stderr.write(
-        `note: ${unknown.length} evaluation(s) in ${home} are not on this server (maybe another server's): left; --forgotten includes them\n`,
-      );
-    if (items.length === 0) {
-      process.stdout.write(`nothing to clean in ${home} (retention ${o.olderThan} s)\n`);
-      return;
-    }
+  ).action(clean);
+}
+
+type CleanFlags = ConnectionFlags & { olderThan: number; home?: string; yes?: boolean; forgotten?: boolean; json?: boolean };
+
+/** What may go, planned, then (with --yes) removed; printed as JSON or as a table. */
+async function clean(o: CleanFlags): Promise<void> {
+  const file = configPath(o);
+  const home = o.home ?? (file ? commandConfig(file).home : defaultHome());
+  const client = await connectTo(connectionSettings(o), o.json);
+  const planned = await planClean(client, home, o.olderThan, { forgotten: o.forgotten });
+  const { unknown } = planned;
+  // Each item is checked again right before it goes: an evaluation started since the plan keeps its files.
+  const applied = o.yes ? await applyClean(client, home, planned.items, o.olderThan) : null;
+  const items = applied ? applied.removed : planned.items;
+  const left = (applied?.left ?? []).map((l) => ({ path: l.item.path, reason: l.reason }));
+  const bytes = items.reduce((n, i) => n + i.bytes, 0);
+  if (o.json) {
     process.stdout.write(
-      `${table(
-        ['kind', 'size', 'why', 'path'],
-        items.map((i) => [i.kind, mib(i.bytes), i.reason, i.path]),
-      )}\n\n`,
+      `${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown, left }, null, 2)}\n`,
     );
-    process.stdout.write(
-      o.yes
-        ? `removed ${items.length} item(s), ${mib(bytes)} from ${home}\n`
-        : `would remove ${items.length} item(s), ${mib(bytes)}; add --yes to remove them\n`,
+    return;
+  }
+  for (const l of left) process.stderr.write(`left ${l.path}: ${l.reason}\n`);
+  if (unknown.length)
+    process.stderr.write(
+      `note: ${unknown.length} evaluation(s) in ${home} are not on this server (maybe another server's): left; --forgotten includes them\n`,
     );
-  });
+  if (items.length === 0) {
+    process.stdout.write(`nothing to clean in ${home} (retention ${o.olderThan} s)\n`);
+    return;
+  }
+  process.stdout.write(
+    `${table(
+      ['kind', 'size', 'why', 'path'],
+      items.map((i) => [i.kind, mib(i.bytes), i.reason, i.path]),
+    )}\n\n`,
+  );
+  process.stdout.write(
+    o.yes
+      ? `removed ${items.length} item(s), ${mib(bytes)} from ${home}\n`
+      : `would remove ${items.length} item(s), ${mib(bytes)}; add --yes to remove them\n`,
+  );
 }

@@ -6,15 +6,14 @@ import { withTasks } from '../client/eval-results';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
 import { type CandidateResult, EVALUATION_RANKING } from '../model/candidate-result';
-import { comparePaired, type PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { rankedByLine } from './ranking-lines';
+import { comparePaired, type PairedComparison, taskScoresOf } from '../model/paired-comparison';
 import { table } from './format';
+import { print, printJson } from './print';
 import { pairHref } from './views';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
 import { harborVersionsDiffer } from '../model/harbor/version';
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
 interface CompareFlags extends ConnectionFlags {
   json?: boolean;
@@ -49,9 +48,59 @@ async function resultOf(client: Client, ref: string, which: 'A' | 'B', config: s
   return withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);
 }
 
-/** Per-task scores as the evaluation's score counts them (an error is 0). */
+export function registerCompareCommand(program: Command): void {
+  withConnection(
+    program
+      .command('compare <A> <B>')
+      .description('is B better than A? paired comparison on the tasks both evaluated: deltas, a bootstrap interval, McNemar, a verdict')
+      .option('--json', 'machine-readable output')
+      .option('--resamples <n>', 'bootstrap resamples (default 10000)', parseIntFlag('--resamples'))
+      .option('--seed <s>', 'bootstrap seed (the same inputs and seed give the same interval)', 'vero-compare')
+      .option('--pass-threshold <x>', 'a task passes at this score or above (for McNemar and the flips)', '1')
+      .addHelpText(
+        'after',
+        `
+A and B are evaluation ids (vero list), or candidates (a tag, a sha) with -c vero.yaml: the evaluation of that
+commit under that config. Exit codes: 0 compared (whatever the verdict); 2 bad input (unknown or unfinished
+evaluation); 3 no server.`,
+      ),
+  ).action(compare);
+}
 
-/** The comparison as text: the tasks that changed, the shared tasks, the means and interval, the flips, the verdict. */
+/** `vero compare A B`: both results, compared, with a warning when they were not evaluated alike. */
+async function compare(refA: string, refB: string, o: CompareFlags): Promise<void> {
+  const threshold = Number(o.passThreshold);
+  if (!Number.isFinite(threshold)) throw new ConfigError(`--pass-threshold: expected a number, got "${o.passThreshold}"`);
+  const conn = connectionSettings(o);
+  const client = await connectTo(conn, o.json);
+  try {
+    const config = configPath(o);
+    const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];
+    const c = comparePaired(taskScoresOf(a), taskScoresOf(b), {
+      seed: o.seed,
+      passThreshold: threshold,
+      ...(o.resamples ? { resamples: o.resamples } : {}),
+    });
+    if (a.configDigest !== b.configDigest)
+      process.stderr.write('warning: A and B were evaluated under different configs (tasks, harbor settings or scoring)\n');
+    const versions = harborVersionsDiffer(a.harborVersions, b.harborVersions);
+    if (versions) process.stderr.write(`warning: ${versions}\n`);
+    if (o.json)
+      return printJson({
+        a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
+        b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
+        harborVersions: { a: a.harborVersions ?? [], b: b.harborVersions ?? [], differ: versions !== null },
+        rankedBy: EVALUATION_RANKING,
+        ...c,
+      });
+    printComparison(a, b, c, threshold, versions);
+  } finally {
+    await client.connection.close();
+  }
+  process.exitCode = ExitCode.ok;
+}
+
+/** The comparison as text: the tasks whose score changed, then the summary lines and the verdict. */
 function printComparison(a: CandidateResult, b: CandidateResult, c: PairedComparison, threshold: number, versions: string | null): void {
   const changed = c.deltas.filter((d) => d.delta !== 0);
   print(`A ${a.candidateRef} (${a.evalId})\nB ${b.candidateRef} (${b.evalId})\n`);
@@ -72,53 +121,4 @@ function printComparison(a: CandidateResult, b: CandidateResult, c: PairedCompar
       ...(versions ? [`harbor    ${versions}`] : []),
     ].join('\n'),
   );
-}
-
-export function registerCompareCommand(program: Command): void {
-  withConnection(
-    program
-      .command('compare <A> <B>')
-      .description('is B better than A? paired comparison on the tasks both evaluated: deltas, a bootstrap interval, McNemar, a verdict')
-      .option('--json', 'machine-readable output')
-      .option('--resamples <n>', 'bootstrap resamples (default 10000)', parseIntFlag('--resamples'))
-      .option('--seed <s>', 'bootstrap seed (the same inputs and seed give the same interval)', 'vero-compare')
-      .option('--pass-threshold <x>', 'a task passes at this score or above (for McNemar and the flips)', '1')
-      .addHelpText(
-        'after',
-        `
-A and B are evaluation ids (vero list), or candidates (a tag, a sha) with -c vero.yaml: the evaluation of that
-commit under that config. Exit codes: 0 compared (whatever the verdict); 2 bad input (unknown or unfinished
-evaluation); 3 no server.`,
-      ),
-  ).action(async (refA: string, refB: string, o: CompareFlags) => {
-    const threshold = Number(o.passThreshold);
-    if (!Number.isFinite(threshold)) throw new ConfigError(`--pass-threshold: expected a number, got "${o.passThreshold}"`);
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
-    try {
-      const config = configPath(o);
-      const [a, b] = [await resultOf(client, refA, 'A', config), await resultOf(client, refB, 'B', config)];
-      const c = comparePaired(taskScoresOf(a), taskScoresOf(b), {
-        seed: o.seed,
-        passThreshold: threshold,
-        ...(o.resamples ? { resamples: o.resamples } : {}),
-      });
-      if (a.configDigest !== b.configDigest)
-        process.stderr.write('warning: A and B were evaluated under different configs (tasks, harbor settings or scoring)\n');
-      const versions = harborVersionsDiffer(a.harborVersions, b.harborVersions);
-      if (versions) process.stderr.write(`warning: ${versions}\n`);
-      const out = {
-        a: { evalId: a.evalId, candidate: a.candidate, candidateRef: a.candidateRef },
-        b: { evalId: b.evalId, candidate: b.candidate, candidateRef: b.candidateRef },
-        harborVersions: { a: a.harborVersions ?? [], b: b.harborVersions ?? [], differ: versions !== null },
-        rankedBy: EVALUATION_RANKING,
-        ...c,
-      };
-      if (o.json) return print(JSON.stringify(out, null, 2));
-      printComparison(a, b, c, threshold, versions);
-    } finally {
-      await client.connection.close();
-    }
-    process.exitCode = ExitCode.ok;
-  });
 }

@@ -3,6 +3,7 @@
  * (commander's tree), so it cannot drift from `--help`.
  */
 import { Command, Option } from 'commander';
+import { shellWord } from '../model/shell-word';
 
 interface CommandSpec {
   name: string;
@@ -29,8 +30,6 @@ function specsOf(program: Command): CommandSpec[] {
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
-
-const shellWord = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function bashCompletion(program: Command): string {
   const specs = specsOf(program);

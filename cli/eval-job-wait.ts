@@ -3,6 +3,7 @@
  * `vero eval` and `vero eval wait` return within a bound, with the job's id and progress when it has not
  * finished (the evaluation keeps running in the sidecar; waiting again is always safe and costs nothing).
  */
+import { randomUUID } from 'node:crypto';
 import { SidecarError } from '../model/errors';
 import { callRetrying } from './sidecar-client';
 
@@ -49,19 +50,28 @@ export async function waitForJob(base: URL, first: JobAnswer | string, flags: Wa
   let job = typeof first === 'string' ? await get(first) : first;
   while (job.status === 'running' && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
-    job = (await callRetrying(
-      base,
-      'GET',
-      `/eval/jobs/${encodeURIComponent(job.job_id)}`,
-      undefined,
-      {},
-      undefined,
-      deadline,
-    )) as JobAnswer;
+    job = await get(job.job_id);
   }
   if (job.status === 'failed' || job.status === 'cancelled')
     throw new SidecarError(0, `evaluation ${job.job_id} ${job.status}: ${job.error ?? 'no reason recorded'}`);
   return job;
+}
+
+export interface EvalRequest {
+  split: string;
+  commit?: string;
+  num_samples?: number;
+  sample_ids?: number[];
+  case_ids?: string[];
+}
+
+/** Starts (or re-attaches to) one evaluation job and waits for it within the bound. */
+export async function startAndWait(url: URL, req: EvalRequest, flags: WaitFlags & { detach?: boolean }): Promise<JobAnswer> {
+  // One id for this evaluation, re-sent on every retry: the sidecar charges it once, and it is the job's id.
+  const body = { ...req, request_id: randomUUID() };
+  const deadline = deadlineOf(flags);
+  const job = (await callRetrying(url, 'POST', '/eval/jobs', body, {}, undefined, deadline)) as JobAnswer;
+  return flags.detach ? job : waitForJob(url, job, flags, deadline);
 }
 
 /** The still-running answer, as text: what it is, how far it is, and what to run next. */

@@ -4,36 +4,49 @@ import { Command, CommanderError } from 'commander';
 import { causeChain, ExitCode, VeroError } from '../model/errors';
 
 /**
- * Command groups, loaded only when one of their commands runs: `vero list` should not pay for the worker's
- * native bridge or the sidecar's HTTP server.
+ * Each command's module (one file per command), loaded only when it runs: `vero list` should not pay for the
+ * worker's native bridge or the sidecar's HTTP server.
  */
-const GROUPS: [string[], () => (program: Command) => void][] = [
+const COMMANDS: [string, () => (program: Command) => void][] = [
+  ['start-eval', () => (require('./start-eval-command') as typeof import('./start-eval-command')).registerStartEvalCommand],
+  ['status', () => (require('./status-command') as typeof import('./status-command')).registerStatusCommand],
+  ['results', () => (require('./results-command') as typeof import('./results-command')).registerResultsCommand],
+  ['cancel', () => (require('./cancel-command') as typeof import('./cancel-command')).registerCancelCommand],
   [
-    ['start-eval', 'status', 'results', 'cancel', 'set-concurrency', 'spend-pool', 'list', 'best', 'report'],
-    () => (require('./eval-commands') as typeof import('./eval-commands')).registerEvalCommands,
+    'set-concurrency',
+    () => (require('./set-concurrency-command') as typeof import('./set-concurrency-command')).registerSetConcurrencyCommand,
   ],
-  [['pause', 'resume'], () => (require('./pause-commands') as typeof import('./pause-commands')).registerPauseCommands],
-  [['retry'], () => (require('./retry-command') as typeof import('./retry-command')).registerRetryCommand],
-  [['trials'], () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
-  [['jobs'], () => (require('./jobs-command') as typeof import('./jobs-command')).registerJobsCommand],
-  [['build'], () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
-  [['run'], () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
-  [['compare'], () => (require('./compare-command') as typeof import('./compare-command')).registerCompareCommand],
-  [['race'], () => (require('./race-command') as typeof import('./race-command')).registerRaceCommand],
-  [['mcp'], () => (require('./mcp-command') as typeof import('./mcp-command')).registerMcpCommand],
-  [['query'], () => (require('./query-command') as typeof import('./query-command')).registerQueryCommand],
-  [['ui'], () => (require('./ui-command') as typeof import('./ui-command')).registerUiCommand],
-  [['schema'], () => (require('./schema-command') as typeof import('./schema-command')).registerSchemaCommand],
-  [['clean'], () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
-  [['view'], () => (require('./view-command') as typeof import('./view-command')).registerViewCommand],
+  ['spend-pool', () => (require('./spend-pool-command') as typeof import('./spend-pool-command')).registerSpendPoolCommand],
+  ['list', () => (require('./list-command') as typeof import('./list-command')).registerListCommand],
+  ['best', () => (require('./best-command') as typeof import('./best-command')).registerBestCommand],
+  ['report', () => (require('./report-command') as typeof import('./report-command')).registerReportCommand],
+  ['pause', () => (require('./pause-command') as typeof import('./pause-command')).registerPauseCommand],
+  ['resume', () => (require('./resume-command') as typeof import('./resume-command')).registerResumeCommand],
+  ['retry', () => (require('./retry-command') as typeof import('./retry-command')).registerRetryCommand],
+  ['trials', () => (require('./trials-command') as typeof import('./trials-command')).registerTrialsCommand],
+  ['jobs', () => (require('./jobs-command') as typeof import('./jobs-command')).registerJobsCommand],
+  ['build', () => (require('./build-command') as typeof import('./build-command')).registerBuildCommand],
+  ['run', () => (require('./run-command') as typeof import('./run-command')).registerRunCommand],
+  ['compare', () => (require('./compare-command') as typeof import('./compare-command')).registerCompareCommand],
+  ['race', () => (require('./race-command') as typeof import('./race-command')).registerRaceCommand],
+  ['mcp', () => (require('./mcp-command') as typeof import('./mcp-command')).registerMcpCommand],
+  ['query', () => (require('./query-command') as typeof import('./query-command')).registerQueryCommand],
+  ['ui', () => (require('./ui-command') as typeof import('./ui-command')).registerUiCommand],
+  ['schema', () => (require('./schema-command') as typeof import('./schema-command')).registerSchemaCommand],
+  ['clean', () => (require('./clean-command') as typeof import('./clean-command')).registerCleanCommand],
+  ['view', () => (require('./view-command') as typeof import('./view-command')).registerViewCommand],
+  ['serve', () => (require('./serve-command') as typeof import('./serve-command')).registerServeCommand],
+  ['eval', () => (require('./eval-command') as typeof import('./eval-command')).registerEvalCommand],
+  ['budget', () => (require('./budget-command') as typeof import('./budget-command')).registerBudgetCommand],
+  ['submit', () => (require('./submit-command') as typeof import('./submit-command')).registerSubmitCommand],
+  ['finalize', () => (require('./finalize-command') as typeof import('./finalize-command')).registerFinalizeCommand],
+  ['snapshot', () => (require('./snapshot-command') as typeof import('./snapshot-command')).registerSnapshotCommand],
+  ['evals', () => (require('./evals-command') as typeof import('./evals-command')).registerEvalsCommand],
+  ['worker', () => (require('./worker-command') as typeof import('./worker-command')).registerWorkerCommand],
+  ['dev', () => (require('./dev-command') as typeof import('./dev-command')).registerDevCommand],
+  ['demo', () => (require('./demo-command') as typeof import('./demo-command')).registerDemoCommand],
   [
-    ['serve', 'eval', 'budget', 'submit', 'finalize', 'snapshot'],
-    () => (require('./sidecar-commands') as typeof import('./sidecar-commands')).registerSidecarCommands,
-  ],
-  [['evals'], () => (require('./evals-commands') as typeof import('./evals-commands')).registerEvalsCommands],
-  [['worker', 'dev', 'demo'], () => (require('./dev-commands') as typeof import('./dev-commands')).registerDevCommands],
-  [
-    ['completion'],
+    'completion',
     () => (program: Command) =>
       (require('./completion-command') as typeof import('./completion-command')).registerCompletionCommand(program, () => buildProgram()),
   ],
@@ -56,8 +69,8 @@ budget_exhausted (a spend cap kept tasks from running: its results are partial).
 
 Quick start: vero dev (in one terminal), then vero start-eval -c examples/vero.yaml --candidate improved --wait`,
     );
-  const group = GROUPS.find(([names]) => command !== undefined && names.includes(command));
-  for (const [, load] of group ? [group] : GROUPS) load()(program);
+  const one = COMMANDS.find(([name]) => name === command);
+  for (const [, load] of one ? [one] : COMMANDS) load()(program);
   return program;
 }
 

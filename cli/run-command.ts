@@ -17,9 +17,7 @@ import {
   TRANSPORT_EXCEPTIONS,
 } from '../model/harbor/outer-trial';
 import { parseIntFlag } from './int-flag';
-
-/** A word as a POSIX shell reads it: as it is when it holds nothing special, else single-quoted. */
-const shellWord = (w: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+import { shellWord } from '../model/shell-word';
 
 interface RunFlags {
   harbor: string;
@@ -84,40 +82,46 @@ earlier candidates stay in the running for finalize, and their results files are
   vero run /tmp/my-task -- -a claude-code -m anthropic/claude-sonnet-4-5 -e docker
   vero run /tmp/my-task --resume-from jobs/<job>/<trial>/artifacts/vero-session -- -a claude-code -e docker`,
     )
-    .action(async (task: string, harborArgs: string[], o: RunFlags, cmd: Command) => {
-      let hasGateway = false;
-      try {
-        if (!compiledServeConfig(task)) throw new ConfigError('no environment/sidecar/serve.json');
-        hasGateway = Boolean(compiledServeConfig(task)?.gateway);
-      } catch (e) {
-        throw new ConfigError(`<task>: ${task} is not a vero build output (${(e as Error).message.split('\n')[0]})`);
-      }
-      // Checked before anything starts: a bad or foreign session is refused here, not in the sidecar.
-      const resume = o.resumeFrom ? await resumeLaunch(task, o.resumeFrom) : null;
-      const launch = hasGateway ? gatewayLaunch(task) : null;
-      const env = launch || resume ? { ...launch?.env, ...resume?.env } : undefined;
-      // The build's declared flags go after vero's defaults and before the caller's, which win; a tool-call
-      // variable the build set in the optimizer's environment keeps its value unless --tool-timeout is given.
-      const declared = compiledRunOf(task);
-      const leave = cmd.getOptionValueSource('toolTimeout') === 'cli' ? [] : declared.optimizer_env;
-      const argv = compiledTaskArgv(task, launch?.harborArgs ?? [], [
-        ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout, leave),
-        ...outerRetryArgs(o.outerRetries),
-        ...declared.harbor_args,
-        ...harborArgs,
-      ]);
-      if (o.print) {
-        if (resume) process.stdout.write(`# the checked session (remove it when the run has ended): ${resume.dir}\n`);
-        for (const [k, v] of Object.entries(env ?? {})) process.stdout.write(`export ${k}=${shellWord(v)}\n`);
-        process.stdout.write(`${[o.harbor, ...argv].map(shellWord).join(' ')}\n`);
-        return;
-      }
-      if (resume)
-        process.stderr.write(`resuming from the session taken at ${resume.takenAt} (${resume.evaluations} recorded evaluation(s))\n`);
-      process.exitCode = await runInForeground(o.harbor, argv, env)
-        .catch((e: NodeJS.ErrnoException) => {
-          throw e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e;
-        })
-        .finally(() => resume && fs.rmSync(resume.dir, { recursive: true, force: true }));
-    });
+    .action(runTask);
+}
+
+/** `vero run`: the task checked, a session to resume from checked, then harbor started (or, with --print, its command printed). */
+async function runTask(task: string, harborArgs: string[], o: RunFlags, cmd: Command): Promise<void> {
+  const hasGateway = compiledTaskHasGateway(task);
+  // Checked before anything starts: a bad or foreign session is refused here, not in the sidecar.
+  const resume = o.resumeFrom ? await resumeLaunch(task, o.resumeFrom) : null;
+  const launch = hasGateway ? gatewayLaunch(task) : null;
+  const env = launch || resume ? { ...launch?.env, ...resume?.env } : undefined;
+  // The build's declared flags go after vero's defaults and before the caller's, which win; a tool-call
+  // variable the build set in the optimizer's environment keeps its value unless --tool-timeout is given.
+  const declared = compiledRunOf(task);
+  const leave = cmd.getOptionValueSource('toolTimeout') === 'cli' ? [] : declared.optimizer_env;
+  const argv = compiledTaskArgv(task, launch?.harborArgs ?? [], [
+    ...toolTimeoutArgs(agentOf(harborArgs), o.toolTimeout, leave),
+    ...outerRetryArgs(o.outerRetries),
+    ...declared.harbor_args,
+    ...harborArgs,
+  ]);
+  if (o.print) {
+    if (resume) process.stdout.write(`# the checked session (remove it when the run has ended): ${resume.dir}\n`);
+    for (const [k, v] of Object.entries(env ?? {})) process.stdout.write(`export ${k}=${shellWord(v)}\n`);
+    process.stdout.write(`${[o.harbor, ...argv].map(shellWord).join(' ')}\n`);
+    return;
+  }
+  if (resume) process.stderr.write(`resuming from the session taken at ${resume.takenAt} (${resume.evaluations} recorded evaluation(s))\n`);
+  process.exitCode = await runInForeground(o.harbor, argv, env)
+    .catch((e: NodeJS.ErrnoException) => {
+      throw e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e;
+    })
+    .finally(() => resume && fs.rmSync(resume.dir, { recursive: true, force: true }));
+}
+
+/** Whether the task dir (a vero build output, else refused) has a gateway. */
+function compiledTaskHasGateway(task: string): boolean {
+  try {
+    if (!compiledServeConfig(task)) throw new ConfigError('no environment/sidecar/serve.json');
+    return Boolean(compiledServeConfig(task)?.gateway);
+  } catch (e) {
+    throw new ConfigError(`<task>: ${task} is not a vero build output (${(e as Error).message.split('\n')[0]})`);
+  }
 }

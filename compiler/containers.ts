@@ -7,6 +7,7 @@ import { stringify as toYaml } from 'yaml';
 import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway-policy';
 import { CONTAINER } from '../model/serve-config';
 import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/session-snapshot';
+import { shellWord } from '../model/shell-word';
 import type { BuildConfig } from './build-config';
 import { usesNestedDocker } from './nested-docker';
 import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, wandbKeyEnvs } from '../model/wandb-spec';
@@ -92,9 +93,6 @@ export const sidecarPythonPackages = (c: BuildConfig): string[] => [...c.harbor_
 
 /** The sidecar's W&B logger runs with the Python that has the client (sidecar/wandb-reporter.ts). */
 const wandbLines = (c: BuildConfig): string[] => (c.wandb ? [`ENV ${WANDB_PYTHON_ENV}=${SIDECAR.harborVenv}/bin/python`] : []);
-
-/** A word of a RUN line: as it is when the shell leaves it be, else single-quoted. */
-const shellWord = (w: string): string => (/^[A-Za-z0-9._=@+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
 export function sidecarDockerfile(c: BuildConfig): string {
   const modeB = c.mode === 'B';

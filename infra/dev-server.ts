@@ -1,6 +1,6 @@
 /** Starts `temporal server start-dev` (SQLite, optional Web UI) with the project's search attributes. */
 import { procCmdline } from './proc';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -121,27 +121,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   // Something already listening there would answer our readiness checks and take our worker: refuse.
   if (await canConnect(ip, port))
     throw new ConfigError(`port ${ip}:${port} is already in use (another Temporal server?); pass another --port, or stop it`);
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn', ...searchAttributeArgs()];
-  args.push('--namespace', opts.namespace ?? TEMPORAL_DEFAULTS.namespace);
-  args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
-  // One partition per task queue: one host has nothing to spread, and a task written to a partition no poller
-  // waits on is forwarded or spooled first (a WFT or an activity start later by ~100-200 ms under load).
-  for (const key of ['matching.numTaskqueueReadPartitions', 'matching.numTaskqueueWritePartitions'])
-    args.push('--dynamic-config-value', `${key}=1`);
-  if (opts.dbFile) {
-    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-    args.push('--db-filename', opts.dbFile, ...sqlitePragmaArgs(opts.dbSync));
-  }
-  let uiUrl: string | null = null;
-  if (opts.ui) {
-    const uiPort = opts.uiPort ?? port + 1000;
-    if (await canConnect(ip, uiPort))
-      throw new ConfigError(
-        `Web UI port ${ip}:${uiPort} is already in use; pass another --ui-port (or --port), or stop what listens there`,
-      );
-    args.push('--ui-port', String(uiPort));
-    uiUrl = `http://${ip}:${uiPort}`;
-  } else args.push('--headless');
+  const args = serverArgs(ip, port, opts);
+  const uiUrl = await webUiArgs(ip, port, opts, args);
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(opts.temporalCli, args, { stdio: ['ignore', out, out], detached: true });
   if (typeof out === 'number') fs.closeSync(out);
@@ -151,18 +132,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   let exited: number | null = null;
   child.on('exit', (code) => (exited = code ?? -1));
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
-  // The frontend listens before it serves; wait for the port, then for a real API call to succeed.
-  while (!(await canConnect(ip, port))) {
-    if (exited !== null)
-      throw new InfrastructureError(
-        `temporal server start-dev exited with ${exited}${opts.logFile ? `: ${lastLogLine(opts.logFile)} (log: ${opts.logFile})` : ''}`,
-      );
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new InfrastructureError(`temporal server start-dev did not listen on ${ip}:${port} in time`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForPort(ip, port, child, () => exited, deadline, opts.logFile);
   const address = `${ip}:${port}`;
   await waitForNamespace(address, opts.namespace ?? TEMPORAL_DEFAULTS.namespace, deadline);
   return {
@@ -180,6 +150,58 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
       if (opts.dbFile) fs.rmSync(pidFileFor(opts.dbFile), { force: true });
     },
   };
+}
+
+/** `temporal server start-dev`'s arguments but the Web UI's; the SQLite file's dir is made here. */
+function serverArgs(ip: string, port: number, opts: DevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn', ...searchAttributeArgs()];
+  args.push('--namespace', opts.namespace ?? TEMPORAL_DEFAULTS.namespace);
+  args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
+  // One partition per task queue: one host has nothing to spread, and a task written to a partition no poller
+  // waits on is forwarded or spooled first (a WFT or an activity start later by ~100-200 ms under load).
+  for (const key of ['matching.numTaskqueueReadPartitions', 'matching.numTaskqueueWritePartitions'])
+    args.push('--dynamic-config-value', `${key}=1`);
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile, ...sqlitePragmaArgs(opts.dbSync));
+  }
+  return args;
+}
+
+/** The Web UI's arguments, added to `args` (its port refused when in use; else headless); its URL, or null. */
+async function webUiArgs(ip: string, port: number, opts: DevServerOptions, args: string[]): Promise<string | null> {
+  if (!opts.ui) {
+    args.push('--headless');
+    return null;
+  }
+  const uiPort = opts.uiPort ?? port + 1000;
+  if (await canConnect(ip, uiPort))
+    throw new ConfigError(`Web UI port ${ip}:${uiPort} is already in use; pass another --ui-port (or --port), or stop what listens there`);
+  args.push('--ui-port', String(uiPort));
+  return `http://${ip}:${uiPort}`;
+}
+
+/** The frontend listens before it serves: wait for the port (then the caller waits for a real API call to succeed). */
+async function waitForPort(
+  ip: string,
+  port: number,
+  child: ChildProcess,
+  exitCode: () => number | null,
+  deadline: number,
+  logFile: string | undefined,
+): Promise<void> {
+  while (!(await canConnect(ip, port))) {
+    const exited = exitCode();
+    if (exited !== null)
+      throw new InfrastructureError(
+        `temporal server start-dev exited with ${exited}${logFile ? `: ${lastLogLine(logFile)} (log: ${logFile})` : ''}`,
+      );
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new InfrastructureError(`temporal server start-dev did not listen on ${ip}:${port} in time`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** The last non-empty line of the server's log (why it exited), at most 300 characters. */

@@ -9,19 +9,11 @@
  * in a spend pool, once the pool's own verdict is back: `ack` → `poolMetered`), so no lane starts a task before
  * the cap check its own last spend fed (patched 'spend-verdict-before-next-task').
  */
-import { CancellationScope, getExternalWorkflowHandle, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, type ExternalWorkflowHandle, getExternalWorkflowHandle, patched, setHandler } from '@temporalio/workflow';
 import type { Progress } from '../model/progress';
 import { chunkWorkflowId } from '../model/paths';
-import {
-  addSpend,
-  capReached,
-  NO_SPEND,
-  type Spend,
-  type SpendCap,
-  spendPoolWorkflowId,
-  spendToAdd,
-  type TaskSpend,
-} from '../model/spend-cap';
+import { NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId, type TaskSpend } from '../model/spend-cap';
+import { SpendTotal } from '../model/spend-ledger';
 import type { LanePool } from './lane-grants';
 import {
   poolJoinSignal,
@@ -30,6 +22,7 @@ import {
   poolSpentSignal,
   spendCapReachedSignal,
   spendMeteredSignal,
+  type SpendSignal,
   taskSpentSignal,
 } from './spend-signals';
 
@@ -39,96 +32,124 @@ import {
  */
 export const SPEND_POOL_ENDED_PATCH = 'spend-pool-ended';
 
-function stopWhenPoolGone(cap: SpendCap, stop: (reason: string) => void): void {
-  if (patched(SPEND_POOL_ENDED_PATCH))
-    stop(`spend pool ended: ${cap.pool ?? ''} is not running, so nothing meters this evaluation's spend`);
-}
-
-export interface SpendMeter {
-  /** What this evaluation's finished tasks spent (over every run). */
-  spent: Spend;
-  /** The cap reached, in words, or null. */
-  reached: string | null;
-  /** Tells the spend pool (if any) that this evaluation draws on it no more. */
-  leavePool: () => Promise<void>;
-}
-
 export function meterSpend(cap: SpendCap, evalId: string, lanes: LanePool, progress: Progress, carried?: Spend): SpendMeter {
-  const meter: SpendMeter = { spent: carried ?? NO_SPEND, reached: null, leavePool };
-  const told = new Set<string>();
-  const pool = cap.pool ? getExternalWorkflowHandle(spendPoolWorkflowId(cap.pool)) : null;
+  return new SpendMeter(cap, evalId, lanes, progress, carried);
+}
 
-  function tell(chunkId: string, reason: string): void {
-    if (told.has(chunkId)) return;
-    told.add(chunkId);
-    void getExternalWorkflowHandle(chunkId)
-      .signal(spendCapReachedSignal, reason)
-      .catch(() => told.delete(chunkId)); // not started yet, or done: told again when it reports
+export class SpendMeter {
+  /** The cap reached, in words, or null. */
+  reached: string | null = null;
+  private readonly total: SpendTotal;
+  /** The chunks told that the cap was reached. */
+  private readonly told = new Set<string>();
+  private readonly pool: ExternalWorkflowHandle | null;
+  /** Verdicts awaited from the spend pool, by the `ack` number sent with the spend. */
+  private readonly awaited = new Map<number, () => void>();
+  private acks = 0;
+
+  constructor(
+    private readonly cap: SpendCap,
+    private readonly evalId: string,
+    private readonly lanes: LanePool,
+    private readonly progress: Progress,
+    carried?: Spend,
+  ) {
+    this.total = new SpendTotal(carried ?? NO_SPEND);
+    this.pool = cap.pool ? getExternalWorkflowHandle(spendPoolWorkflowId(cap.pool)) : null;
+    setHandler(poolMeteredSignal, ({ ack, reached }) => {
+      if (reached !== null) this.stop(reached);
+      this.awaited.get(ack)?.();
+      this.awaited.delete(ack);
+    });
+    setHandler(taskSpentSignal, (report) => this.onTaskSpent(report));
+    lanes.meter = (chunkIndex, spent, metered) => this.record(chunkIndex, spent, metered); // a freed lane's last task (lanesFreed)
+    // The pool's verdict (its caps are over every evaluation that names it).
+    setHandler(spendCapReachedSignal, (reason) => this.stop(reason));
+    if (this.pool) void this.pool.signal(poolJoinSignal, { evalId }).catch(() => this.stopWhenPoolGone());
+    // A continued run starts already stopped when the cap was reached in an earlier one.
+    else this.stopAtCap();
   }
-  function stop(reason: string): void {
-    if (meter.reached !== null) return;
-    meter.reached = reason;
-    lanes.stopped = reason;
-    progress.spendCapReached = reason;
-    for (const chunkId of progress.runningChunks ?? []) tell(chunkId, reason);
+
+  /** What this evaluation's finished tasks spent (over every run). */
+  get spent(): Spend {
+    return this.total.spent;
   }
-  // Verdicts awaited from the spend pool, by the `ack` number sent with the spend.
-  const awaited = new Map<number, () => void>();
-  let acks = 0;
-  setHandler(poolMeteredSignal, ({ ack, reached }) => {
-    if (reached !== null) stop(reached);
-    awaited.get(ack)?.();
-    awaited.delete(ack);
-  });
-  // Each task's total counted so far in this run: a task reported again (after a reset) is counted once.
-  const counted: Record<string, Spend> = {};
+
+  /** Tells the spend pool (if any) that this evaluation draws on it no more; also when it is being cancelled. */
+  async leavePool(): Promise<void> {
+    const pool = this.pool;
+    if (pool) await CancellationScope.nonCancellable(() => pool.signal(poolLeaveSignal, { evalId: this.evalId }).catch(() => undefined));
+  }
+
+  private onTaskSpent({ chunkIndex, seq, chunkId: sender, chunkRunId: _run, ...spent }: SpendSignal): void {
+    const chunkId = sender ?? chunkWorkflowId(this.evalId, chunkIndex);
+    if (seq === undefined || !patched('spend-verdict-before-next-task')) return this.record(chunkIndex, spent, undefined, chunkId);
+    // The lane that sent it waits for this answer before it starts another task.
+    const answer = () =>
+      void getExternalWorkflowHandle(chunkId)
+        .signal(spendMeteredSignal, { seq, reached: this.reached })
+        .catch(() => undefined); // the chunk is gone
+    this.record(chunkIndex, spent, answer, chunkId);
+  }
+
   /**
    * Meters a finished task's spend; `metered` runs once the cap check it fed is done (the pool's, when pooled);
    * `chunkId`: the chunk that reported it (by default the chunk's first id).
    */
-  function record(chunkIndex: number, report: TaskSpend, metered?: () => void, chunkId = chunkWorkflowId(evalId, chunkIndex)): void {
-    meter.spent = addSpend(meter.spent, spendToAdd(counted, report));
-    if (pool) {
-      const ack = metered ? ++acks : undefined;
-      if (ack !== undefined) awaited.set(ack, metered!);
-      // With the task's name, the pool counts its total once too (a reset run reports again what it reported).
-      const { costUsd, tokens, unmetered, task } = report;
-      const sent = { evalId, costUsd, tokens, unmetered, ...(task !== undefined ? { task } : {}), ...(ack !== undefined ? { ack } : {}) };
-      void pool.signal(poolSpentSignal, sent).catch(() => {
-        stopWhenPoolGone(cap, stop); // its verdict, if it reached its cap, was told to every member
-        if (ack !== undefined) awaited.delete(ack);
-        metered?.();
-      });
-    } else {
-      const reason = capReached(cap, meter.spent);
-      if (reason) stop(reason);
+  private record(chunkIndex: number, report: TaskSpend, metered?: () => void, chunkId = chunkWorkflowId(this.evalId, chunkIndex)): void {
+    this.total.add(report);
+    if (this.pool) this.sendToPool(report, metered);
+    else {
+      this.stopAtCap();
       metered?.();
     }
-    if (meter.reached !== null) tell(chunkId, meter.reached);
-  }
-  setHandler(taskSpentSignal, ({ chunkIndex, seq, chunkId: sender, chunkRunId: _run, ...spent }) => {
-    const chunkId = sender ?? chunkWorkflowId(evalId, chunkIndex);
-    if (seq === undefined || !patched('spend-verdict-before-next-task')) return record(chunkIndex, spent, undefined, chunkId);
-    // The lane that sent it waits for this answer before it starts another task.
-    const answer = () =>
-      void getExternalWorkflowHandle(chunkId)
-        .signal(spendMeteredSignal, { seq, reached: meter.reached })
-        .catch(() => undefined); // the chunk is gone
-    record(chunkIndex, spent, answer, chunkId);
-  });
-  lanes.meter = record; // a freed lane's last task (lanesFreed)
-  // The pool's verdict (its caps are over every evaluation that names it).
-  setHandler(spendCapReachedSignal, stop);
-  if (pool) void pool.signal(poolJoinSignal, { evalId }).catch(() => stopWhenPoolGone(cap, stop));
-  // A continued run starts already stopped when the cap was reached in an earlier one.
-  if (!pool) {
-    const reason = capReached(cap, meter.spent);
-    if (reason) stop(reason);
+    if (this.reached !== null) this.tell(chunkId, this.reached);
   }
 
-  async function leavePool(): Promise<void> {
-    // Also when this evaluation is being cancelled.
-    if (pool) await CancellationScope.nonCancellable(() => pool.signal(poolLeaveSignal, { evalId }).catch(() => undefined));
+  /** A pooled evaluation's spend goes to the pool, which decides (and answers `metered` with its verdict). */
+  private sendToPool(report: TaskSpend, metered: (() => void) | undefined): void {
+    const ack = metered ? ++this.acks : undefined;
+    if (ack !== undefined) this.awaited.set(ack, metered!);
+    // With the task's name, the pool counts its total once too (a reset run reports again what it reported).
+    const { costUsd, tokens, unmetered, task } = report;
+    const sent = {
+      evalId: this.evalId,
+      costUsd,
+      tokens,
+      unmetered,
+      ...(task !== undefined ? { task } : {}),
+      ...(ack !== undefined ? { ack } : {}),
+    };
+    void this.pool!.signal(poolSpentSignal, sent).catch(() => {
+      this.stopWhenPoolGone(); // its verdict, if it reached its cap, was told to every member
+      if (ack !== undefined) this.awaited.delete(ack);
+      metered?.();
+    });
   }
-  return meter;
+
+  private stopAtCap(): void {
+    const reason = this.total.reachedOf(this.cap);
+    if (reason) this.stop(reason);
+  }
+
+  private stopWhenPoolGone(): void {
+    if (patched(SPEND_POOL_ENDED_PATCH))
+      this.stop(`spend pool ended: ${this.cap.pool ?? ''} is not running, so nothing meters this evaluation's spend`);
+  }
+
+  private stop(reason: string): void {
+    if (this.reached !== null) return;
+    this.reached = reason;
+    this.lanes.stopped = reason;
+    this.progress.spendCapReached = reason;
+    for (const chunkId of this.progress.runningChunks ?? []) this.tell(chunkId, reason);
+  }
+
+  private tell(chunkId: string, reason: string): void {
+    if (this.told.has(chunkId)) return;
+    this.told.add(chunkId);
+    void getExternalWorkflowHandle(chunkId)
+      .signal(spendCapReachedSignal, reason)
+      .catch(() => this.told.delete(chunkId)); // not started yet, or done: told again when it reports
+  }
 }

@@ -17,7 +17,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { addSpend, capReached, NO_SPEND, type Spend, spendToAdd } from '../model/spend-cap';
+import { type PoolCounts, PoolLedger } from '../model/spend-ledger';
 import {
   poolJoinSignal,
   poolLeaveSignal,
@@ -36,14 +36,7 @@ export interface SpendPoolInput {
 }
 
 /** What a run hands to the next when the pool continues as new. */
-export interface SpendPoolCarried {
-  spent: Spend;
-  reached: string | null;
-  members: string[];
-  spentBy: Record<string, { costUsd: number; tokens: number }>;
-  /** Each running member's tasks' totals counted so far (absent in histories recorded before). */
-  counted?: Record<string, Record<string, Spend>>;
-}
+export type SpendPoolCarried = PoolCounts;
 
 /** Events one run holds before it continues as new (each spend is one event, each notice about three). */
 const POOL_EVENT_BUDGET = 4000;
@@ -71,65 +64,68 @@ async function untilClosable(closable: () => boolean, members: ReadonlySet<strin
 }
 
 export async function spendPool(input: SpendPoolInput, carried?: SpendPoolCarried): Promise<SpendPoolState> {
-  const cap = { maxCostUsd: input.maxCostUsd, maxTokens: input.maxTokens, pool: input.name };
-  let spent = carried?.spent ?? NO_SPEND;
-  let reached = carried?.reached ?? null;
-  const members = new Set(carried?.members ?? []);
-  const spentBy = { ...(carried?.spentBy ?? {}) };
-  // A member's task totals, so a report that comes again (the member was reset) counts once; dropped once it leaves.
-  const counted: Record<string, Record<string, Spend>> = { ...(carried?.counted ?? {}) };
-  let sending = 0;
-  const state = (): SpendPoolState => ({
-    name: input.name,
-    maxCostUsd: input.maxCostUsd ?? null,
-    maxTokens: input.maxTokens ?? null,
-    spent,
-    reached,
-    members: [...members].sort(),
-    spentBy,
-  });
-  const tell = (evalId: string) => {
-    if (reached === null) return;
-    sending++;
-    void getExternalWorkflowHandle(evalId)
-      .signal(spendCapReachedSignal, reached)
-      .catch(() => members.delete(evalId)) // it has ended
-      .finally(() => sending--);
-  };
-  setHandler(spendPoolQuery, state);
-  setHandler(poolJoinSignal, ({ evalId }) => {
-    members.add(evalId);
-    spentBy[evalId] ??= { costUsd: 0, tokens: 0 };
-    tell(evalId);
-  });
-  setHandler(poolLeaveSignal, ({ evalId }) => {
-    members.delete(evalId);
-    delete counted[evalId];
-  });
-  /** The verdict on a spend the member waits for (its lane starts nothing before it): metered, reached or not. */
-  const answer = (evalId: string, ack: number) => {
-    sending++;
-    void getExternalWorkflowHandle(evalId)
-      .signal(poolMeteredSignal, { ack, reached })
-      .catch(() => members.delete(evalId))
-      .finally(() => sending--);
-  };
-  setHandler(poolSpentSignal, ({ evalId, ack, ...report }) => {
-    const added = spendToAdd(members.has(evalId) ? (counted[evalId] ??= {}) : {}, report);
-    spent = addSpend(spent, added);
-    const mine = spentBy[evalId] ?? { costUsd: 0, tokens: 0 };
-    spentBy[evalId] = { costUsd: mine.costUsd + added.costUsd, tokens: mine.tokens + added.tokens };
-    if (reached === null) {
-      reached = capReached(cap, spent);
-      if (reached !== null) for (const m of members) tell(m);
-    }
-    if (ack !== undefined && patched('spend-verdict-before-next-task')) answer(evalId, ack);
-  });
+  const pool = new SpendPool(
+    input,
+    new PoolLedger({ maxCostUsd: input.maxCostUsd, maxTokens: input.maxTokens, pool: input.name }, carried),
+  );
   const full = () => workflowInfo().historyLength > POOL_EVENT_BUDGET;
-  await untilClosable(() => (reached !== null && members.size === 0 && sending === 0) || full(), members);
-  await condition(() => sending === 0 && allHandlersFinished());
-  if (!(reached !== null && members.size === 0)) {
-    await continueAsNew<typeof spendPool>(input, { spent, reached, members: [...members], spentBy, counted });
+  await untilClosable(() => (pool.ledger.closable && pool.sending === 0) || full(), pool.ledger.members);
+  await condition(() => pool.sending === 0 && allHandlersFinished());
+  if (!pool.ledger.closable) {
+    await continueAsNew<typeof spendPool>(input, pool.ledger.counts());
   }
-  return state();
+  return pool.state();
+}
+
+/** One run of the pool: its members join, report spend and leave; each is told the cap once it is reached. */
+class SpendPool {
+  /** Signals on their way to members: the run ends only once none is. */
+  sending = 0;
+
+  constructor(
+    private readonly input: SpendPoolInput,
+    readonly ledger: PoolLedger,
+  ) {
+    setHandler(spendPoolQuery, () => this.state());
+    setHandler(poolJoinSignal, ({ evalId }) => {
+      ledger.join(evalId);
+      this.tell(evalId);
+    });
+    setHandler(poolLeaveSignal, ({ evalId }) => ledger.leave(evalId));
+    setHandler(poolSpentSignal, ({ evalId, ack, ...report }) => {
+      if (ledger.add(evalId, report)) for (const m of ledger.members) this.tell(m);
+      if (ack !== undefined && patched('spend-verdict-before-next-task')) this.answer(evalId, ack);
+    });
+  }
+
+  state(): SpendPoolState {
+    const { input, ledger } = this;
+    return {
+      name: input.name,
+      maxCostUsd: input.maxCostUsd ?? null,
+      maxTokens: input.maxTokens ?? null,
+      spent: ledger.spent,
+      reached: ledger.reached,
+      members: [...ledger.members].sort(),
+      spentBy: ledger.spentBy,
+    };
+  }
+
+  /** The cap reached, told to a member (nothing while it is not). */
+  private tell(evalId: string): void {
+    if (this.ledger.reached === null) return;
+    this.send(evalId, () => getExternalWorkflowHandle(evalId).signal(spendCapReachedSignal, this.ledger.reached!));
+  }
+
+  /** The verdict on a spend the member waits for (its lane starts nothing before it): metered, reached or not. */
+  private answer(evalId: string, ack: number): void {
+    this.send(evalId, () => getExternalWorkflowHandle(evalId).signal(poolMeteredSignal, { ack, reached: this.ledger.reached }));
+  }
+
+  private send(evalId: string, signal: () => Promise<void>): void {
+    this.sending++;
+    void signal()
+      .catch(() => this.ledger.members.delete(evalId)) // it has ended
+      .finally(() => this.sending--);
+  }
 }

@@ -25,9 +25,17 @@ const HEAVY = [
   /^node_modules\/fastify\//,
 ];
 
-// `eval` stands for its group (eval, budget, submit, finalize, snapshot, serve: one module); `evals` is vero's.
+// `eval` stands for the agent-side commands (eval, budget, submit: one module each); `evals` is vero's.
 test.each([['eval'], ['evals']])('vero %s loads neither the sidecar, a worker nor a Temporal client', (command) => {
   const loaded = loadedBy([command]);
   expect(loaded).toContain('dist/cli/sidecar-client.js'); // the command itself was registered
   expect(loaded.filter((f) => HEAVY.some((h) => h.test(f)))).toEqual([]);
+});
+
+test('one file per command: what `vero <command>` loads registers that command alone', () => {
+  const { buildProgram } = require(path.join(ROOT, 'dist', 'cli', 'main.js')) as typeof import('../../cli/main');
+  const names = buildProgram().commands.map((c) => c.name());
+  expect(names.length).toBeGreaterThan(30);
+  const alone = names.map((name) => [name, buildProgram([name]).commands.map((c) => c.name())]);
+  expect(alone).toEqual(names.map((name) => [name, [name]]));
 });

@@ -1,12 +1,13 @@
-/** pause, resume: hold a running evaluation's tasks and let them go on (client/pause.ts). */
+/** `vero pause`: hold a running evaluation's tasks (client/pause.ts); `vero resume` lets them go on. */
 import { Command } from 'commander';
-import { pauseEvaluation, resumeEvaluation, type PauseOutcome } from '../client/pause';
+import { pauseEvaluation, type PauseOutcome } from '../client/pause';
 import { ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
+import { print, printJson } from './print';
 
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
-const JSON_HELP = 'machine-readable output: {"evalId", "paused", "since", "stopRunning", "changed"} (vero schema pause)';
+/** `--json`'s help, for pause and resume: the same answer. */
+export const PAUSE_JSON_HELP = 'machine-readable output: {"evalId", "paused", "since", "stopRunning", "changed"} (vero schema pause)';
 
-export function registerPauseCommands(program: Command): void {
+export function registerPauseCommand(program: Command): void {
   withConnection(
     program
       .command('pause <evalId>')
@@ -14,23 +15,12 @@ export function registerPauseCommands(program: Command): void {
         'pause a running evaluation: no task starts until `vero resume`; running tasks finish (or stop, with --stop-running). A Temporal update, recorded in its history: it survives worker and server restarts',
       )
       .option('--stop-running', 'also stop the tasks running now; they run again on resume, their Harbor jobs resumed (scored trials kept)')
-      .option('--json', JSON_HELP),
+      .option('--json', PAUSE_JSON_HELP),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean; stopRunning?: boolean }) => {
     const client = await connectTo(connectionSettings(o), o.json);
     const out = await pauseEvaluation(client, id, { stopRunning: o.stopRunning ?? false });
-    if (o.json) return print(JSON.stringify(out, null, 2));
+    if (o.json) return printJson(out);
     print(pausedText(out));
-  });
-  withConnection(
-    program
-      .command('resume <evalId>')
-      .description('resume a paused evaluation: its tasks start again, first those a pause stopped (recorded in its history)')
-      .option('--json', JSON_HELP.replace('pause)', 'resume)')),
-  ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
-    const client = await connectTo(connectionSettings(o), o.json);
-    const out = await resumeEvaluation(client, id);
-    if (o.json) return print(JSON.stringify(out, null, 2));
-    print(out.changed ? `${id} resumed: tasks start again` : `${id} was not paused; nothing changed`);
   });
 }
 

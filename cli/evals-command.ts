@@ -5,10 +5,9 @@
  */
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
-import { DEFAULT_POLL_SEC, DEFAULT_WAIT_SEC, type JobAnswer, type WaitFlags, waitForJob } from './eval-job-wait';
+import { DEFAULT_POLL_SEC, DEFAULT_WAIT_SEC, type JobAnswer, startAndWait, type WaitFlags, waitForJob } from './eval-job-wait';
 import { parseIntFlag } from './int-flag';
 import { call, sidecarUrl } from './sidecar-client';
-import { startAndWait } from './sidecar-commands';
 
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -54,7 +53,7 @@ function selection(o: RunFlags): { sample_ids?: number[]; case_ids?: string[] } 
   return o.caseId?.length ? { case_ids: o.caseId } : {};
 }
 
-export function registerEvalsCommands(program: Command): void {
+export function registerEvalsCommand(program: Command): void {
   const evals = program
     .command('evals')
     .description("vero's agent-side commands (evals run / status / wait / submit) onto this task's eval sidecar; JSON output");
