@@ -46,11 +46,12 @@ export async function evaluateAdmitted(d: SidecarDeps, a: AdmittedEval): Promise
     },
     {
       store,
-      evaluateWave: (ids) => engine.evaluate(a.commit, a.split, ids),
+      evaluateWave: (ids) => engine.evaluate(a.commit, a.split, ids, 'agent', { wave: true }),
       refund: async (n, why) => void (budgetAfter = await ledger.refund(key, a.split, n, why)),
     },
   );
   const out = waves.length === 1 && !verdict.stopped ? waves[0]! : combineWaves(cfg, waves, a.full && !verdict.stopped, failureValue);
+  engine.report(out, 'agent'); // one evaluation, however many waves it took
   if (!verdict.stopped && !out.invalid && !out.violations)
     store.recordScores(a.commit, a.split, Object.fromEntries(out.samples.map((s) => [String(s.id), caseScore(s, cfg.mode, failureValue)])));
   return { out, verdict, ...(budgetAfter ? { budgetAfter } : {}) };

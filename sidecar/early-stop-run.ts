@@ -3,8 +3,9 @@
  * cases in a seeded random order, run in waves (each a durable evaluation of its own), each case paired with the
  * incumbent's score on it and fed to model/early-stop.ts's anytime-valid test; once the test says the candidate
  * cannot beat the incumbent by the margin, no further wave starts and the cases never run are refunded to the
- * sample budget. The record is saved after every wave: a restarted sidecar replays it (no wave runs again, the
- * verdict is the recorded one).
+ * sample budget (a wave that is not a score of the candidate ends it too, once it ran the cases an aggregate-only
+ * split's disclosed mean needs). The record is saved after every wave: a restarted sidecar replays it (no wave
+ * runs again, the verdict is the recorded one).
  */
 import { EarlyStop, earlyStopOrder } from '../model/early-stop';
 import type { Direction } from '../model/objective';
@@ -97,11 +98,25 @@ function verdictOf(rec: EarlyStopRecord, req: EarlyStopRequest, test: EarlyStop,
   };
 }
 
-/** The next wave: the next cases of the order (all the rest when the test cannot be used). */
-function nextWave(rec: EarlyStopRecord, req: EarlyStopRequest, untestable: boolean): number[] {
+/** The fewest cases an evaluation may end with: its aggregate is disclosed (an aggregate-only split's floor). */
+const floorOf = (req: EarlyStopRequest) => Math.min(req.minCases, req.ids.length);
+
+/**
+ * How many cases the next wave takes: after an invalid wave, only what the aggregate's floor still needs (then it
+ * ends); all the rest when the test cannot be used; else a wave.
+ */
+function nextWaveSize(rec: EarlyStopRecord, req: EarlyStopRequest, invalid: boolean, untestable: boolean): number {
+  if (invalid) return floorOf(req) - casesRun(rec);
+  return untestable ? req.ids.length : Math.max(1, req.waveSize);
+}
+
+/** The next wave: the next `size` cases of the order. */
+function nextWave(rec: EarlyStopRecord, size: number): number[] {
   const done = new Set(rec.wave_ids.flat());
-  const rest = rec.order.filter((id) => !done.has(id));
-  return (untestable ? rest : rest.slice(0, Math.max(1, req.waveSize))).sort((a, b) => a - b);
+  return rec.order
+    .filter((id) => !done.has(id))
+    .slice(0, size)
+    .sort((a, b) => a - b);
 }
 
 /** Runs (or resumes) the evaluation's waves until it stops or every case ran; returns its waves and verdict. */
@@ -121,14 +136,17 @@ export async function runWithEarlyStop(
   };
   while (!rec.verdict) {
     const { test, unbounded } = rec.incumbent ? replay(rec, req) : { test: null, unbounded: false };
-    // Refused model calls end it; an error rate is the whole evaluation's (combineWaves), not one wave's.
+    // Refused model calls end it, once it ran the cases its disclosed aggregate needs (the candidate can cause
+    // them itself: never an aggregate over fewer cases, nor a refund of the rest); an error rate is the whole
+    // evaluation's (combineWaves), not one wave's.
     const invalid = rec.waves.find((w) => w.invalid && w.invalidBy !== 'error_rate')?.invalid;
     const note = noteOf(rec.incumbent, unbounded, invalid);
-    const over = casesRun(rec) >= req.ids.length || (test?.verdict.stoppedAt ?? null) !== null || invalid !== undefined;
+    const endsInvalid = invalid !== undefined && casesRun(rec) >= floorOf(req);
+    const over = casesRun(rec) >= req.ids.length || (test?.verdict.stoppedAt ?? null) !== null || endsInvalid;
     if (over) {
       rec.verdict = verdictOf(rec, req, test ?? new EarlyStop(req.ids.length, { ...req.rule, minCases: req.minCases }), note);
     } else {
-      const ids = nextWave(rec, req, note !== null);
+      const ids = nextWave(rec, nextWaveSize(rec, req, invalid !== undefined, note !== null));
       rec.waves.push(await deps.evaluateWave(ids));
       rec.wave_ids.push(ids);
     }

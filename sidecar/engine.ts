@@ -276,18 +276,24 @@ export class Engine {
    * `nAttempts` (Mode B, a target's `n_attempts`): that many trials per task, averaged, instead of the
    * configured attempts and aggregate. `failureValue`: what a case without a score counts as (a target's).
    * `run` (trusted, from 1): which run of a trusted evaluation this is; a run after the first is a workflow of
-   * its own, never the earlier run's result again.
+   * its own, never the earlier run's result again. `wave`: one wave of an early-stopping evaluation, which its
+   * listeners are not told (they are told the whole evaluation once it ends: `report`).
    */
   async evaluate(
     commit: string,
     split: string,
     ids: number[],
     kind: EvaluationKind = 'agent',
-    opts: TargetScoring & { failureValue?: number; run?: number } = {},
+    { wave, ...opts }: TargetScoring & { failureValue?: number; run?: number; wave?: boolean } = {},
   ): Promise<EvalOutcome> {
     const out = this.withObjective(await this.evaluateCases(commit, split, ids, kind, opts), opts.failureValue);
-    for (const listener of this.listeners) listener(out, kind);
+    if (!wave) this.report(out, kind);
     return out;
+  }
+
+  /** Tells the listeners an evaluation's outcome (an early-stopping evaluation's, its waves as one). */
+  report(out: EvalOutcome, kind: EvaluationKind): void {
+    for (const listener of this.listeners) listener(out, kind);
   }
 
   /** An outcome with its metrics and the objective's constraints it breaks (none: no `violations`). */

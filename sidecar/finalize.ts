@@ -176,6 +176,30 @@ async function submittedChoice(cfg: ServeConfig): Promise<Choice | null> {
 }
 
 /**
+ * Whether a candidate may be graded: never one that changes read_only_paths (the eval route refuses them; this
+ * holds even for records made before the rule, or under another config). Each commit checked once; the refused
+ * ones are pushed to `refused`.
+ */
+function readOnlyCheck(cfg: ServeConfig, refused: NonNullable<FinalizeResult['refused']>): (commit: string) => Promise<boolean> {
+  const checked = new Map<string, boolean>();
+  return async (commit) => {
+    if (!checked.has(commit)) {
+      const changes = await changesOf(cfg, commit);
+      checked.set(commit, changes.length === 0);
+      if (changes.length) refused.push({ commit, changes });
+    }
+    return checked.get(commit)!;
+  };
+}
+
+/**
+ * The optimizer's evaluations auto_best may choose from: valid, within the constraints, not the base commit, and
+ * not early-stopped (its mean is over the cases it ran before the test said it cannot win).
+ */
+const choosable = (cfg: ServeConfig, r: EvalRecord): boolean =>
+  !r.admin && !r.invalid && !r.violations && !r.early_stop?.stopped && r.commit !== cfg.base_commit;
+
+/**
  * auto_best: the recorded scores only shortlist — evaluations of the selection split that covered at least
  * `min_selection_coverage` of it — and every shortlisted commit is re-scored on the full split. With nothing to
  * shortlist, the last evaluated candidate (any split) is graded, and the reason says so; with no candidate at
@@ -186,18 +210,8 @@ async function autoBestChoice(cfg: ServeConfig, engine: Engine, registry: Candid
   const selectionSize = engine.splitSamples(cfg.selection_split).length;
   const best = new Map<string, { score: number; seq: number }>();
   const refused: NonNullable<FinalizeResult['refused']> = [];
-  const checked = new Map<string, boolean>();
-  const allowed = async (commit: string): Promise<boolean> => {
-    // Never grade a candidate that changes read_only_paths (the eval route refuses them; this holds even for
-    // records made before the rule, or under another config).
-    if (!checked.has(commit)) {
-      const changes = await changesOf(cfg, commit);
-      checked.set(commit, changes.length === 0);
-      if (changes.length) refused.push({ commit, changes });
-    }
-    return checked.get(commit)!;
-  };
-  const candidates = registry.list().filter((r) => !r.admin && !r.invalid && !r.violations && r.commit !== cfg.base_commit);
+  const allowed = readOnlyCheck(cfg, refused);
+  const candidates = registry.list().filter((r) => choosable(cfg, r));
   let undercovered = 0;
   for (const r of candidates) {
     if (r.split !== cfg.selection_split || !(await allowed(r.commit))) continue;

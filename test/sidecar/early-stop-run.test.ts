@@ -13,6 +13,9 @@ import { verdictForTier } from '../../sidecar/early-stop-eval';
 import { type EarlyStopRequest, runWithEarlyStop } from '../../sidecar/early-stop-run';
 import { EarlyStopStore } from '../../sidecar/early-stop-store';
 import { Ledger, LedgerFile, ledgerProblems } from '../../sidecar/ledger';
+import { chooseCommit } from '../../sidecar/finalize';
+import { CandidateRegistry } from '../../sidecar/registry';
+import { earlyStopSidecar, ES_SPLIT, type WaveKind } from '../helpers/early-stop';
 import { tempDir } from '../helpers/fixtures';
 
 const SPLIT = 'validation';
@@ -281,4 +284,96 @@ test('minimising: a candidate with higher (worse) scores stops; error rows pair 
   expect(unbounded.verdict).toMatchObject({ stopped: false, n_cases_run: 30 });
   expect(unbounded.verdict.why).toBe('ran every case: a score outside [0, 1], which the test cannot bound');
   expect(waves.map((x) => x.length)).toEqual([2, 28]); // the rest in one evaluation once the test is off
+});
+
+test("an aggregate-only split: whatever its waves say (a gateway refusal the candidate caused itself), the answer's mean covers min_aggregate_cases cases and the money adds up", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 8 }).chain((minAgg) =>
+        fc.integer({ min: minAgg, max: 16 }).chain((n) =>
+          fc.record({
+            minAgg: fc.constant(minAgg),
+            asked: fc.integer({ min: minAgg, max: n }),
+            incumbent: fc.option(fc.array(fc.constantFrom(0, 1, null), { minLength: n, maxLength: n }), { nil: undefined }),
+            candidate: fc.array(fc.constantFrom(0, 0.5, 1, null), { minLength: n, maxLength: n }),
+            kinds: fc.array(fc.constantFrom<WaveKind>('valid', 'gateway', 'error_rate'), { minLength: 1, maxLength: 4 }),
+            running: fc.constantFrom('stop' as const, 'finish' as const),
+            maxConcurrency: fc.integer({ min: 1, max: 6 }),
+            n: fc.constant(n),
+          }),
+        ),
+      ),
+      async (c) => {
+        const side = earlyStopSidecar({
+          nCases: c.n,
+          minAggregateCases: c.minAgg,
+          running: c.running,
+          maxConcurrency: c.maxConcurrency,
+          sampleBudget: 100,
+        });
+        try {
+          if (c.incumbent) side.recordIncumbent('incumbent', c.incumbent);
+          const ids = Array.from({ length: c.asked }, (_, i) => i);
+          const r = await side.evaluate('candidate', ids, 'request-prop-01', c.candidate, c.kinds);
+          // The answer's mean (n_samples, mean_score) is over the cases that came back: never fewer than the floor.
+          expect(r.out.samples.length).toBeGreaterThanOrEqual(c.minAgg);
+          expect(r.verdict!.n_cases_run).toBeGreaterThanOrEqual(c.minAgg);
+          const charged = 100 - side.ledger.remaining(ES_SPLIT)!.remaining_sample_budget!;
+          expect(r.verdict!.n_cases_refunded + charged).toBe(c.asked);
+          expect(charged).toBeGreaterThanOrEqual(r.dispatched);
+          expect(charged).toBe(r.verdict!.n_cases_run);
+        } finally {
+          fs.rmSync(side.dir, { recursive: true, force: true });
+        }
+      },
+    ),
+    { numRuns: 80 },
+  );
+});
+
+test('running: stop, a first wave the gateway refused: it runs min_aggregate_cases cases, then ends, refunded the rest', async () => {
+  const side = earlyStopSidecar({ nCases: 10, minAggregateCases: 5, running: 'stop', sampleBudget: 20 });
+  try {
+    side.recordIncumbent('incumbent', Array(10).fill(1));
+    const r = await side.evaluate(
+      'candidate',
+      side.cfg.mode_b!.partition[ES_SPLIT]!.map((_, i) => i),
+      'request-gw-0001',
+      Array(10).fill(1),
+      ['gateway', 'valid'],
+    );
+    expect(r.dispatched).toBe(5);
+    expect(r.out).toMatchObject({ invalid: expect.stringContaining('gateway refused'), invalidBy: 'gateway' });
+    expect(r.out.samples).toHaveLength(5);
+    expect(r.verdict).toMatchObject({ stopped: true, n_cases_run: 5, n_cases_refunded: 5, stopped_at: null });
+    expect(side.ledger.remaining(ES_SPLIT)!.remaining_sample_budget).toBe(15);
+  } finally {
+    fs.rmSync(side.dir, { recursive: true, force: true });
+  }
+});
+
+test("finalize: an early-stopped evaluation's partial mean never enters the shortlist, however much of the split it ran", async () => {
+  const side = earlyStopSidecar({ nCases: 10, minAggregateCases: 2, running: 'stop', sampleBudget: 40 });
+  try {
+    const registry = CandidateRegistry.open(path.join(side.dir, 'admin', 'candidates.json'));
+    const record = { split: ES_SPLIT, n_errors: 0, admin: false };
+    // The incumbent, evaluated on a few cases only (under the coverage: not shortlisted, but gradable).
+    await registry.add({ ...record, commit: 'i'.repeat(40), n_samples: 3, full_split: false, mean_score: 0.5 });
+    const verdict = { stopped: true, stopped_at: 9, n_cases_asked: 10, n_cases_run: 9, n_cases_refunded: 1, incumbent: 'i'.repeat(40) };
+    const why = { confidence: 0.8, margin: 0, mean_diff: -0.5, upper: -0.1, why: 'stopped' };
+    await registry.add({
+      ...record,
+      commit: 'c'.repeat(40),
+      n_samples: 9,
+      full_split: false,
+      mean_score: 1,
+      early_stop: { ...verdict, ...why },
+    });
+    const choice = await chooseCommit(side.cfg, side.engine, registry);
+    expect(choice.commit).toBe('i'.repeat(40));
+    expect(choice.reason).toContain(`no candidate was evaluated on "${ES_SPLIT}"`);
+    expect(choice.reason).toContain('graded the last evaluated candidate');
+  } finally {
+    fs.rmSync(side.dir, { recursive: true, force: true });
+  }
 });

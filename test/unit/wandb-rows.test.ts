@@ -3,9 +3,13 @@
  * the budgets left, an invalid evaluation's outcome and the running totals, finalize's summary. The sidecar test
  * (test/sidecar/wandb-run.test.ts) reads such rows back from a real run.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { emptyUsage } from '../../model/gateway-policy';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { budgetRow, evaluationRow, finalizeSummary, type OutcomeTotals, usageRow } from '../../sidecar/wandb-events';
+import { WandbReporter, wandbPaths } from '../../sidecar/wandb-reporter';
+import { earlyStopSidecar, ES_SPLIT } from '../helpers/early-stop';
 
 test('the gateway’s usage per scope, and the budgets a split has left (none: no series)', () => {
   const row = usageRow({ producer: { ...emptyUsage(), requests: 3, input_tokens: 120, cost_usd: 0.5 }, evaluation: emptyUsage() });
@@ -74,4 +78,37 @@ test('finalize’s summary: shipped, the rewards and baselines, the ranking metr
     'violations/sum_radii': 'valid == 1 (observed 0)',
   });
   expect(finalizeSummary({ rewards: { reward: 0 }, commit: null, reason: 'no candidate' })).toMatchObject({ shipped: false, commit: '' });
+});
+
+test('an early-stopped evaluation is one evaluation row (its outcome over the cases it ran), however many waves it took', async () => {
+  const side = earlyStopSidecar({ nCases: 12, minAggregateCases: 2, running: 'stop', sampleBudget: 40, wandb: true });
+  try {
+    const events = wandbPaths(side.cfg.paths.admin_volume).events;
+    fs.mkdirSync(path.dirname(events), { recursive: true });
+    const reporter = new WandbReporter({ ...side.cfg, wandb: side.cfg.wandb! }, side.ledger, null, () => undefined);
+    side.engine.listeners.push((out, kind) => reporter.evaluated(out, kind)); // as startWandbReporter feeds it
+    side.recordIncumbent('incumbent', Array(12).fill(1));
+    const ids = Array.from({ length: 12 }, (_, i) => i);
+    const { verdict } = await side.evaluate('candidate', ids, 'request-wandb-01', Array(12).fill(0));
+    expect(verdict).toMatchObject({ stopped: true });
+    expect(verdict!.n_cases_run).toBeGreaterThan(1); // more than one wave (one case each)
+    const rows = fs
+      .readFileSync(events, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; row?: Record<string, unknown> })
+      .filter((e) => e.type === 'log' && e.row?.evaluation_id !== undefined)
+      .map((e) => e.row!);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        candidate: 'candidate',
+        status: 'success',
+        [`${ES_SPLIT}/agent/num_cases`]: verdict!.n_cases_run,
+        [`${ES_SPLIT}/agent/score`]: 0,
+        [`${ES_SPLIT}/agent/evaluations/success_total`]: 1,
+      }),
+    ]);
+  } finally {
+    fs.rmSync(side.dir, { recursive: true, force: true });
+  }
 });
