@@ -30,15 +30,15 @@ async function rowsOf(client: Client, evalId: string, runId: string): Promise<Ta
   return withTasks(finalized).tasks ?? (await rowsOfRun(client, evalId, runId))?.tasks ?? null;
 }
 
-/** Finished runs' rows do not change: each is read once per process. */
+/** Finished runs' rows do not change: each is read once per process (a failed or empty read is tried again next time). */
 const previousRows = new Map<string, Promise<TaskResult[] | null>>();
 function previousRowsOf(client: Client, evalId: string, runId: string): Promise<TaskResult[] | null> {
   const key = `${evalId}\0${runId}`;
-  if (!previousRows.has(key))
-    previousRows.set(
-      key,
-      rowsOf(client, evalId, runId).catch(() => null),
-    );
+  if (!previousRows.has(key)) {
+    const read = rowsOf(client, evalId, runId).catch(() => null);
+    previousRows.set(key, read);
+    void read.then((rows) => rows ?? previousRows.delete(key));
+  }
   return previousRows.get(key)!;
 }
 

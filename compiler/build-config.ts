@@ -32,6 +32,7 @@ import { usesNestedDocker } from './nested-docker';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
 import { fromVero } from './vero-mapping';
 import { WandbSpec } from '../model/wandb-spec';
+import { sidecarKeyEnvs } from '../model/sidecar-keys';
 import { isVeroFormat, VeroBuildFile } from './vero-schema';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
@@ -319,7 +320,7 @@ function crossFieldErrors(c: z.infer<typeof BuildConfigFile>): string[] {
       );
   if (c.gateway && c.gateway.port === 8000) errs.push('gateway.port: 8000 is the eval sidecar API; choose another port');
   for (const k of Object.keys(c.optimizer_env))
-    if (c.secrets.includes(k) || upstreamKeyEnvs(c.gateway).includes(k) || k.startsWith('VERO_'))
+    if (c.secrets.includes(k) || sidecarKeyEnvs(c).includes(k) || k.startsWith('VERO_'))
       errs.push(`optimizer_env.${k}: a secret, a gateway key or a VERO_ variable; the optimizer's container sets those itself`);
   for (const e of outerRunArgErrors(c.optimizer_harbor_args, false)) errs.push(`optimizer_harbor_args: ${e}`);
   if (c.task_services_use_upstream) {
@@ -419,15 +420,16 @@ function harnessErrors(c: z.infer<typeof BuildConfigFile>, mustBeDeclared: (wher
 
 /**
  * The sidecar's own secrets never reach a harness (and the candidate code it runs, as the same user): not the
- * gateway's upstream keys (the candidate would call the provider unmetered), not the sidecar's VERO_ variables.
+ * gateway's upstream keys (the candidate would call the provider unmetered), not W&B's key, not the sidecar's VERO_
+ * variables.
  */
 function harnessPassthroughErrors(c: z.infer<typeof BuildConfigFile>): string[] {
-  const keys = upstreamKeyEnvs(c.gateway);
+  const keys = sidecarKeyEnvs(c);
   return c
     .harness!.passthrough_env.filter((n) => keys.includes(n) || n.startsWith('VERO_'))
     .map((n) =>
       keys.includes(n)
-        ? `harness.passthrough_env: ${n} is the gateway's upstream key; passed to the harness it would reach candidate code raw, unmetered (remove it)`
+        ? `harness.passthrough_env: ${n} is one of the sidecar's own keys (the gateway's upstream or W&B's); passed to the harness it would reach candidate code raw (remove it)`
         : `harness.passthrough_env: ${n} is one of the sidecar's own VERO_ variables; it is never passed to a harness (remove it)`,
     );
 }
@@ -436,7 +438,7 @@ function harnessPassthroughErrors(c: z.infer<typeof BuildConfigFile>): string[] 
 export function trustNotes(c: z.infer<typeof BuildConfigFile>): string[] {
   const notes: string[] = [];
   if (c.harness_user === null) {
-    const secrets = [...c.secrets, ...upstreamKeyEnvs(c.gateway)];
+    const secrets = [...new Set([...c.secrets, ...sidecarKeyEnvs(c)])];
     notes.push(
       `harness_user: null — candidate code runs WITHOUT harness isolation, as the sidecar's own user: it can read the sidecar's secrets (${secrets.join(', ') || 'none declared'}), the gateway's tokens and the held-out splits' state; finalize records the reward as produced without isolation`,
     );

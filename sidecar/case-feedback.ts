@@ -12,6 +12,7 @@ import { parseHarborTime, trialTaskKey } from '../model/harbor/result';
 import { redactedTail, tailMargin } from '../model/redact-secrets';
 import type { TrialDetail } from '../model/sample-score';
 import type { FeedbackSpec, ServeConfig } from '../model/serve-config';
+import { sidecarKeyEnvs } from '../model/sidecar-keys';
 import { extractReward, hasValidReward, rewardsOf, type LoadedTrial } from '../model/harbor/trial-ranking';
 
 /** The transcript files vero reads, in its order: terminus-2's pane, then the agent's trajectory (ATIF). */
@@ -71,10 +72,11 @@ export function caseFeedback(
 
 /**
  * The secrets of the sidecar a transcript must not carry: the declared secrets' and `harbor.env`'s values (what the
- * nested run was given), the gateway's upstream keys and the admin token (gateway tokens are matched by shape).
+ * nested run was given), the sidecar's own keys (the gateway's upstream keys, W&B's) and the admin token (gateway
+ * tokens are matched by shape).
  */
 export function transcriptSecrets(cfg: ServeConfig, env: NodeJS.ProcessEnv): string[] {
-  const keyEnvs = Object.values(cfg.gateway?.upstreams ?? {}).map((u) => u?.key_env);
+  const keyEnvs = sidecarKeyEnvs(cfg);
   let adminToken: string | undefined;
   try {
     adminToken = fs.readFileSync(cfg.paths.token_path, 'utf8').trim();

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServeConfig } from '../model/serve-config';
-import { upstreamKeyEnvs } from '../model/gateway-policy';
+import { sidecarKeyEnvs } from '../model/sidecar-keys';
 import { bestFirst, better, rewardOf } from '../model/objective';
 import type { Engine } from './engine';
 import { raceShortlist, type RacedEntry, type RaceSummary } from './finalize-race';
@@ -57,7 +57,7 @@ export function isolationRecord(cfg: ServeConfig): FinalizeResult['unisolated'] 
   return {
     harness_user: null,
     task_services_use_upstream: cfg.task_services_use_upstream ?? false,
-    exposure: `candidate code ran as the sidecar's own user: it could read the sidecar's secrets (${[...cfg.secrets, ...upstreamKeyEnvs(cfg.gateway)].join(', ') || 'none declared'}) and held-out state${cfg.task_services_use_upstream ? '; task services had the raw upstream key' : ''}`,
+    exposure: `candidate code ran as the sidecar's own user: it could read the sidecar's secrets (${[...new Set([...cfg.secrets, ...sidecarKeyEnvs(cfg)])].join(', ') || 'none declared'}) and held-out state${cfg.task_services_use_upstream ? '; task services had the raw upstream key' : ''}`,
   };
 }
 

@@ -339,8 +339,20 @@ test('a command harness is never handed the gateway’s upstream key or the side
   } catch (e) {
     message = (e as Error).message;
   }
-  expect(message).toContain("harness.passthrough_env: OPENAI_API_KEY is the gateway's upstream key");
+  expect(message).toContain("harness.passthrough_env: OPENAI_API_KEY is one of the sidecar's own keys");
   expect(message).toContain("harness.passthrough_env: VERO_SIDECAR_TOKEN is one of the sidecar's own VERO_ variables");
+  // Nor W&B's key, for an online run (the sidecar's own key as well).
+  fs.writeFileSync(
+    file,
+    `${text.replace('[PATH, HOME, UV_CACHE_DIR]', '[PATH, HOME, WANDB_API_KEY]')}\nwandb:\n  project: circles\n  mode: online\n`,
+  );
+  try {
+    loadBuildConfig(file, { optimizer_model: 'gpt-5.4' });
+    message = '';
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  expect(message).toContain("harness.passthrough_env: WANDB_API_KEY is one of the sidecar's own keys");
 });
 
 test('vero’s workspace_overlays land in the optimizer’s workspace as vero copies them, out of its commits; disclose_budget: false hides the budget', async () => {

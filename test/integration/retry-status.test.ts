@@ -22,10 +22,11 @@ test('while a retry runs, status counts the first run’s finished tasks and the
     taskQueue: q,
     address: address(),
     tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-    // sum-numbers fails its first run (an error row); run again, it takes 8 s and scores.
+    // sum-numbers fails its first run (an error row); run again, it takes 30 s (long enough for two `vero status` runs on
+    // a loaded machine) and scores.
     harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
     scenario: {
-      tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1, duration_ms: 8_000 }], 'hello-world': { reward: 0 } },
+      tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1, duration_ms: 30_000 }], 'hello-world': { reward: 0 } },
       default: { reward: 1 },
     },
     execution: { task_attempts: 1 },
