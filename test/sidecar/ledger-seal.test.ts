@@ -14,7 +14,7 @@ import type { ServeConfig } from '../../model/serve-config';
 import { Ledger, ledgerProblems, LedgerFile } from '../../sidecar/ledger';
 
 type LedgerJson = ReturnType<typeof LedgerFile.parse>;
-import { LEDGER_SEAL, sealSessionIn } from '../../sidecar/ledger-seal';
+import { sealSessionIn } from '../../sidecar/ledger-seal';
 import { checkSessionDir } from '../../sidecar/session-check';
 import { tempDir } from '../helpers/fixtures';
 
@@ -50,11 +50,13 @@ const admittedArb = fc.record({
 });
 
 /** What an attacker does to the session (the manifest's SHA-256s are recomputed after). */
-type Edit =
+type LedgerEdit =
   | { kind: 'drop reservations, raise what is left to match'; count: number }
   | { kind: 'shrink a reservation, raise what is left to match'; index: number }
   | { kind: 'rewrite a reservation’s commit'; index: number; commit: string }
-  | { kind: 'reformat'; indent: number }
+  | { kind: 'reformat'; indent: number };
+type Edit =
+  | LedgerEdit
   | { kind: 'forge the seal without the key'; key: Uint8Array }
   | { kind: 'set a finished job running again'; admitted: { commit: string; split: string; ids: number[] } }
   | { kind: 'add a running job'; admitted: { commit: string; split: string; ids: number[] } }
@@ -100,12 +102,12 @@ const candidateOf = (seq: number, mean: number) => ({
 });
 
 /** A ledger edit keeping every figure consistent with the build (so only the seal can tell); false: nothing to edit. */
-function editLedger(l: LedgerJson, edit: Edit): { ledger: LedgerJson; reformat?: number } | false {
+function editLedger(l: LedgerJson, edit: LedgerEdit): { ledger: LedgerJson; reformat?: number } | false {
   const next = structuredClone(l);
   const res = next.reservations;
   if (edit.kind === 'reformat') return { ledger: next, reformat: edit.indent };
   if (!res.length) return false;
-  const r = res[edit.kind === 'drop reservations, raise what is left to match' ? 0 : (edit as { index: number }).index % res.length]!;
+  const r = res[edit.kind === 'drop reservations, raise what is left to match' ? 0 : edit.index % res.length]!;
   if (edit.kind === 'rewrite a reservation’s commit') {
     if (r.commit === edit.commit) return false;
     r.commit = edit.commit;
