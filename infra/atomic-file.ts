@@ -39,6 +39,26 @@ export function writeFileDurable(file: string, data: string | Uint8Array, opts: 
   }
 }
 
+/**
+ * Creates `file` with `data` unless it exists (true: this call made it). Exclusive and atomic: the data goes to a
+ * temp file first, then is hard-linked into place, which fails if the file exists, so of two creators at once only
+ * one wins, and a reader never sees a partial file.
+ */
+export function createFileOnce(file: string, data: string | Uint8Array, opts: { mode?: number } = {}): boolean {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
+  writeFileDurable(tmp, data, opts);
+  try {
+    fs.linkSync(tmp, file);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
 /** JSON, indented (`compact` for large machine-only files), with a final newline. */
 export function writeJsonDurable(file: string, value: unknown, opts: DurableWriteOptions & { compact?: boolean } = {}): void {
   writeFileDurable(file, `${JSON.stringify(value, null, opts.compact ? undefined : 2)}\n`, opts);

@@ -35,6 +35,8 @@ export function partOf(rel: string): SessionPart | null {
   if (['ledger.json', 'candidates.json', 'submission.json'].includes(rel)) return 'admin';
   if (/^eval-jobs\/[A-Za-z0-9_-]{8,128}\.json$/.test(rel)) return 'admin';
   if (rel === 'gateway/meter.json' || rel === 'gateway/meter.json.log') return 'admin';
+  // Early stop's records (sidecar/early-stop-store.ts): the incumbents' scores and each early stop's verdict.
+  if (/^early-stop\/(runs|scores)\/[0-9a-f]{24}\.json$/.test(rel)) return 'admin';
   if (/^disclosed\/[^/]+\/[^/]+\.json$/.test(rel) && !rel.split('/').some((p) => p === '..' || p === '.' || p === '')) return 'disclosed';
   if (rel === COMMITS_BUNDLE) return 'commits';
   // Kept in the snapshot for the record, never restored: a relaunch finalizes again.

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SplitAccess } from '../model/serve-config';
-import type { BudgetEntry } from './ledger';
+import { conflict } from './errors';
+import type { BudgetEntry, Ledger } from './ledger';
 import type { EvalOutcome } from './engine';
 import { combineWaves } from './early-stop-outcome';
 import { caseScore, runWithEarlyStop } from './early-stop-run';
@@ -30,6 +31,7 @@ export async function evaluateAdmitted(d: SidecarDeps, a: AdmittedEval): Promise
   const failureValue = cfg.objective.failure_value ?? 0;
   const spec = cfg.splits.find((s) => s.split === a.split);
   const key = a.request_id || randomUUID();
+  refuseRefundWithoutRecord(ledger, store, key);
   let budgetAfter: BudgetEntry | undefined;
   const { waves, verdict } = await runWithEarlyStop(
     {
@@ -55,6 +57,18 @@ export async function evaluateAdmitted(d: SidecarDeps, a: AdmittedEval): Promise
   if (!verdict.stopped && !out.invalid && !out.violations)
     store.recordScores(a.commit, a.split, Object.fromEntries(out.samples.map((s) => [String(s.id), caseScore(s, cfg.mode, failureValue)])));
   return { out, verdict, ...(budgetAfter ? { budgetAfter } : {}) };
+}
+
+/**
+ * An evaluation the ledger refunded whose early-stop record is gone (a session restored without it, an admin file
+ * lost) would find no incumbent and run every case at the refunded price: refused by name instead.
+ */
+function refuseRefundWithoutRecord(ledger: Ledger, store: EarlyStopStore, key: string): void {
+  const refund = ledger.refundOf(key);
+  if (refund && !store.load(key))
+    throw conflict(
+      `request_id "${key}": this evaluation was early-stopped and ${refund.n} unrun case(s) of split "${refund.split}" were refunded, but its early-stop record is missing: it is not run again at the refunded price (send a new request_id to evaluate again)`,
+    );
 }
 
 /**

@@ -1,8 +1,11 @@
 /**
- * The ledger's seal. A rescued session's `ledger.json` travels outside the trusted side (a trial's artifacts, a
- * tar archive): `vero snapshot` seals it with an HMAC-SHA256 under the build's ledger-seal key (held by the
- * sidecar and the task dir on the host, never by the optimizer), in `ledger.seal`, and a resume refuses a ledger
- * whose seal is missing or does not match: any edit, its figures consistent or not.
+ * The session's seal. A rescued session travels outside the trusted side (a trial's artifacts, a tar archive):
+ * `vero snapshot` seals it with an HMAC-SHA256 under the build's ledger-seal key (held by the sidecar and the task
+ * dir on the host, never by the optimizer), in `ledger.seal`. The HMAC covers the task's name and the manifest's
+ * `files` map, sorted (every file of the session by its SHA-256, the seal itself aside), so a resume, which checks
+ * each file against its manifest digest, refuses a session whose seal is missing or does not match: any edit of any
+ * file (ledger, evaluation jobs, candidates, meter, …), an added or removed file, its figures consistent or not and
+ * its digest recomputed or not.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -20,28 +23,34 @@ export function readSealKey(file: string | undefined): Buffer | null {
   return Buffer.from(hex, 'hex');
 }
 
-/** The seal of a ledger's exact bytes, bound to the task. */
-export function ledgerSeal(key: Buffer, taskName: string, ledger: Buffer): string {
-  return createHmac('sha256', key).update(`vero-harbor ledger seal v1\0${taskName}\0`).update(ledger).digest('hex');
+/** The seal of a session's files (path → SHA-256; the seal's own entry is not part of it), bound to the task. */
+export function sessionSeal(key: Buffer, taskName: string, files: Record<string, string>): string {
+  const mac = createHmac('sha256', key).update(`vero-harbor session seal v2\0${taskName}\0`);
+  for (const rel of Object.keys(files).sort()) if (rel !== LEDGER_SEAL) mac.update(`${rel}\0${files[rel]}\n`);
+  return mac.digest('hex');
 }
 
-/** Seals `dir`'s ledger.json into its ledger.seal; returns the seal file's text (null: no key, no ledger). */
-export function sealLedgerIn(dir: string, key: Buffer | null, taskName: string): string | null {
-  const ledger = path.join(dir, 'ledger.json');
-  if (!key || !fs.existsSync(ledger)) return null;
-  const text = `${ledgerSeal(key, taskName, fs.readFileSync(ledger))}\n`;
+/** Seals the session whose files are `files` into `dir`'s ledger.seal; returns the seal file's text (null: no key). */
+export function sealSessionIn(dir: string, key: Buffer | null, taskName: string, files: Record<string, string>): string | null {
+  if (!key) return null;
+  const text = `${sessionSeal(key, taskName, files)}\n`;
   writeFileDurable(path.join(dir, LEDGER_SEAL), text, { mode: 0o600, fsync: false });
   return text;
 }
 
-/** Why `dir`'s ledger.json is not the one its seal vouches for (null: it is, or the build has no key). */
-export function ledgerSealProblem(dir: string, key: Buffer | null | undefined, taskName: string): string | null {
+/** Why the session in `dir`, whose manifest lists `files`, is not the one its seal vouches for (null: it is, or no key). */
+export function sessionSealProblem(
+  dir: string,
+  files: Record<string, string>,
+  key: Buffer | null | undefined,
+  taskName: string,
+): string | null {
   if (!key) return null;
   const sealFile = path.join(dir, LEDGER_SEAL);
-  if (!fs.existsSync(sealFile)) return `ledger.json: not sealed (no ${LEDGER_SEAL}): a session of this build carries its ledger's seal`;
+  if (!fs.existsSync(sealFile)) return `${LEDGER_SEAL}: the session is not sealed: a session of this build carries its seal`;
   const given = Buffer.from(fs.readFileSync(sealFile, 'utf8').trim().slice(0, 64).padEnd(64, '0'), 'latin1');
-  const want = Buffer.from(ledgerSeal(key, taskName, fs.readFileSync(path.join(dir, 'ledger.json'))), 'latin1');
+  const want = Buffer.from(sessionSeal(key, taskName, files), 'latin1');
   return timingSafeEqual(given, want)
     ? null
-    : `ledger.json: its seal does not match (the ledger was edited after the sidecar sealed it, or sealed by another build or host)`;
+    : `${LEDGER_SEAL}: the session's seal does not match (a file of the session was edited, added or removed after the sidecar sealed it, or it was sealed by another build or host)`;
 }

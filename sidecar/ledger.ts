@@ -126,6 +126,11 @@ export class Ledger {
     return new Ledger(file, state);
   }
 
+  /** The refund an early-stopped evaluation's key was given (null: none). */
+  refundOf(key: string): LedgerRefund | null {
+    return structuredClone((this.state.refunds ?? []).find((r) => r.key === key) ?? null);
+  }
+
   remaining(split: string): BudgetEntry | null {
     return this.state.budgets[split] ?? null;
   }

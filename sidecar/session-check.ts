@@ -17,11 +17,12 @@ import {
   SessionManifest,
   type SessionExpectation,
 } from '../model/session-snapshot';
+import { CaseScores, EarlyStopRecord } from './early-stop-store';
 import { JobRecord } from './eval-jobs';
 import { Meter } from './gateway/meter';
 import type { ServeConfig } from '../model/serve-config';
 import { LedgerFile, ledgerProblems } from './ledger';
-import { LEDGER_SEAL, ledgerSealProblem } from './ledger-seal';
+import { LEDGER_SEAL, sessionSealProblem } from './ledger-seal';
 import { RegistryFileSchema } from './registry';
 
 const Submission = z.looseObject({ commit: z.string() });
@@ -99,12 +100,13 @@ function stateProblem(dir: string, rel: string, want: SessionWant): string | nul
     const r = schema.safeParse(raw);
     return r.success ? null : formatZodIssues(r.error.issues, rel, schema).split('\n')[0]!;
   };
-  if (rel === 'ledger.json')
-    return parse(LedgerFile) ?? ledgerBudgetProblem(file, want.budgets) ?? ledgerSealProblem(dir, want.seal_key, want.task_name);
-  if (rel === LEDGER_SEAL) return null; // checked with the ledger
+  if (rel === 'ledger.json') return parse(LedgerFile) ?? ledgerBudgetProblem(file, want.budgets);
+  if (rel === LEDGER_SEAL) return null; // checked against the whole session (sessionSealProblem)
   if (rel === 'candidates.json') return parse(RegistryFileSchema);
   if (rel === 'submission.json') return parse(Submission);
   if (rel.startsWith('eval-jobs/')) return parse(JobRecord);
+  if (rel.startsWith('early-stop/runs/')) return parse(EarlyStopRecord);
+  if (rel.startsWith('early-stop/scores/')) return parse(CaseScores);
   if (rel.startsWith('disclosed/') || rel === 'finalize.json') return parse(z.unknown());
   if (rel === 'gateway/meter.json')
     try {
@@ -177,6 +179,8 @@ export function checkSessionDir(dir: string, want: SessionWant): SessionCheck {
     const p = stateProblem(dir, rel, want);
     if (p) problems.push(p);
   }
+  const unsealed = sessionSealProblem(dir, m.files, want.seal_key, want.task_name);
+  if (unsealed) problems.push(unsealed);
   if (problems.length) return { manifest: m, problems };
   // Every evaluated candidate can still be graded: its commit comes with the session.
   const registry = m.files['candidates.json']

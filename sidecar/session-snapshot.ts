@@ -1,7 +1,7 @@
 /**
  * The sidecar's session, taken and given back. `vero snapshot` (the task's collect step, before the verifier
  * and when a trial fails) writes what a relaunch needs into one dir that Harbor rescues as `vero-session/`: the
- * ledger, the candidates registry, the submission, the evaluation jobs, the gateway's meter, what the optimizer
+ * ledger, the candidates registry, the submission, the evaluation jobs, early stop's records, the gateway's meter, what the optimizer
  * was shown (its results files: the disclosure record) and the candidates' commits as a git bundle, with a
  * manifest. A relaunched `vero serve` restores it into an empty session dir, after checking it again.
  */
@@ -21,7 +21,7 @@ import {
   type SessionManifest,
 } from '../model/session-snapshot';
 import { checkSessionDir } from './session-check';
-import { LEDGER_SEAL, readSealKey, sealLedgerIn } from './ledger-seal';
+import { LEDGER_SEAL, readSealKey, sealSessionIn } from './ledger-seal';
 
 /** What a relaunch of this sidecar must match: its task, the digest its image was built with, and its budgets. */
 export function expectationOf(
@@ -39,8 +39,10 @@ function sources(cfg: ServeConfig): Map<string, string> {
   const admin = cfg.paths.admin_volume;
   for (const f of ['ledger.json', 'candidates.json', 'submission.json', 'finalize.json', 'gateway/meter.json', 'gateway/meter.json.log'])
     if (fs.existsSync(path.join(admin, f))) out.set(f, path.join(admin, f));
-  const jobs = path.join(admin, 'eval-jobs');
-  if (fs.existsSync(jobs)) for (const f of fs.readdirSync(jobs)) out.set(`eval-jobs/${f}`, path.join(jobs, f));
+  for (const sub of ['eval-jobs', 'early-stop/runs', 'early-stop/scores']) {
+    const dir = path.join(admin, sub);
+    if (fs.existsSync(dir)) for (const f of fs.readdirSync(dir)) out.set(`${sub}/${f}`, path.join(dir, f));
+  }
   const results = path.join(cfg.paths.agent_volume, 'results');
   if (fs.existsSync(results))
     for (const d of fs.readdirSync(results))
@@ -61,14 +63,15 @@ export async function takeSnapshot(cfg: ServeConfig, outDir: string): Promise<Se
     writeFileDurable(path.join(tmp, rel), data, { mode: 0o600, fsync: false });
     files[rel] = createHash('sha256').update(data).digest('hex');
   }
-  const seal = sealLedgerIn(tmp, readSealKey(cfg.paths.ledger_seal_key), cfg.task_name);
-  if (seal) files[LEDGER_SEAL] = createHash('sha256').update(seal).digest('hex');
   const refs = await git(['-C', cfg.repo_path, 'for-each-ref', '--format=%(refname)', 'refs/vero/candidates/']).catch(() => '');
   if (refs.trim()) {
     const bundle = path.join(tmp, COMMITS_BUNDLE);
     await git(['-C', cfg.repo_path, 'bundle', 'create', '--quiet', bundle, ...refs.split('\n').filter(Boolean)]);
     files[COMMITS_BUNDLE] = createHash('sha256').update(fs.readFileSync(bundle)).digest('hex');
   }
+  // Sealed last: the seal covers every other file's digest.
+  const seal = sealSessionIn(tmp, readSealKey(cfg.paths.ledger_seal_key), cfg.task_name, files);
+  if (seal) files[LEDGER_SEAL] = createHash('sha256').update(seal).digest('hex');
   const manifest: SessionManifest = {
     tool: 'vero-harbor session',
     schema_version: SESSION_SCHEMA_VERSION,

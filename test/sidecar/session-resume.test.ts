@@ -205,13 +205,13 @@ describe('a relaunch from a rescued session', () => {
         editManifest(d, (m) => ((m.files as Record<string, string>)['ledger.json'] = sha));
       });
       expect(checkSessionDir(dir, { ...want(), budgets: s.cfg.budgets }).problems).toEqual([
-        expect.stringMatching(/^ledger\.json: its seal does not match/),
+        expect.stringMatching(/^ledger\.seal: the session's seal does not match/),
       ]);
       const r = spawnSync(VERO, ['run', path.join(s.dir, 'task'), '--harbor', '/nonexistent/harbor', '--resume-from', dir], {
         encoding: 'utf8',
       });
       expect(r.status).toBe(2);
-      expect(r.stderr).toContain('ledger.json: its seal does not match');
+      expect(r.stderr).toContain("ledger.seal: the session's seal does not match");
     });
 
     test('vero run exits 2 before harbor starts, with every problem listed', () => {
