@@ -61,6 +61,7 @@ async function post(cfg: ServeConfig, commit: string, requestId: string, scores:
       const meanScore = samples.reduce((a, s) => a + s.score, 0) / samples.length;
       return { commit: c, split, samples, meanScore, nErrors: 0, nInfraErrors: 0, fullSplit: false, health: attemptHealth([]) };
     },
+    report: (): void => undefined, // the engine's listeners (W&B): none here
   };
   const a: AdmittedEval = { request_id: requestId, split: SPLIT, commit, ids, full: true, access: 'viewable', budget_remaining: null };
   const outcome = evaluateAdmitted({ cfg, engine, ledger } as unknown as SidecarDeps, a);
