@@ -104,6 +104,24 @@ export interface RaceCandidateState {
   path: { t: number; meanDiff: number; lower: number; upper: number }[];
 }
 
+/** A candidate's state before the race has decided anything. */
+export function startingCandidateState(c: Pick<RaceCandidateState, 'candidateRef' | 'candidate' | 'evalId'>): RaceCandidateState {
+  const { candidateRef, candidate, evalId } = c;
+  const zero = { tasksRun: 0, reused: 0, trialRuns: 0, costUsd: 0, mean: 0 };
+  return {
+    candidateRef,
+    candidate,
+    evalId,
+    status: 'racing',
+    ...zero,
+    meanCs: [0, 1],
+    vsLeader: null,
+    eliminatedAt: null,
+    why: null,
+    path: [],
+  };
+}
+
 export type RaceStopReason = 'one-left' | 'within-margin' | 'tasks-exhausted' | 'spend-cap';
 
 /** How the race drew its tasks (absent: the uniform, seeded shuffle). */

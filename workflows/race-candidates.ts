@@ -36,7 +36,7 @@ import { homePaths, runPaths } from '../model/paths';
 import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
 import { PairedRace, raceHorizon } from '../model/race-decision';
 import { type RacePlan, racePlan, weightedMeanCs } from '../model/race-sampling';
-import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
+import { RaceInput, type RaceResult, type RaceState, startingCandidateState } from '../model/race-types';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';
 
@@ -135,22 +135,7 @@ class Race {
       ...this.samplingRecord(plan),
       decidedUpTo: 0,
       running: 0,
-      candidates: input.candidates.map((c) => ({
-        candidateRef: c.candidateRef,
-        candidate: c.candidate,
-        evalId: c.evalId,
-        status: 'racing',
-        tasksRun: 0,
-        reused: 0,
-        trialRuns: 0,
-        costUsd: 0,
-        mean: 0,
-        meanCs: [0, 1],
-        vsLeader: null,
-        eliminatedAt: null,
-        why: null,
-        path: [],
-      })),
+      candidates: input.candidates.map(startingCandidateState),
       decisions: [],
       stopReason: null,
       winner: null,

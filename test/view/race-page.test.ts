@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import seedrandom from 'seedrandom';
 import { racePage } from '../../cli/view-race';
 import { PairedRace, raceHorizon } from '../../model/race-decision';
-import type { RaceCandidateState, RaceState } from '../../model/race-types';
+import { type RaceCandidateState, type RaceState, startingCandidateState } from '../../model/race-types';
 import { launchChromium } from '../helpers/chromium';
 import { tempDir } from '../helpers/fixtures';
 import { screenshotPath } from '../helpers/screenshots';
@@ -22,22 +22,9 @@ function raceOf(rates: number[], n: number): RaceState {
   const rng = seedrandom('race-page');
   const scores = rates.map((p) => Array.from({ length: n }, () => (rng() < p ? 1 : 0)));
   const race = new PairedRace({ alpha: 0.05, nCandidates: rates.length, margin: 0, horizon: raceHorizon(n), cs: 'hedged' });
-  const cands: RaceCandidateState[] = rates.map((_, i) => ({
-    candidateRef: `cand-${i}`,
-    candidate: `${i}`.repeat(40),
-    evalId: `race-x-${i}`,
-    status: 'racing',
-    tasksRun: 0,
-    reused: 0,
-    trialRuns: 0,
-    costUsd: 0,
-    mean: 0,
-    meanCs: [0, 1],
-    vsLeader: null,
-    eliminatedAt: null,
-    why: null,
-    path: [],
-  }));
+  const cands: RaceCandidateState[] = rates.map((_, i) =>
+    startingCandidateState({ candidateRef: `cand-${i}`, candidate: `${i}`.repeat(40), evalId: `race-x-${i}` }),
+  );
   let t = 0;
   for (; t < n && race.alive().length > 1; t++) {
     race.observe(scores.map((s, i) => (race.live[i] ? s[t]! : null)));
