@@ -3,7 +3,7 @@
  * returns at once; `race_status` reads its state, then its result. Configs: only those the server allows.
  */
 import { z } from 'zod';
-import { prepareRaceInput, raceState, startRace } from '../client/race-client';
+import { prepareRaceInput, RACE_ID, raceState, startRace } from '../client/race-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { allowedConfig, configInput } from './mcp-configs';
 import { type EvalToolContext, type McpTool, tool } from './mcp-registry';
@@ -39,7 +39,7 @@ export const RACE_TOOLS: McpTool<EvalToolContext>[] = [
     name: 'race_status',
     description:
       "A race's state while it runs (phase, decided tasks, candidates racing or eliminated), then its result, as `vero race --json`.",
-    input: { raceId: z.string().regex(/^race-[0-9a-f]{16}$/, 'a race id: race-<16 hex digits>, as race returns it') },
+    input: { raceId: z.string().regex(RACE_ID, 'a race id: race-<16 hex digits>, as race returns it') },
     readOnly: true,
     run: async (ctx, a) => raceState(ctx.client, a.raceId),
   }),

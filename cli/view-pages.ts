@@ -23,7 +23,8 @@ export const NAV = '<a href="/">evaluations</a>';
 export const evalHref = (evalId: string): string => `/eval/${encodeURIComponent(evalId)}`;
 const compareHref = (a: string, b: string) => `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`;
 
-export function indexPage(rows: EvaluationRow[], scope: string): string {
+/** The evaluations; `races`: the races' list (cli/view-race.ts racesSection), drawn under them. */
+export function indexPage(rows: EvaluationRow[], scope: string, races = ''): string {
   const { points, baseline, byCommitTime } = progressSeries(rows);
   const progress = points.length
     ? `${progressChart(points, baseline)}
@@ -51,7 +52,8 @@ export function indexPage(rows: EvaluationRow[], scope: string): string {
 ${progress}
 <h2>Evaluations</h2>
 ${compare}
-${evaluationsTable(rows, (r) => evalHref(r.evalId), labelOf)}`,
+${evaluationsTable(rows, (r) => evalHref(r.evalId), labelOf)}
+${races}`,
   });
 }
 

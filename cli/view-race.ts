@@ -4,24 +4,25 @@
  * point, its running mean difference as a line, 0 (where an elimination is decided) and the race's margin as rules
  * — and, for an eliminated candidate, a marker where it was eliminated and why. Static SVG: no script.
  */
+import type { RaceListing } from '../client/race-client';
 import type { RaceCandidateState, RaceState } from '../model/race-types';
 import { esc, page } from './views';
 
-const W = 640;
-const H = 180;
-const PAD = { left: 48, right: 12, top: 12, bottom: 28 };
+export const W = 640;
+export const H = 180;
+export const PAD = { left: 48, right: 12, top: 12, bottom: 28 };
 
 /** Screen coordinates of (tasks decided, difference) on a chart of `tasks` tasks, differences in [lo, hi]. */
-function scales(tasks: number, lo: number, hi: number) {
+export function scales(tasks: number, lo: number, hi: number) {
   const x = (t: number) => PAD.left + (t / Math.max(1, tasks)) * (W - PAD.left - PAD.right);
   const y = (d: number) => PAD.top + ((hi - d) / (hi - lo)) * (H - PAD.top - PAD.bottom);
   return { x, y };
 }
 
-const fmt = (v: number) => v.toFixed(1);
+export const fmt = (v: number): string => v.toFixed(1);
 
-/** The axes, the 0 rule and the margin rule. */
-function frame(tasks: number, lo: number, hi: number, margin: number): string {
+/** The axes, the 0 rule and the margin rule; the x axis counts `unit` (tasks, cases). */
+export function frame(tasks: number, lo: number, hi: number, margin: number, unit = 'tasks'): string {
   const { x, y } = scales(tasks, lo, hi);
   const rule = (d: number, cls: string, label: string) =>
     `<line class="${cls}" x1="${fmt(x(0))}" x2="${fmt(x(tasks))}" y1="${fmt(y(d))}" y2="${fmt(y(d))}"/><text x="4" y="${fmt(y(d) + 4)}">${esc(label)}</text>`;
@@ -30,7 +31,7 @@ function frame(tasks: number, lo: number, hi: number, margin: number): string {
     `<line class="axis" x1="${fmt(x(0))}" x2="${fmt(x(tasks))}" y1="${H - PAD.bottom}" y2="${H - PAD.bottom}"/>`,
     rule(0, 'zero', '0'),
     margin > 0 ? rule(margin, 'margin', `+${margin}`) : '',
-    `<text x="${fmt(x(tasks) - 60)}" y="${H - 8}">${tasks} tasks</text>`,
+    `<text x="${fmt(x(tasks) - 60)}" y="${H - 8}">${tasks} ${esc(unit)}</text>`,
     `<text x="4" y="${PAD.top + 8}">${hi.toFixed(2)}</text><text x="4" y="${H - PAD.bottom}">${lo.toFixed(2)}</text>`,
   ].join('');
 }
@@ -76,4 +77,22 @@ svg .eliminated line{stroke:#b00;stroke-width:2}svg text{font:11px sans-serif;fi
 <p class="note">Each chart: the candidate's mean difference to the leader over the shared tasks (line) inside its confidence sequence (band); a candidate is eliminated once the band is entirely below 0.</p>
 ${r.candidates.map((c) => candidateBlock(c, r)).join('\n')}`,
   });
+}
+
+/** A race's page in `vero view`. */
+export const raceHref = (raceId: string): string => `/race/${encodeURIComponent(raceId)}`;
+
+/** The index's list of races (each a link to its page); nothing when there is none. */
+export function racesSection(races: RaceListing[]): string {
+  if (!races.length) return '';
+  const rows = races
+    .map(
+      (r) =>
+        `<tr><td><a class="race" href="${esc(raceHref(r.raceId))}">${esc(r.raceId)}</a></td><td>${esc(r.status.toLowerCase())}</td><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td></tr>`,
+    )
+    .join('\n');
+  return `<h2>Races</h2>
+<table id="races"><thead><tr><th>race</th><th>status</th><th>started (UTC)</th></tr></thead><tbody>
+${rows}
+</tbody></table>`;
 }

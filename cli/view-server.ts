@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
+import { listRaces, RACE_ID, raceState } from '../client/race-client';
 import { trialDetail } from '../client/trial-detail';
 import { trajectoryPair } from '../client/trajectory-pair';
 import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile, isTrialDir } from '../client/view-data';
@@ -18,6 +19,9 @@ import type { TaskResult } from '../model/task-result';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage, NAV } from './view-pages';
 import { pairPage } from './view-pair';
+import { racePage, racesSection } from './view-race';
+import { sessionPage } from './view-session';
+import { readSession } from './view-session-data';
 import { trialPage } from './view-trajectory';
 import { CHART_JS_FILE } from './views';
 
@@ -34,6 +38,8 @@ export interface ViewServerOptions {
   uiLink: (evalId: string) => string | null;
   host: string;
   port: number;
+  /** A compiled task's sidecar session to draw at /session (`vero view --session DIR`). */
+  session?: string;
 }
 
 const CSP =
@@ -85,13 +91,48 @@ function addTrajectoryRoutes(app: FastifyInstance, o: ViewServerOptions): void {
   });
 }
 
+/** A race's page (`/race/:id`): an id that is not a race id is refused by name, an unknown race is a 404. */
+function addRaceRoutes(app: FastifyInstance, o: ViewServerOptions): void {
+  app.get<{ Params: { id: string } }>('/race/:id', async (req, reply) => {
+    const id = req.params.id;
+    if (!RACE_ID.test(id)) return html(reply, 400, errorPage(400, 'race id: expected race-<16 hex digits>, as vero race prints it'));
+    try {
+      return html(reply, 200, racePage(await raceState(o.client, id), NAV));
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+}
+
+/** The sidecar session's page (`/session`), when the viewer was given one; read afresh at every request. */
+function addSessionRoutes(app: FastifyInstance, o: ViewServerOptions): void {
+  app.get('/session', async (_req, reply) => {
+    if (!o.session) return html(reply, 404, errorPage(404, 'no sidecar session: start vero view with --session DIR'));
+    try {
+      return html(reply, 200, sessionPage(readSession(o.session), NAV));
+    } catch (e) {
+      return failure(reply, e);
+    }
+  });
+}
+
+/** What the index shows under the evaluations: the home's races, and the sidecar session when there is one. */
+async function indexExtras(o: ViewServerOptions): Promise<string> {
+  const races = await listRaces(o.client, o.home).catch(() => []);
+  const session = o.session
+    ? `<h2>Sidecar session</h2><p><a id="session-link" href="/session">its evaluations and early stops</a></p>`
+    : '';
+  return `${racesSection(races)}${session}`;
+}
+
 export async function startViewServer(o: ViewServerOptions): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify({ logger: false });
   refuseForeignHosts(app, [o.host]);
   const note = (t: TaskResult) => taskNote(t);
   app.get('/', async (_req, reply) => {
     try {
-      return html(reply, 200, indexPage(await evaluationRows(o.client, { configDigest: o.configDigest, agentRepo: o.agentRepo }), o.scope));
+      const rows = await evaluationRows(o.client, { configDigest: o.configDigest, agentRepo: o.agentRepo });
+      return html(reply, 200, indexPage(rows, o.scope, await indexExtras(o)));
     } catch (e) {
       return failure(reply, e);
     }
@@ -113,6 +154,8 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
     }
   });
   addTrajectoryRoutes(app, o);
+  addRaceRoutes(app, o);
+  addSessionRoutes(app, o);
   app.get<{ Params: { '*': string } }>('/file/*', async (req, reply) => {
     const f = readHomeFile(o.home, req.params['*'], MAX_FILE_BYTES, isLinkedFile); // fastify has decoded it
     if (!f.ok) return reply.code(f.status).header('content-type', 'text/plain; charset=utf-8').send(`refused: ${f.reason}\n`);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import type { EvalConfig } from '../model/eval-config';
 import type { CandidateResult } from '../model/candidate-result';
 import type { EvalInput } from '../model/eval-input';
@@ -158,12 +158,37 @@ export async function startRace(client: Client, input: RaceInput, taskQueue: str
   return 'started';
 }
 
-/** The race's state now: its query while it runs, its result once done. */
+/** A race id as `vero race` makes it (race-<16 hex>): anything else names no race. */
+export const RACE_ID = /^race-[0-9a-f]{16}$/;
+
+/** The race's state now: its query while it runs, its result once done. An id that is no race: a ConfigError. */
 export async function raceState(client: Client, raceId: string): Promise<RaceState | RaceResult> {
   const handle = client.workflow.getHandle(raceId);
-  const d = await handle.describe();
+  const d = await handle.describe().catch((e: unknown) => {
+    if (e instanceof WorkflowNotFoundError) throw new ConfigError(`${raceId}: no such race on this server and namespace (not found)`);
+    throw e;
+  });
+  if (d.type !== 'raceCandidates') throw new ConfigError(`${raceId}: a ${d.type} workflow, not a race (not found)`);
   if (d.status.name === 'RUNNING') return handle.query(raceQuery);
   return (await handle.result()) as RaceResult;
+}
+
+export interface RaceListing {
+  raceId: string;
+  status: string;
+  startedAt: string;
+}
+
+/** The races whose files are under `home` (newest first, at most `limit`), as visibility lists them. */
+export async function listRaces(client: Client, home: string, limit = 200): Promise<RaceListing[]> {
+  const out: RaceListing[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowType = 'raceCandidates'`, pageSize: 100 })) {
+    if (out.length >= limit) break;
+    if (!RACE_ID.test(w.workflowId) || (typeof w.memo?.home === 'string' && w.memo.home !== home)) continue;
+    if (out.some((r) => r.raceId === w.workflowId)) continue; // an id raced again: its newest run is listed
+    out.push({ raceId: w.workflowId, status: w.status.name, startedAt: w.startTime.toISOString() });
+  }
+  return out;
 }
 
 export async function raceResult(client: Client, raceId: string): Promise<RaceResult> {
