@@ -68,6 +68,13 @@ function readJson(file: string): unknown {
   }
 }
 
+/** A parse failure in one line: zod's first issue (its field and what was expected), else the message's first line. */
+function firstProblem(e: unknown): string {
+  const issue = (e as { issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
+  const said = issue ? `${issue.path.map(String).join('.') || '(the file)'}: ${issue.message}` : (e as Error).message.split('\n')[0]!;
+  return said.slice(0, 200);
+}
+
 /** A file's content checked by `parse`, or null with the problem noted. */
 function readChecked<T>(file: string, rel: string, parse: (v: unknown) => T, problems: string[]): T | null {
   const got = readJson(file);
@@ -78,7 +85,7 @@ function readChecked<T>(file: string, rel: string, parse: (v: unknown) => T, pro
   try {
     return parse((got as { json: unknown }).json);
   } catch (e) {
-    problems.push(`${rel}: not a record of this sidecar (${(e as Error).message.split('\n')[0]!.slice(0, 200)})`);
+    problems.push(`${rel}: not a record of this sidecar (${firstProblem(e)})`);
     return null;
   }
 }

@@ -1,0 +1,184 @@
+/**
+ * `vero view --session DIR`: a compiled task's sidecar session drawn in Debian's headless Chromium. The session is
+ * made by the sidecar's own early-stop code (sidecar/early-stop-run.ts on the real early-stop store and candidates
+ * registry; the waves' outcomes are seeded simulations): an incumbent, a clearly worse candidate that early stop
+ * ends, and a better one that runs every case. The page shows the stopped evaluation's sequence — the upper end
+ * over the cases paired, the margin rule, a marker where it stopped — and the verdict's words; the one that ran
+ * every case has no stop marker. What the session holds is escaped (a split named with markup shows as text), a
+ * symlinked or malformed file is named, not followed or fatal, and without --session the page is a 404 saying so.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import seedrandom from 'seedrandom';
+import { startViewServer } from '../../cli/view-server';
+import { readSession } from '../../cli/view-session-data';
+import { attemptHealth } from '../../model/attempt-health';
+import type { EvalOutcome } from '../../sidecar/engine';
+import { runWithEarlyStop, type EarlyStopRequest } from '../../sidecar/early-stop-run';
+import { EarlyStopStore, type StopVerdict } from '../../sidecar/early-stop-store';
+import { CandidateRegistry } from '../../sidecar/registry';
+import { launchChromium } from '../helpers/chromium';
+import { tempDir } from '../helpers/fixtures';
+import { screenshotPath } from '../helpers/screenshots';
+import { client } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+
+const SPLIT = 'validation<b>x</b>';
+const N = 100;
+const ids = Array.from({ length: N }, (_, i) => i);
+
+/** Seeded 0/1 scores with pass rate `p`. */
+const scoresOf = (p: number, seed: string) => {
+  const rng = seedrandom(seed);
+  return ids.map(() => (rng() < p ? 1 : 0));
+};
+
+function waveOf(commit: string, wave: number[], scores: number[]): EvalOutcome {
+  const samples = wave.map((id) => ({ id, name: `case-${id}`, score: scores[id]!, error: null }));
+  return {
+    commit,
+    split: SPLIT,
+    samples,
+    meanScore: samples.reduce((a, s) => a + s.score, 0) / samples.length,
+    nErrors: 0,
+    nInfraErrors: 0,
+    fullSplit: true,
+    health: attemptHealth([]),
+  };
+}
+
+/** One optimizer evaluation as the sidecar runs it with eval_early_stop, recorded in the registry as it records it. */
+async function evaluate(admin: string, registry: CandidateRegistry, commit: string, scores: number[]): Promise<StopVerdict> {
+  const req: EarlyStopRequest = {
+    key: `request-${commit}`,
+    commit,
+    split: SPLIT,
+    ids,
+    rule: { confidence: 0.95, margin: 0.02, running: 'finish' },
+    minCases: 1,
+    waveSize: 4,
+    direction: 'maximize',
+    failureValue: 0,
+    mode: 'B',
+  };
+  const store = new EarlyStopStore(admin);
+  const { waves, verdict } = await runWithEarlyStop(req, {
+    store,
+    evaluateWave: async (w) => waveOf(commit, w, scores),
+    refund: async () => undefined,
+  });
+  const samples = waves.flatMap((w) => w.samples);
+  if (!verdict.stopped) store.recordScores(commit, SPLIT, Object.fromEntries(samples.map((s) => [String(s.id), s.score])));
+  await registry.add({
+    commit,
+    split: SPLIT,
+    n_samples: samples.length,
+    full_split: !verdict.stopped,
+    mean_score: samples.reduce((a, s) => a + (s.score ?? 0), 0) / samples.length,
+    n_errors: 0,
+    admin: false,
+    request_id: req.key,
+    early_stop: verdict,
+  });
+  return verdict;
+}
+
+test('vero view --session draws an early-stopped evaluation: its bound, the margin, where it stopped and why', async () => {
+  const admin = path.join(tempDir('vero-session-page-'), 'vero-session');
+  const registry = CandidateRegistry.open(path.join(admin, 'candidates.json'));
+  const incumbent = 'a'.repeat(40);
+  const worse = 'b'.repeat(40);
+  const better = 'c'.repeat(40);
+  await evaluate(admin, registry, incumbent, scoresOf(0.7, 'incumbent')); // no incumbent yet: runs every case
+  const stopped = await evaluate(admin, registry, worse, scoresOf(0.2, 'worse'));
+  const ranAll = await evaluate(admin, registry, better, scoresOf(0.95, 'better'));
+  expect(stopped.stopped).toBe(true);
+  expect(stopped.stopped_at).not.toBeNull();
+  expect(ranAll.stopped).toBe(false);
+  // A file the sidecar never wrote: a symlink out of the session (not followed) and a malformed record (named).
+  fs.symlinkSync('/etc/passwd', path.join(admin, 'early-stop', 'runs', 'zz-link.json'));
+  fs.writeFileSync(path.join(admin, 'early-stop', 'runs', 'zz-bad.json'), '{"key": "<script>alert(1)</script>"}');
+
+  // The replay reaches the recorded verdict exactly (the drawing is the sequence the sidecar decided on).
+  const view = readSession(path.dirname(admin)); // the trial-like dir holding vero-session/
+  const worseView = view.stops.find((s) => s.commit === worse)!;
+  expect(worseView.matchesVerdict).toBe(true);
+  expect(worseView.path[stopped.stopped_at! - 1]).toEqual({ t: stopped.stopped_at, meanDiff: stopped.mean_diff, upper: stopped.upper });
+
+  const c = await client();
+  let app: FastifyInstance | null = null;
+  let bare: FastifyInstance | null = null;
+  const browser = await launchChromium();
+  try {
+    const base = { client: c, home: tempDir('vero-session-home-'), scope: 'here', uiLink: () => null, host: '127.0.0.1', port: 0 };
+    const started = await startViewServer({ ...base, session: view.dir });
+    app = started.app;
+    const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
+    await page.goto(started.url);
+    await page.click('#session-link');
+    expect(new URL(page.url()).pathname).toBe('/session');
+    expect(await page.textContent('#session-summary')).toBe(
+      `3 evaluation(s) recorded; 3 with early stop, 1 stopped early (${stopped.n_cases_refunded} unrun case(s) refunded).`,
+    );
+    // The registry's rows: the stopped one marked, with where it stopped.
+    const rows = await page.$$eval('#session-evaluations tbody tr', (trs) =>
+      trs.map((tr) => ({
+        stopped: tr.classList.contains('was-stopped'),
+        cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
+      })),
+    );
+    expect(rows.map((r) => r.stopped)).toEqual([false, true, false]);
+    expect(rows[1]!.cells[2]).toBe(SPLIT); // markup shown as text
+    expect(rows[1]!.cells[7]).toBe(`stopped after ${stopped.n_cases_run} of ${N}`);
+
+    // The stopped evaluation's sequence: the marker at the recorded stop, the margin rule, the verdict's words.
+    const blocks = await page.$$eval('section.stop', (els) =>
+      els.map((e) => ({
+        why: e.querySelector('.why')?.textContent ?? '',
+        at: e.querySelector('g.stopped')?.getAttribute('data-t') ?? null,
+        markerX: Number(e.querySelector('g.stopped line')?.getAttribute('x1') ?? NaN),
+        label: e.querySelector('g.stopped text')?.textContent ?? null,
+        margin: e.querySelector('line.margin')?.getAttribute('data-margin') ?? null,
+        upperPoints: e.querySelector('polyline.upper')?.getAttribute('points')?.split(' ').length ?? 0,
+        height: e.querySelector('svg.stop-sequence')?.getBoundingClientRect().height ?? 0,
+        warn: e.querySelector('.warn')?.textContent ?? null,
+      })),
+    );
+    expect(blocks).toHaveLength(3);
+    const [first, b, r] = blocks;
+    expect(first!.why).toBe('ran every case: no incumbent (no other candidate has a full evaluation of these cases yet)');
+    expect(first!.height).toBe(0); // nothing paired: nothing drawn
+    expect(b!.why).toBe(stopped.why);
+    expect(b!.at).toBe(String(stopped.stopped_at));
+    expect(b!.label).toBe(`stopped after ${stopped.stopped_at} of ${N} case(s)`);
+    expect(b!.markerX).toBeCloseTo(48 + (stopped.stopped_at! / N) * 580, 0);
+    expect(b!.margin).toBe('0.02');
+    expect(b!.upperPoints).toBe(worseView.path.length);
+    expect(b!.height).toBeGreaterThan(100);
+    expect(b!.warn).toBeNull();
+    expect(r!.at).toBeNull(); // ran every case: no stop marker
+    expect(r!.why).toBe(ranAll.why);
+    expect(r!.upperPoints).toBe(N);
+    // The files it could not read are named; the symlink's target is never shown.
+    const problems = await page.textContent('#problems');
+    expect(problems).toContain('early-stop/runs/zz-link.json: not a regular file (links are not followed)');
+    expect(problems).toContain('early-stop/runs/zz-bad.json: not a record of this sidecar (commit: ');
+    expect(await page.content()).not.toMatch(/root:x:|<script>alert/);
+    await page.screenshot({ path: screenshotPath('session-early-stop.png'), fullPage: true });
+
+    // Without --session: a 404 that says how to get the page.
+    const other = await startViewServer(base);
+    bare = other.app;
+    const res = await page.goto(`${other.url}/session`);
+    expect(res!.status()).toBe(404);
+    expect(await page.textContent('body')).toContain('no sidecar session: start vero view with --session DIR');
+    expect(await page.$('#session-link')).toBeNull();
+  } finally {
+    await browser.close();
+    await app?.close();
+    await bare?.close();
+    await c.connection.close();
+  }
+});
