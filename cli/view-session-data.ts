@@ -11,6 +11,7 @@ import { trialFiles } from '../model/harbor/paths';
 import { EarlyStop } from '../model/early-stop';
 import type { Direction } from '../model/objective';
 import type { EvalOutcome } from '../sidecar/engine';
+import { earlyStopRunsDir } from '../sidecar/early-stop-files';
 import { caseScore } from '../sidecar/early-stop-run';
 import { EarlyStopRecord, type StopVerdict } from '../sidecar/early-stop-store';
 import { type EvalRecord, RegistryFileSchema } from '../sidecar/registry';
@@ -153,7 +154,7 @@ function directionOf(dir: string, problems: string[]): Direction {
 
 /** Early stop's run records, oldest first (by the registry's order of their requests, then by name). */
 function stopRecords(dir: string, problems: string[]): EarlyStopRecord[] {
-  const runs = path.join(dir, 'early-stop', 'runs');
+  const runs = earlyStopRunsDir(dir);
   const st = fs.lstatSync(runs, { throwIfNoEntry: false });
   if (!st?.isDirectory()) return [];
   const out: EarlyStopRecord[] = [];
