@@ -11,7 +11,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError 
 import type { EvalConfig } from '../model/eval-config';
 import type { CandidateResult } from '../model/candidate-result';
 import type { EvalInput } from '../model/eval-input';
-import { ConfigError } from '../model/errors';
+import { ConfigError, InfrastructureError } from '../model/errors';
 import { homePaths } from '../model/paths';
 import { taskWeights } from '../model/race-sampling';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
@@ -169,9 +169,21 @@ export async function raceState(client: Client, raceId: string): Promise<RaceSta
     throw e;
   });
   if (d.type !== 'raceCandidates') throw new ConfigError(`${raceId}: a ${d.type} workflow, not a race (not found)`);
-  if (d.status.name === 'RUNNING') return handle.query(raceQuery);
-  return (await handle.result()) as RaceResult;
+  if (d.status.name === 'COMPLETED') return (await handle.result()) as RaceResult;
+  if (d.status.name !== 'RUNNING') throw new ConfigError(`race ${raceId} ended ${d.status.name.toLowerCase()} without a result`);
+  const deadline = Date.now() + RACE_QUERY_BOUND_MS;
+  try {
+    return await client.connection.withDeadline(deadline, () => handle.query(raceQuery));
+  } catch (e) {
+    if (Date.now() < deadline) throw e;
+    throw new InfrastructureError(
+      `race ${raceId}: no worker answered within ${RACE_QUERY_BOUND_MS / 1000}s (is one polling ${d.taskQueue}? vero worker, or vero dev)`,
+    );
+  }
 }
+
+/** How long a running race's query may wait for a worker. */
+const RACE_QUERY_BOUND_MS = 10_000;
 
 export interface RaceListing {
   raceId: string;

@@ -325,7 +325,7 @@ test('the MCP tools: every tool against every mistake', async () => {
   );
   try {
     const { tools } = await mcp.listTools();
-    const call = async (row: string, name: string, args: Record<string, unknown>, mayAnswer: boolean) => {
+    const call = async (row: string, name: string, args: Record<string, unknown>, mayAnswer: boolean, says?: RegExp) => {
       const began = Date.now();
       const r = (await mcp.callTool({ name, arguments: args }, undefined, { timeout: BOUND_MS })) as {
         isError?: boolean;
@@ -339,9 +339,20 @@ test('the MCP tools: every tool against every mistake', async () => {
       if (r.isError && (!/^(error: |MCP error )/.test(text) || /^\s+at /m.test(text))) out.push(`${what}: not a reason: ${text}`);
       if (!r.isError && !mayAnswer) out.push(`${what}: answered instead of refusing: ${text.slice(0, 300)}`);
       if (/root:|\/bin\/(ba)?sh/.test(text)) out.push(`${what}: echoes a file: ${text.slice(0, 300)}`);
+      if (says && !says.test(text)) out.push(`${what}: expected ${says}, said ${text.slice(0, 300)}`);
       return out;
     };
     const jobs: (() => Promise<string[]>)[] = [];
+    // A race no worker serves (started here on the worker-less queue; afterAll terminates it).
+    const started = (await mcp.callTool({ name: 'race', arguments: { candidates: ['baseline', 'improved'] } })) as {
+      content: { text: string }[];
+    };
+    const unserved = (JSON.parse(started.content[0]!.text) as { raceId: string }).raceId;
+    const RACE_ROWS: [string, string, RegExp][] = [
+      ['an unknown race', 'race-0000000000000000', /race-0000000000000000: no such race/],
+      ['an evaluation id, not a race', ctx.running, /a race id: race-<16 hex digits>/],
+      ['no worker for the queue', unserved, /no worker answered within/],
+    ];
     for (const t of tools) {
       const required = (t.inputSchema.required ?? []) as string[];
       const schema = (t.inputSchema.properties ?? {}) as Record<string, { type?: string }>;
@@ -351,6 +362,8 @@ test('the MCP tools: every tool against every mistake', async () => {
       if (props.length) jobs.push(() => call('a bad value', t.name, bad, false));
       if (props.includes('config'))
         jobs.push(() => call('a config not allowed', t.name, { ...toolArgs(required, NOBODY), config: '/etc/passwd' }, false));
+      if (props.includes('raceId'))
+        for (const [row, raceId, says] of RACE_ROWS) jobs.push(() => call(row, t.name, { raceId }, false, says));
       if (!props.includes('evalId') && !props.includes('a')) continue;
       for (const [row, r] of Object.entries(ID_ROWS)) {
         const id = r.id(ctx);
