@@ -1,5 +1,6 @@
 /**
- * `vero view`'s HTTP server (fastify): the pages of cli/view-pages.ts over Temporal and the home's files.
+ * `vero view`'s HTTP server (fastify): the pages of cli/view-pages.ts over Temporal and the home's files, a race's
+ * page (cli/view-race.ts, `/race/:id`) and, with --session, a sidecar session's (cli/view-session.ts, `/session`).
  * Read-only; a trial's page (cli/view-trajectory.ts) only for a trial dir of a run's job; only the files its pages link (isLinkedFile: harbor logs and trial files in run dirs, their real
  * paths inside the home: infra/home-file.ts), at most MAX_FILE_BYTES each, served as text with `nosniff`; every
  * page has a CSP that allows no script from elsewhere. Only requests whose Host is a loopback name, an IP or the
