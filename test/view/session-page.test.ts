@@ -21,6 +21,7 @@ import { CandidateRegistry } from '../../sidecar/registry';
 import { launchChromium } from '../helpers/chromium';
 import { tempDir } from '../helpers/fixtures';
 import { screenshotPath } from '../helpers/screenshots';
+import { runVero } from '../helpers/process';
 import { client } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -181,4 +182,12 @@ test('vero view --session draws an early-stopped evaluation: its bound, the marg
     await bare?.close();
     await c.connection.close();
   }
+});
+
+test('vero view --session with a dir that is not there: refused by name before anything starts', async () => {
+  const missing = path.join(tempDir('vero-session-missing-'), 'no-such-session');
+  const r = await runVero(['view', '--session', missing, '--port', '0']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(`error: --session ${missing}: not a directory on this machine`);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
 });
