@@ -51,7 +51,13 @@ function waveOf(commit: string, wave: number[], scores: number[]): EvalOutcome {
 }
 
 /** One optimizer evaluation as the sidecar runs it with eval_early_stop, recorded in the registry as it records it. */
-async function evaluate(admin: string, registry: CandidateRegistry, commit: string, scores: number[]): Promise<StopVerdict> {
+async function evaluate(
+  admin: string,
+  registry: CandidateRegistry,
+  commit: string,
+  scores: number[],
+  direction: 'maximize' | 'minimize' = 'maximize',
+): Promise<StopVerdict> {
   const req: EarlyStopRequest = {
     key: `request-${commit}`,
     commit,
@@ -60,7 +66,7 @@ async function evaluate(admin: string, registry: CandidateRegistry, commit: stri
     rule: { confidence: 0.95, margin: 0.02, running: 'finish' },
     minCases: 1,
     waveSize: 4,
-    direction: 'maximize',
+    direction,
     failureValue: 0,
     mode: 'B',
   };
@@ -190,4 +196,15 @@ test('vero view --session with a dir that is not there: refused by name before a
   expect(r.code).toBe(2);
   expect(r.stderr).toContain(`error: --session ${missing}: not a directory on this machine`);
   expect(r.stderr).not.toMatch(/^\s+at /m);
+});
+
+test('a minimised objective: the replay finds the reading that reaches the recorded verdict (no finalize record to say it)', async () => {
+  const admin = path.join(tempDir('vero-session-min-'), 'admin');
+  const registry = CandidateRegistry.open(path.join(admin, 'candidates.json'));
+  await evaluate(admin, registry, 'd'.repeat(40), scoresOf(0.2, 'low-is-good'), 'minimize');
+  const verdict = await evaluate(admin, registry, 'e'.repeat(40), scoresOf(0.8, 'high-is-bad'), 'minimize');
+  expect(verdict.stopped).toBe(true);
+  const drawn = readSession(admin).stops[1]!;
+  expect(drawn.matchesVerdict).toBe(true);
+  expect(drawn.path[verdict.stopped_at! - 1]).toEqual({ t: verdict.stopped_at, meanDiff: verdict.mean_diff, upper: verdict.upper });
 });
