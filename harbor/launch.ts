@@ -17,7 +17,7 @@ import { type Isolation, isolationFor } from './isolation';
 import { decideLaunch, type LaunchDecision, type LaunchFacts } from './launch-decision';
 import { launchFailure } from './launch-failure';
 import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from './orphans';
-import { usesLocalDocker } from './process-env';
+import { usesLocalDocker } from '../model/harbor/config';
 import type { TaskAttempt } from './task-attempt';
 import { settleDeadPredecessor } from './trial-leftovers';
 
@@ -93,7 +93,7 @@ async function waitForHost(t: TaskAttempt, d: Extract<LaunchDecision, { kind: 'w
   const ready =
     d.for === 'disk'
       ? async () => (freeBytes(path.dirname(t.jobDir)) ?? 0) >= MIN_FREE_BYTES
-      : async () => usesLocalDocker(t.s) && (await dockerAnswers(t.env));
+      : async () => usesLocalDocker(t.s.harbor.environment) && (await dockerAnswers(t.env));
   const what = d.for === 'disk' ? 'disk space' : 'Docker';
   t.notes.push(`harbor could not start (${d.reason}); waited for ${what} and ran it again`);
   t.ctx.log.warn(`harbor could not start; waiting for ${what}`, { task: t.task, reason: d.reason });
