@@ -20,29 +20,16 @@ import { TEMPORAL_DEFAULTS } from '../model/eval-config';
 import type { TaskWorkDone } from '../model/lane-teardown';
 import { workDone } from './work-done';
 
-/** Why an attempt was aborted, when it was: the server timed it out or no longer knows it, or its worker is shutting down. */
-export interface AbortDetails {
-  timedOut?: boolean;
-  notFound?: boolean;
-  workerShutdown?: boolean;
-}
-
 type LogFn = (message: string, meta?: Record<string, unknown>) => void;
+type AttemptWorkflow = { workflowExecution?: { workflowId: string; runId: string } };
 
 /** What the activity hands an attempt, from Temporal's activity context (activities/run-task.ts attemptHooks). */
 export interface AttemptHooks {
-  readonly info: {
-    attempt: number;
-    heartbeatDetails?: unknown;
-    workflowNamespace?: string;
-    workflowExecution?: { workflowId: string; runId: string };
-    activityId: string;
-  };
+  readonly info: { attempt: number; activityId: string; heartbeatDetails?: unknown; workflowNamespace?: string } & AttemptWorkflow;
   heartbeat(details: AttemptProgress): void;
-  /** Aborted when the attempt is cancelled (or timed out, or its worker shuts down). */
+  /** Aborted when the attempt is cancelled (or timed out, or its worker shuts down); then, why. */
   readonly cancellationSignal: AbortSignal;
-  /** Why it was aborted; undefined until it is. */
-  readonly cancellationDetails: AbortDetails | undefined;
+  readonly cancellationDetails: { timedOut?: boolean; notFound?: boolean; workerShutdown?: boolean } | undefined;
   /** Sleeps; rejects with the cancellation when the attempt is cancelled. */
   sleep(ms: number): Promise<void>;
   readonly log: { info: LogFn; warn: LogFn };
