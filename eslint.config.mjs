@@ -7,8 +7,19 @@ import longFunctions from './lint/long-functions.cjs';
 // The rules the docs state about where things live (docs/architecture.md), over the product's code. bench/ and
 // test/ start and inspect processes, Docker and files of their own, and are not covered.
 const PRODUCT_DIRS = ['workflows', 'activities', 'model', 'infra', 'client', 'worker', 'cli', 'compiler', 'sidecar', 'harbor'];
-// Harbor's own launchers (the fork server, a compiled task's foreground run).
+// The fork server (it starts Harbor's Python), and a compiled task's run (its jobs dir is the caller's, not the home's).
 const HARBOR_HELPERS = /^harbor\/(forkserver|compiled-task-run)\.ts$/;
+// Every process starter a harbor could be started with, and the only files that may import it: harbor is
+// started only by harbor/launch.ts (Mode A's activities run the user's inference, scorer and harness commands;
+// the sidecar its W&B logger). A new starter of child processes needs execa or node:child_process, which only
+// the process helpers import (the first rule below).
+const PROCESS_STARTERS = {
+  forkHarbor: ['harbor/launch.ts'],
+  runInForeground: ['harbor/launch.ts'],
+  runInGroup: ['harbor/launch.ts', 'activities/mode-a.ts', 'activities/mode-a-harness.ts'],
+  startHelperProcess: ['sidecar/wandb-reporter.ts'],
+};
+const STARTER_MODULES = '/(process-group|foreground|forkserver)$/';
 const PROCESS_HELPERS = /^infra\/(process-group|docker|git|dev-server|foreground)\.ts$/;
 const LAYOUT_NAMES =
   'repos|worktrees|results|runs|jobs|chunks|stale-jobs|harbor-cwd|mode-a|temporal\\.db|config\\.json|lock\\.json|result\\.json|trial\\.log';
@@ -21,8 +32,8 @@ const LAYOUT_SUFFIXES = '\\.(pid|harbor\\.log|harbor-failures|pruned-usage\\.jso
 /** Each rule: the files it covers, and what it restricts there (ESLint's own rules, combined per file below). */
 const PLACEMENT_RULES = [
   {
-    // Every child process through the process helpers.
-    covers: (f) => !PROCESS_HELPERS.test(f) && !HARBOR_HELPERS.test(f),
+    // Every child process through the process helpers (and the fork server's Python through harbor/forkserver.ts).
+    covers: (f) => !PROCESS_HELPERS.test(f) && f !== 'harbor/forkserver.ts',
     imports: [
       { name: 'execa', message: 'start child processes through infra/process-group.ts (or infra/foreground.ts, git.ts, docker.ts)' },
       {
@@ -32,6 +43,26 @@ const PLACEMENT_RULES = [
       {
         name: 'child_process',
         message: 'start child processes through infra/process-group.ts (or infra/foreground.ts, git.ts, docker.ts)',
+      },
+    ],
+  },
+  ...Object.entries(PROCESS_STARTERS).map(([name, allowed]) => ({
+    // Harbor is started only by harbor/launch.ts: each process starter is imported only where the map allows.
+    covers: (f) => !allowed.includes(f),
+    syntax: [
+      {
+        selector: `ImportSpecifier[imported.name='${name}'], ExportSpecifier[local.name='${name}']`,
+        message: `harbor is started only by harbor/launch.ts: ${name} is imported only by ${allowed.join(', ')} (eslint.config.mjs PROCESS_STARTERS)`,
+      },
+    ],
+  })),
+  {
+    // (and not reached around by a namespace import of their modules)
+    covers: () => true,
+    syntax: [
+      {
+        selector: `ImportDeclaration[source.value=${STARTER_MODULES}] > ImportNamespaceSpecifier`,
+        message: 'import the process helpers by name (harbor is started only by harbor/launch.ts: PROCESS_STARTERS)',
       },
     ],
   },
@@ -45,7 +76,7 @@ const PLACEMENT_RULES = [
   },
   {
     // Every docker command through infra/docker.ts; every git command through infra/git.ts.
-    covers: (f) => f !== 'infra/docker.ts' && !HARBOR_HELPERS.test(f),
+    covers: (f) => f !== 'infra/docker.ts',
     syntax: [
       { selector: "CallExpression[arguments.0.value='docker']", message: 'run docker through infra/docker.ts' },
       { selector: "ArrayExpression[elements.0.value='docker']", message: 'run docker through infra/docker.ts' },
@@ -74,12 +105,17 @@ const PLACEMENT_RULES = [
     ],
   },
   {
-    // harbor/ is Harbor's machinery: it imports nothing above it (the model, infra/ and itself only).
+    // harbor/ is Harbor's machinery: it imports nothing above it (the model, infra/ and itself only), and nothing
+    // of Temporal's (the activity hands it its hooks: heartbeat, cancellation, log).
     covers: (f) => f.startsWith('harbor/'),
     patterns: [
       {
         regex: '^\\.\\./(client|cli|workflows|activities|sidecar|compiler|worker)(/|$)',
         message: 'harbor/ imports nothing above it: hand it what it needs (a hook, a value) from the caller',
+      },
+      {
+        regex: '^@temporalio/',
+        message: "harbor/ imports nothing of Temporal's: the activity hands it its hooks (harbor/task-attempt.ts AttemptHooks)",
       },
     ],
   },

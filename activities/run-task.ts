@@ -32,7 +32,9 @@ import {
 import { isCheckedOut } from '../infra/git';
 import { addUsage } from '../model/harbor/trial-ranking';
 import { materializeCandidate } from './prepare-candidate';
-import { TaskAttempt } from '../harbor/task-attempt';
+import { type AttemptHooks, TaskAttempt } from '../harbor/task-attempt';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/lane-teardown';
 
 export type { CandidateSource, RunTaskInput };
 
@@ -177,8 +179,28 @@ async function settleAttempt(t: TaskAttempt, run: GroupRunResult): Promise<TaskR
   return result;
 }
 
+/** The attempt's hooks, from this activity's Temporal context: heartbeats, cancellation, its log, the work-done signal. */
+function attemptHooks(): AttemptHooks {
+  const ctx = Context.current();
+  return {
+    info: ctx.info,
+    heartbeat: (details) => ctx.heartbeat(details),
+    cancellationSignal: ctx.cancellationSignal,
+    get cancellationDetails() {
+      return ctx.cancellationDetails;
+    },
+    sleep: (ms) => ctx.sleep(ms),
+    log: ctx.log,
+    cancelled: (message) => new CancelledFailure(message),
+    signalWorkDone: async (done) => {
+      const run = ctx.info.workflowExecution!; // (the attempt signals only when it has one)
+      await ctx.client.workflow.getHandle(run.workflowId, run.runId).signal<[TaskWorkDone]>(TASK_WORK_DONE_SIGNAL, done);
+    },
+  };
+}
+
 export async function runTask(input: RunTaskInput, deployment?: Deployment): Promise<TaskResult> {
-  const t = new TaskAttempt(input, deployment);
+  const t = new TaskAttempt(input, attemptHooks(), deployment);
   await onThisHost(input.runDir, input.worktree, input.candidate);
   ensureDir(t.paths.jobsDir);
   if (t.attempt > 1) await stopIfCancelledRetry(t);

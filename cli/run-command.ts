@@ -1,7 +1,7 @@
 /** `vero run`: starts a compiled task under `harbor run -p`, with the optimizer's gateway token when it has a gateway. */
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { runInForeground } from '../infra/foreground';
+import { launchInForeground } from '../harbor/launch';
 import { compiledTaskArgv } from '../model/harbor/argv';
 import { compiledServeConfig, gatewayLaunch } from '../harbor/gateway-launch';
 import { compiledRunOf } from '../harbor/outer-run';
@@ -109,11 +109,9 @@ async function runTask(task: string, harborArgs: string[], o: RunFlags, cmd: Com
     return;
   }
   if (resume) process.stderr.write(`resuming from the session taken at ${resume.takenAt} (${resume.evaluations} recorded evaluation(s))\n`);
-  process.exitCode = await runInForeground(o.harbor, argv, env)
-    .catch((e: NodeJS.ErrnoException) => {
-      throw e.code === 'ENOENT' ? new ConfigError(`--harbor: ${o.harbor} was not found (install Harbor, or pass --harbor <bin>)`) : e;
-    })
-    .finally(() => resume && fs.rmSync(resume.dir, { recursive: true, force: true }));
+  process.exitCode = await launchInForeground([o.harbor, ...argv], env).finally(
+    () => resume && fs.rmSync(resume.dir, { recursive: true, force: true }),
+  );
 }
 
 /** Whether the task dir (a vero build output, else refused) has a gateway. */

@@ -12,7 +12,7 @@ import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
 import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
 import { outerRunArgErrors } from '../model/harbor/outer-run-args';
-import { HarborSection } from '../model/harbor/config';
+import { HarborSection, usesLocalDocker } from '../model/harbor/config';
 import { requirementName } from '../model/python-requirement';
 import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor/version';
 import {
@@ -28,7 +28,6 @@ import {
 import { availableTasks } from '../harbor/task-source';
 import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
-import { usesNestedDocker } from './nested-docker';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
 import { fromVero } from './vero-mapping';
 import { WandbSpec } from '../model/wandb-spec';
@@ -366,7 +365,7 @@ function modeErrors(
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] !== undefined) errs.push(`${k}: only valid in mode A`);
     for (const split of Object.keys(c.partition ?? {})) mustBeDeclared(`partition.${split}`, split);
     for (const s of declared.keys()) if (c.partition && !c.partition[s]) errs.push(`partition: declared split "${s}" has no tasks`);
-    if (c.nested_docker && !usesNestedDocker(c.harbor?.environment))
+    if (c.nested_docker && !usesLocalDocker(c.harbor?.environment))
       errs.push(`nested_docker: only for the nested environment docker (harbor.environment is "${c.harbor?.environment}")`);
   } else {
     for (const k of ['dataset', 'inference', 'scorer'] as const) if (c[k] === undefined) errs.push(`${k}: required in mode A`);

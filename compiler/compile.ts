@@ -17,7 +17,8 @@ import { BuildConfig, loadBuildConfig } from './build-config';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
 import { CONTAINER } from '../model/serve-config';
 import { CONTEXT, sidecarPythonPackages } from './containers';
-import { imagesToPreload, innerBaseImages, saveImages, usesNestedDocker } from './nested-docker';
+import { imagesToPreload, innerBaseImages, saveImages } from './nested-docker';
+import { usesLocalDocker } from '../model/harbor/config';
 import { instructionText } from './instruction-template';
 import { writeDigestAndSealKey } from './seal-key';
 import { BAKED_REGISTRY, finalizeBound, renderFiles } from './render';
@@ -103,7 +104,7 @@ async function addSidecarTools(config: BuildConfig, env: string, link: boolean):
   for (const f of fs.readdirSync(wheels).filter((n) => n.endsWith('.whl')))
     if (link) linkOrCopy(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f));
     else await fs.promises.copyFile(path.join(wheels, f), path.join(env, CONTEXT.wheelhouse, f)); // in libuv's pool
-  if (!usesNestedDocker(config.harbor?.environment)) return warnings;
+  if (!usesLocalDocker(config.harbor?.environment)) return warnings;
   const baked = config.inner_task ?? path.join(env, 'sidecar', 'inner-task', 'tasks');
   const inner = fs.existsSync(baked) ? innerBaseImages(baked) : [];
   const preload = await imagesToPreload(config.nested_docker?.preload_images, config.format === 'vero', inner);

@@ -9,7 +9,7 @@ import { CONTAINER } from '../model/serve-config';
 import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/session-snapshot';
 import { shellWord } from '../model/shell-word';
 import type { BuildConfig } from './build-config';
-import { usesNestedDocker } from './nested-docker';
+import { usesLocalDocker } from '../model/harbor/config';
 import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, wandbKeyEnvs } from '../model/wandb-spec';
 
 /** Paths inside the build context (environment/) and the sidecar image. */
@@ -34,7 +34,7 @@ const SIDECAR = {
   dockerLog: '/var/log/vero-dockerd.log',
 } as const;
 
-export const nestedDocker = (c: BuildConfig): boolean => c.mode === 'B' && usesNestedDocker(c.harbor?.environment);
+export const nestedDocker = (c: BuildConfig): boolean => c.mode === 'B' && usesLocalDocker(c.harbor?.environment);
 
 /** The nested engine's bridge address: fixed, so a candidate's container can be given the gateway's URL. */
 const NESTED_BRIDGE_IP = '10.213.0.1';

@@ -8,11 +8,6 @@ import * as path from 'node:path';
 import { missingImages, saveImagesTar } from '../infra/docker';
 import { ConfigError } from '../model/errors';
 
-/** Harbor's default environment is docker: only a named remote one (modal, daytona, …) needs no engine. */
-export function usesNestedDocker(environment: string | undefined): boolean {
-  return environment === undefined || environment === 'docker';
-}
-
 /** The images the inner tasks' Dockerfiles start FROM (build stages named in the same file are not images). */
 export function innerBaseImages(innerTaskDir: string): string[] {
   const dockerfiles: string[] = [];

@@ -8,11 +8,9 @@ import * as path from 'node:path';
 import { writeFileDurable } from '../infra/atomic-file';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { compiledJobArgs, compiledTaskArgv, type OuterAgent } from '../model/harbor/argv';
-import type { GroupRunResult } from '../infra/process-group';
 import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
-import { launchHarbor } from './launch';
-import { launcherNotFound } from './launch-failure';
+import { cliRunExitCode, launchHarbor } from './launch';
 import { harborJobFiles, trialFiles } from '../model/harbor/paths';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
@@ -87,9 +85,10 @@ function outerLaunch(run: CompiledTaskRun): { argv: string[]; env: Record<string
 
 /**
  * Starts the outer harbor in its own process group: Ctrl-C (or a SIGTERM) here stops it and its trials, as it
- * would in the foreground, instead of leaving it running. The staged session is removed once harbor ended.
+ * would in the foreground, instead of leaving it running. The staged session is removed once harbor ended. Its
+ * exit code, as the launch decision table says (a CLI process, not an activity).
  */
-async function launchOuter(run: CompiledTaskRun, logFile: string): Promise<GroupRunResult> {
+async function launchOuter(run: CompiledTaskRun, logFile: string): Promise<number> {
   const { argv, env } = outerLaunch(run);
   writeFileDurable(logFile, '', { fsync: false }); // this run's output only
   const interrupt = new AbortController();
@@ -110,10 +109,7 @@ async function launchOuter(run: CompiledTaskRun, logFile: string): Promise<Group
     process.off('SIGINT', stop).off('SIGTERM', stop);
     if (run.resume) fs.rmSync(run.resume.dir, { recursive: true, force: true });
   });
-  if (ended.cancelled) throw interrupt.signal.reason;
-  // Ended as the launch decision table says, with the failure table's exit code (a CLI process, not an activity).
-  if (ended.notFound) throw launcherNotFound({ purpose: 'task', launcher: run.harbor, exitCode: null, signal: null, logTail: () => '' });
-  return ended;
+  return cliRunExitCode(ended, 'compiled-run', run.harbor, interrupt.signal.reason);
 }
 
 /** What the job's trial produced. */
@@ -137,7 +133,6 @@ function trialOutcome(jobDir: string): Omit<CompiledTaskOutcome, 'exitCode' | 'l
 export async function runCompiledTask(run: CompiledTaskRun): Promise<CompiledTaskOutcome> {
   fs.mkdirSync(run.jobsDir, { recursive: true });
   const logFile = run.logFile ?? path.join(run.jobsDir, `${run.jobName}.harbor.log`);
-  const ended = await launchOuter(run, logFile);
-  const exitCode = ended.exitCode ?? (ended.signal ? 128 : 1);
+  const exitCode = await launchOuter(run, logFile);
   return { exitCode, ...trialOutcome(path.join(run.jobsDir, run.jobName)), logFile };
 }

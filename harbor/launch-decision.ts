@@ -1,26 +1,30 @@
 /**
- * What one harbor launch's ending means (pure): the one decision table of every launch, a task's (runTask) and
- * the preflight's `--dry-run`. Every row has a unit test (test/unit/launch-decision.test.ts); harbor/launch.ts
- * carries the decision out, and harbor/launch-failure.ts words its failures.
+ * What one harbor launch's ending means (pure): the one decision table of every launch (harbor/launch.ts starts
+ * them all), with a column per caller: a task's attempt (runTask), the preflight's `--dry-run`, a compiled task's
+ * run (harbor/compiled-task-run.ts: `vero demo --optimize`, the real-Harbor tier) and `vero run`. Every row has a
+ * unit test (test/unit/launch-decision.test.ts); harbor/launch.ts carries the decision out, and
+ * harbor/launch-failure.ts words its failures.
  *
- * | facts of the launch                                     | a task                   | the dry run          |
- * | ------------------------------------------------------- | ------------------------ | -------------------- |
- * | left running (worker shutdown, server timeout/lost)     | leave-for-next-attempt   | (never left running) |
- * | cancelled                                               | cancelled                | cancelled            |
- * | the launcher does not exist                             | launcher-not-found       | launcher-not-found   |
- * | stopped at the deadline                                 | collect                  | unavailable          |
- * | exit 2 (Click's usage error)                            | usage-error              | usage-error          |
- * | exit 0                                                  | collect                  | dry-run-ok           |
- * | the job started and was not a refused resume            | collect                  | (as below)           |
- * | refused to resume the job dir (changed task or config)  | fresh-job                | config-error         |
- * | Docker engine down                                      | wait (docker)            | unavailable          |
- * | Harbor refused the options (0.26: an unknown --ek key)  | config-error             | config-error         |
- * | disk full                                               | wait (disk)              | config-error         |
- * | anything else before the job started                    | config-error             | config-error         |
+ * | facts of the launch                                     | a task                 | the dry run        | a compiled task's run, `vero run` |
+ * | ------------------------------------------------------- | ---------------------- | ------------------ | --------------------------------- |
+ * | left running (worker shutdown, server timeout/lost)     | leave-for-next-attempt | (never)            | (never)                           |
+ * | cancelled (a CLI run: interrupted)                      | cancelled              | cancelled          | cancelled                         |
+ * | the launcher does not exist                             | launcher-not-found     | launcher-not-found | launcher-not-found                |
+ * | stopped at the deadline                                 | collect                | unavailable        | exit: harbor's code               |
+ * | exit 2 (Click's usage error)                            | usage-error            | usage-error        | exit: harbor's code               |
+ * | exit 0                                                  | collect                | dry-run-ok         | exit: harbor's code               |
+ * | the job started and was not a refused resume            | collect                | (as below)         | exit: harbor's code               |
+ * | refused to resume the job dir (changed task or config)  | fresh-job              | config-error       | exit: harbor's code               |
+ * | Docker engine down                                      | wait (docker)          | unavailable        | exit: harbor's code               |
+ * | Harbor refused the options (0.26: an unknown --ek key)  | config-error           | config-error       | exit: harbor's code               |
+ * | disk full                                               | wait (disk)            | config-error       | exit: harbor's code               |
+ * | anything else before the job started                    | config-error           | config-error       | exit: harbor's code               |
+ *
+ * A CLI run's exit code is harbor's (128 when a signal ended it), as the process's own.
  */
 
-/** A task's run, or the preflight's `harbor run … --dry-run`. */
-export type LaunchPurpose = 'task' | 'dry-run';
+/** A task's run, the preflight's `harbor run … --dry-run`, a compiled task's run, or `vero run`'s. */
+export type LaunchPurpose = 'task' | 'dry-run' | 'compiled-run' | 'vero-run';
 
 /** How long the preflight's dry run may take. */
 export const DRY_RUN_TIMEOUT_MIN = 5;
@@ -34,6 +38,8 @@ export interface LaunchFacts {
   /** Stopped at its deadline (a task's timeout, the dry run's limit). */
   timedOut: boolean;
   exitCode: number | null;
+  /** The signal that ended it, if one did. */
+  signal: string | null;
   /** Harbor wrote the job's config.json: it got as far as running the job. */
   jobStarted: boolean;
   /** What harbor printed during this launch. */
@@ -52,7 +58,8 @@ export type LaunchDecision =
   | { kind: 'wait'; for: 'docker' | 'disk'; reason: string }
   | { kind: 'config-error'; reason: string }
   | { kind: 'dry-run-ok'; verdict: string }
-  | { kind: 'unavailable'; reason: string };
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'exit'; code: number };
 
 const INFRA_MARKERS = [
   /Docker daemon is not running/i,
@@ -102,18 +109,23 @@ export function classifyStartFailure(output: string): StartFailure {
 }
 
 /** What a task's launch can come to. */
-export type TaskLaunchDecision = Exclude<LaunchDecision, { kind: 'dry-run-ok' | 'unavailable' }>;
+export type TaskLaunchDecision = Exclude<LaunchDecision, { kind: 'dry-run-ok' | 'unavailable' | 'exit' }>;
 /** What the dry run can come to. */
 export type DryRunDecision = Extract<
   LaunchDecision,
   { kind: 'cancelled' | 'launcher-not-found' | 'usage-error' | 'config-error' | 'dry-run-ok' | 'unavailable' }
 >;
 
+/** What a CLI process's harbor can come to: its exit code is the process's. */
+export type CliRunDecision = Extract<LaunchDecision, { kind: 'cancelled' | 'launcher-not-found' | 'exit' }>;
+
 export function decideLaunch(f: LaunchFacts, purpose: 'dry-run'): DryRunDecision;
+export function decideLaunch(f: LaunchFacts, purpose: 'compiled-run' | 'vero-run'): CliRunDecision;
 export function decideLaunch(f: LaunchFacts, purpose?: 'task'): TaskLaunchDecision;
 export function decideLaunch(f: LaunchFacts, purpose: LaunchPurpose): LaunchDecision;
 export function decideLaunch(f: LaunchFacts, purpose: LaunchPurpose = 'task'): LaunchDecision {
   if (purpose === 'dry-run') return decideDryRun(f);
+  if (purpose !== 'task') return decideCliRun(f);
   if (f.detached) return { kind: 'leave-for-next-attempt' };
   if (f.cancelled) return { kind: 'cancelled' };
   if (f.notFound) return { kind: 'launcher-not-found' };
@@ -141,6 +153,13 @@ function decideDryRun(f: LaunchFacts): DryRunDecision {
   const failure = classifyStartFailure(f.output);
   if (failure.kind === 'infrastructure') return { kind: 'unavailable', reason: `harbor preflight: ${failure.reason}` };
   return { kind: 'config-error', reason: dryRunVerdict(f.output) ?? failure.reason };
+}
+
+/** A CLI process's harbor (in its own group or in the foreground): harbor's exit code is the process's. */
+function decideCliRun(f: LaunchFacts): CliRunDecision {
+  if (f.cancelled || f.detached) return { kind: 'cancelled' };
+  if (f.notFound) return { kind: 'launcher-not-found' };
+  return { kind: 'exit', code: f.exitCode ?? (f.signal ? 128 : 1) };
 }
 
 /** Harbor's `Dry run failed …` verdict and the lines after it (Harbor wraps long messages), as one line. */

@@ -1,6 +1,7 @@
 /**
  * The typed failure of a launch decision that ends the launch (harbor/launch-decision.ts): worded once, for a
- * task and for the preflight's dry run alike, and for a harbor a CLI process started (a VeroError of the same type).
+ * task and for the preflight's dry run alike, and for a harbor a CLI process started (`vero run`, a compiled
+ * task's run: a VeroError of the same type).
  */
 import { HarborNotFoundError, typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
@@ -36,7 +37,7 @@ function launchEnding(d: Ending, l: FailedLaunch): { type: FailureType; message:
     case 'launcher-not-found':
       return {
         type: FailureType.HarborNotFound,
-        message: `harbor launcher not found: "${l.launcher}" (harbor.command); is Harbor installed and on PATH?`,
+        message: `harbor launcher not found: "${l.launcher}" (${l.purpose === 'vero-run' ? '--harbor' : 'harbor.command'}); is Harbor installed and on PATH?`,
       };
     case 'usage-error':
       return {

@@ -1,9 +1,10 @@
 /**
- * Every launch of harbor: `launchHarbor` starts one in its own process group (the worker's fork server where it
- * can), with its environment and OS user (harbor/isolation.ts), and returns its ending and what it printed; its
- * ending is decided by harbor/launch-decision.ts. The preflight's dry run, a task's run (`launchUntilSettled`:
- * collect the job, start a fresh job dir, wait for the host and launch again, or fail with a typed error) and a
- * compiled task's run (harbor/compiled-task-run.ts) go through it.
+ * Every launch of harbor (ESLint: only this module imports the process starters): `launchHarbor` starts one in its
+ * own process group (the worker's fork server where it can), with its environment and OS user
+ * (harbor/isolation.ts), and returns its ending and what it printed; `launchInForeground` starts `vero run`'s on
+ * the user's terminal. Every ending is decided by harbor/launch-decision.ts. The preflight's dry run, a task's run
+ * (`launchUntilSettled`: collect the job, start a fresh job dir, wait for the host and launch again, or fail with a
+ * typed error), a compiled task's run (harbor/compiled-task-run.ts) and `vero run` go through it.
  */
 import * as path from 'node:path';
 import { forgetGroup } from '../infra/host-groups';
@@ -15,9 +16,10 @@ import { appendToLog, fileSize, readSince } from '../infra/file-tail';
 import { forkHarbor } from './forkserver';
 import { type Isolation, isolationFor } from './isolation';
 import { decideLaunch, type LaunchDecision, type LaunchFacts } from './launch-decision';
-import { launchFailure } from './launch-failure';
+import { launcherNotFound, launchFailure } from './launch-failure';
+import { runInForeground } from '../infra/foreground';
 import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from './orphans';
-import { usesLocalDocker } from './process-env';
+import { usesLocalDocker } from '../model/harbor/config';
 import type { TaskAttempt } from './task-attempt';
 import { settleDeadPredecessor } from './trial-leftovers';
 
@@ -37,16 +39,43 @@ export async function launchHarbor(l: HarborLaunch): Promise<{ run: GroupRunResu
 }
 
 /** The facts the decision table reads; `jobDir` (a task's) tells whether harbor got as far as running the job. */
-export function launchFacts(run: GroupRunResult, output: string, jobDir?: string): LaunchFacts {
+export function launchFacts(
+  run: Partial<GroupRunResult> & Pick<GroupRunResult, 'exitCode' | 'signal' | 'notFound'>,
+  output: string,
+  jobDir?: string,
+): LaunchFacts {
   return {
     detached: run.detached === true,
-    cancelled: run.cancelled,
+    cancelled: run.cancelled === true,
     notFound: run.notFound,
-    timedOut: run.timedOut,
+    timedOut: run.timedOut === true,
     exitCode: run.exitCode,
+    signal: run.signal,
     jobStarted: jobDir !== undefined && jobStarted(jobDir),
     output,
   };
+}
+
+/**
+ * A CLI process's harbor (a compiled task's run, `vero run`) ended as the decision table says: its exit code, or
+ * the interruption, or the failure table's HarborNotFound (exit 2, one line).
+ */
+export function cliRunExitCode(
+  run: Parameters<typeof launchFacts>[0],
+  purpose: 'compiled-run' | 'vero-run',
+  launcher: string,
+  interrupted?: unknown,
+): number {
+  const decision = decideLaunch(launchFacts(run, ''), purpose);
+  if (decision.kind === 'cancelled') throw interrupted;
+  if (decision.kind === 'launcher-not-found')
+    throw launcherNotFound({ purpose, launcher, exitCode: null, signal: null, logTail: () => '' });
+  return decision.code;
+}
+
+/** `vero run`'s harbor, on this terminal (Ctrl-C reaches it as it reaches any foreground job): its exit code. */
+export async function launchInForeground(argv: string[], env?: Record<string, string>): Promise<number> {
+  return cliRunExitCode(await runInForeground(argv[0]!, argv.slice(1), env), 'vero-run', argv[0]!);
 }
 
 /** Free space that counts as "the disk has room again" after harbor failed on a full disk. */
@@ -93,7 +122,7 @@ async function waitForHost(t: TaskAttempt, d: Extract<LaunchDecision, { kind: 'w
   const ready =
     d.for === 'disk'
       ? async () => (freeBytes(path.dirname(t.jobDir)) ?? 0) >= MIN_FREE_BYTES
-      : async () => usesLocalDocker(t.s) && (await dockerAnswers(t.env));
+      : async () => usesLocalDocker(t.s.harbor.environment) && (await dockerAnswers(t.env));
   const what = d.for === 'disk' ? 'disk space' : 'Docker';
   t.notes.push(`harbor could not start (${d.reason}); waited for ${what} and ran it again`);
   t.ctx.log.warn(`harbor could not start; waiting for ${what}`, { task: t.task, reason: d.reason });

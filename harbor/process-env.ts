@@ -29,8 +29,3 @@ export function harborEnv(s: EvalSettings, worktree: string, jobDir: string): Re
     [JOB_ENV]: jobDir,
   };
 }
-
-/** Whether trials run in local Docker (Harbor's default environment), so Docker state is ours to check and clean. */
-export function usesLocalDocker(s: EvalSettings): boolean {
-  return s.harbor.environment === undefined || s.harbor.environment === 'docker';
-}

@@ -1,9 +1,9 @@
 /**
  * One runTask attempt's context: the job's files, harbor's argv and environment, and the attempt's duties
- * toward Temporal and the host (heartbeats, the host's record of its harbor group, Docker cleanup after a
- * stop). The steps of runTask (activities/run-task.ts, launch.ts) share it.
+ * toward its workflow and the host (heartbeats, the host's record of its harbor group, Docker cleanup after a
+ * stop). The steps of runTask (activities/run-task.ts, launch.ts) share it. Temporal is the activity's: it hands
+ * the attempt its hooks (AttemptHooks), and harbor/ imports nothing of Temporal's.
  */
-import { Context, CancelledFailure } from '@temporalio/activity';
 import type { Deployment } from '../infra/deployment';
 import { hostId, recordGroup } from '../infra/host-groups';
 import { tail } from '../infra/file-tail';
@@ -14,14 +14,33 @@ import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
 import { countTrialResults, orphanLeft, previousHarborFailures, writeHarborFailures, type AttemptProgress } from './orphans';
 import { type HarborInvocation, taskInvocation } from './invocation';
-import { DEFAULT_STOP_GRACE_SEC, usesLocalDocker } from './process-env';
+import { DEFAULT_STOP_GRACE_SEC } from './process-env';
+import { usesLocalDocker } from '../model/harbor/config';
 import { TEMPORAL_DEFAULTS } from '../model/eval-config';
-import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/lane-teardown';
+import type { TaskWorkDone } from '../model/lane-teardown';
 import { workDone } from './work-done';
 
+type LogFn = (message: string, meta?: Record<string, unknown>) => void;
+type AttemptWorkflow = { workflowExecution?: { workflowId: string; runId: string } };
+
+/** What the activity hands an attempt, from Temporal's activity context (activities/run-task.ts attemptHooks). */
+export interface AttemptHooks {
+  readonly info: { attempt: number; activityId: string; heartbeatDetails?: unknown; workflowNamespace?: string } & AttemptWorkflow;
+  heartbeat(details: AttemptProgress): void;
+  /** Aborted when the attempt is cancelled (or timed out, or its worker shuts down); then, why. */
+  readonly cancellationSignal: AbortSignal;
+  readonly cancellationDetails: { timedOut?: boolean; notFound?: boolean; workerShutdown?: boolean } | undefined;
+  /** Sleeps; rejects with the cancellation when the attempt is cancelled. */
+  sleep(ms: number): Promise<void>;
+  readonly log: { info: LogFn; warn: LogFn };
+  /** The error an aborted attempt ends with when the signal carries no reason of its own. */
+  cancelled(message: string): unknown;
+  /** Tells the attempt's workflow that the task's harbor has done its work. */
+  signalWorkDone(done: TaskWorkDone): Promise<void>;
+}
+
 export class TaskAttempt {
-  readonly ctx = Context.current();
-  readonly attempt = this.ctx.info.attempt;
+  readonly attempt: number;
   readonly s: EvalSettings;
   readonly paths: ReturnType<typeof runPaths>;
   readonly jobName: string;
@@ -41,8 +60,10 @@ export class TaskAttempt {
 
   constructor(
     readonly input: RunTaskInput,
+    readonly ctx: AttemptHooks,
     private readonly deployment?: Deployment,
   ) {
+    this.attempt = ctx.info.attempt;
     this.s = input.settings;
     this.paths = runPaths(input.runDir);
     this.jobName = jobNameFor(input.task);
@@ -85,22 +106,20 @@ export class TaskAttempt {
    * watching harbor to its exit, and the row comes from its results as before.
    */
   private reportWorkDone(): void {
-    const run = this.ctx.info.workflowExecution;
-    if (!this.input.reportsWorkDone || !run || this.workDoneReported || !workDone(this.jobDir, this.s.harbor.n_attempts)) return;
+    if (
+      !this.input.reportsWorkDone ||
+      !this.ctx.info.workflowExecution ||
+      this.workDoneReported ||
+      !workDone(this.jobDir, this.s.harbor.n_attempts)
+    )
+      return;
     this.workDoneReported = true;
     const unsaid = (e: unknown) =>
       this.ctx.log.warn('could not tell the workflow that harbor has done its work (the task keeps its lane)', {
         task: this.task,
         error: String(e),
       });
-    try {
-      void this.ctx.client.workflow
-        .getHandle(run.workflowId, run.runId)
-        .signal<[TaskWorkDone]>(TASK_WORK_DONE_SIGNAL, { task: this.task })
-        .catch(unsaid);
-    } catch (e) {
-      unsaid(e); // no client in this activity's context
-    }
+    this.ctx.signalWorkDone({ task: this.task }).catch(unsaid); // (no client in this activity's context, say)
   }
 
   /**
@@ -126,7 +145,7 @@ export class TaskAttempt {
 
   /** The error this attempt ends with when it was aborted. */
   aborted(fallback: string): unknown {
-    return this.ctx.cancellationSignal.reason ?? new CancelledFailure(fallback);
+    return this.ctx.cancellationSignal.reason ?? this.ctx.cancelled(fallback);
   }
 
   /** This host's record of the group (worker/orphan-reaper.ts stops groups whose owner died and that no attempt adopts). */
@@ -149,7 +168,7 @@ export class TaskAttempt {
 
   /** What stopped trials left in local Docker (containers, networks, volumes), removed. */
   async cleanUp(why: string): Promise<void> {
-    if (!usesLocalDocker(this.s)) return;
+    if (!usesLocalDocker(this.s.harbor.environment)) return;
     const removed = await removeJobLeftovers(this.jobDir, { ...(process.env as Record<string, string>), ...this.env });
     const n = Object.values(removed).reduce((a, l) => a + l.length, 0);
     if (n) this.ctx.log.warn(`removed Docker leftovers of stopped trials (${why})`, { task: this.task, ...removed });

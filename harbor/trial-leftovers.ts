@@ -16,7 +16,7 @@ import { removeTrialLeftovers, type RemovedLeftovers } from '../infra/docker';
 import { hostId } from '../infra/host-groups';
 import { harborJobFiles } from '../model/harbor/paths';
 import { liveOrphan, readPidFile } from './orphans';
-import { usesLocalDocker } from './process-env';
+import { usesLocalDocker } from '../model/harbor/config';
 import type { TaskAttempt } from './task-attempt';
 
 /** A harbor process: its host and pid (a job's pid file names the last one launched on the job). */
@@ -108,7 +108,7 @@ function handOver(pidFile: string, other: HarborProcess, trials: string[]): void
  * over to its host when it ran on another.
  */
 export async function settleDeadPredecessor(t: TaskAttempt): Promise<void> {
-  if (!usesLocalDocker(t.s)) return;
+  if (!usesLocalDocker(t.s.harbor.environment)) return;
   const prev = readPidFile(t.pidFile);
   if (!prev) return;
   if (prev.host !== hostId()) {

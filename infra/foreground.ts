@@ -1,7 +1,8 @@
 /**
  * Children a `vero` command runs in the foreground, on the user's terminal: the provisioning scripts
  * (scripts/ensure-*, examples/make-agent-repo.sh: their progress on stderr) and `vero run`'s harbor (Ctrl-C
- * reaches it as it reaches any foreground job). What vero supervises goes through infra/process-group.ts.
+ * reaches it as it reaches any foreground job; started by harbor/launch.ts only). What vero supervises goes
+ * through infra/process-group.ts.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as os from 'node:os';
@@ -33,15 +34,21 @@ export function makeAgentRepo(dest: string, examplesDir = path.join(PROJECT_ROOT
 
 /**
  * Runs a program on this terminal with `env` over this process's environment, passing SIGINT and SIGTERM on;
- * its exit code (128 when a signal ended it). Rejects with the spawn error (code ENOENT: not found).
+ * how it ended (`notFound`: it does not exist). Rejects with any other spawn error.
  */
-export function runInForeground(file: string, argv: string[], env: Record<string, string> = {}): Promise<number> {
+export function runInForeground(
+  file: string,
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ exitCode: number | null; signal: string | null; notFound: boolean }> {
   const child = spawn(file, argv, { stdio: 'inherit', env: { ...process.env, ...env } });
   const forward = (sig: NodeJS.Signals) => child.kill(sig);
   process.on('SIGINT', forward).on('SIGTERM', forward);
-  return new Promise<number>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1)));
+  return new Promise((resolve, reject) => {
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? resolve({ exitCode: null, signal: null, notFound: true }) : reject(e),
+    );
+    child.on('exit', (exitCode, signal) => resolve({ exitCode, signal, notFound: false }));
   });
 }
 

@@ -214,3 +214,10 @@ function flagsIn(args: string[], names: string[]): string[] {
 
 /** The controlled flags among `args`, matched exactly (`--flag` or `--flag=value`), in order of appearance. */
 export const collidingFlags = (args: string[]): string[] => flagsIn(args, CONTROLLED_FLAGS);
+
+/**
+ * Whether trials run in local Docker: Harbor's default environment is docker, so only a named other one (modal,
+ * daytona, …) runs elsewhere. An evaluation's Docker state is then vero's to check and clean, and a compiled task's
+ * sidecar needs its own engine for nested trials.
+ */
+export const usesLocalDocker = (environment: string | undefined): boolean => environment === undefined || environment === 'docker';

@@ -728,6 +728,10 @@ describe('a task with an inference gateway', () => {
     expect(opencode).toContain('--ae OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS=300000 --agent opencode');
     expect(opencode).not.toContain('--max-retries');
     expect((await runVero(['run', out, '--print', '--tool-timeout', '0', '--', '-a', 'claude-code'])).stdout).not.toContain('TIMEOUT_MS');
+    // No harbor to start: the launch decision table's ending, with the failure table's exit code (HarborNotFound: 2).
+    const missing = await runVero(['run', out, '--harbor', '/nonexistent/harbor', '--', '-a', 'oracle']);
+    expect(missing.stderr).toBe('error: harbor launcher not found: "/nonexistent/harbor" (--harbor); is Harbor installed and on PATH?\n');
+    expect(missing.code).toBe(2);
   });
 
   test('a gateway key listed in secrets, port 8000 and a bad upstream are refused, all at once', async () => {

@@ -226,7 +226,7 @@ describe('a relaunch from a rescued session', () => {
       expect(r.stderr).toContain('refusing to resume');
       expect(r.stderr).toContain('task_name "someone/else"');
       expect(r.stderr).toContain('candidates.json: its SHA-256');
-      expect(r.stderr).not.toContain('was not found'); // harbor was never started
+      expect(r.stderr).not.toContain('launcher not found'); // harbor was never started
     });
 
     test('the sidecar itself refuses to start from one (it checks again)', async () => {

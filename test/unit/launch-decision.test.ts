@@ -1,4 +1,4 @@
-/** Every row of runTask's decision table (harbor/launch-decision.ts). */
+/** Every row of the launch decision table (harbor/launch-decision.ts), in each caller's column. */
 import { decideLaunch, type LaunchFacts } from '../../harbor/launch-decision';
 
 const ended = (over: Partial<LaunchFacts>): LaunchFacts => ({
@@ -7,6 +7,7 @@ const ended = (over: Partial<LaunchFacts>): LaunchFacts => ({
   notFound: false,
   timedOut: false,
   exitCode: 1,
+  signal: null,
   jobStarted: false,
   output: '',
   ...over,
@@ -119,4 +120,31 @@ test.each<[string, 'task' | 'dry-run']>([
     kind: 'config-error',
     reason: UNKNOWN_EK_REASON,
   });
+});
+
+/**
+ * The column of a CLI process's harbor (a compiled task's run, `vero run`): harbor's exit code is the process's,
+ * whatever harbor printed; only a launcher that is not there (exit 2, from the failure table) and an interrupted
+ * run end it otherwise.
+ */
+test.each<[string, Partial<LaunchFacts>, unknown]>([
+  ['interrupted (Ctrl-C)', { cancelled: true, exitCode: null, signal: 'SIGTERM' }, { kind: 'cancelled' }],
+  ['the launcher does not exist', { notFound: true, exitCode: null }, { kind: 'launcher-not-found' }],
+  ['exit 0', { exitCode: 0 }, { kind: 'exit', code: 0 }],
+  ["exit 2: harbor's usage error is the process's", { exitCode: 2 }, { kind: 'exit', code: 2 }],
+  ['Docker down: not waited for', { exitCode: 1, output: 'Docker daemon is not running' }, { kind: 'exit', code: 1 }],
+  [
+    'a refused resume: no fresh job',
+    { exitCode: 1, jobStarted: true, output: 'cannot be resumed with a different config' },
+    { kind: 'exit', code: 1 },
+  ],
+  [
+    'ended by a signal (or stopped at its deadline): 128',
+    { timedOut: true, exitCode: null, signal: 'SIGTERM' },
+    { kind: 'exit', code: 128 },
+  ],
+  ['no exit code and no signal: 1', { exitCode: null }, { kind: 'exit', code: 1 }],
+])('a CLI run: %s', (_name, facts, decision) => {
+  expect(decideLaunch(ended(facts), 'compiled-run')).toEqual(decision);
+  expect(decideLaunch(ended(facts), 'vero-run')).toEqual(decision);
 });

@@ -1,7 +1,8 @@
 /**
  * Placement rules of eslint.config.mjs (docs/architecture.md "Module map"), run through the ESLint CLI with the
  * project's own config (an ES module jest cannot load) on code placed in product files: the lower layers import
- * nothing above them; Harbor's job and trial dirs are spelled only in model/harbor/paths.ts.
+ * nothing above them; Harbor's job and trial dirs are spelled only in model/harbor/paths.ts; harbor is started
+ * only by harbor/launch.ts; harbor/ imports nothing of Temporal's.
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
@@ -56,4 +57,35 @@ test("Harbor's job and trial dirs are spelled only in model/harbor/paths.ts", ()
   const refused = refusedLines(['client/view-data.ts', 'model/harbor/paths.ts'], lines, 'no-restricted-syntax');
   expect(refused['client/view-data.ts']).toEqual(spelled.map((_, i) => i + 2));
   expect(refused['model/harbor/paths.ts']).toEqual([]);
+}, 60_000);
+
+test('harbor is started only by harbor/launch.ts: every process starter is imported only where eslint.config.mjs allows', () => {
+  const lines = [
+    "import { forkHarbor } from '../harbor/forkserver'; export const a = forkHarbor;",
+    "import { runInForeground } from '../infra/foreground'; export const b = runInForeground;",
+    "import { runInGroup } from '../infra/process-group'; export const c = runInGroup;",
+    "import { startHelperProcess } from '../infra/foreground'; export const d = startHelperProcess;",
+    "import * as pg from '../infra/process-group'; export const e = pg;",
+    "export { runInGroup as run } from '../infra/process-group';",
+    // Not a starter: the fork servers' shutdown.
+    "import { closeForkServers } from '../harbor/forkserver'; export const f = closeForkServers;",
+  ];
+  const refused = refusedLines(
+    ['cli/run-command.ts', 'harbor/compiled-task-run.ts', 'harbor/launch.ts', 'activities/mode-a.ts', 'sidecar/wandb-reporter.ts'],
+    lines,
+    'no-restricted-syntax',
+  );
+  expect(refused['cli/run-command.ts']).toEqual([1, 2, 3, 4, 5, 6]);
+  expect(refused['harbor/compiled-task-run.ts']).toEqual([1, 2, 3, 4, 5, 6]);
+  expect(refused['harbor/launch.ts']).toEqual([4, 5]);
+  // Mode A runs the user's own commands in a group; the sidecar its W&B logger.
+  expect(refused['activities/mode-a.ts']).toEqual([1, 2, 4, 5]);
+  expect(refused['sidecar/wandb-reporter.ts']).toEqual([1, 2, 3, 5, 6]);
+}, 60_000);
+
+test("harbor/ imports nothing of Temporal's (the activity hands it its hooks)", () => {
+  const lines = ['@temporalio/activity', '@temporalio/common', '@temporalio/client', '../model/errors'].map(importOf);
+  const refused = refusedLines(['harbor/task-attempt.ts', 'activities/run-task.ts'], lines, 'no-restricted-imports');
+  expect(refused['harbor/task-attempt.ts']).toEqual([1, 2, 3]);
+  expect(refused['activities/run-task.ts']).toEqual([]);
 }, 60_000);
