@@ -4,8 +4,6 @@
  * (`lanesFreed`), it may grant more (`grantLanes`) or take them back after their current task (`revokeLanes`).
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
@@ -17,12 +15,9 @@ import {
   type ActivityInterfaceFor,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { causeChain } from '../model/errors';
 import { countFinished, type Progress } from '../model/progress';
-import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
+import { notRunRow, type TaskResult } from '../model/task-result';
 import { type ChunkInput } from '../model/chunk-payloads';
-import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor/job-name';
 import { runPaths } from '../model/paths';
 import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
@@ -33,11 +28,7 @@ import { progressDetails, reportsProgressAt } from '../model/progress-details';
 import { taskSpentSignal } from './spend-signals';
 import { ChunkTeardowns, LANE_TEARDOWN_PATCH } from './chunk-teardowns';
 import { teardownBound } from '../model/lane-teardown';
-
-function configFailure(err: unknown): ApplicationFailure | null {
-  const cause = err instanceof ActivityFailure ? err.cause : null;
-  return cause instanceof ApplicationFailure && cause.type && (CONFIG_FAILURES as string[]).includes(cause.type) ? cause : null;
-}
+import { failedTaskRow, taskJobDir } from './activity-policy';
 
 export class ChunkLanes {
   /** Each task's row, in task order, as it finishes. */
@@ -317,8 +308,7 @@ export class ChunkLanes {
             : {}),
         },
       ]);
-    // The job harbor wrote (or began) for this task: its logs say why it failed.
-    const jobDir = runPaths(input.runDir).job(jobNameFor(task)).dir;
+    const jobDir = taskJobDir(input.runDir, task);
     try {
       return this.spendStop ? await this.spendStop.stoppable(run) : await run();
     } catch (err) {
@@ -326,12 +316,7 @@ export class ChunkLanes {
         // Stopped by the spend cap's grace period: what its trials spent is not known.
         return notRunRow(task, `stopped after the ${this.spendStop.graceSec}s grace period: ${this.spendStop.reason}`, jobDir);
       }
-      if (isCancellation(err)) throw err;
-      const fatal = configFailure(err);
-      if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
-      if (stoppedByPause()) return null;
-      // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
-      return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
+      return failedTaskRow(err, task, input.settings.taskAttempts, jobDir, stoppedByPause);
     }
   }
 

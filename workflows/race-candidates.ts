@@ -13,59 +13,29 @@
  * on replay in the same order, so a crash changes none.
  */
 import {
-  ActivityCancellationType,
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
   executeChild,
   isCancellation,
   patched,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { causeChain } from '../model/errors';
-import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
-import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor/job-name';
-import { homePaths, runPaths } from '../model/paths';
+import { notRunRow, type TaskResult } from '../model/task-result';
+import { FailureType } from '../model/failures';
+import { homePaths } from '../model/paths';
 import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
 import { PairedRace, raceHorizon } from '../model/race-decision';
 import { type RacePlan, racePlan, weightedMeanCs } from '../model/race-sampling';
 import { RaceInput, type RaceResult, type RaceState, startingCandidateState } from '../model/race-types';
+import { failedTaskRow, stepActivities, taskActivities, taskJobDir } from './activity-policy';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';
 
-const { prepareCandidate } = proxyActivities<Activities>({
-  startToCloseTimeout: '30m',
-  heartbeatTimeout: '30s',
-  retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
-});
-
-function taskActivities(s: RaceInput['settings']) {
-  return proxyActivities<Activities>({
-    startToCloseTimeout: `${Math.ceil(s.taskTimeoutSec + 120)}s`,
-    heartbeatTimeout: `${s.heartbeatTimeoutSec}s`,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    // As evaluateChunk: runTask counts Harbor's failures itself; the extra attempts absorb worker crashes.
-    retry: {
-      maximumAttempts: s.taskAttempts + 10,
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '2m',
-      nonRetryableErrorTypes: CONFIG_FAILURES,
-    },
-  });
-}
-
-const configFailure = (err: unknown): ApplicationFailure | null => {
-  const cause = err instanceof ActivityFailure ? err.cause : null;
-  return cause instanceof ApplicationFailure && cause.type && (CONFIG_FAILURES as string[]).includes(cause.type) ? cause : null;
-};
+const { prepareCandidate } = stepActivities;
 
 const countedScore = (r: TaskResult | undefined): number => (r?.status === 'scored' ? Math.min(1, Math.max(0, r.score ?? 0)) : 0);
 
@@ -223,7 +193,7 @@ class Race {
   private async runOne(c: number, task: string): Promise<TaskResult> {
     const { input } = this;
     const cand = input.candidates[c]!;
-    const jobDir = runPaths(this.runDirs[c]!).job(jobNameFor(task)).dir;
+    const jobDir = taskJobDir(this.runDirs[c]!, task);
     const { runTask } = taskActivities(input.settings);
     try {
       return await this.scopes[c]!.run(() =>
@@ -240,10 +210,7 @@ class Race {
     } catch (err) {
       if (isCancellation(err) && this.scopes[c]!.consideredCancelled && !CancellationScope.current().consideredCancelled)
         return notRunRow(task, `stopped: ${this.state.candidates[c]!.why ?? 'eliminated from the race'}`, jobDir);
-      if (isCancellation(err)) throw err;
-      const fatal = configFailure(err);
-      if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
-      return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
+      return failedTaskRow(err, task, input.settings.taskAttempts, jobDir);
     }
   }
 
