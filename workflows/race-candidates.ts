@@ -24,6 +24,7 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { FinalizeInput } from '../model/activity-payloads';
 import { notRunRow, type TaskResult } from '../model/task-result';
 import { FailureType } from '../model/failures';
 import { homePaths } from '../model/paths';
@@ -190,22 +191,17 @@ class Race {
     return this.stats.t >= this.order.length;
   }
 
+  /** Candidate c's row for a task: run by its activity, or not run when the race stopped the candidate. */
   private async runOne(c: number, task: string): Promise<TaskResult> {
     const { input } = this;
     const cand = input.candidates[c]!;
     const jobDir = taskJobDir(this.runDirs[c]!, task);
     const { runTask } = taskActivities(input.settings);
+    const candidate = { agentRepo: input.agentRepo, commit: cand.candidate, home: input.home };
+    const args = { runDir: this.runDirs[c]!, task, worktree: this.worktrees[c]!, settings: input.settings, candidate };
     try {
       return await this.scopes[c]!.run(() =>
-        runTask.executeWithOptions({ summary: `${cand.candidateRef}: task ${task}`.slice(0, 200) }, [
-          {
-            runDir: this.runDirs[c]!,
-            task,
-            worktree: this.worktrees[c]!,
-            settings: input.settings,
-            candidate: { agentRepo: input.agentRepo, commit: cand.candidate, home: input.home },
-          },
-        ]),
+        runTask.executeWithOptions({ summary: `${cand.candidateRef}: task ${task}`.slice(0, 200) }, [args]),
       );
     } catch (err) {
       if (isCancellation(err) && this.scopes[c]!.consideredCancelled && !CancellationScope.current().consideredCancelled)
@@ -325,6 +321,13 @@ class Race {
 
   /** The candidate's rows as an evaluation of its own (partial unless it ran every task). */
   private async finalizeCandidate(c: number): Promise<RaceResult['results'][number]> {
+    const result = await executeChild(raceEntry, { workflowId: this.input.candidates[c]!.evalId, args: [this.entryInput(c)] });
+    const { evalId, candidateRef, status, score, nTasks, nRun, resultFile } = result;
+    return { evalId, candidateRef, status, score, nTasks, ...(nRun !== undefined ? { nRun } : {}), resultFile };
+  }
+
+  /** What the candidate's race entry finalizes: its rows, what it spent, and why the tasks it did not start were not. */
+  private entryInput(c: number): FinalizeInput {
     const { input } = this;
     const cand = input.candidates[c]!;
     const s = this.state.candidates[c]!;
@@ -333,33 +336,19 @@ class Race {
     const notStarted = this.order.filter((t) => !this.rows[c]!.has(t));
     s.tasksRun = ran.size;
     const why = s.why ? `raced: eliminated ${s.why}` : `raced: the race stopped (${this.state.stopReason}) after ${ran.size} task(s)`;
-    const result = await executeChild(raceEntry, {
-      workflowId: cand.evalId,
-      args: [
-        {
-          evalId: cand.evalId,
-          candidate: cand.candidate,
-          candidateRef: cand.candidateRef,
-          home: input.home,
-          runDir: this.runDirs[c]!,
-          nChunks: 0,
-          configDigest: input.configDigest,
-          // An (empty) spend cap makes finalize report the rows that ran (nRun) and the reason the rest did not.
-          settings: { ...input.settings, spendCap: input.settings.spendCap ?? {} },
-          startedAt: this.startedAt,
-          tasks: rows,
-          spend: { spent: { costUsd: s.costUsd, tokens: 0, unmetered: 0 }, reached: notStarted.length ? why : null, notStarted },
-        },
-      ],
-    });
     return {
-      evalId: result.evalId,
-      candidateRef: result.candidateRef,
-      status: result.status,
-      score: result.score,
-      nTasks: result.nTasks,
-      ...(result.nRun !== undefined ? { nRun: result.nRun } : {}),
-      resultFile: result.resultFile,
+      evalId: cand.evalId,
+      candidate: cand.candidate,
+      candidateRef: cand.candidateRef,
+      home: input.home,
+      runDir: this.runDirs[c]!,
+      nChunks: 0,
+      configDigest: input.configDigest,
+      // An (empty) spend cap makes finalize report the rows that ran (nRun) and the reason the rest did not.
+      settings: { ...input.settings, spendCap: input.settings.spendCap ?? {} },
+      startedAt: this.startedAt,
+      tasks: rows,
+      spend: { spent: { costUsd: s.costUsd, tokens: 0, unmetered: 0 }, reached: notStarted.length ? why : null, notStarted },
     };
   }
 }
