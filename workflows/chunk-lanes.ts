@@ -18,6 +18,7 @@ import type { Activities } from '../activities';
 import { countFinished, type Progress } from '../model/progress';
 import { notRunRow, type TaskResult } from '../model/task-result';
 import { type ChunkInput } from '../model/chunk-payloads';
+import type { RunTaskInput } from '../model/activity-payloads';
 import { runPaths } from '../model/paths';
 import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
@@ -295,19 +296,7 @@ export class ChunkLanes {
    */
   private async runActivity(task: string, stoppedByPause: () => boolean = () => false): Promise<TaskResult | null> {
     const { input } = this;
-    const run = () =>
-      this.runTask.executeWithOptions({ summary: `task ${task}` }, [
-        {
-          runDir: input.runDir,
-          task,
-          worktree: input.worktree,
-          settings: input.settings,
-          ...(this.teardowns ? { reportsWorkDone: true } : {}),
-          ...(input.agentRepo && input.home
-            ? { candidate: { agentRepo: input.agentRepo, commit: input.candidate, home: input.home } }
-            : {}),
-        },
-      ]);
+    const run = () => this.runTask.executeWithOptions({ summary: `task ${task}` }, [this.taskArgs(task)]);
     const jobDir = taskJobDir(input.runDir, task);
     try {
       return this.spendStop ? await this.spendStop.stoppable(run) : await run();
@@ -318,6 +307,13 @@ export class ChunkLanes {
       }
       return failedTaskRow(err, task, input.settings.taskAttempts, jobDir, stoppedByPause);
     }
+  }
+
+  /** What a task's activity is given (with the candidate's source when the chunk has it: any worker can check it out). */
+  private taskArgs(task: string): RunTaskInput {
+    const { runDir, worktree, settings, agentRepo, home, candidate } = this.input;
+    const source = agentRepo && home ? { candidate: { agentRepo, commit: candidate, home } } : {};
+    return { runDir, task, worktree, settings, ...(this.teardowns ? { reportsWorkDone: true } : {}), ...source };
   }
 
   /** A finished task's spend as reported: with its task's name when the chunk says who it is. */
