@@ -4,7 +4,14 @@
  * broken task fails the workflow (a config failure); a task whose attempts all failed is an error row, never a
  * silent 0; a cancellation goes up to the scope that asked for it.
  */
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { EvalSettings } from '../model/eval-input';
 import { causeChain } from '../model/errors';
@@ -71,4 +78,9 @@ export function failedTaskRow(
   if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
   if (requeued()) return null;
   return errorRow(task, causeChain(err), attempts, jobDir);
+}
+
+/** Whether a task's failure is the cancel of its own scope alone (`byItsOwner`: a pause, an elimination), not the workflow's. */
+export function stoppedAlone(err: unknown, byItsOwner: boolean): boolean {
+  return isCancellation(err) && byItsOwner && !CancellationScope.current().consideredCancelled;
 }

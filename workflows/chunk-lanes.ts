@@ -29,7 +29,7 @@ import { progressDetails, reportsProgressAt } from '../model/progress-details';
 import { taskSpentSignal } from './spend-signals';
 import { ChunkTeardowns, LANE_TEARDOWN_PATCH } from './chunk-teardowns';
 import { teardownBound } from '../model/lane-teardown';
-import { failedTaskRow, taskJobDir } from './activity-policy';
+import { failedTaskRow, stoppedAlone, taskJobDir } from './activity-policy';
 
 export class ChunkLanes {
   /** Each task's row, in task order, as it finishes. */
@@ -282,7 +282,7 @@ export class ChunkLanes {
     try {
       return await scope.run(() => this.runActivity(task, () => this.requeueStopped && this.stoppedByPause.has(scope)));
     } catch (err) {
-      if (isCancellation(err) && this.stoppedByPause.has(scope) && !CancellationScope.current().consideredCancelled) return null;
+      if (stoppedAlone(err, this.stoppedByPause.has(scope))) return null;
       throw err;
     } finally {
       this.taskScopes.delete(scope);

@@ -17,7 +17,6 @@ import {
   CancellationScope,
   condition,
   executeChild,
-  isCancellation,
   patched,
   setCurrentDetails,
   setHandler,
@@ -32,7 +31,7 @@ import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequ
 import { PairedRace, raceHorizon } from '../model/race-decision';
 import { type RacePlan, racePlan, weightedMeanCs } from '../model/race-sampling';
 import { RaceInput, type RaceResult, type RaceState, startingCandidateState } from '../model/race-types';
-import { failedTaskRow, stepActivities, taskActivities, taskJobDir } from './activity-policy';
+import { failedTaskRow, stepActivities, stoppedAlone, taskActivities, taskJobDir } from './activity-policy';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';
 
@@ -204,7 +203,7 @@ class Race {
         runTask.executeWithOptions({ summary: `${cand.candidateRef}: task ${task}`.slice(0, 200) }, [args]),
       );
     } catch (err) {
-      if (isCancellation(err) && this.scopes[c]!.consideredCancelled && !CancellationScope.current().consideredCancelled)
+      if (stoppedAlone(err, this.scopes[c]!.consideredCancelled))
         return notRunRow(task, `stopped: ${this.state.candidates[c]!.why ?? 'eliminated from the race'}`, jobDir);
       return failedTaskRow(err, task, input.settings.taskAttempts, jobDir);
     }
