@@ -66,13 +66,7 @@ function configFailure(err: unknown): ApplicationFailure | null {
  */
 export function failedTaskRow(err: unknown, task: string, attempts: number, jobDir: string): TaskResult;
 export function failedTaskRow(err: unknown, task: string, attempts: number, jobDir: string, requeued: () => boolean): TaskResult | null;
-export function failedTaskRow(
-  err: unknown,
-  task: string,
-  attempts: number,
-  jobDir: string,
-  requeued: () => boolean = () => false,
-): TaskResult | null {
+export function failedTaskRow(err: unknown, task: string, attempts: number, jobDir: string, requeued = () => false): TaskResult | null {
   if (isCancellation(err)) throw err;
   const fatal = configFailure(err);
   if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
