@@ -4,8 +4,6 @@
  * (`lanesFreed`), it may grant more (`grantLanes`) or take them back after their current task (`revokeLanes`).
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
@@ -17,12 +15,10 @@ import {
   type ActivityInterfaceFor,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { causeChain } from '../model/errors';
 import { countFinished, type Progress } from '../model/progress';
-import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
+import { notRunRow, type TaskResult } from '../model/task-result';
 import { type ChunkInput } from '../model/chunk-payloads';
-import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor/job-name';
+import type { RunTaskInput } from '../model/activity-payloads';
 import { runPaths } from '../model/paths';
 import { spendOfTask, type TaskSpend } from '../model/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
@@ -33,11 +29,7 @@ import { progressDetails, reportsProgressAt } from '../model/progress-details';
 import { taskSpentSignal } from './spend-signals';
 import { ChunkTeardowns, LANE_TEARDOWN_PATCH } from './chunk-teardowns';
 import { teardownBound } from '../model/lane-teardown';
-
-function configFailure(err: unknown): ApplicationFailure | null {
-  const cause = err instanceof ActivityFailure ? err.cause : null;
-  return cause instanceof ApplicationFailure && cause.type && (CONFIG_FAILURES as string[]).includes(cause.type) ? cause : null;
-}
+import { failedTaskRow, stoppedAlone, taskJobDir } from './activity-policy';
 
 export class ChunkLanes {
   /** Each task's row, in task order, as it finishes. */
@@ -290,7 +282,7 @@ export class ChunkLanes {
     try {
       return await scope.run(() => this.runActivity(task, () => this.requeueStopped && this.stoppedByPause.has(scope)));
     } catch (err) {
-      if (isCancellation(err) && this.stoppedByPause.has(scope) && !CancellationScope.current().consideredCancelled) return null;
+      if (stoppedAlone(err, this.stoppedByPause.has(scope))) return null;
       throw err;
     } finally {
       this.taskScopes.delete(scope);
@@ -304,21 +296,8 @@ export class ChunkLanes {
    */
   private async runActivity(task: string, stoppedByPause: () => boolean = () => false): Promise<TaskResult | null> {
     const { input } = this;
-    const run = () =>
-      this.runTask.executeWithOptions({ summary: `task ${task}` }, [
-        {
-          runDir: input.runDir,
-          task,
-          worktree: input.worktree,
-          settings: input.settings,
-          ...(this.teardowns ? { reportsWorkDone: true } : {}),
-          ...(input.agentRepo && input.home
-            ? { candidate: { agentRepo: input.agentRepo, commit: input.candidate, home: input.home } }
-            : {}),
-        },
-      ]);
-    // The job harbor wrote (or began) for this task: its logs say why it failed.
-    const jobDir = runPaths(input.runDir).job(jobNameFor(task)).dir;
+    const run = () => this.runTask.executeWithOptions({ summary: `task ${task}` }, [this.taskArgs(task)]);
+    const jobDir = taskJobDir(input.runDir, task);
     try {
       return this.spendStop ? await this.spendStop.stoppable(run) : await run();
     } catch (err) {
@@ -326,13 +305,15 @@ export class ChunkLanes {
         // Stopped by the spend cap's grace period: what its trials spent is not known.
         return notRunRow(task, `stopped after the ${this.spendStop.graceSec}s grace period: ${this.spendStop.reason}`, jobDir);
       }
-      if (isCancellation(err)) throw err;
-      const fatal = configFailure(err);
-      if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
-      if (stoppedByPause()) return null;
-      // Attempts exhausted by timeouts or crashes: an error row, never a silent 0.
-      return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
+      return failedTaskRow(err, task, input.settings.taskAttempts, jobDir, stoppedByPause);
     }
+  }
+
+  /** What a task's activity is given (with the candidate's source when the chunk has it: any worker can check it out). */
+  private taskArgs(task: string): RunTaskInput {
+    const { runDir, worktree, settings, agentRepo, home, candidate } = this.input;
+    const source = agentRepo && home ? { candidate: { agentRepo, commit: candidate, home } } : {};
+    return { runDir, task, worktree, settings, ...(this.teardowns ? { reportsWorkDone: true } : {}), ...source };
   }
 
   /** A finished task's spend as reported: with its task's name when the chunk says who it is. */

@@ -38,15 +38,11 @@ import { RETRY_RUNNING_PATCH, retryRunningUpdate } from './retry-running';
 import { anotherRetryRunning, type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/retry';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
+import { stepActivities } from './activity-policy';
 import { chunkWorkflowId, homePaths } from '../model/paths';
 import { MAX_CONCURRENCY } from '../model/eval-config';
 
-const { prepareCandidate, finalizeEvaluation } = proxyActivities<Activities>({
-  startToCloseTimeout: '30m',
-  // Both heartbeat on a timer: a dead worker is noticed in seconds, not at the start-to-close timeout.
-  heartbeatTimeout: '30s',
-  retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
-});
+const { prepareCandidate, finalizeEvaluation } = stepActivities;
 
 const { preflightHarbor } = proxyActivities<Activities>({
   startToCloseTimeout: '10m',

@@ -13,59 +13,29 @@
  * on replay in the same order, so a crash changes none.
  */
 import {
-  ActivityCancellationType,
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
   executeChild,
-  isCancellation,
   patched,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { causeChain } from '../model/errors';
-import { errorRow, notRunRow, type TaskResult } from '../model/task-result';
-import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { jobNameFor } from '../model/harbor/job-name';
-import { homePaths, runPaths } from '../model/paths';
+import type { FinalizeInput } from '../model/activity-payloads';
+import { notRunRow, type TaskResult } from '../model/task-result';
+import { FailureType } from '../model/failures';
+import { homePaths } from '../model/paths';
 import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
 import { PairedRace, raceHorizon } from '../model/race-decision';
 import { type RacePlan, racePlan, weightedMeanCs } from '../model/race-sampling';
 import { RaceInput, type RaceResult, type RaceState, startingCandidateState } from '../model/race-types';
+import { failedTaskRow, stepActivities, stoppedAlone, taskActivities, taskJobDir } from './activity-policy';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';
 
-const { prepareCandidate } = proxyActivities<Activities>({
-  startToCloseTimeout: '30m',
-  heartbeatTimeout: '30s',
-  retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
-});
-
-function taskActivities(s: RaceInput['settings']) {
-  return proxyActivities<Activities>({
-    startToCloseTimeout: `${Math.ceil(s.taskTimeoutSec + 120)}s`,
-    heartbeatTimeout: `${s.heartbeatTimeoutSec}s`,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    // As evaluateChunk: runTask counts Harbor's failures itself; the extra attempts absorb worker crashes.
-    retry: {
-      maximumAttempts: s.taskAttempts + 10,
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '2m',
-      nonRetryableErrorTypes: CONFIG_FAILURES,
-    },
-  });
-}
-
-const configFailure = (err: unknown): ApplicationFailure | null => {
-  const cause = err instanceof ActivityFailure ? err.cause : null;
-  return cause instanceof ApplicationFailure && cause.type && (CONFIG_FAILURES as string[]).includes(cause.type) ? cause : null;
-};
+const { prepareCandidate } = stepActivities;
 
 const countedScore = (r: TaskResult | undefined): number => (r?.status === 'scored' ? Math.min(1, Math.max(0, r.score ?? 0)) : 0);
 
@@ -220,30 +190,22 @@ class Race {
     return this.stats.t >= this.order.length;
   }
 
+  /** Candidate c's row for a task: run by its activity, or not run when the race stopped the candidate. */
   private async runOne(c: number, task: string): Promise<TaskResult> {
     const { input } = this;
     const cand = input.candidates[c]!;
-    const jobDir = runPaths(this.runDirs[c]!).job(jobNameFor(task)).dir;
+    const jobDir = taskJobDir(this.runDirs[c]!, task);
     const { runTask } = taskActivities(input.settings);
+    const candidate = { agentRepo: input.agentRepo, commit: cand.candidate, home: input.home };
+    const args = { runDir: this.runDirs[c]!, task, worktree: this.worktrees[c]!, settings: input.settings, candidate };
     try {
       return await this.scopes[c]!.run(() =>
-        runTask.executeWithOptions({ summary: `${cand.candidateRef}: task ${task}`.slice(0, 200) }, [
-          {
-            runDir: this.runDirs[c]!,
-            task,
-            worktree: this.worktrees[c]!,
-            settings: input.settings,
-            candidate: { agentRepo: input.agentRepo, commit: cand.candidate, home: input.home },
-          },
-        ]),
+        runTask.executeWithOptions({ summary: `${cand.candidateRef}: task ${task}`.slice(0, 200) }, [args]),
       );
     } catch (err) {
-      if (isCancellation(err) && this.scopes[c]!.consideredCancelled && !CancellationScope.current().consideredCancelled)
+      if (stoppedAlone(err, this.scopes[c]!.consideredCancelled))
         return notRunRow(task, `stopped: ${this.state.candidates[c]!.why ?? 'eliminated from the race'}`, jobDir);
-      if (isCancellation(err)) throw err;
-      const fatal = configFailure(err);
-      if (fatal) throw ApplicationFailure.nonRetryable(`task "${task}": ${fatal.message}`, fatal.type ?? FailureType.HarborConfigError);
-      return errorRow(task, causeChain(err), input.settings.taskAttempts, jobDir);
+      return failedTaskRow(err, task, input.settings.taskAttempts, jobDir);
     }
   }
 
@@ -358,6 +320,13 @@ class Race {
 
   /** The candidate's rows as an evaluation of its own (partial unless it ran every task). */
   private async finalizeCandidate(c: number): Promise<RaceResult['results'][number]> {
+    const result = await executeChild(raceEntry, { workflowId: this.input.candidates[c]!.evalId, args: [this.entryInput(c)] });
+    const { evalId, candidateRef, status, score, nTasks, nRun, resultFile } = result;
+    return { evalId, candidateRef, status, score, nTasks, ...(nRun !== undefined ? { nRun } : {}), resultFile };
+  }
+
+  /** What the candidate's race entry finalizes: its rows, what it spent, and why the tasks it did not start were not. */
+  private entryInput(c: number): FinalizeInput {
     const { input } = this;
     const cand = input.candidates[c]!;
     const s = this.state.candidates[c]!;
@@ -366,33 +335,19 @@ class Race {
     const notStarted = this.order.filter((t) => !this.rows[c]!.has(t));
     s.tasksRun = ran.size;
     const why = s.why ? `raced: eliminated ${s.why}` : `raced: the race stopped (${this.state.stopReason}) after ${ran.size} task(s)`;
-    const result = await executeChild(raceEntry, {
-      workflowId: cand.evalId,
-      args: [
-        {
-          evalId: cand.evalId,
-          candidate: cand.candidate,
-          candidateRef: cand.candidateRef,
-          home: input.home,
-          runDir: this.runDirs[c]!,
-          nChunks: 0,
-          configDigest: input.configDigest,
-          // An (empty) spend cap makes finalize report the rows that ran (nRun) and the reason the rest did not.
-          settings: { ...input.settings, spendCap: input.settings.spendCap ?? {} },
-          startedAt: this.startedAt,
-          tasks: rows,
-          spend: { spent: { costUsd: s.costUsd, tokens: 0, unmetered: 0 }, reached: notStarted.length ? why : null, notStarted },
-        },
-      ],
-    });
     return {
-      evalId: result.evalId,
-      candidateRef: result.candidateRef,
-      status: result.status,
-      score: result.score,
-      nTasks: result.nTasks,
-      ...(result.nRun !== undefined ? { nRun: result.nRun } : {}),
-      resultFile: result.resultFile,
+      evalId: cand.evalId,
+      candidate: cand.candidate,
+      candidateRef: cand.candidateRef,
+      home: input.home,
+      runDir: this.runDirs[c]!,
+      nChunks: 0,
+      configDigest: input.configDigest,
+      // An (empty) spend cap makes finalize report the rows that ran (nRun) and the reason the rest did not.
+      settings: { ...input.settings, spendCap: input.settings.spendCap ?? {} },
+      startedAt: this.startedAt,
+      tasks: rows,
+      spend: { spent: { costUsd: s.costUsd, tokens: 0, unmetered: 0 }, reached: notStarted.length ? why : null, notStarted },
     };
   }
 }

@@ -3,17 +3,11 @@
  * finalized like any evaluation (result file, samples), so `vero results ID` and `vero compare` read it. Its
  * tasks the race did not run are `not_run` rows, so it is marked partial (and `vero best` does not rank it).
  */
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { FinalizeInput } from '../model/activity-payloads';
 import type { CandidateResult } from '../model/candidate-result';
-import { CONFIG_FAILURES } from '../model/failures';
+import { stepActivities } from './activity-policy';
 
-const { finalizeEvaluation } = proxyActivities<Activities>({
-  startToCloseTimeout: '30m',
-  heartbeatTimeout: '30s',
-  retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: CONFIG_FAILURES },
-});
+const { finalizeEvaluation } = stepActivities;
 
 export async function raceEntry(input: FinalizeInput): Promise<CandidateResult> {
   return await finalizeEvaluation.executeWithOptions({ summary: `raced: ${input.candidateRef}`.slice(0, 200) }, [input]);
