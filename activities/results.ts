@@ -24,7 +24,7 @@ export async function saveChunkResults(input: SaveChunkInput): Promise<ChunkSumm
   return summarize(input.chunkIndex, input.results);
 }
 
-export function summarize(chunkIndex: number, results: TaskResult[]): ChunkSummary {
+function summarize(chunkIndex: number, results: TaskResult[]): ChunkSummary {
   const scored = results.filter((r) => r.status === 'scored');
   const nNotRun = results.filter((r) => r.status === 'not_run').length;
   return {
@@ -37,7 +37,7 @@ export function summarize(chunkIndex: number, results: TaskResult[]): ChunkSumma
   };
 }
 
-export function resultFileFor(home: string, evalId: string): string {
+function resultFileFor(home: string, evalId: string): string {
   return homePaths(home).resultFile(evalId);
 }
 

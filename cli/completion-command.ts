@@ -31,7 +31,7 @@ function specsOf(program: Command): CommandSpec[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export function bashCompletion(program: Command): string {
+function bashCompletion(program: Command): string {
   const specs = specsOf(program);
   const cases = specs
     .map((s) => `    ${s.name}) opts=${shellWord(s.flags.flatMap((f) => [f.long, ...(f.short ? [f.short] : [])]).join(' '))} ;;`)
@@ -52,13 +52,13 @@ complete -o default -F _vero vero
 `;
 }
 
-export function zshCompletion(program: Command): string {
+function zshCompletion(program: Command): string {
   return `# vero completion for zsh: eval "$(vero completion zsh)"
 autoload -U +X bashcompinit && bashcompinit
 ${bashCompletion(program).split('\n').slice(1).join('\n')}`;
 }
 
-export function fishCompletion(program: Command): string {
+function fishCompletion(program: Command): string {
   const specs = specsOf(program);
   const lines = ['# vero completion for fish: vero completion fish | source', 'complete -c vero -f'];
   for (const s of specs) {

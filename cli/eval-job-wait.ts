@@ -29,7 +29,7 @@ export interface JobAnswer {
 }
 
 /** The bound in seconds: the flag, else `VERO_EVAL_WAIT_SEC`, else the default. */
-export function waitBoundSec(flag?: number): number {
+function waitBoundSec(flag?: number): number {
   if (flag !== undefined) return flag;
   const env = process.env.VERO_EVAL_WAIT_SEC;
   if (env && /^\d+$/.test(env)) return Number(env);
@@ -37,7 +37,7 @@ export function waitBoundSec(flag?: number): number {
 }
 
 /** When a call started now must return (its bound). */
-export const deadlineOf = (flags: WaitFlags): number => Date.now() + waitBoundSec(flags.timeout) * 1000;
+const deadlineOf = (flags: WaitFlags): number => Date.now() + waitBoundSec(flags.timeout) * 1000;
 
 /**
  * Polls the job (or the job of that id) until it ends or the bound passes. Returns the finished job or the running one; a failed or

@@ -21,7 +21,7 @@ export const fmtScore = (n: number | null | undefined): string => (n === null ||
 export const fmtCost = (usd: number | null | undefined): string | null => (usd === null || usd === undefined ? null : `$${usd.toFixed(4)}`);
 
 /** `12.3k in / 4.5k out`, or null when no trial reported tokens. */
-export function fmtTokens(u: Usage | undefined): string | null {
+function fmtTokens(u: Usage | undefined): string | null {
   if (!u || (u.inputTokens === null && u.outputTokens === null)) return null;
   const k = (n: number | null) => (n === null ? '-' : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
   return `${k(u.inputTokens)} in / ${k(u.outputTokens)} out`;
@@ -81,7 +81,7 @@ export function capsText(c: { maxCostUsd: number | null; maxTokens: number | nul
 }
 
 /** `max_cost_usd $5.00: $5.1234 spent, 1200 tokens (2 task(s) reported no usage)`. */
-export function spendLine(r: CandidateResult): string | null {
+function spendLine(r: CandidateResult): string | null {
   const sp = r.spend;
   if (!sp) return null;
   const caps = capsText(sp);

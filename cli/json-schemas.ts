@@ -17,9 +17,9 @@ export function jsonSchemaOf(command: CliJsonCommand): Record<string, unknown> {
   return { $id: `vero-harbor/schemas/${command}.schema.json`, title: `vero ${what} --json`, ...schema };
 }
 
-export const schemaFile = (dir: string, command: CliJsonCommand): string => path.join(dir, `${command}.schema.json`);
+const schemaFile = (dir: string, command: CliJsonCommand): string => path.join(dir, `${command}.schema.json`);
 
-export function writeSchemas(dir: string): void {
+function writeSchemas(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
   for (const c of SCHEMA_COMMANDS) writeJsonDurable(schemaFile(dir, c), jsonSchemaOf(c), { fsync: false });
 }

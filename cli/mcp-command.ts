@@ -12,7 +12,7 @@ import { commandConfig, configPath, ConnectionFlags, connectionSettings, connect
 import { sidecarUrl } from './sidecar-client';
 
 /** An MCP server offering every tool of a registry; a tool's failure is its result (isError), with vero's message. */
-export function mcpServer<Ctx>(name: string, tools: McpTool<Ctx>[], ctx: Ctx): McpServer {
+function mcpServer<Ctx>(name: string, tools: McpTool<Ctx>[], ctx: Ctx): McpServer {
   const server = new McpServer({ name, version: require('../../package.json').version as string });
   for (const t of tools) {
     server.registerTool(

@@ -27,7 +27,7 @@ import { settledProgress } from '../model/progress';
 import { type CandidateResult } from '../model/candidate-result';
 import { comparePaired, taskScoresOf } from '../model/paired-comparison';
 
-export { type EvalToolContext, type McpTool, tool } from './mcp-registry';
+export { type EvalToolContext, type McpTool } from './mcp-registry';
 
 const evalId = z.string().min(1).describe('the evaluation id (eval-<commit>-<digest>), as start_eval or list return it');
 

@@ -99,7 +99,7 @@ export function connectionSettings(flags: ConnectionFlags): {
 }
 
 /** The dev server serves its UI at port + 1000 on loopback. */
-export function defaultUiUrl(address: string): string | null {
+function defaultUiUrl(address: string): string | null {
   const m = /^(127\.0\.0\.1|localhost):(\d+)$/.exec(address);
   return m ? `http://${m[1]}:${Number(m[2]) + 1000}` : null;
 }

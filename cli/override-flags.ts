@@ -129,7 +129,7 @@ export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
 ];
 
 /** Other spellings users type for Harbor's flags (hidden in --help): the same option under another name. */
-export const HARBOR_FLAG_ALIASES: { alias: string; attr: string }[] = [
+const HARBOR_FLAG_ALIASES: { alias: string; attr: string }[] = [
   { alias: '--include <glob>', attr: 'includeTaskName' },
   { alias: '--exclude <glob>', attr: 'excludeTaskName' },
   { alias: '--limit <n>', attr: 'nTasks' },

@@ -11,7 +11,7 @@ const SHORT = '{bar} {value}/{total}{paused} | run {running} | err {errors} | {m
 const TEXT = { full: 95, short: 60 };
 
 /** The bar's format and width for a terminal `columns` wide: the widest bar (10–40) whose line still fits. */
-export function barLayout(columns: number): { format: string; barsize: number } {
+function barLayout(columns: number): { format: string; barsize: number } {
   if (columns - TEXT.full >= 10) return { format: FULL, barsize: Math.min(40, columns - TEXT.full) };
   return { format: SHORT, barsize: Math.max(5, Math.min(40, columns - TEXT.short)) };
 }

@@ -39,7 +39,7 @@ function progressLine(s: RaceState): string {
   return `${s.phase}: ${s.decidedUpTo}/${s.order.length} shared task(s) decided, ${live} of ${s.candidates.length} racing, ${s.running} running, ${s.spent.taskRuns} task run(s)`;
 }
 
-export function renderRace(r: RaceResult): string {
+function renderRace(r: RaceResult): string {
   const rows = r.candidates.map((c) => [
     c.candidateRef,
     c.status,

@@ -30,7 +30,7 @@ export const CHART_JS_FILE = path.join(path.dirname(require.resolve('chart.js'))
 
 const COLORS = { score: '#0969da', best: '#1a7f37', baseline: '#8c959f', ci: 'rgba(9,105,218,0.25)', up: '#2da44e', down: '#cf222e' };
 
-export const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1f23;max-width:1200px}h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1f23;max-width:1200px}h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f6f8fa}
 .num{text-align:right}.warn{color:#b35900;font-weight:600}.pass{background:#dafbe1}.part{background:#fff8c5}.fail{background:#ffebe9}
 .err{background:#cf222e;color:#fff}.none{color:#8c959f}.note{color:#57606a;font-size:12px}nav a{margin-right:12px}

@@ -13,7 +13,7 @@ import { ConfigError } from '../model/errors';
 import { buildTask } from '../workflows';
 
 /** The workflow id of a build: the build.yaml's bytes, the output dir and the options. */
-export function buildWorkflowId(input: BuildTaskInput): string {
+function buildWorkflowId(input: BuildTaskInput): string {
   let text: Buffer;
   try {
     text = fs.readFileSync(input.configFile);

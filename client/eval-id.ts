@@ -10,7 +10,7 @@ import { spendPoolWorkflowId } from '../model/spend-cap';
 const EVAL_ID = /^eval-[0-9a-f]{7,64}-[0-9a-f]{16}$/;
 
 /** The workflow types an evaluation id may run: the evaluation, or a race's entry for one candidate. */
-export const EVALUATION_TYPES: readonly string[] = ['evaluateCandidate', 'raceEntry'];
+const EVALUATION_TYPES: readonly string[] = ['evaluateCandidate', 'raceEntry'];
 
 /** What a workflow id that is not an evaluation's names, for the refusal. */
 function whatItIs(id: string): string {

@@ -65,7 +65,7 @@ function jobOf(runDir: string, task: string): Omit<EvalJob, 'latest'> {
 }
 
 /** The jobs under an evaluation's runs dir (`<home>/runs/<evalId>`), by task, then oldest first; the latest marked. */
-export function jobsUnder(evalRunsDir: string): EvalJob[] {
+function jobsUnder(evalRunsDir: string): EvalJob[] {
   const jobs = dirsIn(evalRunsDir)
     .map((run) => path.join(evalRunsDir, run))
     .filter((runDir) => isDir(runPaths(runDir).jobsDir))

@@ -10,8 +10,6 @@ import { requireEvalId, requireEvaluationType } from './eval-id';
 import { requireWorker, withinAcceptBound } from './worker-wait';
 import { pauseUpdate, resumeUpdate } from '../workflows/pause';
 
-export type { PauseChange };
-
 /** What pausing or resuming one evaluation did: the state now, and whether this call changed it. */
 export interface PauseOutcome extends PauseChange {
   evalId: string;

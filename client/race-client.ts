@@ -68,7 +68,7 @@ function historyFields(home: string, digest: string, tasks: readonly string[]): 
 }
 
 /** Rows stored for this commit under this digest: its full evaluation's file and earlier races' entries. */
-export function storedRows(home: string, commit: string, digest: string): RaceInput['stored'][number] {
+function storedRows(home: string, commit: string, digest: string): RaceInput['stored'][number] {
   const dir = homePaths(home).resultsDir;
   if (!fs.existsSync(dir)) return [];
   const byTask = new Map<string, RaceInput['stored'][number][number]>();

@@ -46,7 +46,7 @@ function previousRowsOf(client: Client, evalId: string, runId: string): Promise<
  * `retried`'s progress (a retry run's: only the tasks it runs again) as the evaluation's: the previous result's
  * other rows counted as finished, the total every task.
  */
-export function withPreviousRows(retried: Progress, tasks: string[], rows: readonly TaskResult[]): Progress {
+function withPreviousRows(retried: Progress, tasks: string[], rows: readonly TaskResult[]): Progress {
   const again = new Set(tasks);
   const kept = newProgress(0, retried.phase);
   for (const row of rows) if (!again.has(row.task)) countFinished(kept, row);

@@ -18,7 +18,7 @@ import {
   TRAJECTORY_HEAD_FIELDS,
 } from '../model/atif-trajectory';
 
-export interface TrajectoryHead {
+interface TrajectoryHead {
   schemaVersion: string;
   sessionId: string | null;
   agent: AgentInfo;
@@ -42,7 +42,7 @@ export type TrajectoryPage =
   | { ok: false; status: 200; reason: string; raw: string; size: number; rawTruncated: boolean };
 
 /** The most of a trajectory shown raw when it does not parse. */
-export const MAX_RAW_BYTES = 256 * 1024;
+const MAX_RAW_BYTES = 256 * 1024;
 const CHUNK_BYTES = 256 * 1024;
 
 const HEAD_KEYS = Object.keys(TRAJECTORY_HEAD_FIELDS) as (keyof typeof TRAJECTORY_HEAD_FIELDS)[];

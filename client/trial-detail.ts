@@ -14,7 +14,7 @@ import * as path from 'node:path';
 /** Steps per page of a trajectory. */
 export const STEPS_PER_PAGE = 100;
 /** The most of one verifier file shown beside the transcript. */
-export const MAX_VERIFIER_BYTES = 64 * 1024;
+const MAX_VERIFIER_BYTES = 64 * 1024;
 const MAX_VERIFIER_FILES = 8;
 
 export interface VerifierOutput {

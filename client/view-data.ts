@@ -126,7 +126,7 @@ export function labelOf(r: { candidate: string | null; candidateRef: string | nu
   return r.candidateRef && r.candidateRef !== sha ? `${r.candidateRef} (${sha.slice(0, 8)})` : sha.slice(0, 12);
 }
 
-export interface FileLink {
+interface FileLink {
   label: string;
   /** Path relative to the home (for /file/…), or null when the file is outside it. */
   rel: string | null;

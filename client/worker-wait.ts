@@ -8,7 +8,7 @@ import { InfrastructureError } from '../model/errors';
 import { workflowPollers } from './worker-capacity';
 
 /** How long an update may wait for the worker to accept it. */
-export const UPDATE_ACCEPT_BOUND_MS = 30_000;
+const UPDATE_ACCEPT_BOUND_MS = 30_000;
 
 /** Refuses (InfrastructureError, exit 1) when no worker polls `taskQueue`: `what` would wait for one forever. */
 export async function requireWorker(client: Client, taskQueue: string, what: string): Promise<void> {

@@ -15,7 +15,7 @@ import { ConfigError } from '../model/errors';
 import { git, gitBuffer } from '../infra/git';
 
 /** A baseline that cannot be built from the agent repo: bad input, reported like any config error. */
-export class BaselineError extends ConfigError {}
+class BaselineError extends ConfigError {}
 
 interface SourceCommit {
   sha: string;

@@ -35,14 +35,14 @@ import { sidecarKeyEnvs } from '../model/sidecar-keys';
 import { isVeroFormat, VeroBuildFile } from './vero-schema';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
-export const SafeRelativePath = z
+const SafeRelativePath = z
   .string()
   .min(1)
   .refine((p) => !path.isAbsolute(p) && !p.split(/[/\\]/).includes('..') && !/[\0\n\r]/.test(p) && path.normalize(p) !== '.', {
     message: 'expected a relative path inside the agent repo (no leading /, no .., no newlines)',
   });
 
-export const DEFAULT_IMAGE = 'debian:trixie-slim';
+const DEFAULT_IMAGE = 'debian:trixie-slim';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
 const argv = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((c) => commandArgv(c));
@@ -379,7 +379,7 @@ function modeErrors(
 const resolveFrom = (base: string, p: string) => path.resolve(base, p);
 
 /** The metrics an evaluation reports without a harness (vero's names): the mean, the unscored share, the spread. */
-export const AGGREGATE_METRICS = ['score', 'error_rate', 'score_stddev'];
+const AGGREGATE_METRICS = ['score', 'error_rate', 'score_stddev'];
 
 /** objective.metric and constraints name metrics the evaluation reports (any of a harness's report). */
 function objectiveErrors(c: z.infer<typeof BuildConfigFile>): string[] {

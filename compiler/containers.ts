@@ -44,7 +44,7 @@ const NESTED_BRIDGE_IP = '10.213.0.1';
  * the sidecar), or with nested Docker the nested bridge's address, which the trial containers reach too.
  */
 /** The gateway as `main` (the optimizer) reaches it. */
-export const gatewayUrlFromMain = (c: BuildConfig): string => `http://eval-sidecar:${c.gateway?.port ?? 8001}`;
+const gatewayUrlFromMain = (c: BuildConfig): string => `http://eval-sidecar:${c.gateway?.port ?? 8001}`;
 
 export function candidateGatewayUrl(c: BuildConfig): string {
   const port = c.gateway?.port ?? 8001;

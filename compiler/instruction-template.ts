@@ -11,7 +11,7 @@ import { CONTAINER } from '../model/serve-config';
 import type { BuildConfig } from './build-config';
 import { renderInstruction } from './instruction';
 
-export const BUILTIN_TEMPLATE = 'instruction.md.j2';
+const BUILTIN_TEMPLATE = 'instruction.md.j2';
 
 /** The built-in instruction split into vero's blocks: the framing (title, objective) and everything after it. */
 const BUILTIN_SOURCE = '{% block framing %}{{ builtin.framing }}{% endblock %}{% block workflow %}{{ builtin.workflow }}{% endblock %}';
@@ -42,7 +42,7 @@ function budgetGuidance(c: BuildConfig): string {
 }
 
 /** Our instruction with the budget options, split at its first section into vero's `framing` and the rest. */
-export function builtinBlocks(c: BuildConfig): { framing: string; workflow: string } {
+function builtinBlocks(c: BuildConfig): { framing: string; workflow: string } {
   const text = renderInstruction(c);
   const at = text.indexOf('\n## ');
   const framing = at < 0 ? text : text.slice(0, at + 1);

@@ -85,7 +85,7 @@ function modeASection(c: BuildConfig): NonNullable<ServeConfig['mode_a']> {
 }
 
 /** Where the sidecar's inner tasks are: the baked dir, or a registry dataset (with its baked registry.json, if any). */
-export function innerSource(c: BuildConfig): NonNullable<ServeConfig['mode_b']>['task_source'] {
+function innerSource(c: BuildConfig): NonNullable<ServeConfig['mode_b']>['task_source'] {
   if (!c.inner_dataset) return { path: CONTAINER.innerTask };
   return runSourceOf(c.inner_dataset, isBakeable(c.inner_dataset, c.resolvedDataset) ? BAKED_REGISTRY : undefined);
 }
@@ -94,7 +94,7 @@ export function innerSource(c: BuildConfig): NonNullable<ServeConfig['mode_b']>[
 export const BAKED_REGISTRY = `${CONTAINER.innerTask}/registry.json`;
 
 /** The sidecar's session files, copied where Harbor collects them before the verifier (and when a trial fails). */
-export const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;
+const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;
 
 /** finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout. */
 export function finalizeBound(c: BuildConfig, splitSizes: Record<string, number>): number {
@@ -115,7 +115,7 @@ export function finalizeBound(c: BuildConfig, splitSizes: Record<string, number>
   });
 }
 
-export function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
+function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
   const verifierTimeout = finalizeBound(c, splitSizes);
   const doc = {
     schema_version: '1.4',
@@ -158,7 +158,7 @@ function overlayLines(c: BuildConfig): string[] {
   ];
 }
 
-export function seedScript(c: BuildConfig): string {
+function seedScript(c: BuildConfig): string {
   // Paths are locked in the working tree as a courtesy (a quoted glob names no file and is skipped); the
   // sidecar enforces every pattern on commits.
   const ro = c.read_only_paths.map((p) => `${CONTAINER.workAgent}/${p}`);
@@ -186,7 +186,7 @@ export function seedScript(c: BuildConfig): string {
   ].join('\n');
 }
 
-export function testScript(): string {
+function testScript(): string {
   return [
     '#!/bin/bash',
     '# The verifier (root, in `main`): the sidecar chooses the candidate and scores it on the target split(s).',
@@ -203,7 +203,7 @@ export function testScript(): string {
   ].join('\n');
 }
 
-export function solveScript(c: BuildConfig): string {
+function solveScript(c: BuildConfig): string {
   return [
     '#!/bin/bash',
     "# A scripted smoke optimizer for Harbor's oracle agent: one commit, one evaluation.",
@@ -220,7 +220,7 @@ export function solveScript(c: BuildConfig): string {
 }
 
 /** What `vero run` applies to the outer `harbor run` (model/harbor/outer-run-args.ts). */
-export function compiledRun(c: BuildConfig): CompiledRun {
+function compiledRun(c: BuildConfig): CompiledRun {
   return { schema_version: 1, harbor_args: c.optimizer_harbor_args, optimizer_env: Object.keys(c.optimizer_env).sort() };
 }
 

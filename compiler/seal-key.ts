@@ -10,7 +10,7 @@ import { hostSealSecret } from '../infra/host-seal-secret';
 import { BUILD_DIGEST_FILE } from './build-digest';
 import { CONTEXT } from './containers';
 
-export const LEDGER_SEAL_KEY_FILE = `environment/${CONTEXT.ledgerSealKey}`;
+const LEDGER_SEAL_KEY_FILE = `environment/${CONTEXT.ledgerSealKey}`;
 
 /** Writes the build's digest and its ledger-seal key into the task dir being built (`tmp`). */
 export function writeDigestAndSealKey(tmp: string, buildDigest: string): void {

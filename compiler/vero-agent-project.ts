@@ -24,7 +24,7 @@ export function agentPythonPath(repo: string, importPath: string | null): string
 }
 
 /** The `[project] dependencies` of the repo's pyproject.toml ([] when it has none or cannot be read). */
-export function projectDependencies(repo: string): string[] {
+function projectDependencies(repo: string): string[] {
   try {
     const doc = parseToml(fs.readFileSync(path.join(repo, 'pyproject.toml'), 'utf8')) as { project?: { dependencies?: unknown } };
     const deps = doc.project?.dependencies;

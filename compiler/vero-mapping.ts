@@ -27,7 +27,7 @@ export interface VeroMapping {
 }
 
 /** A budget for a vero partition that has none: vero's "unlimited", as a count no optimizer reaches. */
-export const UNLIMITED_RUNS = 1_000_000;
+const UNLIMITED_RUNS = 1_000_000;
 
 const isRegistrySource = (s: string) => s.includes('@');
 
@@ -248,7 +248,7 @@ const TYPED_PAIR_FLAGS: Record<string, 'environment_kwargs' | 'agent_kwargs' | '
 };
 
 /** vero's extra_harbor_args: `--ek k=v` and the like become our typed fields (the same flags reach Harbor); the rest pass through. */
-export function splitExtraArgs(args: string[]): { typed: Record<string, Record<string, string>>; rest: string[]; errors: string[] } {
+function splitExtraArgs(args: string[]): { typed: Record<string, Record<string, string>>; rest: string[]; errors: string[] } {
   const typed: Record<string, Record<string, string>> = {};
   const rest: string[] = [];
   const errors: string[] = [];

@@ -22,7 +22,7 @@ interface LockEntry {
 }
 
 /** Paths (relative to the project) of every production dependency that is installed here. */
-export function productionDependencyDirs(root = PROJECT_ROOT): string[] {
+function productionDependencyDirs(root = PROJECT_ROOT): string[] {
   const lockFile = path.join(root, 'package-lock.json');
   const lock = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { packages?: Record<string, LockEntry> };
   return Object.entries(lock.packages ?? {})
@@ -58,7 +58,7 @@ function keep(rel: string): boolean {
 const keepBuilt = (rel: string) => !rel.endsWith('.map') && !/^dist\/(bench|test)(\/|$)/.test(rel);
 
 /** Lets the event loop run (heartbeats of the worker's other activities) between two synchronous steps. */
-export const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
+const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 
 /** The package's entries: '/'-separated paths relative to the project, each with its lstat. */
 type Entries = Map<string, fs.Stats>;

@@ -20,7 +20,7 @@ export const VeroScope = z.strictObject({
 });
 export type VeroScope = z.infer<typeof VeroScope>;
 
-export const VeroGateway = z.strictObject({
+const VeroGateway = z.strictObject({
   upstream_api_key_env: envName.default('OPENAI_API_KEY'),
   upstream_base_url_env: envName.nullable().default('OPENAI_BASE_URL'),
   default_upstream_base_url: z
@@ -184,7 +184,7 @@ export const VeroBuildFile = z.strictObject({
 export type VeroBuild = z.infer<typeof VeroBuildFile>;
 
 /** Keys only vero's format has: a file with any of them (and no `mode`) is read as vero's. */
-export const VERO_ONLY_KEYS = [
+const VERO_ONLY_KEYS = [
   'agent_access',
   'selection_partition',
   'task_source',

@@ -23,12 +23,12 @@ export const MAX_COLLATION_THREADS = 4;
 const CHUNK_TRIALS = 250;
 
 /** The threads `vero trials` uses by default (this one included): one for a small dir, else one per core, up to 4. */
-export function defaultCollationThreads(trialDirCount: number): number {
+function defaultCollationThreads(trialDirCount: number): number {
   if (trialDirCount < PARALLEL_MIN_TRIALS) return 1;
   return Math.max(1, Math.min(os.availableParallelism(), MAX_COLLATION_THREADS));
 }
 
-export interface ScoringOptions {
+interface ScoringOptions {
   rewardKey?: string;
   aggregate?: Aggregation;
 }
@@ -72,7 +72,7 @@ export function chunksOfWholeTasks(trialDirs: readonly string[], size: number): 
   return chunks;
 }
 
-export function scoreChunk(trialDirs: readonly string[], within: string, scoring: ScoringOptions, index: number): ScoredChunk {
+function scoreChunk(trialDirs: readonly string[], within: string, scoring: ScoringOptions, index: number): ScoredChunk {
   const loaded = readTrialDirs(trialDirs, within);
   const rows = collate(loaded.trials, { ...scoring, invalid: loaded.invalid });
   const chosen = new Set(rows.map((r) => r.trial));

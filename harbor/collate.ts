@@ -137,7 +137,7 @@ export type CollatedTask = TaskScore & Pick<CollatedRow, 'task' | 'taskName'>;
 export { TaskNameMismatchError };
 
 /** Trials grouped by task key, in one linear pass. */
-export function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {
+function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {
   const byTask = new Map<string, LoadedTrial[]>();
   for (const t of trials) {
     const key = trialTaskKey(t.result);

@@ -72,7 +72,7 @@ const RegistryFile = z.array(
 export type RegistryEntry = z.infer<typeof RegistryFile>[number];
 
 /** A task as the sidecar's Harbor will see it: the name `-i` matches, and where it comes from. */
-export interface DatasetTask {
+interface DatasetTask {
   name: string;
   /** An absolute local dir (relative `path`s resolved against the registry file's dir), or a git task's path. */
   path: string;

@@ -11,7 +11,7 @@ export interface Isolation {
 }
 
 /** The candidate's gateway variables (vero's names for an agent's own inference). */
-export const AGENT_INFERENCE_ENV = { key: 'VERO_AGENT_INFERENCE_API_KEY', baseUrl: 'VERO_AGENT_INFERENCE_BASE_URL' } as const;
+const AGENT_INFERENCE_ENV = { key: 'VERO_AGENT_INFERENCE_API_KEY', baseUrl: 'VERO_AGENT_INFERENCE_BASE_URL' } as const;
 
 /**
  * `task_services_use_upstream` (vero's meaning): the OpenAI variables, which task-owned services (user simulators,

@@ -55,7 +55,7 @@ function writeHandover(pidFile: string, all: Handover): void {
 }
 
 /** The trial dirs of a job that hold no result.json: started and not finished (Harbor writes it after teardown). */
-export function unfinishedTrials(jobDir: string): string[] {
+function unfinishedTrials(jobDir: string): string[] {
   try {
     return fs
       .readdirSync(jobDir, { withFileTypes: true })
@@ -71,7 +71,7 @@ export function unfinishedTrials(jobDir: string): string[] {
  * harbor (listed first: a harbor launched after the look writes its pid file before it makes a trial, so none of
  * its trials is listed), and those an attempt on another host handed over when it resumed the job.
  */
-export function trialsOfDeadHarbor(jobDir: string, pidFile: string, dead: HarborProcess): string[] {
+function trialsOfDeadHarbor(jobDir: string, pidFile: string, dead: HarborProcess): string[] {
   const unfinished = unfinishedTrials(jobDir);
   const last = readPidFile(pidFile);
   const stillLast = last !== null && keyOf(last) === keyOf(dead);

@@ -7,8 +7,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UnreadableFileError } from '../model/errors';
 
-export { UnreadableFileError };
-
 const KIND: [keyof fs.Stats, string][] = [
   ['isFIFO', 'a FIFO'],
   ['isCharacterDevice', 'a character device'],

@@ -84,7 +84,7 @@ const pidFileFor = devServerPidFile;
  * would share the file with a new one and corrupt its state: stop it first. Returns its pid, if there was one.
  * A server whose owner (the vero process that started it) is alive is not stale: that is refused, naming it.
  */
-export async function stopStaleServer(dbFile: string): Promise<number | null> {
+async function stopStaleServer(dbFile: string): Promise<number | null> {
   let pid: number;
   let record: { pid: number; port?: number; ownerPid?: number };
   try {

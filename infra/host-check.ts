@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /** The host name in a `Host` header (no port, no IPv6 brackets, lower case, no trailing dot); null if unreadable. */
-export function hostNameOf(header: string | undefined): string | null {
+function hostNameOf(header: string | undefined): string | null {
   if (!header) return null;
   const h = header.trim().toLowerCase();
   const name = h.startsWith('[') ? /^\[([^\]]+)\](:\d+)?$/.exec(h)?.[1] : /^([^:]+)(:\d+)?$/.exec(h)?.[1];

@@ -53,11 +53,6 @@ export function forgetGroup(pid: number, host = hostId()): void {
   fs.rmSync(fileOf(pid, host), { force: true });
 }
 
-/** The groups recorded for this host that are alive; records of groups that are gone are removed on the way. */
-export function hostGroups(host = hostId()): HostGroup[] {
-  return hostGroupRecords(host).live;
-}
-
 /** The groups recorded for this host: those alive, and those gone (whose records are removed on the way). */
 export function hostGroupRecords(host = hostId()): { live: HostGroup[]; gone: HostGroup[] } {
   const out = { live: [] as HostGroup[], gone: [] as HostGroup[] };

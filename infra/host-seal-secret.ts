@@ -12,10 +12,10 @@ import { createFileOnce } from './atomic-file';
 import { defaultHome } from './eval-config-file';
 import { ConfigError } from '../model/errors';
 
-export const SEAL_SECRET_ENV = 'VERO_SEAL_SECRET_FILE';
+const SEAL_SECRET_ENV = 'VERO_SEAL_SECRET_FILE';
 
 /** The file the host's sealing secret lives in. */
-export const hostSealSecretFile = (): string => process.env[SEAL_SECRET_ENV] || path.join(defaultHome(), 'seal-secret');
+const hostSealSecretFile = (): string => process.env[SEAL_SECRET_ENV] || path.join(defaultHome(), 'seal-secret');
 
 /** The host's sealing secret, made on first use. */
 export function hostSealSecret(): Buffer {

@@ -66,7 +66,7 @@ export interface ForkedRun {
 }
 
 /** Forks `argv` in `cwd` with `env` and its output in the given files; null when it cannot (then it is spawned). */
-export type Forker = (
+type Forker = (
   argv: string[],
   io: { cwd: string; env: Record<string, string>; stdout: string; stderr: string },
 ) => Promise<ForkedRun | null>;

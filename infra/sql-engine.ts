@@ -13,14 +13,14 @@ import { PROJECT_ROOT } from './package-root';
 
 export type SqlValue = string | number | null;
 
-export interface SqlTable {
+interface SqlTable {
   name: string;
   columns: { name: string; type: SqlType }[];
   rows: SqlValue[][];
 }
 
 /** The memory a query may use: SQLite's heap (the tables, sorting, grouping), and the rows of its answer. */
-export interface SqlMemoryLimits {
+interface SqlMemoryLimits {
   sqliteHeapBytes: number;
   answerBytes: number;
 }

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 
-export const ATIF_VERSIONS = [
+const ATIF_VERSIONS = [
   'ATIF-v1.0',
   'ATIF-v1.1',
   'ATIF-v1.2',
@@ -42,7 +42,7 @@ export type ContentPart = z.infer<typeof ContentPart>;
 
 const Content = z.union([z.string(), z.array(ContentPart)]);
 
-export const ToolCall = z.strictObject({
+const ToolCall = z.strictObject({
   tool_call_id: z.string(),
   function_name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
@@ -58,14 +58,14 @@ const SubagentRef = z
   })
   .refine((r) => r.trajectory_id != null || r.trajectory_path != null, 'a subagent reference sets trajectory_id or trajectory_path');
 
-export const ObservationResult = z.strictObject({
+const ObservationResult = z.strictObject({
   source_call_id: z.string().nullish(),
   content: Content.nullish(),
   subagent_trajectory_ref: z.array(SubagentRef).nullish(),
   extra: Extra,
 });
 
-export const Metrics = z.strictObject({
+const Metrics = z.strictObject({
   prompt_tokens: z.number().int().nullish(),
   completion_tokens: z.number().int().nullish(),
   cached_tokens: z.number().int().nullish(),

@@ -7,7 +7,7 @@
  */
 
 /** At or above this unmeasured rate, an evaluation carries a warning with its deflation factor. */
-export const UNMEASURED_WARNING_RATE = 0.1;
+const UNMEASURED_WARNING_RATE = 0.1;
 
 /** One task's attempts: trials run, trials without a reward, and the tokens of all its trials (null: not reported). */
 export interface TaskAttempts {

@@ -12,13 +12,12 @@ const nullableNum = num.nullable();
 const isoTime = z.string().describe('ISO 8601 UTC time');
 
 // One task's row: its schema is the stored result's (model/task-result.ts).
-export { TaskRowJson, TaskStatusJson, UsageJson } from './task-result';
 import { TaskRowJson, UsageJson } from './task-result';
 
 const Interval = z.tuple([num, num]);
 
-export const UncertaintyJson = z.strictObject({ n: z.number().int(), mean: num, stdErr: nullableNum, ci95: Interval.nullable() });
-export const AttemptsJson = z.strictObject({
+const UncertaintyJson = z.strictObject({ n: z.number().int(), mean: num, stdErr: nullableNum, ci95: Interval.nullable() });
+const AttemptsJson = z.strictObject({
   k: z.number().int(),
   passAtK: num,
   passHatK: num,
@@ -26,7 +25,7 @@ export const AttemptsJson = z.strictObject({
   nTasks: z.number().int(),
 });
 const SpendJson = z.strictObject({ costUsd: num, tokens: num, unmetered: z.number().int() });
-export const SpendReportJson = z.strictObject({
+const SpendReportJson = z.strictObject({
   maxCostUsd: nullableNum,
   maxTokens: nullableNum,
   pool: z.string().nullable(),
@@ -37,7 +36,7 @@ export const SpendReportJson = z.strictObject({
 const SkippedDir = z.strictObject({ dir: z.string(), reason: z.string() });
 
 /** An evaluation's result (`vero results ID`, `start-eval --wait`). */
-export const CandidateResultJson = z.strictObject({
+const CandidateResultJson = z.strictObject({
   evalId: z.string(),
   candidate: z.string().describe('the full commit sha'),
   candidateRef: z.string().describe('what the user asked for'),
@@ -70,7 +69,7 @@ export const CandidateResultJson = z.strictObject({
 });
 
 /** `start-eval` without `--wait`: what was started or attached to. */
-export const StartedJson = z.strictObject({
+const StartedJson = z.strictObject({
   evalId: z.string(),
   mode: z.enum(['started', 'attached', 'existing']),
   candidate: z.string(),
@@ -82,9 +81,9 @@ export const StartedJson = z.strictObject({
   ui: z.string().nullable(),
 });
 
-export const StartEvalJson = z.union([StartedJson, CandidateResultJson.extend({ ui: z.string().nullable() })]);
+const StartEvalJson = z.union([StartedJson, CandidateResultJson.extend({ ui: z.string().nullable() })]);
 
-export const PrintConfigJson = z.strictObject({
+const PrintConfigJson = z.strictObject({
   evalId: z.string(),
   configDigest: z.string(),
   candidate: z.string(),
@@ -95,7 +94,7 @@ export const PrintConfigJson = z.strictObject({
   config: z.looseObject({}).describe('the resolved vero.yaml (docs/configuration.md)'),
 });
 
-export const ProgressJson = z.strictObject({
+const ProgressJson = z.strictObject({
   total: z.number().int(),
   done: z.number().int(),
   running: z.number().int(),
@@ -122,7 +121,7 @@ export const ProgressJson = z.strictObject({
     .describe('set while the evaluation is paused (vero pause): no task starts until vero resume'),
 });
 
-export const StatusJson = z.strictObject({
+const StatusJson = z.strictObject({
   evalId: z.string(),
   workflowStatus: z.string(),
   startedAt: isoTime,
@@ -134,7 +133,7 @@ export const StatusJson = z.strictObject({
   ui: z.string().nullable(),
 });
 
-export const PartialResultsJson = z.strictObject({
+const PartialResultsJson = z.strictObject({
   workflowStatus: z.string(),
   partial: z.literal(true),
   nTasks: z.number().int(),
@@ -143,9 +142,9 @@ export const PartialResultsJson = z.strictObject({
   pending: z.array(z.string()),
 });
 
-export const ResultsJson = z.union([CandidateResultJson, PartialResultsJson]);
+const ResultsJson = z.union([CandidateResultJson, PartialResultsJson]);
 
-export const ListRowJson = z.strictObject({
+const ListRowJson = z.strictObject({
   evalId: z.string(),
   candidate: z.string().nullable(),
   candidateRef: z
@@ -159,10 +158,10 @@ export const ListRowJson = z.strictObject({
   startedAt: isoTime,
   finishedAt: isoTime.nullable(),
 });
-export const ListJson = z.array(ListRowJson);
+const ListJson = z.array(ListRowJson);
 
 /** What a ranking ranked by: its metric and direction, what the metric is, how ties go, and the constraints it checks. */
-export const RankedByJson = z
+const RankedByJson = z
   .strictObject({
     metric: z.string(),
     direction: z.enum(['maximize', 'minimize']),
@@ -172,13 +171,13 @@ export const RankedByJson = z
   })
   .describe('what the ranking ranked by');
 
-export const BestJson = CandidateResultJson.omit({ tasks: true }).extend({
+const BestJson = CandidateResultJson.omit({ tasks: true }).extend({
   rankedBy: RankedByJson,
   runnerUp: z.strictObject({ evalId: z.string(), candidateRef: z.string(), score: num, separable: z.boolean() }).nullable(),
 });
 
 const EvalRef = z.strictObject({ evalId: z.string(), candidate: z.string(), candidateRef: z.string() });
-export const CompareJson = z.strictObject({
+const CompareJson = z.strictObject({
   a: EvalRef,
   b: EvalRef,
   rankedBy: RankedByJson,
@@ -206,7 +205,7 @@ export const CompareJson = z.strictObject({
 });
 
 const RaceBoundJson = z.strictObject({ meanDiff: num, lower: num, upper: num });
-export const RaceJson = z.strictObject({
+const RaceJson = z.strictObject({
   raceId: z.string(),
   phase: z.enum(['preparing', 'racing', 'finalizing', 'done']),
   order: z.array(z.string()).describe("the tasks in the race's shared, seeded order"),
@@ -267,14 +266,14 @@ export const RaceJson = z.strictObject({
   ),
 });
 
-export const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
+const SetConcurrencyJson = z.strictObject({ evalId: z.string(), previous: z.number().int(), concurrency: z.number().int() });
 
-export const UiJson = z.strictObject({
+const UiJson = z.strictObject({
   url: z.string().describe("the Web UI's page: the list of evaluations and races, or one evaluation's"),
   query: z.string().nullable().describe('the visibility query the list is filtered by (null for one evaluation)'),
 });
 
-export const PauseJson = z.strictObject({
+const PauseJson = z.strictObject({
   evalId: z.string(),
   paused: z.boolean().describe('whether the evaluation is paused now'),
   since: isoTime.nullable().describe('when it was paused (null: not paused)'),
@@ -282,7 +281,7 @@ export const PauseJson = z.strictObject({
   changed: z.boolean().describe('whether this call changed anything (false: it was already paused, or not paused)'),
 });
 
-export const RetryStartedJson = z.strictObject({
+const RetryStartedJson = z.strictObject({
   evalId: z.string(),
   runId: z
     .string()
@@ -296,9 +295,9 @@ export const RetryStartedJson = z.strictObject({
     .optional()
     .describe('a running evaluation: the retry is queued and runs once every task has finished, as its next run'),
 });
-export const RetryJson = z.union([RetryStartedJson, RetryStartedJson.extend({ result: CandidateResultJson })]);
+const RetryJson = z.union([RetryStartedJson, RetryStartedJson.extend({ result: CandidateResultJson })]);
 
-export const SpendPoolJson = z.strictObject({
+const SpendPoolJson = z.strictObject({
   name: z.string(),
   maxCostUsd: nullableNum,
   maxTokens: nullableNum,
@@ -308,7 +307,7 @@ export const SpendPoolJson = z.strictObject({
   spentBy: z.record(z.string(), z.strictObject({ costUsd: num, tokens: num })),
 });
 
-export const CleanJson = z.strictObject({
+const CleanJson = z.strictObject({
   home: z.string(),
   olderThanSec: num,
   removed: z.boolean(),
@@ -322,7 +321,7 @@ export const CleanJson = z.strictObject({
     .describe('with --yes: items checked again right before removal and left (in use since the plan, or not removable)'),
 });
 
-export const TrialsJson = z.strictObject({
+const TrialsJson = z.strictObject({
   tasks: z.array(TaskRowJson),
   skippedJobDirs: z
     .array(z.strictObject({ jobDir: z.string(), reason: z.string() }))
@@ -330,7 +329,7 @@ export const TrialsJson = z.strictObject({
     .describe('job dirs without any result.json (crashed, empty or still running), with why; absent when none'),
 });
 
-export const JobsJson = z.strictObject({
+const JobsJson = z.strictObject({
   evalId: z.string(),
   home: z.string(),
   jobs: z.array(
@@ -348,9 +347,9 @@ export const JobsJson = z.strictObject({
   ),
 });
 
-export const DemoJson = z.strictObject({ results: z.array(CandidateResultJson), best: z.string(), ui: z.string().nullable() });
+const DemoJson = z.strictObject({ results: z.array(CandidateResultJson), best: z.string(), ui: z.string().nullable() });
 
-export const BuildJson = z.strictObject({
+const BuildJson = z.strictObject({
   outDir: z.string(),
   taskName: z.string(),
   mode: z.enum(['A', 'B']),
@@ -368,7 +367,7 @@ export const BuildJson = z.strictObject({
 
 /** The sidecar's answers as `vero eval` / `vero budget` print them: its API's fields, camelCased. */
 /** `vero eval` of an evaluation still running at its bound: its id, how far it is, and the command to wait for it. */
-export const SidecarEvalRunningJson = z.looseObject({
+const SidecarEvalRunningJson = z.looseObject({
   evalId: z.string(),
   status: z.literal('running'),
   split: z.string(),
@@ -378,7 +377,7 @@ export const SidecarEvalRunningJson = z.looseObject({
   progress: z.looseObject({ done: z.number().int(), total: z.number().int(), errors: z.number().int() }).optional(),
   next: z.string().describe('vero eval wait <evalId>'),
 });
-export const SidecarEvalResultJson = z.looseObject({
+const SidecarEvalResultJson = z.looseObject({
   evalId: z.string().optional(),
   commit: z.string(),
   split: z.string(),
@@ -399,8 +398,8 @@ export const SidecarEvalResultJson = z.looseObject({
     })
     .optional(),
 });
-export const SidecarEvalJson = z.union([SidecarEvalResultJson, SidecarEvalRunningJson]);
-export const SidecarBudgetJson = z.looseObject({
+const SidecarEvalJson = z.union([SidecarEvalResultJson, SidecarEvalRunningJson]);
+const SidecarBudgetJson = z.looseObject({
   splits: z.array(
     z.looseObject({
       split: z.string(),
@@ -413,7 +412,7 @@ export const SidecarBudgetJson = z.looseObject({
 });
 
 /** `vero query --json`: the statement's columns and rows (arrays in column order), and whether rows were cut. */
-export const QueryJson = z.strictObject({
+const QueryJson = z.strictObject({
   columns: z.array(z.string()),
   rows: z.array(z.array(z.union([z.string(), z.number(), z.null()]))),
   rowCount: z.number().int(),

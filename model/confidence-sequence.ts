@@ -70,7 +70,7 @@ export const makeCs = (kind: CsKind, opts: CsOptions): SequentialCs => (kind ===
 const psi = (lambda: number): number => (-Math.log(1 - lambda) - lambda) / 4;
 
 /** The PrPl-EB sequence fed one observation at a time (O(1) each): the race keeps one per pair of candidates. */
-export class BettingCs implements SequentialCs {
+class BettingCs implements SequentialCs {
   private readonly logTerm: number;
   private readonly cap: number;
   private readonly horizon: number | undefined;

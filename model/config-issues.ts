@@ -37,7 +37,7 @@ export function formatZodIssues(issues: z.core.$ZodIssue[], where: string, schem
 }
 
 /** The keys an object schema accepts at `path` (through defaults, optionals, arrays, records and pipes), or []. */
-export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
   let s: unknown = schema;
   const def = (x: unknown) => (x as { def?: Record<string, unknown> }).def ?? {};
   const unwrap = (x: unknown): unknown => {
@@ -58,7 +58,7 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): st
 }
 
 /** The known key nearest to `key` when it is a likely typo (edit distance at most a third of its length), else null. */
-export function closestKey(key: string, known: readonly string[]): string | null {
+function closestKey(key: string, known: readonly string[]): string | null {
   let best: { k: string; d: number } | null = null;
   for (const k of known) {
     const d = editDistance(key.toLowerCase(), k.toLowerCase());

@@ -28,7 +28,7 @@ const DURATION = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i;
 export const DURATION_FORMS = 'a number of seconds, or a number with a unit: ms, s, m (min), h (hours) or d (days), e.g. 90s, 30m, 2h, 1d';
 
 /** Seconds of a duration string, or null when it is not one. */
-export function parseDuration(s: string): number | null {
+function parseDuration(s: string): number | null {
   const m = DURATION.exec(s.trim());
   const perUnit = m ? UNIT_SECONDS[m[2]!.toLowerCase()] : undefined;
   return m && perUnit !== undefined ? Number(m[1]) * perUnit : null;

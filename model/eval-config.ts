@@ -7,7 +7,7 @@ import { DurationSeconds } from './durations';
 import { HarborSection } from './harbor/config';
 import { SPEND_POOL_NAME } from './spend-cap';
 
-export const TaskSource = z
+const TaskSource = z
   .strictObject({
     /** A local dataset dir or a single task dir: `harbor run -p`. */
     path: z.string().min(1).optional(),
@@ -27,7 +27,7 @@ export const TaskSource = z
       ctx.addIssue({ code: 'custom', path: ['registry_url'], message: 'only valid with `dataset`, and not with registry_path' });
   });
 
-export const TaskSelection = z.strictObject({
+const TaskSelection = z.strictObject({
   source: TaskSource,
   /** Explicit task names (dir basenames; `org/name` for registry packages). */
   names: z.array(z.string().min(1)).optional(),
@@ -39,7 +39,7 @@ export const TaskSelection = z.strictObject({
   partition: z.strictObject({ file: z.string().min(1), split: z.string().min(1) }).optional(),
 });
 
-export const Scoring = z.strictObject({
+const Scoring = z.strictObject({
   /** The reward to read; default `pass`, then `reward`, then the mean of all rewards. */
   reward_key: z.string().min(1).optional(),
   /** Per-task aggregation over attempts: the best trial, or the mean over scored attempts. */
@@ -54,7 +54,7 @@ const MAX_TIMER_SEC = 1_800_000;
 /** The most tasks one evaluation may run at once (`execution.concurrency`, `vero set-concurrency`). */
 export const MAX_CONCURRENCY = 1000;
 
-export const Execution = z
+const Execution = z
   .strictObject({
     /** Tasks (harbor processes) in flight per evaluation; `vero set-concurrency` changes it while it runs. */
     concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).default(4),
@@ -105,7 +105,7 @@ export const Execution = z
 /** The execution defaults, as every caller that does not read a vero.yaml (the sidecar) uses them. */
 export const DEFAULT_EXECUTION = Execution.parse({});
 
-export const TemporalSection = z.strictObject({
+const TemporalSection = z.strictObject({
   address: z.string().min(1).default('127.0.0.1:7233'),
   namespace: z.string().min(1).default('default'),
   task_queue: z.string().min(1).default('vero-harbor'),

@@ -20,7 +20,7 @@ import { SpendCap } from './spend-cap';
 import { PauseState } from './pause-state';
 import { QueuedRetry, RetryOf } from './retry';
 
-export const ResolvedSource = z.strictObject({
+const ResolvedSource = z.strictObject({
   path: z.string().optional(),
   dataset: z.string().optional(),
   registry_path: z.string().optional(),

@@ -15,15 +15,15 @@
  */
 
 /** Start-up of the finalize request itself (connections, the sidecar's worktrees, writing the result). */
-export const FINALIZE_STARTUP_SEC = 300;
+const FINALIZE_STARTUP_SEC = 300;
 /** The preflight `harbor run --dry-run` of a Mode B evaluation. */
-export const PREFLIGHT_SEC = 300;
+const PREFLIGHT_SEC = 300;
 /** Back-off between two attempts of a task (Temporal's retry interval, capped at 2 min). */
-export const RETRY_BACKOFF_SEC = 120;
+const RETRY_BACKOFF_SEC = 120;
 /** After the drain: cancelling the agent evaluations it left (harbor's stop grace and Docker teardown). */
-export const DRAIN_CANCEL_SEC = 120;
+const DRAIN_CANCEL_SEC = 120;
 /** evaluateSamples' activity attempts (workflows/evaluate-samples.ts). */
-export const MODE_A_ATTEMPTS = 3;
+const MODE_A_ATTEMPTS = 3;
 
 export interface FinalizePlan {
   mode: 'A' | 'B';

@@ -12,8 +12,7 @@ export const GATEWAY_SCOPES = ['producer', 'evaluation', 'finalization'] as cons
 export const GatewayScope = z.enum(GATEWAY_SCOPES);
 export type GatewayScope = z.infer<typeof GatewayScope>;
 
-export const PROVIDERS = ['openai', 'anthropic'] as const;
-export type Provider = (typeof PROVIDERS)[number];
+export type Provider = 'openai' | 'anthropic';
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)');
 
@@ -30,7 +29,7 @@ const PROCESS_ENV = new Set(
 const PROCESS_ENV_PREFIXES = ['LC_', 'LD_', 'DYLD_', 'NODE_', 'NPM_', 'PYTHON', 'VERO_GATEWAY_', 'VERO_TEMPORAL_', 'DOCKER_', 'XDG_'];
 
 /** Why a variable cannot hold an upstream key, or null. */
-export function reservedKeyEnv(name: string): string | null {
+function reservedKeyEnv(name: string): string | null {
   const upper = name.toUpperCase();
   if (PROCESS_ENV.has(upper) || PROCESS_ENV_PREFIXES.some((p) => upper.startsWith(p)))
     return `${name} is a variable the sidecar's or main's processes need (or the gateway sets); name a variable of your own, e.g. OPENAI_UPSTREAM_KEY`;
@@ -46,7 +45,7 @@ const hasCredentials = (u: string) => {
   }
 };
 
-export const Upstream = z.strictObject({
+const Upstream = z.strictObject({
   /** e.g. https://api.openai.com (without /v1) or https://api.anthropic.com. */
   base_url: z
     .string()
@@ -60,7 +59,7 @@ export const Upstream = z.strictObject({
     if (why) ctx.addIssue({ code: 'custom', message: why });
   }),
 });
-export type Upstream = z.infer<typeof Upstream>;
+type Upstream = z.infer<typeof Upstream>;
 
 export const ScopePolicy = z.strictObject({
   /** Model names the scope may call, exact strings. Empty: none. */

@@ -23,7 +23,7 @@ export function rewardOf(score: number, direction: Direction): number {
 
 /** vero's constraint operators (its ConstraintOperator). */
 export const CONSTRAINT_OPERATORS = ['==', '!=', '<', '<=', '>', '>='] as const;
-export type ConstraintOperator = (typeof CONSTRAINT_OPERATORS)[number];
+type ConstraintOperator = (typeof CONSTRAINT_OPERATORS)[number];
 
 /** A metric of the evaluation's report that must satisfy `operator value` (vero's MetricConstraint). */
 export interface MetricConstraint {

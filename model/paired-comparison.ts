@@ -7,7 +7,7 @@
 import { jStat } from 'jstat';
 import seedrandom from 'seedrandom';
 
-export interface TaskScorePair {
+interface TaskScorePair {
   task: string;
   /** A task's score (errors counted as 0, as the evaluation's score counts them). */
   a: number;
@@ -75,9 +75,9 @@ export function mcnemarExact(aOnly: number, bOnly: number): number {
  * the tasks whose scores differ (McNemar's test, when scores are pass/fail) gives p < 0.05. Either alone is not
  * enough: on a few tasks that all moved one way the bootstrap interval excludes 0 while the sign test cannot.
  */
-export const DECISION_ALPHA = 0.05;
+const DECISION_ALPHA = 0.05;
 
-export function decide(deltas: readonly number[], ci95: [number, number] | null): PairedComparison['verdict'] {
+function decide(deltas: readonly number[], ci95: [number, number] | null): PairedComparison['verdict'] {
   const signP = mcnemarExact(deltas.filter((x) => x < 0).length, deltas.filter((x) => x > 0).length);
   if (ci95 === null || signP >= DECISION_ALPHA) return 'not resolved';
   return ci95[0] > 0 ? 'B better' : ci95[1] < 0 ? 'A better' : 'not resolved';

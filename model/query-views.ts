@@ -131,7 +131,7 @@ export const QUERY_VIEWS: readonly ViewDef[] = [
 export type ViewRows = Record<QueryViewName, (string | number | null)[][]>;
 
 /** A value as SQLite stores it: booleans as 0/1, objects as JSON, undefined as null. */
-export function sqlValue(v: unknown): string | number | null {
+function sqlValue(v: unknown): string | number | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;

@@ -8,9 +8,8 @@ import { utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
 import { EvalSettings } from './eval-input';
 import { type CandidateResult } from './candidate-result';
-import { type TaskResult } from './task-result';
 
-export const RaceCandidate = z.strictObject({
+const RaceCandidate = z.strictObject({
   /** The id of this candidate's part of the race: a partial evaluation `vero results` and `vero compare` read. */
   evalId: z.string().min(1),
   /** The full evaluation of this commit under the same config (whose stored rows a race may reuse). */
@@ -18,10 +17,10 @@ export const RaceCandidate = z.strictObject({
   candidate: z.string().regex(/^[0-9a-f]{40}$/, 'expected a full 40-hex commit sha'),
   candidateRef: z.string(),
 });
-export type RaceCandidate = z.infer<typeof RaceCandidate>;
+type RaceCandidate = z.infer<typeof RaceCandidate>;
 
 /** A task's row already scored for a candidate under the same config digest: reused, never run again. */
-export const StoredRow = z.object({ task: z.string(), status: z.literal('scored'), score: z.number().nullable() }).passthrough();
+const StoredRow = z.object({ task: z.string(), status: z.literal('scored'), score: z.number().nullable() }).passthrough();
 
 export const RaceInput = z.strictObject({
   raceId: z.string().min(1),
@@ -72,7 +71,7 @@ export function raceOrder(tasks: readonly string[], seed: string): string[] {
 }
 
 /** One decision point: what the statistics said and what was done. */
-export interface RaceDecisionRecord {
+interface RaceDecisionRecord {
   /** Shared tasks (of the race's order) behind it. */
   t: number;
   leader: string;
@@ -122,10 +121,10 @@ export function startingCandidateState(c: Pick<RaceCandidateState, 'candidateRef
   };
 }
 
-export type RaceStopReason = 'one-left' | 'within-margin' | 'tasks-exhausted' | 'spend-cap';
+type RaceStopReason = 'one-left' | 'within-margin' | 'tasks-exhausted' | 'spend-cap';
 
 /** How the race drew its tasks (absent: the uniform, seeded shuffle). */
-export interface RaceSampling {
+interface RaceSampling {
   kind: 'history-weighted';
   /** The earlier evaluations the weights came from. */
   earlierEvaluations: number;
@@ -159,6 +158,3 @@ export interface RaceResult extends RaceState {
   /** Each candidate's evaluation (its rows: run here or reused): `vero results EVAL_ID` shows it, marked partial. */
   results: Pick<CandidateResult, 'evalId' | 'candidateRef' | 'status' | 'score' | 'nTasks' | 'nRun' | 'resultFile'>[];
 }
-
-/** A candidate's rows as its partial evaluation holds them, keyed by task. */
-export type RowsByTask = Map<string, TaskResult>;

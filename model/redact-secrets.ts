@@ -5,7 +5,7 @@
  */
 import { anyTokenPattern } from './gateway-token';
 
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 /** A gateway token of any scope, the shape `newToken` gives it. */
 const GATEWAY_TOKEN = anyTokenPattern();

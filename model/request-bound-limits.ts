@@ -6,7 +6,7 @@
  */
 
 /** Where each limit field is, as a path in the body (the output limits, the outputs, the reasoning budgets). */
-export const LIMIT_FIELDS: readonly (readonly string[])[] = [
+const LIMIT_FIELDS: readonly (readonly string[])[] = [
   ['n'],
   ['best_of'],
   ['max_tokens'],

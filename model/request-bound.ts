@@ -12,7 +12,7 @@ import type { RequestBound } from './request-bound-type';
 /** Input tokens one image counts for (above what current providers charge for one rescaled image). */
 export const IMAGE_INPUT_TOKENS = 8000;
 /** Input tokens the providers' hidden tool-use prompt can add to a request with tools, and each typed tool. */
-export const TOOLS_INPUT_TOKENS = 1024;
+const TOOLS_INPUT_TOKENS = 1024;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const count = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : 1);

@@ -5,9 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './errors';
-import type { RetriedFrom, TaskResult } from './task-result';
-
-export type { RetriedFrom };
+import type { TaskResult } from './task-result';
 
 export const RetryOf = z.strictObject({
   /** The previous run's result file: its rows are kept, but for the retried ones. */

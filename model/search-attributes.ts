@@ -16,7 +16,7 @@ export type VeroStatusValue = 'queued' | 'running' | 'paused' | 'completed' | 'f
 /** A VeroStatus update (typed: a misspelt status does not compile). */
 export const veroStatus = (value: VeroStatusValue) => ({ key: VeroStatus, value }) as const;
 
-export const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest, VeroCostUsd, VeroCandidateRef];
+const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest, VeroCostUsd, VeroCandidateRef];
 
 const TYPE_NAME: Record<string, string> = {
   KEYWORD: 'Keyword',

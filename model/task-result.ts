@@ -17,7 +17,8 @@ export const UsageJson = z.strictObject({
   cacheTokens: nullableNum,
 });
 
-export const TaskStatusJson = z.enum(['scored', 'error', 'not_run']);
+/** Scored, an error (counted as 0), or not run (a spend cap stopped the evaluation first; not counted). */
+const TaskStatusJson = z.enum(['scored', 'error', 'not_run']);
 
 /**
  * One task's row, as `vero results`, `start-eval --wait`, `vero trials` and `vero demo` print it. The fields only
@@ -66,8 +67,6 @@ const TaskResultSchema = TaskRowJson.required({ runs: true, timedOut: true });
 
 /** Cost and tokens as Harbor's trial results report them; null when no trial reported the figure. */
 export type Usage = z.infer<typeof UsageJson>;
-/** Scored, an error (counted as 0), or not run (a spend cap stopped the evaluation first; not counted). */
-export type TaskStatus = z.infer<typeof TaskStatusJson>;
 /** One task's outcome. Small: the job dir holds everything else. */
 export type TaskResult = z.infer<typeof TaskResultSchema>;
 /** A collated task as `vero trials` prints it: the fields of a row that collation knows. */

@@ -25,7 +25,7 @@ function messageText(m: string | ContentPart[]): string {
 }
 
 /** What a step did, as a string to compare: its source and tool calls (name and arguments), else its message. */
-export function stepAction(s: Step): string {
+function stepAction(s: Step): string {
   const calls = s.tool_calls ?? [];
   const did = calls.length
     ? calls.map((c) => `${c.function_name}(${canonicalJson(c.arguments)})`).join('; ')

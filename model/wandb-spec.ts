@@ -14,7 +14,7 @@ export const WANDB_VERSION = '0.29.0';
 export const WANDB_REQUIREMENT = `wandb==${WANDB_VERSION}`;
 
 /** The key an online run needs in the sidecar's environment (from the build host's, as every secret). */
-export const WANDB_KEY_ENV = 'WANDB_API_KEY';
+const WANDB_KEY_ENV = 'WANDB_API_KEY';
 
 /**
  * The run: vero's fields. `mode` is settled at build time: the file's, else WANDB_MODE in the build's environment,

@@ -23,7 +23,7 @@ export function parseWorkerIdentity(identity: string): WorkerIdentity {
 }
 
 /** Per harbor process (with its docker compose children) at its peak on a real trial: 228 MB (bench/harbor-rss.sh). */
-export const HARBOR_PEAK_RSS_BYTES = 256 * 1024 * 1024;
+const HARBOR_PEAK_RSS_BYTES = 256 * 1024 * 1024;
 
 /**
  * Default activity slots of a worker: harbor processes wait on Docker or a remote sandbox, so slots are bounded

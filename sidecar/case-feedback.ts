@@ -16,7 +16,7 @@ import { sidecarKeyEnvs } from '../model/sidecar-keys';
 import { extractReward, hasValidReward, rewardsOf, type LoadedTrial } from '../model/harbor/trial-ranking';
 
 /** The transcript files vero reads, in its order: terminus-2's pane, then the agent's trajectory (ATIF). */
-export const TRANSCRIPT_FILES = ['agent/terminus_2.pane', 'agent/trajectory.json'];
+const TRANSCRIPT_FILES = ['agent/terminus_2.pane', 'agent/trajectory.json'];
 
 /** The task's trials in vero's order: finished ones first, by finish time, then by trial name. */
 function trialsOf(jobDir: string, task: string): LoadedTrial[] {

@@ -19,7 +19,7 @@ import { isTaskDir } from '../harbor/task-dir';
 import { ConfigError } from '../model/errors';
 import type { ServeConfig } from '../model/serve-config';
 
-export const RESOURCES_DIR = 'tasks';
+const RESOURCES_DIR = 'tasks';
 
 /** A copy of `from` (a dir or a file) with no symlinks, readable by the optimizer's user (not writable: a+r, a+x kept). */
 function copyReadable(from: string, to: string): void {

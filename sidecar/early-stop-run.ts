@@ -13,7 +13,7 @@ import { isCandidateFailure, type SampleScore } from '../model/sample-score';
 import type { EvalOutcome } from './engine';
 import type { CaseScores, EarlyStopRecord, EarlyStopStore, StopVerdict } from './early-stop-store';
 
-export interface EarlyStopSettings {
+interface EarlyStopSettings {
   confidence: number;
   margin: number;
   running: 'stop' | 'finish';

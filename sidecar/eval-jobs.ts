@@ -10,8 +10,7 @@ import { z } from 'zod';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { SidecarError } from './errors';
 
-export const JOB_STATUSES = ['running', 'complete', 'failed', 'cancelled'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+const JOB_STATUSES = ['running', 'complete', 'failed', 'cancelled'] as const;
 
 /** What a job needs to be run again after a restart (it was admitted: its reservation is in the ledger). */
 export const AdmittedEval = z.strictObject({

@@ -62,9 +62,9 @@ export function isolationRecord(cfg: ServeConfig): FinalizeResult['unisolated'] 
 }
 
 /** A shortlisted commit's recorded and trusted selection score, and the constraints its re-score broke. */
-export type ShortlistEntry = { commit: string; recorded: number; rescored: number; violations?: string[] };
+type ShortlistEntry = { commit: string; recorded: number; rescored: number; violations?: string[] };
 
-export interface BaselineReward {
+interface BaselineReward {
   reward: number | null;
   source: 'pinned' | 'scored';
   error?: string;

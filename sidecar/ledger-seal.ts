@@ -24,7 +24,7 @@ export function readSealKey(file: string | undefined): Buffer | null {
 }
 
 /** The seal of a session's files (path → SHA-256; the seal's own entry is not part of it), bound to the task. */
-export function sessionSeal(key: Buffer, taskName: string, files: Record<string, string>): string {
+function sessionSeal(key: Buffer, taskName: string, files: Record<string, string>): string {
   const mac = createHmac('sha256', key).update(`vero-harbor session seal v2\0${taskName}\0`);
   for (const rel of Object.keys(files).sort()) if (rel !== LEDGER_SEAL) mac.update(`${rel}\0${files[rel]}\n`);
   return mac.digest('hex');

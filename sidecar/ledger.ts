@@ -84,7 +84,7 @@ export function ledgerProblems(ledger: LedgerFile, budgets: ServeConfig['budgets
 }
 
 /** Samples given back to a split's budget by early-stopped evaluations. */
-export const refundedOf = (ledger: LedgerFile, split: string): number =>
+const refundedOf = (ledger: LedgerFile, split: string): number =>
   (ledger.refunds ?? []).filter((r) => r.split === split).reduce((n, r) => n + r.n, 0);
 
 export class Ledger {

@@ -31,7 +31,7 @@ export async function protectedChanges(repo: string, baseCommit: string, candida
 }
 
 /** 422 naming the paths, before any budget is reserved. */
-export function refusal(commit: string, changes: string[]): SidecarError {
+function refusal(commit: string, changes: string[]): SidecarError {
   const shown = changes.slice(0, 20).join(', ') + (changes.length > 20 ? `, … (${changes.length} in all)` : '');
   return new SidecarError(
     422,

@@ -62,7 +62,7 @@ async function prepareSession(cfg: ServeConfig, lock: { release(): void }, log: 
   }
 }
 
-export interface ServeOptions {
+interface ServeOptions {
   /** An existing Temporal server; default: a dev server of the sidecar's own, SQLite under the home dir. */
   address?: string;
   taskQueue?: string;

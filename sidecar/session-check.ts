@@ -30,7 +30,7 @@ const Submission = z.looseObject({ commit: z.string() });
 /** The most a rescued session may hold: per file, in all, and files (far above what a sidecar writes). */
 export const MAX_SESSION_FILE_BYTES = 512 << 20;
 export const MAX_SESSION_BYTES = 1024 << 20;
-export const MAX_SESSION_FILES = 100_000;
+const MAX_SESSION_FILES = 100_000;
 const MAX_MANIFEST_BYTES = 64 << 20;
 
 /** Why one more file of `size` bytes takes a session past a bound (counted into `seen`), or null. */

@@ -24,7 +24,7 @@ import { checkSessionDir } from './session-check';
 import { LEDGER_SEAL, readSealKey, sealSessionIn } from './ledger-seal';
 
 /** What a relaunch of this sidecar must match: its task, the digest its image was built with, and its budgets. */
-export function expectationOf(
+function expectationOf(
   cfg: ServeConfig,
 ): SessionExpectation & { base_commit: string; budgets: ServeConfig['budgets']; seal_key: Buffer | null } {
   const file = cfg.paths.build_digest;

@@ -87,7 +87,7 @@ function takeFreed(pool: LanePool): number {
 }
 
 /** What a run of chunks is given: its range, the pool, how to build a chunk's input, where summaries go. */
-export interface ChunkRun {
+interface ChunkRun {
   firstChunk: number;
   /** Exclusive. */
   endChunk: number;

@@ -43,7 +43,7 @@ const changeOf = (state: PauseState | null, changed: boolean): PauseChange => ({
 });
 
 /** What pausing needs of the parent's lane pool (workflows/lane-grants.ts LanePool). */
-export interface PausableLanes {
+interface PausableLanes {
   concurrency: number;
   paused?: PauseState | null;
   tellChunks?: ((pause: { stopRunning: boolean } | null) => Promise<void>) | null;

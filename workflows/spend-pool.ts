@@ -42,7 +42,7 @@ export type SpendPoolCarried = PoolCounts;
 const POOL_EVENT_BUDGET = 4000;
 
 /** Why every member stops when the pool is cancelled (the same words its members use when they find it gone). */
-export const POOL_CANCELLED = 'spend pool ended: it was cancelled, so nothing meters the spend any more';
+const POOL_CANCELLED = 'spend pool ended: it was cancelled, so nothing meters the spend any more';
 
 /**
  * Waits until the pool can close or continue as new. Cancelled meanwhile (patched 'spend-pool-ended'): every member

@@ -40,7 +40,7 @@ export function retryBackoffConfig(
  * `--retry-exclude` values: none (Harbor's default list stays), or the configured ones plus Harbor 0.26's policy
  * exclusions, which a non-empty list would otherwise drop; sorted, so the argv is the same on every attempt.
  */
-export function retryExcludeOf(h: HarborSection): string[] {
+function retryExcludeOf(h: HarborSection): string[] {
   if (h.retry_exclude.length === 0) return [];
   return [...new Set([...h.retry_exclude, ...noRetryExceptionTypes()])].sort();
 }

@@ -10,7 +10,7 @@ const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an env
  * Harbor's environment types (`harbor run -e`, its EnvironmentType): those of every supported version (0.26 adds
  * snowflake, boxd, superserve and aca-sandbox to 0.25's), so a misspelt one is refused before anything runs.
  */
-export const HARBOR_ENVIRONMENTS = [
+const HARBOR_ENVIRONMENTS = [
   'aca-sandbox',
   'ack',
   'apple-container',
@@ -163,7 +163,7 @@ export const HarborSection = z
 export type HarborSection = z.infer<typeof HarborSection>;
 
 /** Every `harbor run` flag that vero-harbor emits or that would change which tasks or trials run. */
-export const CONTROLLED_FLAGS = [
+const CONTROLLED_FLAGS = [
   ['-p', '--path'],
   ['-d', '--dataset'],
   ['-t', '--task'],
@@ -200,7 +200,7 @@ export const CONTROLLED_FLAGS = [
 ].flat();
 
 /** Harbor 0.25 flags after which no trial runs or is scored (vero's preflight adds `--dry-run` itself). */
-export const UNSCORED_RUN_FLAGS = ['--dry-run', '--launch', '--install-only', '--disable-verification', '--diff'];
+const UNSCORED_RUN_FLAGS = ['--dry-run', '--launch', '--install-only', '--disable-verification', '--diff'];
 
 /** The flags of `names` among `args`, matched exactly (`--flag` or `--flag=value`), in order of appearance. */
 function flagsIn(args: string[], names: string[]): string[] {

@@ -112,7 +112,7 @@ const POLICY_GROUPS: readonly { policy: ErrorPolicy; why: string; types: readonl
 ];
 
 /** A type the table does not name: retried, graded, its reward valid (Harbor's UNKNOWN_ERROR_POLICY). */
-export const UNKNOWN_ERROR_POLICY: ErrorPolicy = policy(true, true, true);
+const UNKNOWN_ERROR_POLICY: ErrorPolicy = policy(true, true, true);
 
 const BY_TYPE: ReadonlyMap<string, { policy: ErrorPolicy; why: string }> = new Map(
   POLICY_GROUPS.flatMap((g) => g.types.map((t) => [t, { policy: g.policy, why: g.why }] as const)),

@@ -7,13 +7,13 @@ import { z } from 'zod';
 const timestamp = z.string().nullable().optional();
 
 /** Harbor 0.26's verdict on an exception (model/harbor/error-policy.ts); absent in 0.25 results. */
-export const ExceptionPolicy = z.looseObject({
+const ExceptionPolicy = z.looseObject({
   should_retry: z.boolean().nullable().optional(),
   should_grade: z.boolean().nullable().optional(),
   has_valid_reward: z.boolean().nullable().optional(),
 });
 
-export const ExceptionInfo = z.looseObject({
+const ExceptionInfo = z.looseObject({
   exception_type: z.string(),
   exception_message: z.string().nullable().optional(),
   exception_traceback: z.string().nullable().optional(),
@@ -24,7 +24,7 @@ export const ExceptionInfo = z.looseObject({
 /** The result-file schema versions vero-harbor reads: omitted means 1 (Harbor ≤ 0.25 writes none; 0.26 writes 1). */
 export const KNOWN_RESULT_SCHEMA_VERSIONS: readonly number[] = [1];
 
-export const TaskId = z.union([
+const TaskId = z.union([
   z.looseObject({ path: z.string() }),
   z.looseObject({ org: z.string(), name: z.string(), ref: z.string().nullable().optional() }),
 ]);

@@ -21,7 +21,7 @@ export interface LoadedTrial {
 }
 
 /** The tie-break digest of a trial (of its canonical JSON content), computed once, on demand. */
-export function digestOf(t: LoadedTrial): string {
+function digestOf(t: LoadedTrial): string {
   t.digest ??= createHash('sha256').update(JSON.stringify(t.result)).digest('hex');
   return t.digest;
 }
@@ -33,7 +33,7 @@ export function rewardsOf(t: TrialResult): Record<string, number> | null {
   return r && Object.keys(r).length > 0 ? r : null;
 }
 
-export function isClean(t: TrialResult): boolean {
+function isClean(t: TrialResult): boolean {
   return rewardsOf(t) !== null && !t.exception_info;
 }
 
@@ -83,7 +83,7 @@ export function extractReward(rewards: Record<string, number>, rewardKey?: strin
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
 }
 
-export type { TaskStatus, Usage } from '../task-result';
+export type { Usage } from '../task-result';
 
 /**
  * The version of the scoring rules: how a task's trials are ranked and which one is chosen, and how a task and an

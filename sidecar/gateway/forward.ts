@@ -42,7 +42,7 @@ function badTaskName(task: string): string | null {
 }
 
 /** A header naming what the gateway could not bound about a request it forwarded. */
-export const WARNING_HEADER = 'x-vero-gateway-warning';
+const WARNING_HEADER = 'x-vero-gateway-warning';
 
 export function presentedToken(req: FastifyRequest): string | undefined {
   const auth = req.headers.authorization;

@@ -97,7 +97,7 @@ function add(u: ScopeUsage, d: Partial<ScopeUsage>): void {
 }
 
 /** What a settlement charges a reservation. */
-export function chargeOf(r: Reservation, how: Settlement): Partial<ScopeUsage> {
+function chargeOf(r: Reservation, how: Settlement): Partial<ScopeUsage> {
   if (how.kind === 'refused_upstream') return {};
   if (how.kind === 'unknown') return { input_tokens: r.input_tokens, output_tokens: r.output_tokens };
   if (how.kind === 'cut')

@@ -14,7 +14,7 @@ const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_
 const CHAT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'];
 
 /** Whether the upstream is the OpenAI API itself (which accepts only one of the chat limit's names at once). */
-export function isOpenAiApi(baseUrl: string): boolean {
+function isOpenAiApi(baseUrl: string): boolean {
   try {
     return new URL(baseUrl).hostname.toLowerCase() === 'api.openai.com';
   } catch {

@@ -4,7 +4,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
-export const REDACTED = '[redacted upstream key]';
+const REDACTED = '[redacted upstream key]';
 
 export interface Redactor {
   text(s: string): string;

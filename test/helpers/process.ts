@@ -32,11 +32,17 @@ export function runCommand(
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` until it returns something truthy; errors count as "not yet". */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+/** Polls `fn` until it returns (or resolves to) something truthy; errors count as "not yet". */
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 90_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    const v = await fn().catch(() => undefined);
+    const v = await Promise.resolve()
+      .then(fn)
+      .catch(() => undefined);
     if (v) return v;
     await sleep(100);
   }

@@ -5,26 +5,13 @@
  * harbor of it runs. Real dev server, real worker, the stand-in (tasks that would run for a minute). Each case has
  * its own fixture, task queue and worker, and mostly waits on its harbors: they run side by side.
  */
-import type { Client } from '@temporalio/client';
 import { getProgress, setConcurrency } from '../../client/running-eval';
-import { prepareEvalInput } from '../../client/eval-input';
-import { startOrAttach } from '../../client/eval-start';
-import { loadEvalConfig } from '../../infra/eval-config-file';
 import { evalFixture, invocations } from '../helpers/fixtures';
-import { pidAlive } from '../helpers/process';
-import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { startEvaluation } from '../helpers/evaluation';
+import { pidAlive, sleep, until } from '../helpers/process';
+import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const startedPids = (log: string) =>
   invocations(log)
@@ -50,10 +37,7 @@ test.concurrent.each(cases)(
       execution: { heartbeat_timeout: '60s', stop_grace: '10s', ...execution },
     });
     await withWorker(q, async () => {
-      const c: Client = await client();
-      const cfg = loadEvalConfig(f.configFile);
-      const input = await prepareEvalInput(cfg, 'improved');
-      const { handle } = await startOrAttach(c, input, cfg.temporal.task_queue);
+      const { c, input, handle } = await startEvaluation(f.configFile);
       await until('the first harbor', () => startedPids(f.invocationLog).length >= 1);
       if (raise) {
         await until('the task to run', async () => (await getProgress(c, input.evalId).catch(() => null))?.running === 1);

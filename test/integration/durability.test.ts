@@ -7,16 +7,14 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { prepareEvalInput } from '../../client/eval-input';
-import { startOrAttach } from '../../client/eval-start';
 import { getProgress } from '../../client/running-eval';
 import { listEvaluations } from '../../client/eval-listing';
-import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
 import type { TaskResult } from '../../model/task-result';
 import { evalFixture, invocations, ROOT, runsPerTask, TASKS } from '../helpers/fixtures';
+import { startEvaluation } from '../helpers/evaluation';
 import { pidAlive, sleep, until } from '../helpers/process';
-import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
+import { address, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
 
@@ -66,10 +64,7 @@ test.concurrent('a SIGKILLed worker: a new worker finishes the evaluation, finis
     },
     execution: { concurrency: 2, heartbeat_timeout: '3s' },
   });
-  const cfg = loadEvalConfig(f.configFile);
-  const input = await prepareEvalInput(cfg, 'improved');
-  const c = await client();
-  const { handle } = await startOrAttach(c, input, q);
+  const { c, input, handle } = await startEvaluation(f.configFile);
 
   // Killed once two tasks are done.
   const { result, killedAt } = await resultAcrossWorkerCrash(q, handle, async () => (await getProgress(c, input.evalId)).done >= 2);
@@ -109,9 +104,7 @@ test.concurrent(
       // 6 chunks of one task, 2 chunks per run: three runs of the parent.
       execution: { concurrency: 2, chunk_size: 1, chunks_per_run: 2, heartbeat_timeout: '3s' },
     });
-    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-    const c = await client();
-    const { handle } = await startOrAttach(c, input, q);
+    const { c, input, handle } = await startEvaluation(f.configFile);
     // Killed while the second run of the parent has chunks in flight.
     const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
       const d = await c.workflow.getHandle(input.evalId).describe();
@@ -170,10 +163,7 @@ test.concurrent(
       // Two lanes: count-words runs beside the task that reaches the cap (no lane starts a task after it).
       execution: { concurrency: 2, chunk_size: 3, max_cost_usd: 1, heartbeat_timeout: '3s' },
     });
-    const cfg = loadEvalConfig(f.configFile);
-    const input = await prepareEvalInput(cfg, 'improved');
-    const c = await client();
-    const { handle } = await startOrAttach(c, input, q);
+    const { c, input, handle } = await startEvaluation(f.configFile);
     // Killed while the task running beside the one that reached the cap still runs, after the parent has stopped.
     const { result } = await resultAcrossWorkerCrash(q, handle, async () => {
       const p = await getProgress(c, input.evalId).catch(() => null);
@@ -198,9 +188,7 @@ test.concurrent('cancelling an evaluation stops the running harbor process group
     execution: { concurrency: 2 },
   });
   await withWorker(q, async () => {
-    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-    const c = await client();
-    const { handle } = await startOrAttach(c, input, q);
+    const { handle } = await startEvaluation(f.configFile);
     const starts = await until('both harbor runs started', async () => {
       const s = invocations(f.invocationLog).filter((i) => i.event === 'start');
       return s.length === 2 && s.every((i) => pidAlive(i.pid)) && s;

@@ -3,39 +3,29 @@
  * rows, from Temporal) plus the retried task's progress, not the retried task alone. Real dev server, real
  * worker, the Harbor stand-in.
  */
-import { prepareEvalInput } from '../../client/eval-input';
-import { startOrAttach } from '../../client/eval-start';
 import { retryTasks } from '../../client/retry';
 import { getProgress } from '../../client/running-eval';
-import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
-import { evalFixture } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
-import { runVero, spawnWorker, until } from '../helpers/process';
-import { address, client, uniqueQueue } from '../helpers/temporal';
+import { retryFixture, startEvaluation } from '../helpers/evaluation';
+import { runVero, until } from '../helpers/process';
+import { address } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
 
 test('while a retry runs, status counts the first run’s finished tasks and the retried one’s progress', async () => {
-  const q = uniqueQueue('retry-status');
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-    // sum-numbers fails its first run (an error row); run again, it takes 30 s (long enough for two `vero status` runs on
-    // a loaded machine) and scores.
-    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-    scenario: {
+  // sum-numbers fails its first run (an error row); run again, it takes 30 s (long enough for two `vero status` runs on
+  // a loaded machine) and scores.
+  const { f, w } = retryFixture(
+    'retry-status',
+    {
       tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1, duration_ms: 30_000 }], 'hello-world': { reward: 0 } },
       default: { reward: 1 },
     },
-    execution: { task_attempts: 1 },
-  });
-  const w = spawnWorker(address(), q);
+    { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+  );
   try {
-    const c = await client();
-    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-    const { handle } = await startOrAttach(c, input, q);
+    const { c, input, handle } = await startEvaluation(f.configFile);
     expect((await handle.result()) as CandidateResult).toMatchObject({ nTasks: 3, nScored: 2, nErrors: 1 });
 
     await retryTasks(c, input.evalId, { errors: true });

@@ -6,40 +6,30 @@
  * side by side.
  */
 import * as fs from 'node:fs';
-import { prepareEvalInput } from '../../client/eval-input';
-import { startOrAttach } from '../../client/eval-start';
 import { retryTasks } from '../../client/retry';
-import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
-import { evalFixture, runsPerTask } from '../helpers/fixtures';
+import { runsPerTask } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
-import { runVero, spawnWorker, until } from '../helpers/process';
+import { retryFixture, startEvaluation } from '../helpers/evaluation';
+import { runVero, until } from '../helpers/process';
 import { getProgress } from '../../client/running-eval';
-import { address, client, uniqueQueue } from '../helpers/temporal';
+import { address } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
+
+/** sum-numbers an error row and hello-world 0 in their first run; each scores when run again. */
+const ERROR_THEN_SCORED = {
+  tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
+  default: { reward: 1 },
+};
 
 test.concurrent(
   'retry --errors, then --task: only those tasks run again, the result says which rows and when, its file agrees',
   async () => {
-    const q = uniqueQueue('retry');
-    const f = evalFixture({
-      taskQueue: q,
-      address: address(),
-      tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-      // sum-numbers fails its first run (no reward: an error row after its one attempt), then scores.
-      scenario: {
-        tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
-        default: { reward: 1 },
-      },
-      execution: { task_attempts: 1 },
-    });
-    const w = spawnWorker(address(), q);
+    // sum-numbers fails its first run (no reward: an error row after its one attempt), then scores.
+    const { f, w } = retryFixture('retry', ERROR_THEN_SCORED);
     try {
-      const c = await client();
-      const cfg = loadEvalConfig(f.configFile);
-      const input = await prepareEvalInput(cfg, 'improved');
-      const { handle } = await startOrAttach(c, input, q);
+      const { c, input, handle } = await startEvaluation(f.configFile);
       const first = (await handle.result()) as CandidateResult;
       expect(first).toMatchObject({ nTasks: 3, nScored: 2, nErrors: 1 });
       const firstRun = (await handle.describe()).runId;
@@ -101,29 +91,15 @@ test.concurrent(
 test.concurrent(
   'retry on a running evaluation: queued (refused for unknown names), run once its tasks finish; only those re-run',
   async () => {
-    const q = uniqueQueue('retry-running');
-    const f = evalFixture({
-      taskQueue: q,
-      address: address(),
-      tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-      // count-words runs 20 s, so the evaluation is still running when the retry is asked for; sum-numbers fails
-      // its first run (an error row), hello-world scores 0 first.
-      harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
-      scenario: {
-        tasks: {
-          'count-words': { reward: 1, duration_ms: 20_000 },
-          'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }],
-          'hello-world': [{ reward: 0 }, { reward: 1 }],
-        },
-        default: { reward: 1 },
-      },
-      execution: { task_attempts: 1 },
-    });
-    const w = spawnWorker(address(), q);
+    // count-words runs 20 s, so the evaluation is still running when the retry is asked for; sum-numbers fails
+    // its first run (an error row), hello-world scores 0 first.
+    const { f, w } = retryFixture(
+      'retry-running',
+      { tasks: { 'count-words': { reward: 1, duration_ms: 20_000 }, ...ERROR_THEN_SCORED.tasks }, default: { reward: 1 } },
+      { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    );
     try {
-      const c = await client();
-      const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-      const { handle } = await startOrAttach(c, input, q);
+      const { c, input, handle } = await startEvaluation(f.configFile);
       await until('the two short tasks done, count-words running', async () => {
         const p = await getProgress(c, input.evalId);
         return p.done === 2 && p.running === 1;
@@ -172,21 +148,8 @@ test.concurrent(
 
 /** A finished evaluation of three tasks: sum-numbers an error row, hello-world 0 (each scores when run again). */
 async function finishedWithAnError(name: string) {
-  const q = uniqueQueue(name);
-  const f = evalFixture({
-    taskQueue: q,
-    address: address(),
-    tasks: { names: ['count-words', 'hello-world', 'sum-numbers'] },
-    scenario: {
-      tasks: { 'sum-numbers': [{ exception: 'RuntimeError' }, { reward: 1 }], 'hello-world': [{ reward: 0 }, { reward: 1 }] },
-      default: { reward: 1 },
-    },
-    execution: { task_attempts: 1 },
-  });
-  const w = spawnWorker(address(), q);
-  const c = await client();
-  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-  const { handle } = await startOrAttach(c, input, q);
+  const { w, f } = retryFixture(name, ERROR_THEN_SCORED);
+  const { c, input, handle } = await startEvaluation(f.configFile);
   const first = (await handle.result()) as CandidateResult;
   expect(first).toMatchObject({ nTasks: 3, nErrors: 1 });
   return { w, c, evalId: input.evalId, first };

@@ -5,38 +5,17 @@
  * lane held (`teardown_concurrency: 0`), and a cancel during the teardown leaves no harbor running. Real dev
  * server, real worker, the stand-in with a teardown phase of its own (harbor-standin/README.md).
  */
-import type { Client } from '@temporalio/client';
 import { getProgress } from '../../client/running-eval';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
-import { prepareEvalInput } from '../../client/eval-input';
-import { startOrAttach } from '../../client/eval-start';
-import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/candidate-result';
-import { evalFixture, invocations, runsPerTask, taskOf, type EvalFixture, type Invocation } from '../helpers/fixtures';
-import { pidAlive, spawnWorker } from '../helpers/process';
-import { address, client, fileWorker, uniqueQueue, withWorker } from '../helpers/temporal';
+import { evalFixture, invocations, runsPerTask, taskOf, type Invocation } from '../helpers/fixtures';
+import { startEvaluation } from '../helpers/evaluation';
+import { pidAlive, spawnWorker, until } from '../helpers/process';
+import { address, fileWorker, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 const q = fileWorker('teardown-lanes');
-
-async function evaluate(f: EvalFixture): Promise<{ c: Client; evalId: string; result: () => Promise<CandidateResult> }> {
-  const c = await client();
-  const cfg = loadEvalConfig(f.configFile);
-  const input = await prepareEvalInput(cfg, 'improved');
-  const { handle } = await startOrAttach(c, input, cfg.temporal.task_queue);
-  return { c, evalId: input.evalId, result: () => handle.result() as Promise<CandidateResult> };
-}
 
 /** The most task harbors alive at once, from the stand-in's start and end lines (an end before a start at a tie). */
 function mostAlive(log: Invocation[]): number {
@@ -62,7 +41,7 @@ test.concurrent(
       scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 2000 },
       execution: { concurrency: 2, teardown_concurrency: 1 },
     });
-    const { result } = await evaluate(f);
+    const { result } = await startEvaluation(f.configFile);
     const r = await result();
     expect(r.nScored).toBe(6);
     expect(Object.values(rowsByTask(r)).map((t) => t.score)).toEqual([1, 1, 1, 1, 1, 1]);
@@ -94,7 +73,7 @@ test.concurrent('a harbor failing during its teardown gives the same rows as wit
       tasks: { include: ['hello-world', 'count-words', 'sum-numbers'] },
       execution: { concurrency: 2, task_attempts: 2, teardown_concurrency: teardownConcurrency },
     });
-    return { rows: rowsByTask(await (await evaluate(f)).result()), log: invocations(f.invocationLog) };
+    return { rows: rowsByTask(await (await startEvaluation(f.configFile)).result()), log: invocations(f.invocationLog) };
   };
   const [held, released] = await Promise.all([run(0), run(2)]);
   expect(released.rows).toEqual(held.rows);
@@ -120,7 +99,7 @@ test.concurrent('a cancel during the teardown stops the tearing-down harbors too
     execution: { concurrency: 2, stop_grace: '10s' },
   });
   await withWorker(queue, async () => {
-    const { c, evalId } = await evaluate(f);
+    const { c, evalId } = await startEvaluation(f.configFile);
     const handle = c.workflow.getHandle(evalId);
     // Both lanes gave their tasks' teardowns up and run the next two: `vero status` counts them.
     await until('two tasks tearing down and two more started', async () => {
@@ -157,7 +136,7 @@ test.concurrent('tearing-down harbors of a SIGKILLed worker are adopted by the n
   const first = spawnWorker(address(), queue, { VERO_REAPER_INTERVAL_MS: '500' });
   let second: ReturnType<typeof spawnWorker> | undefined;
   try {
-    const { c, evalId, result } = await evaluate(f);
+    const { c, evalId, result } = await startEvaluation(f.configFile);
     await until('two tasks tearing down', async () => ((await getProgress(c, evalId).catch(() => null))?.tearingDown ?? 0) >= 2);
     first.kill('SIGKILL');
     second = spawnWorker(address(), queue, { VERO_REAPER_INTERVAL_MS: '500' });
@@ -187,7 +166,7 @@ test.concurrent('a pause with --stop-running stops the running tasks and lets th
     tasks: { include: ['hello-world', 'count-words', 'sum-numbers', 'reverse-string'] },
     execution: { concurrency: 2 },
   });
-  const { c, evalId, result } = await evaluate(f);
+  const { c, evalId, result } = await startEvaluation(f.configFile);
   const started = () => invocations(f.invocationLog).filter((i) => i.event === 'start');
   await until('two tasks tearing down and the next two started', async () => {
     const p = await getProgress(c, evalId).catch(() => null);

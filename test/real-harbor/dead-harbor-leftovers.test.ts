@@ -10,15 +10,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { prepareEvalInput } from '../../client/eval-input';
-import { prepareCandidate, type PreparedCandidate } from '../../activities/prepare-candidate';
-import { runTask } from '../../activities/run-task';
 import { handoverFile } from '../../harbor/trial-leftovers';
-import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { TaskResult } from '../../model/task-result';
 import { reapOrphans } from '../../worker/orphan-reaper';
-import { evalFixture, tempDir } from '../helpers/fixtures';
+import { activityRun } from '../helpers/activity-run';
+import { tempDir } from '../helpers/fixtures';
 import { pidAlive } from '../helpers/process';
 import { BASE_IMAGE, dockerObjects, realHarborUnavailable } from '../helpers/real-harbor';
 
@@ -84,16 +79,7 @@ realDescribe('a dead harbor’s trial leftovers', () => {
   test('the next attempt removes its own host’s dead harbor’s leftovers, never another host’s; that host’s reaper does', async () => {
     process.env.VERO_HOST_ID = 'leftovers-host-a';
     process.env.VERO_HOST_GROUPS_DIR = tempDir('vero-groups-');
-    const f = evalFixture({ taskQueue: 'unused', address: '127.0.0.1:1', tasks: { names: ['hello-world', 'count-words'] } });
-    const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-    const env = new MockActivityEnvironment();
-    const { worktree } = (await env.run(prepareCandidate, {
-      agentRepo: input.agentRepo,
-      candidate: input.candidate,
-      home: input.home,
-    })) as PreparedCandidate;
-    const runDir = tempDir('vero-leftovers-');
-    const attempt = async (task: string) => (await env.run(runTask, { runDir, task, worktree, settings: input.settings })) as TaskResult;
+    const { runDir, attempt } = await activityRun({ tasks: { names: ['hello-world', 'count-words'] } }, 'vero-leftovers-');
     const jobs = path.join(runDir, 'jobs');
 
     // Each job ran once; then a harbor of each was killed mid-trial with its worker: an unfinished trial, its

@@ -4,13 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { prepareEvalInput } from '../../client/eval-input';
-import { prepareCandidate, type PreparedCandidate } from '../../activities/prepare-candidate';
-import { runTask } from '../../activities/run-task';
-import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { TaskResult } from '../../model/task-result';
-import { evalFixture, tempDir } from '../helpers/fixtures';
+import { activityRun } from '../helpers/activity-run';
 
 jest.setTimeout(60_000);
 
@@ -21,20 +15,11 @@ afterAll(() => {
 });
 
 test('a job dir begun by Harbor 0.25 and resumed by a worker on 0.26 keeps its scored trials, with a note saying why', async () => {
-  const f = evalFixture({ taskQueue: 'unused', address: '127.0.0.1:1', harbor: { n_attempts: 2 }, tasks: { names: ['hello-world'] } });
-  const input = await prepareEvalInput(loadEvalConfig(f.configFile), 'improved');
-  const env = new MockActivityEnvironment();
-  const { worktree } = (await env.run(prepareCandidate, {
-    agentRepo: input.agentRepo,
-    candidate: input.candidate,
-    home: input.home,
-  })) as PreparedCandidate;
-  const runDir = tempDir('vero-upgrade-');
-  const task = { runDir, task: 'hello-world', worktree, settings: input.settings };
+  const { runDir, attempt } = await activityRun({ harbor: { n_attempts: 2 }, tasks: { names: ['hello-world'] } }, 'vero-upgrade-');
   const resultOf = (trial: string) => fs.readFileSync(path.join(runDir, 'jobs', 'hello-world', trial, 'result.json'), 'utf8');
 
   process.env.HARBOR_STANDIN_VERSION = '0.25.0';
-  const before = (await env.run(runTask, task)) as TaskResult;
+  const before = await attempt('hello-world');
   expect(before).toMatchObject({ status: 'scored', nTrials: 2, harborVersion: '0.25.0', notes: [] });
   // The worker died before the second trial finished: its dir holds no result (a resume deletes such a dir).
   const [kept, unfinished] = fs
@@ -45,7 +30,7 @@ test('a job dir begun by Harbor 0.25 and resumed by a worker on 0.26 keeps its s
   const keptResult = resultOf(kept!);
 
   process.env.HARBOR_STANDIN_VERSION = '0.26.0';
-  const after = (await env.run(runTask, task)) as TaskResult;
+  const after = await attempt('hello-world');
   expect(after).toMatchObject({ status: 'scored', score: 1, nTrials: 2 });
   expect(after.notes).toEqual([
     expect.stringMatching(

@@ -6,57 +6,20 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../../activities';
 import type { RunTaskInput } from '../../activities/run-task';
-import { DEFAULT_EXECUTION } from '../../model/eval-config';
-import { evalInputFor } from '../../client/eval-input';
 import type { CandidateResult } from '../../model/candidate-result';
 import type { EvalSettings } from '../../model/eval-input';
 import type { TaskResult } from '../../model/task-result';
 import { FailureType } from '../../model/failures';
-import { HarborSection } from '../../model/harbor/config';
 import { evaluateCandidate } from '../../workflows';
-import { tempDir } from '../helpers/fixtures';
 import { sleep } from '../helpers/process';
-import { address, client, quietRuntime, uniqueQueue, workflowBundle } from '../helpers/temporal';
+import { mockedHarborWorker, mockedSettings, scoredRow } from '../helpers/mocked-harbor';
+import { client } from '../helpers/temporal';
 import { failureTypes } from '../../model/errors';
 
 jest.setTimeout(120_000);
 
 const COMMIT = 'a'.repeat(40);
-
-function settings(over: Partial<EvalSettings> = {}): EvalSettings {
-  return {
-    harbor: HarborSection.parse({ agent: 'oracle' }),
-    source: { path: '/nonexistent/dataset' },
-    rewardKey: null,
-    aggregate: 'best',
-    errorRateThreshold: 0.5,
-    concurrency: 4,
-    taskTimeoutSec: 60,
-    taskAttempts: 2,
-    heartbeatTimeoutSec: 10,
-    chunkSize: DEFAULT_EXECUTION.chunk_size,
-    preflight: false,
-    ...over,
-  };
-}
-
-const row = (task: string, score: number, input: RunTaskInput): TaskResult => ({
-  task,
-  status: 'scored',
-  score,
-  metrics: { reward: score },
-  trial: `${task}__x`,
-  taskName: task,
-  nTrials: 1,
-  runs: 1,
-  exceptions: [],
-  timedOut: false,
-  jobDir: `${input.runDir}/jobs/${task}`,
-  error: null,
-});
 
 /** A Harbor failure of the task, retryable until `attempts` activity attempts were made. */
 function harborTaskError(message: string, attempts: number): ApplicationFailure {
@@ -66,22 +29,14 @@ function harborTaskError(message: string, attempts: number): ApplicationFailure 
 
 /** Runs one evaluation on a worker whose runTask is `runTask`; returns the result or the failure. */
 async function evaluate(tasks: string[], s: EvalSettings, runTask: (input: RunTaskInput) => Promise<TaskResult>) {
-  quietRuntime();
-  const q = uniqueQueue('wf');
-  const home = tempDir('vero-wf-');
-  const connection = await NativeConnection.connect({ address: address() });
-  const worker = await Worker.create({
-    connection,
-    taskQueue: q,
-    workflowBundle: await workflowBundle(),
-    activities: {
-      ...createActivities(),
-      prepareCandidate: async () => ({ commit: COMMIT, worktree: `${home}/worktrees/${COMMIT}` }),
-      preflightHarbor: async () => ({ message: 'mocked' }),
-      runTask,
-    },
+  const { q, worker, connection, input } = await mockedHarborWorker({
+    name: 'wf',
+    commit: COMMIT,
+    candidateRef: 'test',
+    tasks,
+    settings: s,
+    runTask,
   });
-  const input = evalInputFor({ commit: COMMIT, candidateRef: 'test', agentRepo: '/nonexistent/repo', home, tasks, settings: s });
   const c = await client();
   try {
     return await worker.runUntil(
@@ -102,7 +57,7 @@ test('lanes: 30 tasks in chunks of 4 with concurrency 5 never run more than 5 at
   let peak = 0;
   const runs: Record<string, number> = {};
   let holdUntil: number | undefined;
-  const r = await evaluate(tasks, settings({ concurrency: 5, chunkSize: 4 }), async (input) => {
+  const r = await evaluate(tasks, mockedSettings({ concurrency: 5, chunkSize: 4 }), async (input) => {
     inFlight++;
     peak = Math.max(peak, inFlight);
     runs[input.task] = (runs[input.task] ?? 0) + 1;
@@ -117,7 +72,7 @@ test('lanes: 30 tasks in chunks of 4 with concurrency 5 never run more than 5 at
     // Heavy-tailed: most tasks quick, a few slow (a slow task must not hold its chunk's other lanes idle).
     await sleep(input.task.endsWith('7') ? 1500 : 100 + (Number(input.task.slice(1)) % 5) * 40);
     inFlight--;
-    return row(input.task, Number(input.task.slice(1)) % 2, input);
+    return scoredRow(input.task, Number(input.task.slice(1)) % 2, input);
   });
   expect(r).not.toBeInstanceOf(Error);
   const result = r as CandidateResult;
@@ -131,7 +86,7 @@ test('lanes: 30 tasks in chunks of 4 with concurrency 5 never run more than 5 at
 test('a configuration failure (non-retryable HarborConfigError) fails the evaluation with its type, without running every task', async () => {
   const tasks = Array.from({ length: 12 }, (_, i) => `t${i}`);
   let started = 0;
-  const r = await evaluate(tasks, settings({ concurrency: 2 }), async () => {
+  const r = await evaluate(tasks, mockedSettings({ concurrency: 2 }), async () => {
     started++;
     await sleep(50);
     throw ApplicationFailure.nonRetryable('harbor refused the dataset', FailureType.HarborConfigError);
@@ -143,11 +98,11 @@ test('a configuration failure (non-retryable HarborConfigError) fails the evalua
 
 test('error rows: a task whose attempts all fail is an error row with its runs and cause; the rest score; under the threshold it completes', async () => {
   const attempts: Record<string, number> = {};
-  const r = await evaluate(['bad', 'good-1', 'good-2'], settings({ taskAttempts: 3, errorRateThreshold: 0.5 }), async (input) => {
+  const r = await evaluate(['bad', 'good-1', 'good-2'], mockedSettings({ taskAttempts: 3, errorRateThreshold: 0.5 }), async (input) => {
     attempts[input.task] = (attempts[input.task] ?? 0) + 1;
     // As runTask does: retryable until the task's attempts are used up, then final.
     if (input.task === 'bad') throw harborTaskError('no trial has verifier rewards (RewardFileNotFoundError)', 3);
-    return row(input.task, 1, input);
+    return scoredRow(input.task, 1, input);
   });
   expect(r).not.toBeInstanceOf(Error);
   const result = r as CandidateResult;
@@ -159,9 +114,9 @@ test('error rows: a task whose attempts all fail is an error row with its runs a
   expect(result.score).toBeCloseTo(2 / 3);
 
   // Over the threshold (1 error of 3 ≥ 0.3): the evaluation is failed, with the same rows.
-  const over = (await evaluate(['bad', 'good-1', 'good-2'], settings({ taskAttempts: 1, errorRateThreshold: 0.3 }), async (input) => {
+  const over = (await evaluate(['bad', 'good-1', 'good-2'], mockedSettings({ taskAttempts: 1, errorRateThreshold: 0.3 }), async (input) => {
     if (input.task === 'bad') throw harborTaskError('boom', 1);
-    return row(input.task, 1, input);
+    return scoredRow(input.task, 1, input);
   })) as CandidateResult;
   expect(over).toMatchObject({ status: 'failed', nErrors: 1 });
 });

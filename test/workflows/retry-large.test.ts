@@ -6,18 +6,14 @@
  */
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../../activities';
 import type { RunTaskInput } from '../../activities/run-task';
-import { evalInputFor } from '../../client/eval-input';
 import { retryTasks } from '../../client/retry';
-import { HarborSection } from '../../model/harbor/config';
 import { INLINE_TASK_LIMIT, type CandidateResult } from '../../model/candidate-result';
 import type { TaskResult } from '../../model/task-result';
 import { evaluateCandidate } from '../../workflows';
-import { tempDir } from '../helpers/fixtures';
 import { until } from '../helpers/process';
-import { address, client, quietRuntime, uniqueQueue, workflowBundle } from '../helpers/temporal';
+import { mockedHarborWorker, mockedSettings, scoredRow } from '../helpers/mocked-harbor';
+import { client } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
 
@@ -31,52 +27,25 @@ test('a retry of an evaluation of more tasks than travel inline, its result file
   const runTask = async (input: RunTaskInput): Promise<TaskResult> => {
     runs[input.task] = (runs[input.task] ?? 0) + 1;
     const error = input.task === failing && runs[input.task] === 1;
-    return {
-      task: input.task,
-      status: error ? 'error' : 'scored',
-      score: error ? null : 1,
-      metrics: error ? {} : { reward: 1 },
-      trial: `${input.task}__x`,
-      taskName: input.task,
-      nTrials: 1,
-      runs: 1,
-      exceptions: error ? ['RuntimeError'] : [],
-      timedOut: false,
-      jobDir: `${input.runDir}/jobs/${input.task}`,
-      error: error ? 'RuntimeError: the first run failed' : null,
-    };
+    const row = scoredRow(input.task, 1, input);
+    if (!error) return row;
+    return { ...row, status: 'error', score: null, metrics: {}, exceptions: ['RuntimeError'], error: 'RuntimeError: the first run failed' };
   };
-  quietRuntime();
-  const q = uniqueQueue('retry-large');
-  const home = tempDir('vero-retry-large-');
-  const connection = await NativeConnection.connect({ address: address() });
-  const worker = await Worker.create({
-    connection,
-    taskQueue: q,
-    workflowBundle: await workflowBundle(),
-    activities: {
-      ...createActivities(),
-      prepareCandidate: async () => ({ commit: COMMIT, worktree: `${home}/worktrees/${COMMIT}` }),
-      preflightHarbor: async () => ({ message: 'replaced' }),
-      runTask,
-    },
-  });
-  const settings = {
-    harbor: HarborSection.parse({ agent: 'oracle' }),
-    source: { path: '/nonexistent/dataset' },
-    rewardKey: null,
-    aggregate: 'best' as const,
-    errorRateThreshold: 0.5,
+  const settings = mockedSettings({
     concurrency: 16,
-    taskTimeoutSec: 60,
     taskAttempts: 1,
-    heartbeatTimeoutSec: 10,
     chunkSize: 400,
     // One chunk per run of the parent: the first run continues as new twice, its rows spread over three runs.
     chunksPerRun: 1,
-    preflight: false,
-  };
-  const input = evalInputFor({ commit: COMMIT, candidateRef: 'large', agentRepo: '/nonexistent/repo', home, tasks, settings });
+  });
+  const { q, worker, connection, input } = await mockedHarborWorker({
+    name: 'retry-large',
+    commit: COMMIT,
+    candidateRef: 'large',
+    tasks,
+    settings,
+    runTask,
+  });
   const c = await client();
   try {
     await worker.runUntil(async () => {
