@@ -71,7 +71,10 @@ interface StreamOutcome {
  * How a setting decides: the real rule (model/early-stop.ts), the oracle (model/oracle-sprt.ts: it knows the
  * candidate's true per-case rates), or the `cases` target in a history-weighted order (model/race-sampling.ts).
  */
-type Decider = { kind: 'rule'; margin: number; target: EarlyStopTarget } | { kind: 'oracle'; margin: number; threshold: number } | { kind: 'weighted'; margin: number };
+type Decider =
+  | { kind: 'rule'; margin: number; target: EarlyStopTarget }
+  | { kind: 'oracle'; margin: number; threshold: number }
+  | { kind: 'weighted'; margin: number };
 
 /** One candidate's evaluation as the setting decides it: the number of cases run when it stopped, or null. */
 interface Evaluation {
@@ -174,7 +177,8 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 function settings(): { label: string; decider: Decider | null }[] {
   const list: { label: string; decider: Decider | null }[] = [{ label: 'full evaluation (today)', decider: null }];
   for (const margin of MARGINS) {
-    for (const target of TARGETS) list.push({ label: `early stop, margin ${margin}, ${target}`, decider: { kind: 'rule', margin, target } });
+    for (const target of TARGETS)
+      list.push({ label: `early stop, margin ${margin}, ${target}`, decider: { kind: 'rule', margin, target } });
     if (HISTORY > 0) list.push({ label: `early stop, margin ${margin}, cases, history-weighted`, decider: { kind: 'weighted', margin } });
     for (const scale of ORACLE_THRESHOLDS)
       list.push({
@@ -236,12 +240,23 @@ function main(): void {
       `oracle: Wald's SPRT of the true alternative against its closest null law (model/oracle-sprt.ts), same draws and waves;\n` +
       `  its type-I error: 100 cases drawn from that null law per worse candidate${HISTORY > 0 ? `\nhistory-weighted: cases drawn by ${HISTORY} earlier candidates' disagreement` : ''}\n\n`,
   );
-  const head = ['setting', 'budget spent', 'saved', 'stopped', 'better stopped', 'stopped, full would win', 'final incumbent rate', 'oracle type-I at the boundary'];
+  const head = [
+    'setting',
+    'budget spent',
+    'saved',
+    'stopped',
+    'better stopped',
+    'stopped, full would win',
+    'final incumbent rate',
+    'oracle type-I at the boundary',
+  ];
   const rows = settings().map(({ label, decider }) => settingRow(label, decider));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n\n`);
-  process.stdout.write(`upper bound, any valid test that knows each law (model/oracle-bound.ts), waves of ${WAVE}:\n${boundLines.join('\n')}\n`);
+  process.stdout.write(
+    `upper bound, any valid test that knows each law (model/oracle-bound.ts), waves of ${WAVE}:\n${boundLines.join('\n')}\n`,
+  );
   process.stdout.write(`\n${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 

@@ -208,7 +208,12 @@ function row(k: number, gap: number): string[] {
     pct(mean((o) => +o.fullWinnerIsBest)),
     pct(mean((o) => +o.compareResolved)),
     pct(1 - mean((o) => o.oracle.taskRuns) / (k * N)),
-    pct(raceBound(outs.map((o) => o.laws), k)),
+    pct(
+      raceBound(
+        outs.map((o) => o.laws),
+        k,
+      ),
+    ),
   ];
 }
 

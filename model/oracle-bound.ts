@@ -19,7 +19,11 @@ import { closestNullLaw, type DifferenceLaw } from './oracle-sprt';
 function lagrangianValue(law: DifferenceLaw, nullLaw: DifferenceLaw, n: number, wave: number, mu: number): number {
   const zero = 1 - law.plus - law.minus;
   const logRatio = (q: number, p: number) => (q > 0 ? Math.log(q / p) : 0);
-  const [lp, lm, lz] = [logRatio(law.plus, nullLaw.plus), logRatio(law.minus, nullLaw.minus), logRatio(zero, 1 - nullLaw.plus - nullLaw.minus)];
+  const [lp, lm, lz] = [
+    logRatio(law.plus, nullLaw.plus),
+    logRatio(law.minus, nullLaw.minus),
+    logRatio(zero, 1 - nullLaw.plus - nullLaw.minus),
+  ];
   let next = new Float64Array(((n + 1) * (n + 2)) / 2); // after n cases: every case ran, nothing saved
   for (let t = n - 1; t >= 0; t--) {
     const here = new Float64Array(((t + 1) * (t + 2)) / 2);
