@@ -17,6 +17,9 @@
  * by how much the earlier candidates disagreed on them (model/race-sampling.ts) and reweighted
  * (model/confidence-sequence.ts, WeightedWorCs), printed side by side with today's race and full evaluation.
  *
+ * Two more columns: the oracle race (`oracleRace`: Wald's SPRT for each candidate against the true best, knowing
+ * the laws; model/oracle-sprt.ts) and the exact bound on what any valid race can save (model/oracle-bound.ts).
+ *
  *   npm run build && node dist/bench/race.js [--reps 200] [--seed bench] [--cs hedged|eb] [--history 10] [--k 4,8] [--gaps 0.03,0.05,0.1,0.15]
  */
 import seedrandom from 'seedrandom';
@@ -24,6 +27,8 @@ import { comparePaired } from '../model/paired-comparison';
 import type { CsKind } from '../model/confidence-sequence';
 import { PairedRace, raceHorizon, type RaceRules } from '../model/race-decision';
 import { taskWeights, weightedOrder } from '../model/race-sampling';
+import { savingBound } from '../model/oracle-bound';
+import { type DifferenceLaw, differenceLaw, OracleSprt } from '../model/oracle-sprt';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -63,6 +68,32 @@ interface Outcome {
   uniformFinite: RaceOutcome | null;
   fullWinnerIsBest: boolean;
   compareResolved: boolean;
+  oracle: RaceOutcome;
+  /** Each other candidate's law of its difference to the true best on a task drawn at random. */
+  laws: DifferenceLaw[];
+}
+
+/**
+ * The oracle race (model/oracle-sprt.ts): it knows which candidate is best and each other's law of the difference
+ * to it, and eliminates candidate j once Wald's SPRT of that law against the closest law where j is as good as the
+ * best reaches 1/α. Each such test is valid at level α for "j is best" (only one such hypothesis is true, so no
+ * union bound); the same batches and accounting as `runRace`.
+ */
+function oracleRace(scores: number[][], laws: readonly DifferenceLaw[]): RaceOutcome {
+  const tests = laws.map((law) => new OracleSprt(law, 0, 0.05));
+  const live = scores.map(() => true);
+  const alive = () => live.filter(Boolean).length;
+  let taskRuns = 0;
+  for (let t = 0; t < N && alive() > 1; ) {
+    const batch = Math.max(1, Math.floor(CONCURRENCY / alive()));
+    const stops: number[] = [];
+    for (let i = 0; i < batch && t < N; i++, t++) {
+      taskRuns += alive();
+      for (let j = 1; j < scores.length; j++) if (live[j] && tests[j - 1]!.observe(scores[j]![t]! - scores[0]![t]!)) stops.push(j);
+    }
+    for (const j of stops) live[j] = false;
+  }
+  return { taskRuns, bestEliminated: false, winnerIsBest: true, fullBestEliminated: false };
 }
 
 /** One race on outcomes already in the race's order, a decision after each batch, as the workflow decides. */
@@ -109,7 +140,9 @@ function weightedRace(scores: number[][], shifts: number[], historyRng: () => nu
 
 function replicate(rates: number[], rng: () => number, historyRng: () => number): Outcome {
   const shifts = Array.from({ length: N }, () => 1.5 * normal(rng));
-  const scores: number[][] = rates.map((p) => shifts.map((s) => (rng() < sigmoid(logit(p) + s) ? 1 : 0)));
+  const truth = rates.map((p) => shifts.map((s) => sigmoid(logit(p) + s)));
+  const scores: number[][] = truth.map((qs) => qs.map((q) => (rng() < q ? 1 : 0)));
+  const laws = truth.slice(1).map((qs) => differenceLaw(qs, truth[0]!));
   // Today's race: tasks in order (they are exchangeable draws already).
   const race = runRace(scores, undefined);
   const [weighted, uniformFinite] = HISTORY > 0 ? weightedRace(scores, shifts, historyRng) : [null, null];
@@ -125,6 +158,8 @@ function replicate(rates: number[], rng: () => number, historyRng: () => number)
     uniformFinite,
     fullWinnerIsBest: w === 0,
     compareResolved: cmp.verdict === 'B better',
+    oracle: oracleRace(scores, laws),
+    laws,
   };
 }
 
@@ -143,7 +178,7 @@ function header(): string[] {
           'u-f: best elim.',
         ]
       : [];
-  return ['K', 'gap', 'rates', ...today, ...weighted, 'full winner = best', 'compare resolves'];
+  return ['K', 'gap', 'rates', ...today, ...weighted, 'full winner = best', 'compare resolves', 'oracle: saved', 'bound: saved'];
 }
 
 function row(k: number, gap: number): string[] {
@@ -172,7 +207,28 @@ function row(k: number, gap: number): string[] {
       : []),
     pct(mean((o) => +o.fullWinnerIsBest)),
     pct(mean((o) => +o.compareResolved)),
+    pct(1 - mean((o) => o.oracle.taskRuns) / (k * N)),
+    pct(
+      raceBound(
+        outs.map((o) => o.laws),
+        k,
+      ),
+    ),
   ];
+}
+
+/**
+ * The most any valid race can save in expectation (model/oracle-bound.ts, a decision after every task): candidate
+ * j ≠ best saves at most the bound of a level-α test of "j is best" on its mean law over the replications, and the
+ * best runs until the last other is out, so it saves at most the least of theirs.
+ */
+function raceBound(lawsByRep: readonly DifferenceLaw[][], k: number): number {
+  const meanLaw = (j: number): DifferenceLaw => ({
+    plus: lawsByRep.reduce((a, l) => a + l[j]!.plus, 0) / lawsByRep.length,
+    minus: lawsByRep.reduce((a, l) => a + l[j]!.minus, 0) / lawsByRep.length,
+  });
+  const saved = Array.from({ length: k - 1 }, (_, j) => savingBound(meanLaw(j), 0, 0.05, N, 1));
+  return (saved.reduce((a, b) => a + b, 0) + Math.min(...saved)) / (k * N);
 }
 
 function main(): void {
