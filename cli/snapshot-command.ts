@@ -27,5 +27,7 @@ export function registerSnapshotCommand(program: Command): void {
       refuseAbsentSession(o.config, cfg.paths.admin_volume);
       const m = await takeSnapshot(cfg, o.out);
       process.stdout.write(`${o.out}: ${Object.keys(m.files).length} file(s) of the session of ${m.task_name}\n`);
+      const { endOfflineRun } = require('../sidecar/wandb-reporter') as typeof import('../sidecar/wandb-reporter');
+      process.stdout.write(`${await endOfflineRun(cfg)}\n`);
     });
 }
