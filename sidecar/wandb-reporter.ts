@@ -173,6 +173,17 @@ export function startWandbReporter(cfg: ServeConfig, engine: Engine, ledger: Led
   return reporter;
 }
 
+/**
+ * Removes the links W&B's client leaves beside a run (`latest-run`, the debug logs' links into its home's cache):
+ * they point at paths of the sidecar's container, dangling wherever the rescued dir is read.
+ */
+function dropSymlinks(dir: string): void {
+  for (const rel of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const f = path.join(dir, rel);
+    if (fs.existsSync(path.dirname(f)) && fs.lstatSync(f, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(f);
+  }
+}
+
 /** How long ending an offline run waits for the logger to write it out (W&B's client flushes the run as it ends). */
 const END_WAIT_MS = 30_000;
 
@@ -192,7 +203,10 @@ export async function endOfflineRun(cfg: ServeConfig): Promise<string> {
     mode: 0o600,
   });
   for (const until = Date.now() + END_WAIT_MS; Date.now() < until; ) {
-    if (finished()) return `the offline W&B run ended: ${p.dir}`;
+    if (finished()) {
+      dropSymlinks(p.dir);
+      return `the offline W&B run ended: ${p.dir}`;
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   return `the offline W&B run did not end within ${END_WAIT_MS / 1000} s (is its logger running?): ${p.dir} is rescued as it is`;

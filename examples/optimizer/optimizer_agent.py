@@ -134,7 +134,7 @@ class ExampleOptimizer(BaseAgent):
                 if result_path:
                     await self._sh(environment, f"ls {shlex.quote(result_path)} && cat {shlex.quote(result_path)}/*", log)
             if self.reevaluate_seed:
-                await self._eval(environment, "--split train --commit HEAD~1", log)
+                await self._eval(environment, "--split train --commit $(git rev-parse HEAD~1)", log)
             # 4. The selection split: the sidecar chooses among candidates by it.
             await self._eval(environment, "--split validation", log)
             if self.crash_after_selection:

@@ -97,8 +97,10 @@ function expectWandbRun(o: CompiledTaskOutcome): void {
   expect(rows.map((r) => [r.partition, r.principal, r.candidate, r[`${String(r.partition)}/agent/score`]])).toEqual(
     agentRecords.map((c) => [c.split, 'agent', c.commit, c.mean_score]),
   );
-  for (const f of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)))
+  for (const f of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f))) {
+    expect(fs.lstatSync(f).isSymbolicLink()).toBe(false);
     if (fs.statSync(f).isFile()) expect(fs.readFileSync(f, 'utf8')).not.toContain(SECRET);
+  }
 }
 
 /**

@@ -121,6 +121,11 @@ test('the task’s collect step (vero snapshot) ends an offline run: the dir a t
     commitImprovement(s.work);
     const train = (await post(side.url, '/eval', { split: 'train' })).json;
     expect(await endOfflineRun(s.cfg)).toBe(`the offline W&B run ended: ${dir}`);
+    // No link W&B left beside the run (they point into this sidecar's file system): the dir reads the same anywhere.
+    const links = fs
+      .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => fs.lstatSync(path.join(dir, f)).isSymbolicLink());
+    expect(links).toEqual([]);
     const run = readRun(python, dir);
     expect(run.history.filter((r) => r.evaluation_id !== undefined).map((r) => [r.partition, r['train/agent/score']])).toEqual([
       ['train', train.mean_score],
