@@ -1,4 +1,7 @@
-/** `vero snapshot`: the sidecar's session into one dir, for Harbor to rescue (the task's collect step). */
+/**
+ * `vero snapshot`: the sidecar's session into one dir, for Harbor to rescue (the task's collect step); an offline W&B
+ * run is ended, for Harbor to rescue its dir (sidecar/wandb-reporter.ts endOfflineRun).
+ */
 import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
@@ -17,7 +20,9 @@ function refuseAbsentSession(configFile: string, adminVolume: string): void {
 export function registerSnapshotCommand(program: Command): void {
   program
     .command('snapshot')
-    .description("write the eval sidecar's session (ledger, candidates, jobs, meter, results shown, commits) for a relaunch to resume from")
+    .description(
+      "write the eval sidecar's session (ledger, candidates, jobs, meter, results shown, commits) for a relaunch to resume from; an offline W&B run is ended, so its dir can be rescued too",
+    )
     .requiredOption('--config <serve.json>', 'the serve config written by `vero build`')
     .requiredOption('--out <dir>', 'the dir to write (replaced whole)')
     .action(async (o: { config: string; out: string }) => {
@@ -27,5 +32,7 @@ export function registerSnapshotCommand(program: Command): void {
       refuseAbsentSession(o.config, cfg.paths.admin_volume);
       const m = await takeSnapshot(cfg, o.out);
       process.stdout.write(`${o.out}: ${Object.keys(m.files).length} file(s) of the session of ${m.task_name}\n`);
+      const { endOfflineRun } = require('../sidecar/wandb-reporter') as typeof import('../sidecar/wandb-reporter');
+      process.stdout.write(`${await endOfflineRun(cfg)}\n`);
     });
 }

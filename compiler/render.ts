@@ -7,6 +7,7 @@ import { stringify as toToml } from 'smol-toml';
 import { finalizeBoundSec } from '../model/finalize-bound';
 import { COMPILED_RUN_FILE, type CompiledRun } from '../model/harbor/outer-run-args';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
+import { WANDB_ARTIFACT, WANDB_DIR } from '../model/wandb-spec';
 import type { BuildConfig } from './build-config';
 import {
   candidateGatewayUrl,
@@ -115,12 +116,23 @@ export function finalizeBound(c: BuildConfig, splitSizes: Record<string, number>
   });
 }
 
+/**
+ * What Harbor rescues from the sidecar before the verifier (and when a trial fails): the session, and an offline W&B
+ * run's dir, which lives on the sidecar's admin volume and would go with it (what it holds is what was logged by
+ * then: the optimizer's evaluations; finalize's rows come after).
+ */
+function trialArtifacts(c: BuildConfig): { source: string; destination: string; service: string }[] {
+  const session = { source: SESSION_SNAPSHOT, destination: 'vero-session', service: 'eval-sidecar' };
+  if (c.wandb?.mode !== 'offline') return [session];
+  return [session, { source: `${CONTAINER.adminVolume}/${WANDB_DIR}`, destination: WANDB_ARTIFACT, service: 'eval-sidecar' }];
+}
+
 function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
   const verifierTimeout = finalizeBound(c, splitSizes);
   const doc = {
     schema_version: '1.4',
     // What the sidecar learned (ledger, candidates, submission) survives a trial that dies before its verifier.
-    artifacts: [{ source: SESSION_SNAPSHOT, destination: 'vero-session', service: 'eval-sidecar' }],
+    artifacts: trialArtifacts(c),
     task: { name: c.name, description: c.description },
     metadata: { generated_by: 'vero-harbor build', mode: c.mode },
     agent: { user: 'agent', ...(c.agent_timeout !== undefined ? { timeout_sec: c.agent_timeout } : {}) },

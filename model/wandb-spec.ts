@@ -42,5 +42,11 @@ export type WandbSpec = z.infer<typeof WandbSpec>;
 /** The environment variables the sidecar needs for the run: the key, for an online run. */
 export const wandbKeyEnvs = (spec: WandbSpec | undefined): string[] => (spec?.mode === 'online' ? [WANDB_KEY_ENV] : []);
 
+/** The run's dir on the sidecar's admin volume (events, the logger's state, W&B's own files). */
+export const WANDB_DIR = 'wandb';
+
+/** Where a trial keeps an offline run's dir (a Harbor artifact of the sidecar, beside its `vero-session/`). */
+export const WANDB_ARTIFACT = 'vero-wandb';
+
 /** Names the Python with the `wandb` package that the sidecar runs its logger with (default: python3). */
 export const WANDB_PYTHON_ENV = 'VERO_WANDB_PYTHON';

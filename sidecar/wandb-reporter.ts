@@ -13,7 +13,7 @@ import { startHelperProcess } from '../infra/foreground';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { GATEWAY_SCOPES, type ScopeUsage } from '../model/gateway-policy';
 import type { ServeConfig } from '../model/serve-config';
-import { WANDB_PYTHON_ENV, type WandbSpec } from '../model/wandb-spec';
+import { WANDB_DIR, WANDB_PYTHON_ENV, type WandbSpec } from '../model/wandb-spec';
 import type { EvalOutcome, Engine, EvaluationKind } from './engine';
 import type { FinalizeResult } from './finalize';
 import type { Gateway } from './gateway/gateway';
@@ -25,7 +25,7 @@ export const WANDB_LOGGER_SCRIPT = path.join(PROJECT_ROOT, 'sidecar', 'wandb_log
 
 /** Where the run's files live on the admin volume. */
 export const wandbPaths = (adminVolume: string) => {
-  const dir = path.join(adminVolume, 'wandb');
+  const dir = path.join(adminVolume, WANDB_DIR);
   return {
     dir,
     events: path.join(dir, 'events.jsonl'),
@@ -171,4 +171,43 @@ export function startWandbReporter(cfg: ServeConfig, engine: Engine, ledger: Led
   reporter.start();
   engine.listeners.push((out, kind) => reporter.evaluated(out, kind));
   return reporter;
+}
+
+/**
+ * Removes the links W&B's client leaves beside a run (`latest-run`, the debug logs' links into its home's cache):
+ * they point at paths of the sidecar's container, dangling wherever the rescued dir is read.
+ */
+function dropSymlinks(dir: string): void {
+  for (const rel of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const f = path.join(dir, rel);
+    if (fs.existsSync(path.dirname(f)) && fs.lstatSync(f, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(f);
+  }
+}
+
+/** How long ending an offline run waits for the logger to write it out (W&B's client flushes the run as it ends). */
+const END_WAIT_MS = 30_000;
+
+/**
+ * Ends an offline run where it stands (the task's collect step, `vero snapshot`): W&B's client writes an offline
+ * run's file out only as the run ends, and the run's dir goes with the sidecar, so the trial rescues it (Harbor
+ * collects before the verifier) only ended. What the sidecar logs after that (finalize's rows and summary) stays in
+ * events.jsonl; an online run is left running. Returns what happened, for the collect step's output.
+ */
+export async function endOfflineRun(cfg: ServeConfig): Promise<string> {
+  const p = wandbPaths(cfg.paths.admin_volume);
+  if (cfg.wandb?.mode !== 'offline' || !fs.existsSync(p.run)) return 'no offline W&B run';
+  const finished = () =>
+    fs.existsSync(p.state) && (JSON.parse(fs.readFileSync(p.state, 'utf8')) as { finished?: boolean }).finished === true;
+  if (finished()) return 'the offline W&B run had ended';
+  fs.appendFileSync(p.events, `${JSON.stringify({ type: 'finish', summary: { 'vero/ended_at': 'collect' }, exit_code: 0 })}\n`, {
+    mode: 0o600,
+  });
+  for (const until = Date.now() + END_WAIT_MS; Date.now() < until; ) {
+    if (finished()) {
+      dropSymlinks(p.dir);
+      return `the offline W&B run ended: ${p.dir}`;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return `the offline W&B run did not end within ${END_WAIT_MS / 1000} s (is its logger running?): ${p.dir} is rescued as it is`;
 }

@@ -13,6 +13,9 @@ what the sidecar recorded must survive as the trial's `vero-session` artifact). 
 only looks (its budget, one model call) and stops: a relaunch (`vero run --resume-from`) whose sidecar already
 has the candidates of the trial before it.
 
+With `--ak reevaluate_seed=true` it also evaluates the seed (the commit before its own) on the viewable split after
+its candidate: with the build's `eval_early_stop`, an evaluation that stops early against that candidate.
+
 With `--ak probe_trust_boundary=true` it also records, as the unprivileged `agent` user, what it can reach of
 the trusted side (admin token, hidden splits, scorer, secrets, finalize): each probe's command and exit code go
 to /logs/agent/trust-probes.json, so a test can check that every one was refused.
@@ -61,12 +64,14 @@ class ExampleOptimizer(BaseAgent):
         probe_trust_boundary: bool | str = False,
         crash_after_selection: bool | str = False,
         look_only: bool | str = False,
+        reevaluate_seed: bool | str = False,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.probe = str(probe_trust_boundary).lower() in ("1", "true", "yes")
         self.crash_after_selection = str(crash_after_selection).lower() in ("1", "true", "yes")
         self.look_only = str(look_only).lower() in ("1", "true", "yes")
+        self.reevaluate_seed = str(reevaluate_seed).lower() in ("1", "true", "yes")
 
     @staticmethod
     def name() -> str:
@@ -128,6 +133,8 @@ class ExampleOptimizer(BaseAgent):
                 result_path = json.loads(out).get("resultPath")  # vero eval --json: camelCase (schemas/eval.schema.json)
                 if result_path:
                     await self._sh(environment, f"ls {shlex.quote(result_path)} && cat {shlex.quote(result_path)}/*", log)
+            if self.reevaluate_seed:
+                await self._eval(environment, "--split train --commit $(git rev-parse HEAD~1)", log)
             # 4. The selection split: the sidecar chooses among candidates by it.
             await self._eval(environment, "--split validation", log)
             if self.crash_after_selection:

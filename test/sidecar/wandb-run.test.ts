@@ -5,45 +5,21 @@
  * principal, the budgets left), the run's project/group/name/tags/notes, the traces as artifacts and finalize's
  * summary. An online run without WANDB_API_KEY is refused at build time, by name.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
-import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, WANDB_VERSION } from '../../model/wandb-spec';
+import { WANDB_ARTIFACT, WANDB_DIR, WANDB_PYTHON_ENV, WANDB_REQUIREMENT, WANDB_VERSION } from '../../model/wandb-spec';
+import { readRun, wandbPython } from '../helpers/wandb';
+import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml } from 'yaml';
-import { wandbPaths } from '../../sidecar/wandb-reporter';
-import { ROOT } from '../helpers/fixtures';
+import { endOfflineRun, wandbPaths } from '../../sidecar/wandb-reporter';
 import { commitImprovement, finalizeAsVerifier, post, setup, startSidecar } from '../helpers/sidecar';
 
 jest.setTimeout(120_000);
 
-/** W&B's client as scripts/ensure-wandb made it (run by .ci/run): the test fails, naming it, when it is missing. */
-function wandbPython(): string {
-  const cache = process.env.VERO_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'vero-harbor');
-  const python = path.join(cache, `wandb-${WANDB_VERSION}`, 'bin', 'python');
-  if (!fs.existsSync(path.join(cache, `wandb-${WANDB_VERSION}`, '.complete')))
-    throw new Error(`W&B's client wandb==${WANDB_VERSION} is not installed at ${python}: run scripts/ensure-wandb (.ci/run does)`);
-  return python;
-}
-
-interface RunRecord {
-  run: { id: string; project: string; group: string; name: string; tags: string[]; notes: string; config: Record<string, unknown> };
-  history: Record<string, unknown>[];
-  summary: Record<string, unknown>;
-  artifacts: { name: string; type: string; files: string[] }[];
-  exit_code: number | null;
-}
-
-/** The offline run's `.wandb` file as W&B's reader (test/helpers/wandb_run_reader.py) reads it. */
-function readRun(python: string, wandbDir: string): RunRecord {
-  const runs = fs.readdirSync(path.join(wandbDir, 'wandb')).filter((d) => d.startsWith('offline-run-'));
-  expect(runs).toHaveLength(1);
-  const dir = path.join(wandbDir, 'wandb', runs[0]!);
-  const file = fs.readdirSync(dir).find((f) => f.endsWith('.wandb'))!;
-  const out = execFileSync(python, [path.join(ROOT, 'test/helpers/wandb_run_reader.py'), path.join(dir, file)], { encoding: 'utf8' });
-  return JSON.parse(out) as RunRecord;
-}
+/** The Harbor artifacts the built task (`<dir>/task`) declares. */
+const taskArtifacts = (dir: string) =>
+  (parseToml(fs.readFileSync(path.join(dir, 'task', 'task.toml'), 'utf8')) as { artifacts: Record<string, string>[] }).artifacts;
 
 /** The rows the sidecar handed its logger (events.jsonl), in order, and the finish event's summary. */
 function loggedEvents(adminVolume: string) {
@@ -80,6 +56,11 @@ test('an offline run, read back with W&B’s own reader, holds every value the s
   };
   const s = await setup({ build: { wandb } });
   expect(s.cfg.wandb).toEqual({ ...wandb });
+  // The run's dir is on the sidecar's admin volume: a trial rescues it (with the session) or it goes with the sidecar.
+  expect(taskArtifacts(s.dir)).toEqual([
+    { source: '/state/admin/session', destination: 'vero-session', service: 'eval-sidecar' },
+    { source: `/state/admin/${WANDB_DIR}`, destination: WANDB_ARTIFACT, service: 'eval-sidecar' },
+  ]);
   const side = await startSidecar(s, { [WANDB_PYTHON_ENV]: python, WANDB_SILENT: 'true' });
   let train: Record<string, unknown>;
   let fin: Record<string, unknown>;
@@ -131,9 +112,37 @@ test('an offline run, read back with W&B’s own reader, holds every value the s
   for (const a of run.artifacts) expect(a).toMatchObject({ type: 'evaluation_trace', files: [`${a.name.slice('trace-'.length)}.json`] });
 });
 
+test('the task’s collect step (vero snapshot) ends an offline run: the dir a trial rescues before its verifier holds the optimizer’s rows; finalize still rewards', async () => {
+  const python = wandbPython();
+  const s = await setup({ build: { wandb: { project: 'vero-tests', mode: 'offline' } } });
+  const side = await startSidecar(s, { [WANDB_PYTHON_ENV]: python, WANDB_SILENT: 'true' });
+  const dir = wandbPaths(s.cfg.paths.admin_volume).dir;
+  try {
+    commitImprovement(s.work);
+    const train = (await post(side.url, '/eval', { split: 'train' })).json;
+    expect(await endOfflineRun(s.cfg)).toBe(`the offline W&B run ended: ${dir}`);
+    // No link W&B left beside the run (they point into this sidecar's file system): the dir reads the same anywhere.
+    const links = fs
+      .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => fs.lstatSync(path.join(dir, f)).isSymbolicLink());
+    expect(links).toEqual([]);
+    const run = readRun(python, dir);
+    expect(run.history.filter((r) => r.evaluation_id !== undefined).map((r) => [r.partition, r['train/agent/score']])).toEqual([
+      ['train', train.mean_score],
+    ]);
+    expect(run.summary).toMatchObject({ 'vero/ended_at': 'collect' });
+    expect(run.exit_code).toBe(0);
+    expect(await endOfflineRun(s.cfg)).toBe('the offline W&B run had ended');
+    expect((await finalizeAsVerifier(side, s)).json.rewards).toEqual({ reward: 1 });
+  } finally {
+    await side.stop();
+  }
+});
+
 test('an online run needs WANDB_API_KEY in the build host’s environment: refused at build time by name; the key reaches the sidecar only', async () => {
   const s = await setup({ build: { wandb: { project: 'vero-tests' } } }); // built with the secret check skipped
   expect(s.cfg.wandb).toMatchObject({ project: 'vero-tests', mode: 'online' });
+  expect(taskArtifacts(s.dir).map((a) => a.destination)).toEqual(['vero-session']); // an online run is W&B's to keep
   const before = process.env.WANDB_API_KEY;
   delete process.env.WANDB_API_KEY;
   try {
