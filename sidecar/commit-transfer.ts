@@ -34,6 +34,12 @@ async function git(repo: string, args: string[], agentRepo?: string): Promise<{ 
   }
 }
 
+/** A ref as git fetches it, and the ancestry suffix (`~N`, `^N`) applied after the fetch: `HEAD~1` is HEAD, `~1`. */
+export function splitAncestry(ref: string): { base: string; suffix: string } {
+  const m = /^(.+?)((?:[~^]\d*)*)$/.exec(ref)!;
+  return { base: m[1]!, suffix: m[2]! };
+}
+
 export async function transferCommit(sidecarRepo: string, agentRepo: string, ref: string | undefined): Promise<string> {
   const want = ref ?? 'HEAD';
   // No option-like refs, no whitespace or control characters (a NUL cannot even reach git's argv).
@@ -42,12 +48,13 @@ export async function transferCommit(sidecarRepo: string, agentRepo: string, ref
   const tmpRef = `refs/vero/tmp/${randomUUID()}`;
   const fetched = await git(
     sidecarRepo,
-    ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', `file://${agentRepo}`, `${want}:${tmpRef}`],
+    ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', `file://${agentRepo}`, `${splitAncestry(want).base}:${tmpRef}`],
     agentRepo,
   );
   if (!fetched.ok) throw badRequest(`commit "${want}" could not be fetched from the agent repo: ${fetched.err.split('\n').at(-1)}`);
   try {
-    const sha = await git(sidecarRepo, ['rev-parse', '--verify', `${tmpRef}^{commit}`]);
+    // The ancestry is resolved here, in the sidecar's own repo: nothing of the agent's repo runs.
+    const sha = await git(sidecarRepo, ['rev-parse', '--verify', '--quiet', `${tmpRef}${splitAncestry(want).suffix}^{commit}`]);
     if (!sha.ok) throw badRequest(`"${want}" is not a commit`);
     await git(sidecarRepo, ['update-ref', `refs/vero/candidates/${sha.out}`, sha.out]);
     return sha.out;
