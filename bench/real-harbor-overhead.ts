@@ -34,7 +34,7 @@ const IMAGE = 'vero-base:bookworm';
 /**
  * `--litellm-local-cost-map`: both sides run with LiteLLM's bundled model cost map. Without it, on a host without
  * internet access, each process that imports LiteLLM (the worker's harbor fork server, once; a plain `harbor run` of
- * the oracle agent never does) spends ≈ 7 s sleeping between its three failed fetches of the remote map.
+ * the oracle agent never does) may wait between its failed fetches of the remote map.
  */
 const LOCAL_COST_MAP = { LITELLM_LOCAL_MODEL_COST_MAP: 'True' };
 
