@@ -35,6 +35,7 @@ import { materializeCandidate } from './prepare-candidate';
 import { type AttemptHooks, TaskAttempt } from '../harbor/task-attempt';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/lane-teardown';
+import { watchWorkDone } from '../harbor/work-done';
 
 export type { CandidateSource, RunTaskInput };
 
@@ -204,6 +205,12 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
   await onThisHost(input.runDir, input.worktree, input.candidate);
   ensureDir(t.paths.jobsDir);
   if (t.attempt > 1) await stopIfCancelledRetry(t);
-  const { run, deadline } = await collectOrAdopt(t);
-  return settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));
+  // The lane is released as soon as every trial's reward is on disk (harbor/work-done.ts), not at the next tick.
+  const unwatch = input.reportsWorkDone ? watchWorkDone(t.jobDir, t.s.harbor.n_attempts, t.beat) : () => undefined;
+  try {
+    const { run, deadline } = await collectOrAdopt(t);
+    return settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));
+  } finally {
+    unwatch();
+  }
 }

@@ -4,13 +4,13 @@
  * the wall-time ratio and the CPU-seconds each side used, harbor processes included (Docker's own daemons,
  * which both sides drive the same way, are not counted), and the difference per task.
  *
- *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2] [--fixed-sec 2] [--teardown-concurrency N]
+ *   npm run build && [VERO_HARBOR_VERSION=0.25.0] node dist/bench/real-harbor-overhead.js [--tasks 16] [--concurrency 4] [--rounds 2] [--fixed-sec 2] [--teardown-concurrency N] [--timeline] [--litellm-local-cost-map]
  *
  * Tasks: the offline base image (no build), the oracle agent, a solve.sh that sleeps a heavy-tailed 1–25 s
  * (seeded; `--fixed-sec N`: N s each, the short-task variant), a verifier that writes reward 1. Also prints the
  * floor (the agents' work perfectly scheduled on C lanes) and Harbor's phase timings summed per phase, each side's
  * (bench/real-harbor-phases.ts): vero's lanes start the next task during Harbor's teardown, plain Harbor's `-n`
- * slots do not. Needs scripts/ensure-docker and scripts/ensure-harbor.
+ * slots do not. `--timeline`: each round's lane timeline (bench/lane-timeline.ts). Needs scripts/ensure-docker and scripts/ensure-harbor.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -27,8 +27,16 @@ import { makeAgentRepo, median, numberArg, startVeroDev } from './fixtures';
 import { memoryText, sampleTreeMemory, type TreeMemory } from './tree-memory';
 import { cpuBreakdown, treeCpu, treeCpuSec } from './tree-cpu';
 import { floorSec, phaseSums, phaseText } from './real-harbor-phases';
+import { evaluationTimeline, timelineText } from './lane-timeline';
 
 const IMAGE = 'vero-base:bookworm';
+
+/**
+ * `--litellm-local-cost-map`: both sides run with LiteLLM's bundled model cost map. Without it, on a host without
+ * internet access, each process that imports LiteLLM (the worker's harbor fork server, once; a plain `harbor run` of
+ * the oracle agent never does) may wait between its failed fetches of the remote map.
+ */
+const LOCAL_COST_MAP = { LITELLM_LOCAL_MODEL_COST_MAP: 'True' };
 
 /** N tasks whose oracle sleeps a heavy-tailed duration (or `fixedSec` each); returns the durations (s). */
 function writeDataset(dir: string, n: number, fixedSec: number): number[] {
@@ -58,10 +66,11 @@ async function plainHarbor(
   dataset: string,
   jobs: string,
   concurrency: number,
+  env: Record<string, string>,
 ): Promise<{ wallSec: number; cpuSec: number; memory: TreeMemory }> {
   const t0 = performance.now();
   const cmd = `'${harbor}' run -p '${dataset}' -a oracle -n ${concurrency} -o '${jobs}' --job-name plain -y -q > /dev/null 2>&1; s=$?; times; exit $s`;
-  const child = spawn('bash', ['-c', cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', cmd], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const memory = sampleTreeMemory(child.pid!);
   let stdout = '';
   let stderr = '';
@@ -86,6 +95,7 @@ async function main(): Promise<void> {
   const rounds = numberArg('--rounds', 2);
   const fixedSec = numberArg('--fixed-sec', 0);
   const teardownConcurrency = numberArg('--teardown-concurrency', -1); // -1: vero's default (the concurrency)
+  const localCostMap = process.argv.includes('--litellm-local-cost-map');
   const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -100,7 +110,13 @@ async function main(): Promise<void> {
   try {
     const client = await connect(dev.address, 'default');
     for (let round = 1; round <= rounds; round++) {
-      const plain = await plainHarbor(harbor, dataset, path.join(tmp, `plain-jobs-${round}`), concurrency);
+      const plain = await plainHarbor(
+        harbor,
+        dataset,
+        path.join(tmp, `plain-jobs-${round}`),
+        concurrency,
+        localCostMap ? LOCAL_COST_MAP : {},
+      );
       const cfg = loadEvalConfig(null, {
         agent_repo: repo,
         home: path.join(tmp, `home-${round}`),
@@ -109,6 +125,7 @@ async function main(): Promise<void> {
         'harbor.agent': 'oracle',
         'execution.concurrency': concurrency,
         ...(teardownConcurrency >= 0 ? { 'execution.teardown_concurrency': teardownConcurrency } : {}),
+        ...(localCostMap ? { 'harbor.env': LOCAL_COST_MAP } : {}),
         'temporal.address': dev.address,
       });
       const input = await prepareEvalInput(cfg, 'improved');
@@ -122,6 +139,8 @@ async function main(): Promise<void> {
       const vero = { wallSec: (performance.now() - t0) / 1000, cpuSec: treeCpuSec(cpu1) - treeCpuSec(cpu0) };
       if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored} (${result.nErrors} errors)`);
       rows.push({ round, plain, vero });
+      if (process.argv.includes('--timeline'))
+        process.stdout.write(`${timelineText(await evaluationTimeline(client, handle.workflowId), concurrency)}\n`);
       process.stdout.write(
         `  Harbor's phases, plain: ${phaseText(phaseSums(path.join(tmp, `plain-jobs-${round}`)))}\n` +
           `  Harbor's phases, vero:  ${phaseText(phaseSums(path.join(tmp, `home-${round}`)))}\n`,
@@ -140,7 +159,7 @@ async function main(): Promise<void> {
   const ratio = median(rows.map((r) => r.vero.wallSec / r.plain.wallSec));
   const cpuPerTask = median(rows.map((r) => (r.vero.cpuSec - r.plain.cpuSec) / nTasks));
   process.stdout.write(
-    `\nreal Harbor ${harborVersion}, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults${teardownConcurrency >= 0 ? `, teardown_concurrency ${teardownConcurrency}` : ''}\n` +
+    `\nreal Harbor ${harborVersion}, ${nTasks} tasks (oracle sleeps ${Math.min(...durations)}–${Math.max(...durations)} s, sum ${durations.reduce((a, b) => a + b, 0)} s), concurrency ${concurrency}, cores ${os.cpus().length}, vero dev with README defaults${teardownConcurrency >= 0 ? `, teardown_concurrency ${teardownConcurrency}` : ''}${localCostMap ? ', LiteLLM local cost map' : ''}\n` +
       `median wall ratio vero / plain harbor -n ${concurrency}: ${ratio.toFixed(2)}\n` +
       `floor (the agents' work perfectly scheduled on ${concurrency} lanes): ${floorSec(durations, concurrency).toFixed(1)} s; ` +
       `median wall plain ${median(rows.map((r) => r.plain.wallSec)).toFixed(1)} s, vero ${median(rows.map((r) => r.vero.wallSec)).toFixed(1)} s\n` +

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { writeJsonDurable } from '../infra/atomic-file';
-import { removeTrialLeftovers, type RemovedLeftovers } from '../infra/docker';
+import { dockerAnswers, removeTrialLeftovers, type RemovedLeftovers } from '../infra/docker';
 import { hostId } from '../infra/host-groups';
 import { harborJobFiles } from '../model/harbor/paths';
 import { liveOrphan, readPidFile } from './orphans';
@@ -78,14 +78,21 @@ function trialsOfDeadHarbor(jobDir: string, pidFile: string, dead: HarborProcess
   return [...new Set([...(stillLast ? unfinished : []), ...(readHandover(pidFile)[keyOf(dead)] ?? [])])];
 }
 
-/** Removes what a dead harbor's trials left in Docker (with the harbor's Docker settings `env`). */
+/**
+ * Removes what a dead harbor's trials left in Docker (with the harbor's Docker settings `env`). Null when Docker did
+ * not answer before and after the removal (a listing of an engine that does not answer looks empty): nothing is
+ * known removed, and the handed-over names are kept for the next try.
+ */
 export async function removeDeadHarborLeftovers(
   jobDir: string,
   pidFile: string,
   dead: HarborProcess,
   env: Record<string, string>,
-): Promise<RemovedLeftovers> {
-  const removed = await removeTrialLeftovers(trialsOfDeadHarbor(jobDir, pidFile, dead), env);
+): Promise<RemovedLeftovers | null> {
+  const trials = trialsOfDeadHarbor(jobDir, pidFile, dead);
+  if (trials.length && !(await dockerAnswers(env))) return null;
+  const removed = await removeTrialLeftovers(trials, env);
+  if (trials.length && !(await dockerAnswers(env))) return null;
   const all = readHandover(pidFile);
   if (keyOf(dead) in all) {
     delete all[keyOf(dead)];
@@ -125,6 +132,11 @@ export async function settleDeadPredecessor(t: TaskAttempt): Promise<void> {
   if (liveOrphan(t.jobDir, t.pidFile)) return; // (adopted before any launch: not reached)
   const env = { ...(process.env as Record<string, string>), ...t.env };
   const removed = await removeDeadHarborLeftovers(t.jobDir, t.pidFile, prev, env);
-  if (Object.values(removed).some((l) => l.length))
+  if (!removed)
+    t.ctx.log.warn("Docker did not answer: the previous attempt's dead harbor's leftovers were not removed", {
+      task: t.task,
+      pid: prev.pid,
+    });
+  else if (Object.values(removed).some((l) => l.length))
     t.ctx.log.warn("removed the Docker leftovers of the previous attempt's dead harbor", { task: t.task, pid: prev.pid, ...removed });
 }

@@ -42,3 +42,20 @@ export function rewardedTrials(jobDir: string): number {
 export function workDone(jobDir: string, trials: number): boolean {
   return rewardedTrials(jobDir) >= trials;
 }
+
+/** How often a running task's job dir is looked at for its rewards: a readdir and a stat or two per trial. */
+export const WORK_DONE_POLL_MS = 100;
+
+/**
+ * Calls `onDone` once, within WORK_DONE_POLL_MS of the last of the job's `trials` having its reward on disk (rather
+ * than at the activity's next heartbeat tick, up to a second later), so its lane goes to the next task at once.
+ * Returns the function that stops looking.
+ */
+export function watchWorkDone(jobDir: string, trials: number, onDone: () => void): () => void {
+  const timer = setInterval(() => {
+    if (!workDone(jobDir, trials)) return;
+    clearInterval(timer);
+    onDone();
+  }, WORK_DONE_POLL_MS);
+  return () => clearInterval(timer);
+}

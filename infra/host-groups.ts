@@ -53,7 +53,11 @@ export function forgetGroup(pid: number, host = hostId()): void {
   fs.rmSync(fileOf(pid, host), { force: true });
 }
 
-/** The groups recorded for this host: those alive, and those gone (whose records are removed on the way). */
+/**
+ * The groups recorded for this host: those alive, and those gone. A gone group's record stays until the reaper has
+ * removed what its trials left in Docker (worker/orphan-reaper.ts), then `forgetGroup`: an engine that does not
+ * answer at that moment is tried again at the next pass.
+ */
 export function hostGroupRecords(host = hostId()): { live: HostGroup[]; gone: HostGroup[] } {
   const out = { live: [] as HostGroup[], gone: [] as HostGroup[] };
   let names: string[];
@@ -66,11 +70,7 @@ export function hostGroupRecords(host = hostId()): { live: HostGroup[]; gone: Ho
     const file = path.join(groupsDir(), name);
     try {
       const g = JSON.parse(fs.readFileSync(file, 'utf8')) as HostGroup;
-      if (groupAlive(g.pid)) out.live.push(g);
-      else {
-        fs.rmSync(file, { force: true });
-        out.gone.push(g);
-      }
+      (groupAlive(g.pid) ? out.live : out.gone).push(g);
     } catch {
       /* being written, or not ours */
     }

@@ -51,11 +51,16 @@ export interface ReaperOptions {
   log: (message: string, meta: Record<string, unknown>) => void;
 }
 
-/** What a harbor of this host's record that is gone (died with its worker, say) left in Docker: removed. */
+/**
+ * What a harbor of this host's record that is gone (died with its worker, say) left in Docker: removed, and then its
+ * record dropped. While Docker does not answer, the record stays for the next pass.
+ */
 async function removeLeftoversOfGone(gone: HostGroup[], log: ReaperOptions['log']): Promise<void> {
   for (const g of gone) {
     const removed = await removeDeadHarborLeftovers(g.jobDir, g.pidFile, g, process.env as Record<string, string>).catch(() => null);
-    if (removed && Object.values(removed).some((l) => l.length))
+    if (!removed) continue;
+    forgetGroup(g.pid, g.host);
+    if (Object.values(removed).some((l) => l.length))
       log('removed the Docker leftovers of a dead harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, ...removed });
   }
 }
@@ -73,14 +78,16 @@ export async function reapOrphans(opts: ReaperOptions): Promise<number[]> {
     if (!verdict.stop) continue;
     opts.log('stopping an orphaned harbor', { pid: g.pid, workflowId: g.workflowId, activityId: g.activityId, why: verdict.why });
     await stopGroup(g.pid, { graceMs: opts.graceMs ?? 60_000, signal: 'SIGTERM', target: 'leader' });
-    await removeDeadHarborLeftovers(g.jobDir, g.pidFile, g, process.env as Record<string, string>).catch(() => undefined);
+    stopped.push(g.pid);
+    // Docker not answering: the record and the pid file (which names the trials) stay, and the next pass, which
+    // finds this group gone, removes its leftovers.
+    if (!(await removeDeadHarborLeftovers(g.jobDir, g.pidFile, g, process.env as Record<string, string>).catch(() => null))) continue;
     forgetGroup(g.pid, g.host);
     try {
       if ((JSON.parse(fs.readFileSync(g.pidFile, 'utf8')) as { pid?: number }).pid === g.pid) fs.rmSync(g.pidFile, { force: true });
     } catch {
       /* gone already */
     }
-    stopped.push(g.pid);
   }
   return stopped;
 }

@@ -10,6 +10,7 @@ import { DATASET, STANDIN, tempDir } from '../helpers/fixtures';
 import { harborBin, realHarborUnavailable, REWARD_1, writeTask } from '../helpers/real-harbor';
 import { collate, loadTrials } from '../../harbor/collate';
 import { rewardValidity } from '../../model/harbor/error-policy';
+import { DOCKER_TEARDOWN_MS } from '../../harbor-standin/src/scenario';
 
 const unavailable = realHarborUnavailable();
 if (unavailable) console.warn(`\n*** REAL-HARBOR CONFORMANCE SKIPPED: ${unavailable} ***\n`);
@@ -59,6 +60,9 @@ function shape(jobDir: string) {
       schemaVersion: r.schema_version ?? 'absent',
       policy: (exc as { policy?: unknown } | null)?.policy ?? null,
       agentResultKeys: agent ? ['cost_usd', 'n_input_tokens', 'n_output_tokens', 'n_cache_tokens'].filter((k) => k in agent) : null,
+      // Harbor's phase timings, as the stand-in writes them: each phase a span, in order, inside the trial's.
+      phases: PHASE_FIELDS.filter((k) => typeof (r[k] as Span | null)?.started_at === 'string'),
+      phasesInOrder: phasesInOrder(r),
       startedAtZ: String(r.started_at).endsWith('Z'),
       finishedAtZ: String(r.finished_at).endsWith('Z'),
     };
@@ -78,6 +82,41 @@ function shape(jobDir: string) {
 }
 
 const VERSIONS = ['0.25.0', '0.26.0'] as const;
+
+interface Span {
+  started_at: string;
+  finished_at: string;
+}
+const PHASE_FIELDS = ['environment_setup', 'agent_setup', 'agent_execution', 'verifier'] as const;
+
+/** Whether a trial's phases follow one another inside its own span (its teardown after the last of them). */
+function phasesInOrder(r: Json): boolean {
+  const spans = PHASE_FIELDS.map((k) => r[k] as Span | null).filter((x): x is Span => x !== null && x !== undefined);
+  const times = [r.started_at as string, ...spans.flatMap((x) => [x.started_at, x.finished_at]), r.finished_at as string].map((t) =>
+    Date.parse(t),
+  );
+  return times.every((t, i) => Number.isFinite(t) && (i === 0 || t >= times[i - 1]!));
+}
+
+/** Each trial's time after its last phase until it finished (Harbor's teardown of its environment), in ms. */
+function teardownsMs(jobDir: string): number[] {
+  return fs
+    .readdirSync(jobDir)
+    .filter((t) => fs.statSync(path.join(jobDir, t)).isDirectory())
+    .map((t) => {
+      const r = readJson(path.join(jobDir, t, 'result.json'));
+      const last = PHASE_FIELDS.map((k) => r[k] as Span | null)
+        .filter((x): x is Span => Boolean(x))
+        .pop();
+      return Date.parse(r.finished_at as string) - Date.parse(last!.finished_at);
+    });
+}
+
+/**
+ * The stand-in's `docker` teardown profile (HARBOR_STANDIN_TEARDOWN_MS=docker) is Harbor's on Docker: the median
+ * real wait after the verifier is within this factor of the modelled one, either way.
+ */
+const TEARDOWN_FACTOR = 2;
 
 realDescribe.each(VERSIONS)('the stand-in conforms to real Harbor %s', (version) => {
   test('one job: layout, JSON fields and formats, rewards and exceptions; resume and lock mismatch; dry run', () => {
@@ -101,6 +140,7 @@ realDescribe.each(VERSIONS)('the stand-in conforms to real Harbor %s', (version)
     });
     const real = harborBin(version);
     const shapes: Json[] = [];
+    const realTeardowns: number[] = [];
     for (const [bin, env] of [
       [real, {}],
       [STANDIN, { HARBOR_STANDIN_SCENARIO: scenario, HARBOR_STANDIN_VERSION: version }],
@@ -121,6 +161,7 @@ realDescribe.each(VERSIONS)('the stand-in conforms to real Harbor %s', (version)
       });
       expect(run(bin, args, cwd, env).code).toBe(0);
       shapes.push(shape(path.join(jobs, 'j')));
+      if (bin === real) realTeardowns.push(...teardownsMs(path.join(jobs, 'j')));
       // The same argv again resumes (nothing left to run); changed task files are refused.
       expect(run(bin, args, cwd, env).code).toBe(0);
       fs.appendFileSync(path.join(ds, 'hello-world', 'tests', 'test.sh'), `\n# touched by ${path.basename(bin)}\n`);
@@ -133,6 +174,15 @@ realDescribe.each(VERSIONS)('the stand-in conforms to real Harbor %s', (version)
     }
     expect(shapes[1]).toEqual(shapes[0]);
     expect(shapes[0]!.lock).toMatchObject({ version });
+    expect(Object.values(shapes[0]!.byTask as Json).map((t) => (t as Json).phasesInOrder)).toEqual([true, true, true, true, true]);
+    const median = [...realTeardowns].sort((a, b) => a - b)[Math.floor(realTeardowns.length / 2)]!;
+    const within = median >= DOCKER_TEARDOWN_MS / TEARDOWN_FACTOR && median <= DOCKER_TEARDOWN_MS * TEARDOWN_FACTOR;
+    expect({ trials: realTeardowns.length, realMedianMs: median, standinMs: DOCKER_TEARDOWN_MS, within }).toEqual({
+      trials: 5,
+      realMedianMs: median,
+      standinMs: DOCKER_TEARDOWN_MS,
+      within: true,
+    });
     expect(Object.keys(shapes[0]!.byTask as Json)).toContain('linked');
     expect(shapes[0]!.retry).toMatchObject({ max_retries: 2, wait_multiplier: 2, min_wait_sec: 0.5, max_wait_sec: 30 });
     // And the shape is what vero reads: rewards per key, Harbor's exception for a missing reward.
