@@ -57,14 +57,17 @@ const PLACEMENT_RULES = [
     ],
   })),
   {
-    // (and not reached around by a namespace import of their modules)
+    // (and not reached around by a namespace import, a re-export of all, a require() or an import() of their modules)
     covers: () => true,
     syntax: [
-      {
-        selector: `ImportDeclaration[source.value=${STARTER_MODULES}] > ImportNamespaceSpecifier`,
-        message: 'import the process helpers by name (harbor is started only by harbor/launch.ts: PROCESS_STARTERS)',
-      },
-    ],
+      `ImportDeclaration[source.value=${STARTER_MODULES}] > ImportNamespaceSpecifier`,
+      `ExportAllDeclaration[source.value=${STARTER_MODULES}]`,
+      `CallExpression[callee.name='require'][arguments.0.value=${STARTER_MODULES}]`,
+      `ImportExpression[source.value=${STARTER_MODULES}]`,
+    ].map((selector) => ({
+      selector,
+      message: 'import the process helpers by name (harbor is started only by harbor/launch.ts: PROCESS_STARTERS)',
+    })),
   },
   {
     // Activities are thin wrappers: the file system is reached through infra/ helpers.

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { buildTaskDir } from '../compiler/compile';
 import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../harbor/compiled-task-run';
 import { PROJECT_ROOT } from '../infra/package-root';
-import { ensureHarbor, makeAgentRepo } from '../infra/foreground';
+import { ensureHarbor, ensuredHarborFrom, makeAgentRepo } from '../infra/foreground';
 import { DemoFailedError } from '../model/errors';
 import { table } from './format';
 import { HARBOR_VERSION } from '../model/harbor/version';
@@ -39,6 +39,7 @@ function candidateTable(o: CompiledTaskOutcome): string {
 
 export async function demoOptimize(opts: { home: string; modes: (keyof typeof DEMO_MODES)[]; json?: boolean }): Promise<void> {
   const harbor = ensureHarbor(HARBOR_VERSION);
+  const harborFrom = ensuredHarborFrom(HARBOR_VERSION);
   // The examples with their relative paths, next to a fresh example agent repo.
   const home = demoOptimizePaths(opts.home);
   const examples = home.examples;
@@ -58,10 +59,11 @@ export async function demoOptimize(opts: { home: string; modes: (keyof typeof DE
     fs.rmSync(jobsDir, { recursive: true, force: true });
     const usual = mode === 'b' ? '≈ 2 min' : '≈ 1 min';
     process.stderr.write(`harbor run -p ${taskDir} -a oracle -e docker (builds both images; ${usual}) …\n`);
-    const baseline = await runCompiledTask({ harbor, taskDir, jobsDir, jobName: 'oracle', agent: { kind: 'oracle' } });
+    const baseline = await runCompiledTask({ harbor, harborFrom, taskDir, jobsDir, jobName: 'oracle', agent: { kind: 'oracle' } });
     process.stderr.write(`harbor run -p ${taskDir} --agent-import-path ${EXAMPLE_OPTIMIZER.importPath} -e docker (${usual}) …\n`);
     const optimized = await runCompiledTask({
       harbor,
+      harborFrom,
       taskDir,
       jobsDir,
       jobName: 'optimizer',

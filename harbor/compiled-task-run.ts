@@ -21,6 +21,8 @@ export const EXAMPLE_OPTIMIZER = {
 
 export interface CompiledTaskRun {
   harbor: string;
+  /** Where `harbor` came from, named if it cannot be executed (e.g. ensuredHarborFrom: scripts/ensure-harbor). */
+  harborFrom?: string;
   taskDir: string;
   jobsDir: string;
   jobName: string;
@@ -109,7 +111,7 @@ async function launchOuter(run: CompiledTaskRun, logFile: string): Promise<numbe
     process.off('SIGINT', stop).off('SIGTERM', stop);
     if (run.resume) fs.rmSync(run.resume.dir, { recursive: true, force: true });
   });
-  return cliRunExitCode(ended, 'compiled-run', run.harbor, interrupt.signal.reason);
+  return cliRunExitCode(ended, 'compiled-run', { launcher: run.harbor, launcherFrom: run.harborFrom }, interrupt.signal.reason);
 }
 
 /** What the job's trial produced. */

@@ -13,11 +13,21 @@ export interface FailedLaunch {
   task?: string;
   /** The launcher (argv[0]). */
   launcher: string;
+  /** Where the launcher came from, named when it cannot be executed (default: the caller's own setting). */
+  launcherFrom?: string;
   exitCode: number | null;
   signal: string | null;
   /** The end of harbor's log, when the decision carries no reason of its own. */
   logTail: () => string;
 }
+
+/** Where each caller's launcher comes from unless it says otherwise. */
+const LAUNCHER_FROM: Record<LaunchPurpose, string> = {
+  task: 'harbor.command',
+  'dry-run': 'harbor.command',
+  'vero-run': '--harbor',
+  'compiled-run': "the compiled task's run's harbor",
+};
 
 type Ending = Extract<LaunchDecision, { kind: 'launcher-not-found' | 'usage-error' | 'config-error' | 'unavailable' }>;
 
@@ -37,7 +47,7 @@ function launchEnding(d: Ending, l: FailedLaunch): { type: FailureType; message:
     case 'launcher-not-found':
       return {
         type: FailureType.HarborNotFound,
-        message: `harbor launcher not found: "${l.launcher}" (${l.purpose === 'vero-run' ? '--harbor' : 'harbor.command'}); is Harbor installed and on PATH?`,
+        message: `harbor launcher not found: "${l.launcher}" (${l.launcherFrom ?? LAUNCHER_FROM[l.purpose]}); is Harbor installed and on PATH?`,
       };
     case 'usage-error':
       return {

@@ -16,7 +16,7 @@ import { appendToLog, fileSize, readSince } from '../infra/file-tail';
 import { forkHarbor } from './forkserver';
 import { type Isolation, isolationFor } from './isolation';
 import { decideLaunch, type LaunchDecision, type LaunchFacts } from './launch-decision';
-import { launcherNotFound, launchFailure } from './launch-failure';
+import { type FailedLaunch, launcherNotFound, launchFailure } from './launch-failure';
 import { runInForeground } from '../infra/foreground';
 import { freeBytes, jobStarted, recordPrunedUsage, removePidFile, setJobAside, usageOfJob, writePidFile } from './orphans';
 import { usesLocalDocker } from '../model/harbor/config';
@@ -63,19 +63,19 @@ export function launchFacts(
 export function cliRunExitCode(
   run: Parameters<typeof launchFacts>[0],
   purpose: 'compiled-run' | 'vero-run',
-  launcher: string,
+  launcher: Pick<FailedLaunch, 'launcher' | 'launcherFrom'>,
   interrupted?: unknown,
 ): number {
   const decision = decideLaunch(launchFacts(run, ''), purpose);
   if (decision.kind === 'cancelled') throw interrupted;
   if (decision.kind === 'launcher-not-found')
-    throw launcherNotFound({ purpose, launcher, exitCode: null, signal: null, logTail: () => '' });
+    throw launcherNotFound({ purpose, ...launcher, exitCode: null, signal: null, logTail: () => '' });
   return decision.code;
 }
 
 /** `vero run`'s harbor, on this terminal (Ctrl-C reaches it as it reaches any foreground job): its exit code. */
 export async function launchInForeground(argv: string[], env?: Record<string, string>): Promise<number> {
-  return cliRunExitCode(await runInForeground(argv[0]!, argv.slice(1), env), 'vero-run', argv[0]!);
+  return cliRunExitCode(await runInForeground(argv[0]!, argv.slice(1), env), 'vero-run', { launcher: argv[0]! });
 }
 
 /** Free space that counts as "the disk has room again" after harbor failed on a full disk. */

@@ -20,6 +20,10 @@ export const ensureTemporal = (): string => scriptOutput(path.join(PROJECT_ROOT,
 /** scripts/ensure-harbor: the pinned Harbor's command (provisioned and cached on first use). */
 export const ensureHarbor = (version: string): string => scriptOutput(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), [version]);
 
+/** Where ensureHarbor's command came from, in words (its order: $HARBOR_BIN, a harbor on PATH, its cached venv). */
+export const ensuredHarborFrom = (version: string): string =>
+  `scripts/ensure-harbor ${version}: $HARBOR_BIN, a harbor ${version} on PATH, or its cached venv`;
+
 /**
  * scripts/ensure-harbor-wheelhouse: Harbor `harborVersion`, with `packages` resolved together with it, as wheels for
  * this Python on this machine's architecture (cached).

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { runCompiledTask } from '../../harbor/compiled-task-run';
 import { reportError } from '../../cli/main';
 import { FAILURES } from '../../model/failures';
+import { ensuredHarborFrom } from '../../infra/foreground';
 import { tempDir } from '../helpers/fixtures';
 
 test('a harbor launcher that is not there: exit 2 from the failure table, one line, no stack', async () => {
@@ -16,6 +17,7 @@ test('a harbor launcher that is not there: exit 2 from the failure table, one li
   const missing = path.join(dir, 'no-such-harbor');
   const failure = await runCompiledTask({
     harbor: missing,
+    harborFrom: ensuredHarborFrom('0.25.0'), // as `vero demo --optimize` names its harbor
     taskDir,
     jobsDir: path.join(dir, 'jobs'),
     jobName: 'oracle',
@@ -34,7 +36,9 @@ test('a harbor launcher that is not there: exit 2 from the failure table, one li
   }
   expect(exitCode).toBe(FAILURES.HarborNotFound.exitCode);
   expect(exitCode).toBe(2);
-  expect(printed.join('')).toBe(`error: harbor launcher not found: "${missing}" (harbor.command); is Harbor installed and on PATH?\n`);
+  expect(printed.join('')).toBe(
+    `error: harbor launcher not found: "${missing}" (${ensuredHarborFrom('0.25.0')}); is Harbor installed and on PATH?\n`,
+  );
   // Nothing of it was run: the log holds no output.
   expect(fs.readFileSync(path.join(dir, 'jobs', 'oracle.harbor.log'), 'utf8')).toBe('');
 });

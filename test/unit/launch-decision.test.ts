@@ -1,5 +1,7 @@
 /** Every row of the launch decision table (harbor/launch-decision.ts), in each caller's column. */
-import { decideLaunch, type LaunchFacts } from '../../harbor/launch-decision';
+import { decideLaunch, type LaunchFacts, type LaunchPurpose } from '../../harbor/launch-decision';
+import { launcherNotFound } from '../../harbor/launch-failure';
+import { ensuredHarborFrom } from '../../infra/foreground';
 
 const ended = (over: Partial<LaunchFacts>): LaunchFacts => ({
   detached: false,
@@ -147,4 +149,21 @@ test.each<[string, Partial<LaunchFacts>, unknown]>([
 ])('a CLI run: %s', (_name, facts, decision) => {
   expect(decideLaunch(ended(facts), 'compiled-run')).toEqual(decision);
   expect(decideLaunch(ended(facts), 'vero-run')).toEqual(decision);
+});
+
+/** A launcher that is not there, in each caller's column: the message names where that caller's harbor came from. */
+test.each<[string, LaunchPurpose, string | undefined, string]>([
+  ['a task', 'task', undefined, 'harbor.command'],
+  ['the dry run', 'dry-run', undefined, 'harbor.command'],
+  ['vero run', 'vero-run', undefined, '--harbor'],
+  [
+    "vero demo --optimize's compiled run (ensureHarbor's)",
+    'compiled-run',
+    ensuredHarborFrom('0.25.0'),
+    'scripts/ensure-harbor 0.25.0: $HARBOR_BIN, a harbor 0.25.0 on PATH, or its cached venv',
+  ],
+  ['a compiled run that does not say', 'compiled-run', undefined, "the compiled task's run's harbor"],
+])('the launcher does not exist: %s', (_name, purpose, launcherFrom, from) => {
+  const e = launcherNotFound({ purpose, launcher: '/x/harbor', launcherFrom, exitCode: null, signal: null, logTail: () => '' });
+  expect(e.message).toBe(`harbor launcher not found: "/x/harbor" (${from}); is Harbor installed and on PATH?`);
 });
