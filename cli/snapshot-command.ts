@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
+import type { ServeConfig } from '../model/serve-config';
 
 /**
  * A session is where the sidecar ran (the task's container): elsewhere (the host) its admin volume is not there,
@@ -15,6 +16,19 @@ function refuseAbsentSession(configFile: string, adminVolume: string): void {
     throw new ConfigError(
       `--config ${configFile}: the sidecar's session dir ${adminVolume} is not on this machine: vero snapshot runs where the sidecar runs (inside the task's container), nothing was written`,
     );
+}
+
+/**
+ * Ends the task's offline W&B run after the snapshot is written. It cannot fail the snapshot: a failing collect step
+ * has the task copy the bare state files over the finished session, which a relaunch then refuses.
+ */
+async function endWandbRun(cfg: ServeConfig): Promise<void> {
+  const { endOfflineRun } = require('../sidecar/wandb-reporter') as typeof import('../sidecar/wandb-reporter');
+  try {
+    process.stdout.write(`${await endOfflineRun(cfg)}\n`);
+  } catch (e) {
+    process.stderr.write(`could not end the offline W&B run (${(e as Error).message}); the session snapshot is complete\n`);
+  }
 }
 
 export function registerSnapshotCommand(program: Command): void {
@@ -32,7 +46,6 @@ export function registerSnapshotCommand(program: Command): void {
       refuseAbsentSession(o.config, cfg.paths.admin_volume);
       const m = await takeSnapshot(cfg, o.out);
       process.stdout.write(`${o.out}: ${Object.keys(m.files).length} file(s) of the session of ${m.task_name}\n`);
-      const { endOfflineRun } = require('../sidecar/wandb-reporter') as typeof import('../sidecar/wandb-reporter');
-      process.stdout.write(`${await endOfflineRun(cfg)}\n`);
+      await endWandbRun(cfg);
     });
 }

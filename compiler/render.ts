@@ -7,7 +7,7 @@ import { stringify as toToml } from 'smol-toml';
 import { finalizeBoundSec } from '../model/finalize-bound';
 import { COMPILED_RUN_FILE, type CompiledRun } from '../model/harbor/outer-run-args';
 import { CONTAINER, ServeConfig } from '../model/serve-config';
-import { WANDB_ARTIFACT, WANDB_DIR } from '../model/wandb-spec';
+import { WANDB_ARTIFACT, WANDB_DIR, WANDB_END_WAIT_SEC } from '../model/wandb-spec';
 import type { BuildConfig } from './build-config';
 import {
   candidateGatewayUrl,
@@ -127,6 +127,13 @@ function trialArtifacts(c: BuildConfig): { source: string; destination: string; 
   return [session, { source: `${CONTAINER.adminVolume}/${WANDB_DIR}`, destination: WANDB_ARTIFACT, service: 'eval-sidecar' }];
 }
 
+/**
+ * The collect step's timeout: the snapshot (its files and the candidates' git bundle), then ending an offline W&B
+ * run, which waits at most WANDB_END_WAIT_SEC for W&B's client to write the run out — a quarter of this, so a loaded
+ * machine still has the rest for the snapshot.
+ */
+const COLLECT_TIMEOUT_SEC = 4 * WANDB_END_WAIT_SEC;
+
 function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
   const verifierTimeout = finalizeBound(c, splitSizes);
   const doc = {
@@ -146,7 +153,7 @@ function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
           // state files as they are.
           command: `vero snapshot --config ${CONTAINER.serveJson} --out ${SESSION_SNAPSHOT} || { mkdir -p ${SESSION_SNAPSHOT} && for f in ${CONTAINER.adminVolume}/*.json; do [ -f "$f" ] && cp -p "$f" ${SESSION_SNAPSHOT}/; done; }; true`,
           service: 'eval-sidecar',
-          timeout_sec: 60,
+          timeout_sec: COLLECT_TIMEOUT_SEC,
         },
       ],
     },

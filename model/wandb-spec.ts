@@ -45,6 +45,12 @@ export const wandbKeyEnvs = (spec: WandbSpec | undefined): string[] => (spec?.mo
 /** The run's dir on the sidecar's admin volume (events, the logger's state, W&B's own files). */
 export const WANDB_DIR = 'wandb';
 
+/**
+ * How long the task's collect step (`vero snapshot`) waits for an offline run's logger to write the run out: a
+ * quarter of the collect step's timeout (compiler/render.ts COLLECT_TIMEOUT_SEC), the rest left to the snapshot.
+ */
+export const WANDB_END_WAIT_SEC = 30;
+
 /** Where a trial keeps an offline run's dir (a Harbor artifact of the sidecar, beside its `vero-session/`). */
 export const WANDB_ARTIFACT = 'vero-wandb';
 

@@ -13,7 +13,7 @@ import { startHelperProcess } from '../infra/foreground';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { GATEWAY_SCOPES, type ScopeUsage } from '../model/gateway-policy';
 import type { ServeConfig } from '../model/serve-config';
-import { WANDB_DIR, WANDB_PYTHON_ENV, type WandbSpec } from '../model/wandb-spec';
+import { WANDB_DIR, WANDB_END_WAIT_SEC, WANDB_PYTHON_ENV, type WandbSpec } from '../model/wandb-spec';
 import type { EvalOutcome, Engine, EvaluationKind } from './engine';
 import type { FinalizeResult } from './finalize';
 import type { Gateway } from './gateway/gateway';
@@ -175,39 +175,61 @@ export function startWandbReporter(cfg: ServeConfig, engine: Engine, ledger: Led
 
 /**
  * Removes the links W&B's client leaves beside a run (`latest-run`, the debug logs' links into its home's cache):
- * they point at paths of the sidecar's container, dangling wherever the rescued dir is read.
+ * they point at paths of the sidecar's container, dangling wherever the rescued dir is read. The logger may still
+ * be writing: an entry gone before it is read is skipped.
  */
 function dropSymlinks(dir: string): void {
-  for (const rel of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
-    const f = path.join(dir, rel);
-    if (fs.existsSync(path.dirname(f)) && fs.lstatSync(f, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(f);
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return;
+    throw e;
+  }
+  for (const e of entries) {
+    const f = path.join(dir, e.name);
+    if (e.isSymbolicLink()) fs.rmSync(f, { force: true });
+    else if (e.isDirectory()) dropSymlinks(f);
   }
 }
 
 /** How long ending an offline run waits for the logger to write it out (W&B's client flushes the run as it ends). */
-const END_WAIT_MS = 30_000;
+const END_WAIT_MS = WANDB_END_WAIT_SEC * 1000;
 
 /**
  * Ends an offline run where it stands (the task's collect step, `vero snapshot`): W&B's client writes an offline
  * run's file out only as the run ends, and the run's dir goes with the sidecar, so the trial rescues it (Harbor
  * collects before the verifier) only ended. What the sidecar logs after that (finalize's rows and summary) stays in
- * events.jsonl; an online run is left running. Returns what happened, for the collect step's output.
+ * events.jsonl; an online run is left running. Returns what happened, for the collect step's output; the run's dir
+ * keeps no links however it ends.
  */
 export async function endOfflineRun(cfg: ServeConfig): Promise<string> {
   const p = wandbPaths(cfg.paths.admin_volume);
   if (cfg.wandb?.mode !== 'offline' || !fs.existsSync(p.run)) return 'no offline W&B run';
-  const finished = () =>
-    fs.existsSync(p.state) && (JSON.parse(fs.readFileSync(p.state, 'utf8')) as { finished?: boolean }).finished === true;
-  if (finished()) return 'the offline W&B run had ended';
+  try {
+    return await waitForRunEnd(p);
+  } finally {
+    dropSymlinks(p.dir);
+  }
+}
+
+/** Whether the logger's state says the run ended (a state file being written says not yet). */
+function runFinished(stateFile: string): boolean {
+  try {
+    return (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { finished?: boolean }).finished === true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitForRunEnd(p: ReturnType<typeof wandbPaths>): Promise<string> {
+  if (runFinished(p.state)) return 'the offline W&B run had ended';
   fs.appendFileSync(p.events, `${JSON.stringify({ type: 'finish', summary: { 'vero/ended_at': 'collect' }, exit_code: 0 })}\n`, {
     mode: 0o600,
   });
   for (const until = Date.now() + END_WAIT_MS; Date.now() < until; ) {
-    if (finished()) {
-      dropSymlinks(p.dir);
-      return `the offline W&B run ended: ${p.dir}`;
-    }
+    if (runFinished(p.state)) return `the offline W&B run ended: ${p.dir}`;
     await new Promise((r) => setTimeout(r, 200));
   }
-  return `the offline W&B run did not end within ${END_WAIT_MS / 1000} s (is its logger running?): ${p.dir} is rescued as it is`;
+  return `the offline W&B run did not end within ${WANDB_END_WAIT_SEC} s (is its logger running?): ${p.dir} is rescued as it is`;
 }

@@ -5,15 +5,18 @@
  * principal, the budgets left), the run's project/group/name/tags/notes, the traces as artifacts and finalize's
  * summary. An online run without WANDB_API_KEY is refused at build time, by name.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
-import { WANDB_ARTIFACT, WANDB_DIR, WANDB_PYTHON_ENV, WANDB_REQUIREMENT, WANDB_VERSION } from '../../model/wandb-spec';
+import { WANDB_ARTIFACT, WANDB_DIR, WANDB_END_WAIT_SEC, WANDB_PYTHON_ENV, WANDB_REQUIREMENT, WANDB_VERSION } from '../../model/wandb-spec';
 import { readRun, wandbPython } from '../helpers/wandb';
 import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml } from 'yaml';
 import { endOfflineRun, wandbPaths } from '../../sidecar/wandb-reporter';
-import { commitImprovement, finalizeAsVerifier, post, setup, startSidecar } from '../helpers/sidecar';
+import { checkSessionDir } from '../../sidecar/session-check';
+import { readSealKey } from '../../sidecar/ledger-seal';
+import { commitImprovement, finalizeAsVerifier, post, setup, startSidecar, VERO } from '../helpers/sidecar';
 
 jest.setTimeout(120_000);
 
@@ -137,6 +140,52 @@ test('the task’s collect step (vero snapshot) ends an offline run: the dir a t
   } finally {
     await side.stop();
   }
+});
+
+/** The links under `dir`, relative to it. */
+const linksIn = (dir: string) =>
+  fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => fs.lstatSync(path.join(dir, f)).isSymbolicLink());
+
+test('ending the offline run cannot fail the collect step: vero snapshot exits 0 with a session a relaunch accepts; the run’s dir keeps no links however it ends', async () => {
+  const s = await setup({ build: { wandb: { project: 'vero-tests', mode: 'offline' } } });
+  // The W&B wait is bounded well inside the collect step's timeout, which the snapshot shares.
+  const collect = (
+    parseToml(fs.readFileSync(path.join(s.dir, 'task', 'task.toml'), 'utf8')) as { verifier: { collect: { timeout_sec: number }[] } }
+  ).verifier.collect[0]!;
+  expect(collect.timeout_sec).toBeGreaterThanOrEqual(4 * WANDB_END_WAIT_SEC);
+  const side = await startSidecar(s, { [WANDB_PYTHON_ENV]: 'false' }); // a logger that never writes the run
+  try {
+    commitImprovement(s.work);
+    expect((await post(side.url, '/eval', { split: 'train' })).json.mean_score).toBe(1);
+  } finally {
+    await side.stop();
+  }
+  const p = wandbPaths(s.cfg.paths.admin_volume);
+  // Ending the run throws (its events file cannot be appended to); W&B left links beside the run.
+  fs.rmSync(p.events, { force: true });
+  fs.mkdirSync(p.events);
+  fs.symlinkSync('/no/such/sidecar/run', path.join(p.dir, 'latest-run'));
+  fs.mkdirSync(path.join(p.dir, 'logs'));
+  fs.symlinkSync('/no/such/sidecar/debug.log', path.join(p.dir, 'logs', 'debug.log'));
+  const out = path.join(s.dir, 'rescued', 'vero-session');
+  const r = spawnSync(VERO, ['snapshot', '--config', s.serveFile, '--out', out], { encoding: 'utf8' });
+  expect(r.stderr).toMatch(/^could not end the offline W&B run \(.*EISDIR.*\); the session snapshot is complete\n$/);
+  expect(r.status).toBe(0);
+  const check = checkSessionDir(out, {
+    task_name: s.cfg.task_name,
+    build_digest: fs.readFileSync(s.cfg.paths.build_digest!, 'utf8').trim(),
+    base_commit: s.cfg.base_commit,
+    budgets: s.cfg.budgets,
+    seal_key: readSealKey(s.cfg.paths.ledger_seal_key),
+  });
+  expect(check.problems).toEqual([]);
+  expect(Object.keys(check.manifest!.files)).toEqual(expect.arrayContaining(['ledger.json', 'candidates.json', 'candidates.bundle']));
+  expect(linksIn(p.dir)).toEqual([]);
+  // A run that had ended (the sidecar's finalize) is rescued without its links too.
+  fs.writeFileSync(p.state, JSON.stringify({ finished: true }));
+  fs.symlinkSync('/no/such/sidecar/run', path.join(p.dir, 'latest-run'));
+  expect(await endOfflineRun(s.cfg)).toBe('the offline W&B run had ended');
+  expect(linksIn(p.dir)).toEqual([]);
 });
 
 test('an online run needs WANDB_API_KEY in the build host’s environment: refused at build time by name; the key reaches the sidecar only', async () => {
