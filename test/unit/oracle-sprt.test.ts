@@ -87,4 +87,15 @@ describe('the benches’ oracle', () => {
     // Counting the better one at α, as if every better candidate were in the null, understates the bound.
     expect(mean).toBeGreaterThan((perLaw[0]! + 0.05) / 2 + 0.015);
   });
+
+  test('a law with no +1 differences has a proper closest null law and a finite bound', () => {
+    const law = { plus: 0, minus: 0.18 };
+    const nullLaw = closestNullLaw(law, 0);
+    expect(nullLaw.plus).toBeCloseTo(0.09, 6);
+    expect(nullLaw.minus).toBeCloseTo(0.09, 6);
+    const bound = savingBound(law, 0, 0.05, 100, 8);
+    expect(Number.isFinite(bound)).toBe(true);
+    expect(bound).toBeGreaterThan(5);
+    expect(bound).toBeLessThanOrEqual(100);
+  });
 });
