@@ -65,3 +65,13 @@ export function savingBound(law: DifferenceLaw, margin: number, alpha: number, n
   }
   return Math.min(values[best]!, dual((lo + hi) / 2), n);
 }
+
+/**
+ * The most any level-α test can save, as a share of the n cases, averaged over candidates' laws: every candidate
+ * counts with its own law's bound, a better one outside the null (0 < E[D] < margin against the incumbent's
+ * scores) included; a law in the null counts α.
+ */
+export function meanSavingBound(laws: readonly DifferenceLaw[], margin: number, alpha: number, n: number, wave: number): number {
+  const shares = laws.map((law) => savingBound(law, margin, alpha, n, wave) / n);
+  return shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length);
+}

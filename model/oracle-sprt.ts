@@ -62,7 +62,10 @@ export function logOptimalBet(law: DifferenceLaw, margin: number): number {
 /** p*: the null's law closest to Q (E[D] = margin), under which the benches check the oracle's type-I error. */
 export function closestNullLaw(law: DifferenceLaw, margin: number): DifferenceLaw {
   const lambda = logOptimalBet(law, margin);
-  return { plus: law.plus / (1 - lambda * (1 - margin)), minus: law.minus / (1 + lambda * (1 + margin)) };
+  const minus = law.minus / (1 + lambda * (1 + margin));
+  // A law with no +1 bets the most (λ(1 − m) = 1): its null's +1 mass is what the tilt leaves, not 0/0.
+  if (law.plus === 0) return { plus: 1 - minus - (1 - law.minus) / (1 + lambda * margin), minus };
+  return { plus: law.plus / (1 - lambda * (1 - margin)), minus };
 }
 
 /** One oracle test: fed differences one at a time; true once its wealth reached the threshold (default 1/α). */

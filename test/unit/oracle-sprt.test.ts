@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import seedrandom from 'seedrandom';
 import { EarlyStop } from '../../model/early-stop';
-import { savingBound } from '../../model/oracle-bound';
+import { meanSavingBound, savingBound } from '../../model/oracle-bound';
 import { closestNullLaw, type DifferenceLaw, differenceLaw, drawDifference, logOptimalBet, OracleSprt } from '../../model/oracle-sprt';
 
 /** A law of D with P(+1) = plus, P(−1) = minus and E[D] below 0 (a worse candidate). */
@@ -74,5 +74,28 @@ describe('the benches’ oracle', () => {
     expect(ruleSaved).toBeLessThanOrEqual(bound + 1);
     // A law in the null: a valid test may stop it with probability α at most.
     expect(savingBound({ plus: 0.2, minus: 0.1 }, 0, 0.05, 100, 1)).toBeCloseTo(5, 9);
+  });
+
+  test('a truly better candidate outside the null (E[D] < margin) counts with its own bound, above α', () => {
+    const worse = { plus: 0.1, minus: 0.25 };
+    // Truly better than the incumbent, yet behind its selection-inflated scores: E[D] = −0.02 < margin 0.03.
+    const betterOutside = { plus: 0.18, minus: 0.2 };
+    expect(savingBound(betterOutside, 0.03, 0.05, 100, 8)).toBeGreaterThan(0.05 * 100 + 3);
+    const perLaw = [worse, betterOutside].map((law) => savingBound(law, 0.03, 0.05, 100, 8) / 100);
+    const mean = meanSavingBound([worse, betterOutside], 0.03, 0.05, 100, 8);
+    expect(mean).toBeCloseTo((perLaw[0]! + perLaw[1]!) / 2, 12);
+    // Counting the better one at α, as if every better candidate were in the null, understates the bound.
+    expect(mean).toBeGreaterThan((perLaw[0]! + 0.05) / 2 + 0.015);
+  });
+
+  test('a law with no +1 differences has a proper closest null law and a finite bound', () => {
+    const law = { plus: 0, minus: 0.18 };
+    const nullLaw = closestNullLaw(law, 0);
+    expect(nullLaw.plus).toBeCloseTo(0.09, 6);
+    expect(nullLaw.minus).toBeCloseTo(0.09, 6);
+    const bound = savingBound(law, 0, 0.05, 100, 8);
+    expect(Number.isFinite(bound)).toBe(true);
+    expect(bound).toBeGreaterThan(5);
+    expect(bound).toBeLessThanOrEqual(100);
   });
 });
