@@ -161,7 +161,8 @@ export async function startRace(client: Client, input: RaceInput, taskQueue: str
 /** A race id as `vero race` makes it (race-<16 hex>): anything else names no race. */
 export const RACE_ID = /^race-[0-9a-f]{16}$/;
 
-/** The race's state now: its query while it runs, its result once done. An id that is no race: a ConfigError. */
+/** The race's state now: its query while it runs, its result once done (one that failed, was terminated or timed out: the
+ * WorkflowFailedError with its cause). An id that is no race: a ConfigError. */
 export async function raceState(client: Client, raceId: string): Promise<RaceState | RaceResult> {
   const handle = client.workflow.getHandle(raceId);
   const d = await handle.describe().catch((e: unknown) => {
@@ -169,8 +170,8 @@ export async function raceState(client: Client, raceId: string): Promise<RaceSta
     throw e;
   });
   if (d.type !== 'raceCandidates') throw new ConfigError(`${raceId}: a ${d.type} workflow, not a race (not found)`);
-  if (d.status.name === 'COMPLETED') return (await handle.result()) as RaceResult;
-  if (d.status.name !== 'RUNNING') throw new ConfigError(`race ${raceId} ended ${d.status.name.toLowerCase()} without a result`);
+  // Ended: its result, or the WorkflowFailedError carrying why it failed, was terminated or timed out.
+  if (d.status.name !== 'RUNNING') return (await handle.result()) as RaceResult;
   const deadline = Date.now() + RACE_QUERY_BOUND_MS;
   try {
     return await client.connection.withDeadline(deadline, () => handle.query(raceQuery));
