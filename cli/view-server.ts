@@ -122,7 +122,7 @@ function addSessionRoutes(app: FastifyInstance, o: ViewServerOptions): void {
 
 /** What the index shows under the evaluations: the home's races, and the sidecar session when there is one. */
 async function indexExtras(o: ViewServerOptions): Promise<string> {
-  const races = await listRaces(o.client, o.home).catch(() => []);
+  const races = await listRaces(o.client, o.home).catch((e: unknown) => (e as Error).message.split('\n')[0] ?? 'unknown error');
   const session = o.session
     ? `<h2>Sidecar session</h2><p><a id="session-link" href="/session">its evaluations and early stops</a></p>`
     : '';

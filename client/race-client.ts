@@ -192,11 +192,15 @@ export interface RaceListing {
   startedAt: string;
 }
 
-/** The races whose files are under `home` (newest first, at most `limit`), as visibility lists them. */
-export async function listRaces(client: Client, home: string, limit = 200): Promise<RaceListing[]> {
+/** The most races of the namespace `listRaces` looks through (the newest; a home's older races are not listed). */
+export const RACES_SCANNED = 1000;
+
+/** The races whose files are under `home` (newest first, at most `limit`) among the namespace's newest `scan`. */
+export async function listRaces(client: Client, home: string, limit = 200, scan = RACES_SCANNED): Promise<RaceListing[]> {
   const out: RaceListing[] = [];
+  let seen = 0;
   for await (const w of client.workflow.list({ query: `WorkflowType = 'raceCandidates'`, pageSize: 100 })) {
-    if (out.length >= limit) break;
+    if (out.length >= limit || seen++ >= scan) break;
     if (!RACE_ID.test(w.workflowId) || (typeof w.memo?.home === 'string' && w.memo.home !== home)) continue;
     if (out.some((r) => r.raceId === w.workflowId)) continue; // an id raced again: its newest run is listed
     out.push({ raceId: w.workflowId, status: w.status.name, startedAt: w.startTime.toISOString() });

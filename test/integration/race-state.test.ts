@@ -1,16 +1,19 @@
 /**
  * A race that ended without a result (here: one whose input its workflow refuses, a config failure) is reported with
  * why, wherever its state is read: raceState lets the WorkflowFailedError and its cause through, MCP's race_status
- * says the cause, and the viewer's race page shows it.
+ * says the cause, and the viewer's race page shows it. The index's race list looks through the namespace's newest races
+ * only, and a listing that failed is said by name.
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { startViewServer } from '../../cli/view-server';
 import { RACE_TOOLS } from '../../cli/mcp-race-tools';
 import type { EvalToolContext } from '../../cli/mcp-registry';
-import { raceState } from '../../client/race-client';
+import { listRaces, raceState } from '../../client/race-client';
+import { racesSection } from '../../cli/view-race';
 import { causeChain, ConfigError } from '../../model/errors';
 import { tempDir } from '../helpers/fixtures';
+import { until } from '../helpers/process';
 import { client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(60_000);
@@ -58,4 +61,21 @@ test('a race that failed: its cause reaches raceState, race_status and the race 
   } finally {
     await c.connection.close();
   }
+});
+
+test('the index lists races among the namespace newest only, and says so by name when listing fails', async () => {
+  const c = await client();
+  const taskQueue = uniqueQueue('race-listed');
+  const raceId = `race-${randomBytes(8).toString('hex')}`;
+  const home = tempDir('vero-race-listed-');
+  try {
+    const handle = await c.workflow.start('raceCandidates', { workflowId: raceId, taskQueue, args: [{}], memo: { home } });
+    await withWorker(taskQueue, () => handle.result().catch(() => undefined));
+    await until('visibility lists the race', async () => (await listRaces(c, home)).some((r) => r.raceId === raceId), 30_000);
+    expect(await listRaces(c, home, 200, 0)).toEqual([]); // none of the namespace's races looked through: none listed
+  } finally {
+    await c.connection.close();
+  }
+  const failed = racesSection('connection refused <b>');
+  expect(failed).toContain('<p class="note" id="races-failed">The races could not be listed: connection refused &lt;b&gt;</p>');
 });
