@@ -2,11 +2,24 @@
  * The race as MCP tools (`vero mcp`): `race` starts (or attaches to) a race of candidates as `vero race` does and
  * returns at once; `race_status` reads its state, then its result. Configs: only those the server allows.
  */
+import { WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { prepareRaceInput, RACE_ID, raceState, startRace } from '../client/race-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
+import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
 import { allowedConfig, configInput } from './mcp-configs';
 import { type EvalToolContext, type McpTool, tool } from './mcp-registry';
+
+/** A race that failed, was terminated or timed out: said with its cause chain, typed
+ * as its cause (a config failure: a ConfigError; else the workflow's failure). */
+const endedWhy =
+  (raceId: string) =>
+  (e: unknown): never => {
+    if (!(e instanceof WorkflowFailedError)) throw e;
+    const why = `race ${raceId} ended without a result: ${causeChain(e.cause) || e.message}`;
+    const config = failureTypes(e).some((t) => exitCodeForFailure(t) === ExitCode.badInput);
+    throw config ? new ConfigError(why) : new WorkflowRunFailedError(why);
+  };
 
 export const RACE_TOOLS: McpTool<EvalToolContext>[] = [
   tool({
@@ -41,6 +54,6 @@ export const RACE_TOOLS: McpTool<EvalToolContext>[] = [
       "A race's state while it runs (phase, decided tasks, candidates racing or eliminated), then its result, as `vero race --json`.",
     input: { raceId: z.string().regex(RACE_ID, 'a race id: race-<16 hex digits>, as race returns it') },
     readOnly: true,
-    run: async (ctx, a) => raceState(ctx.client, a.raceId),
+    run: async (ctx, a) => raceState(ctx.client, a.raceId).catch(endedWhy(a.raceId)),
   }),
 ];

@@ -34,7 +34,7 @@ export function registerViewCommand(program: Command): void {
     program
       .command('view')
       .description(
-        "a local web app over the evaluations: score per candidate in commit order (best so far, baseline), each evaluation's tasks and trials with links to harbor logs and files, each trial's page (its ATIF trajectory as a transcript, paged, beside its reward and verifier output), two candidates side by side and, for a task they score differently, their trajectories step by step with where they diverged, each race (every candidate's confidence sequence against the leader, where it was eliminated) and, with --session, a compiled task's sidecar evaluations with each early-stopped one's sequence (read-only, from the home only); Ctrl-C stops it",
+        "a local web app over the evaluations: score per candidate in commit order (best so far, baseline), each evaluation's tasks and trials with links to harbor logs and files, each trial's page (its ATIF trajectory as a transcript, paged, beside its reward and verifier output), two candidates side by side and, for a task they score differently, their trajectories step by step with where they diverged, each race (every candidate's confidence sequence against the leader, where it was eliminated) and, with --session, a compiled task's sidecar evaluations with each early-stopped one's sequence (read-only: evaluation files from the home only, session files from the --session dir only); Ctrl-C stops it",
       )
       .option('--port <n>', 'port to listen on (0: any free one)', parseIntFlag('--port'), 8234)
       .option('--host <host>', 'address to listen on (loopback by default: the pages show file contents)', '127.0.0.1')

@@ -82,8 +82,10 @@ ${r.candidates.map((c) => candidateBlock(c, r)).join('\n')}`,
 /** A race's page in `vero view`. */
 export const raceHref = (raceId: string): string => `/race/${encodeURIComponent(raceId)}`;
 
-/** The index's list of races (each a link to its page); nothing when there is none. */
-export function racesSection(races: RaceListing[]): string {
+/** The index's list of races (each a link to its page); nothing when there is none; a string: why listing failed. */
+export function racesSection(races: RaceListing[] | string): string {
+  if (typeof races === 'string')
+    return `<h2>Races</h2>\n<p class="note" id="races-failed">The races could not be listed: ${esc(races)}</p>`;
   if (!races.length) return '';
   const rows = races
     .map(

@@ -7,7 +7,7 @@
  * --host given are answered (infra/host-check.ts).
  */
 import * as fs from 'node:fs';
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowFailedError } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
 import { listRaces, RACE_ID, raceState } from '../client/race-client';
 import { trialDetail } from '../client/trial-detail';
@@ -16,6 +16,7 @@ import { compareDetail, evaluationDetail, evaluationRows, isLinkedFile, isTrialD
 import { readHomeFile } from '../infra/home-file';
 import { refuseForeignHosts } from '../infra/host-check';
 import { listenOn } from '../infra/listen';
+import { causeChain } from '../model/errors';
 import type { TaskResult } from '../model/task-result';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage, NAV } from './view-pages';
@@ -57,7 +58,9 @@ function html(reply: FastifyReply, status: number, body: string, csp = CSP): Fas
 function failure(reply: FastifyReply, e: unknown): FastifyReply {
   const message = (e as Error).message.split('\n')[0] ?? String(e);
   const notFound = (e as Error).name === 'WorkflowNotFoundError' || /not found/i.test(message);
-  return html(reply, notFound ? 404 : 500, errorPage(notFound ? 404 : 500, message));
+  // A workflow that failed (a race that ended failed): why, from its cause chain.
+  const said = e instanceof WorkflowFailedError ? causeChain(e).split('\n')[0]! : message;
+  return html(reply, notFound ? 404 : 500, errorPage(notFound ? 404 : 500, said));
 }
 
 /** A `?page=` value: a whole number from 1 (absent: 1), else null. */
@@ -119,7 +122,7 @@ function addSessionRoutes(app: FastifyInstance, o: ViewServerOptions): void {
 
 /** What the index shows under the evaluations: the home's races, and the sidecar session when there is one. */
 async function indexExtras(o: ViewServerOptions): Promise<string> {
-  const races = await listRaces(o.client, o.home).catch(() => []);
+  const races = await listRaces(o.client, o.home).catch((e: unknown) => (e as Error).message.split('\n')[0] ?? 'unknown error');
   const session = o.session
     ? `<h2>Sidecar session</h2><p><a id="session-link" href="/session">its evaluations and early stops</a></p>`
     : '';

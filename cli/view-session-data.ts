@@ -3,7 +3,9 @@
  * holding it, or a live admin volume): the candidates registry (every optimizer evaluation, with its early-stop
  * verdict) and early stop's records, each replayed through model/early-stop.ts's test to draw its sequence — the
  * upper end of mean(candidate − incumbent) over the cases paired, where it stopped and why. Read-only: regular
- * files only (no symlink followed), each at most MAX_SESSION_FILE_BYTES; an unreadable file is named, not fatal.
+ * files only, opened without following a link, under dirs none of which is a link (the given dir is resolved once,
+ * at startup), each at most MAX_SESSION_FILE_BYTES, at most MAX_SESSION_RECORDS run records; an unreadable file is
+ * named (never quoted), not fatal.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,6 +20,9 @@ import { type EvalRecord, RegistryFileSchema } from '../sidecar/registry';
 
 /** The most of one session file the viewer reads (a session's own bound is larger: such a file is named, not drawn). */
 export const MAX_SESSION_FILE_BYTES = 64 * 1024 * 1024;
+
+/** The most early-stop run records one page reads (the rest are counted, not read). */
+export const MAX_SESSION_RECORDS = 100;
 
 /** One point of an evaluation's sequence: after `t` paired cases, the mean difference and the sequence's upper end. */
 export interface StopPoint {
@@ -48,32 +53,64 @@ export interface SessionView {
   problems: string[];
 }
 
-/** The session dir in what was given: the dir itself, its `vero-session/`, or a trial's `artifacts/vero-session/`. */
+/** Whether `dir` under `root` is a dir reached through no link (each component from `root` down is checked). */
+function isPlainDirUnder(root: string, dir: string): boolean {
+  const parts = path.relative(root, dir).split(path.sep).filter(Boolean);
+  let at = root;
+  for (const part of ['', ...parts]) {
+    at = path.join(at, part);
+    const st = fs.lstatSync(at, { throwIfNoEntry: false });
+    if (!st?.isDirectory()) return false;
+  }
+  return true;
+}
+
+/** The session dir in what was given (resolved): the dir, its `vero-session/`, or a trial's `artifacts/vero-session/`. */
 export function sessionDirOf(given: string): string {
-  const root = path.resolve(given);
-  for (const d of [root, path.join(root, 'vero-session'), trialFiles(root).session])
-    if (fs.existsSync(path.join(d, 'candidates.json')) || fs.existsSync(path.join(d, 'early-stop'))) return d;
+  const root = fs.realpathSync(path.resolve(given));
+  for (const d of [root, path.join(root, 'vero-session'), trialFiles(root).session]) {
+    if (!isPlainDirUnder(root, d)) continue;
+    if (['candidates.json', 'early-stop'].some((f) => fs.lstatSync(path.join(d, f), { throwIfNoEntry: false }))) return d;
+  }
   return root;
 }
 
-/** A regular file's JSON (no symlink, within the bound); a string saying why not. */
-function readJson(file: string): unknown {
-  const st = fs.lstatSync(file, { throwIfNoEntry: false });
-  if (!st) return 'absent';
-  if (!st.isFile()) return 'not a regular file (links are not followed)';
-  if (st.size > MAX_SESSION_FILE_BYTES) return `${st.size} bytes, over the viewer's ${MAX_SESSION_FILE_BYTES}`;
+/** A regular file's bytes, opened without following a link and checked on the open file (within the bound). */
+function readRegularFile(file: string): Buffer | string {
+  let fd: number;
   try {
-    return { json: JSON.parse(fs.readFileSync(file, 'utf8')) as unknown };
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (e) {
-    return `not JSON (${(e as Error).message.split('\n')[0]})`;
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'absent' : code === 'ELOOP' ? 'not a regular file (links are not followed)' : `unreadable (${code})`;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return 'not a regular file (links are not followed)';
+    if (st.size > MAX_SESSION_FILE_BYTES) return `${st.size} bytes, over the viewer's ${MAX_SESSION_FILE_BYTES}`;
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
-/** A parse failure in one line: zod's first issue (its field and what was expected), else the message's first line. */
+/** A regular file's JSON; a string saying why not (never quoting the file). */
+function readJson(file: string): unknown {
+  const bytes = readRegularFile(file);
+  if (typeof bytes === 'string') return bytes;
+  try {
+    return { json: JSON.parse(bytes.toString('utf8')) as unknown };
+  } catch {
+    return 'not valid JSON';
+  }
+}
+
+/** A parse failure in one line: zod's first issue (its field and what was expected, never the value found). */
 function firstProblem(e: unknown): string {
-  const issue = (e as { issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
-  const said = issue ? `${issue.path.map(String).join('.') || '(the file)'}: ${issue.message}` : (e as Error).message.split('\n')[0]!;
-  return said.slice(0, 200);
+  const issue = (e as { issues?: { path: PropertyKey[]; code?: string; expected?: unknown }[] }).issues?.[0];
+  if (!issue) return 'not the shape expected';
+  const what = typeof issue.expected === 'string' ? `expected ${issue.expected}` : (issue.code ?? 'invalid');
+  return `${issue.path.map(String).join('.') || '(the file)'}: ${what}`.slice(0, 200);
 }
 
 /** A file's content checked by `parse`, or null with the problem noted. */
@@ -152,16 +189,27 @@ function directionOf(dir: string, problems: string[]): Direction {
   return f?.objective?.direction === 'minimize' ? 'minimize' : 'maximize';
 }
 
+/** The run records' file names to read (by name, at most MAX_SESSION_RECORDS; the rest counted in `problems`). */
+function recordNames(runs: string, problems: string[]): string[] {
+  const names = fs
+    .readdirSync(runs)
+    .filter((n) => n.endsWith('.json'))
+    .sort();
+  const left = names.length - MAX_SESSION_RECORDS;
+  if (left > 0) problems.push(`early-stop/runs: ${left} more record(s) not shown (the viewer reads at most ${MAX_SESSION_RECORDS})`);
+  return names.slice(0, MAX_SESSION_RECORDS);
+}
+
 /** Early stop's run records, oldest first (by the registry's order of their requests, then by name). */
 function stopRecords(dir: string, problems: string[]): EarlyStopRecord[] {
   const runs = earlyStopRunsDir(dir);
-  const st = fs.lstatSync(runs, { throwIfNoEntry: false });
-  if (!st?.isDirectory()) return [];
+  if (!isPlainDirUnder(dir, runs)) {
+    if (fs.lstatSync(path.join(dir, 'early-stop'), { throwIfNoEntry: false }))
+      problems.push('early-stop/runs: not a dir reached through no link');
+    return [];
+  }
   const out: EarlyStopRecord[] = [];
-  for (const f of fs
-    .readdirSync(runs)
-    .filter((n) => n.endsWith('.json'))
-    .sort()) {
+  for (const f of recordNames(runs, problems)) {
     const rel = `early-stop/runs/${f}`;
     const rec = readChecked(path.join(runs, f), rel, (v) => EarlyStopRecord.parse(v) as EarlyStopRecord, problems);
     if (rec) out.push({ ...rec, waves: rec.waves as EvalOutcome[] });
@@ -171,8 +219,10 @@ function stopRecords(dir: string, problems: string[]): EarlyStopRecord[] {
 
 /** The session at `given` as the viewer draws it (read at each request: a live session's page is current). */
 export function readSession(given: string): SessionView {
-  const dir = sessionDirOf(given);
   const problems: string[] = [];
+  if (!fs.lstatSync(given, { throwIfNoEntry: false })?.isDirectory())
+    return { dir: given, evaluations: [], stops: [], problems: ['the session dir: not a dir (links are not followed)'] };
+  const dir = sessionDirOf(given);
   const registry = readChecked(path.join(dir, 'candidates.json'), 'candidates.json', (v) => RegistryFileSchema.parse(v), problems);
   const evaluations = registry?.records ?? [];
   const order = new Map(evaluations.map((r) => [r.request_id, r.seq] as const));

@@ -161,7 +161,8 @@ export async function startRace(client: Client, input: RaceInput, taskQueue: str
 /** A race id as `vero race` makes it (race-<16 hex>): anything else names no race. */
 export const RACE_ID = /^race-[0-9a-f]{16}$/;
 
-/** The race's state now: its query while it runs, its result once done. An id that is no race: a ConfigError. */
+/** The race's state now: its query while it runs, its result once done (one that failed, was terminated or timed out: the
+ * WorkflowFailedError with its cause). An id that is no race: a ConfigError. */
 export async function raceState(client: Client, raceId: string): Promise<RaceState | RaceResult> {
   const handle = client.workflow.getHandle(raceId);
   const d = await handle.describe().catch((e: unknown) => {
@@ -169,8 +170,8 @@ export async function raceState(client: Client, raceId: string): Promise<RaceSta
     throw e;
   });
   if (d.type !== 'raceCandidates') throw new ConfigError(`${raceId}: a ${d.type} workflow, not a race (not found)`);
-  if (d.status.name === 'COMPLETED') return (await handle.result()) as RaceResult;
-  if (d.status.name !== 'RUNNING') throw new ConfigError(`race ${raceId} ended ${d.status.name.toLowerCase()} without a result`);
+  // Ended: its result, or the WorkflowFailedError carrying why it failed, was terminated or timed out.
+  if (d.status.name !== 'RUNNING') return (await handle.result()) as RaceResult;
   const deadline = Date.now() + RACE_QUERY_BOUND_MS;
   try {
     return await client.connection.withDeadline(deadline, () => handle.query(raceQuery));
@@ -191,11 +192,15 @@ export interface RaceListing {
   startedAt: string;
 }
 
-/** The races whose files are under `home` (newest first, at most `limit`), as visibility lists them. */
-export async function listRaces(client: Client, home: string, limit = 200): Promise<RaceListing[]> {
+/** The most races of the namespace `listRaces` looks through (the newest; a home's older races are not listed). */
+export const RACES_SCANNED = 1000;
+
+/** The races whose files are under `home` (newest first, at most `limit`) among the namespace's newest `scan`. */
+export async function listRaces(client: Client, home: string, limit = 200, scan = RACES_SCANNED): Promise<RaceListing[]> {
   const out: RaceListing[] = [];
+  let seen = 0;
   for await (const w of client.workflow.list({ query: `WorkflowType = 'raceCandidates'`, pageSize: 100 })) {
-    if (out.length >= limit) break;
+    if (out.length >= limit || seen++ >= scan) break;
     if (!RACE_ID.test(w.workflowId) || (typeof w.memo?.home === 'string' && w.memo.home !== home)) continue;
     if (out.some((r) => r.raceId === w.workflowId)) continue; // an id raced again: its newest run is listed
     out.push({ raceId: w.workflowId, status: w.status.name, startedAt: w.startTime.toISOString() });

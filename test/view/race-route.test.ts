@@ -15,6 +15,7 @@ import { prepareRaceInput, raceResult, startRace } from '../../client/race-clien
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { launchChromium } from '../helpers/chromium';
 import { DATASET, evalFixture, tempDir } from '../helpers/fixtures';
+import { until } from '../helpers/process';
 import { screenshotPath } from '../helpers/screenshots';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
@@ -85,13 +86,16 @@ test('vero view lists a race and draws it: the eliminated candidate marked where
     app = started.app;
     const page = await browser.newPage({ viewport: { width: 900, height: 1200 } });
 
-    // The index lists the race (visibility can lag the race's close: loaded again, up to four times).
+    // The index lists the race (visibility can lag the race's close: loaded again until it does).
     const link = `a.race[href="/race/${input.raceId}"]`;
-    for (let load = 1; load <= 4; load++) {
-      await page.goto(started.url);
-      if (await page.$(link)) break;
-      await new Promise((res) => setTimeout(res, 1000));
-    }
+    await until(
+      'the index lists the race',
+      async () => {
+        await page.goto(started.url);
+        return (await page.$(link)) !== null;
+      },
+      30_000,
+    );
     await page.click(link);
     expect(new URL(page.url()).pathname).toBe(`/race/${input.raceId}`);
     expect(await page.textContent('h1')).toBe(`Race ${input.raceId}`);

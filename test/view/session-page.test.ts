@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import seedrandom from 'seedrandom';
 import { startViewServer } from '../../cli/view-server';
-import { readSession } from '../../cli/view-session-data';
+import { MAX_SESSION_RECORDS, readSession } from '../../cli/view-session-data';
 import { attemptHealth } from '../../model/attempt-health';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { runWithEarlyStop, type EarlyStopRequest } from '../../sidecar/early-stop-run';
@@ -207,4 +207,73 @@ test('a minimised objective: the replay finds the reading that reaches the recor
   const drawn = readSession(admin).stops[1]!;
   expect(drawn.matchesVerdict).toBe(true);
   expect(drawn.path[verdict.stopped_at! - 1]).toEqual({ t: verdict.stopped_at, meanDiff: verdict.mean_diff, upper: verdict.upper });
+});
+
+/** A session made by the sidecar's code (one evaluation, its run record), under `parent`/`name`. */
+async function smallSession(parent: string, name: string): Promise<string> {
+  const admin = path.join(parent, name);
+  await evaluate(admin, CandidateRegistry.open(path.join(admin, 'candidates.json')), 'f'.repeat(40), scoresOf(0.5, 'one'));
+  return admin;
+}
+
+test('a symlinked early-stop dir is not followed: records elsewhere are not read', async () => {
+  const elsewhere = await smallSession(tempDir('vero-session-elsewhere-'), 'admin');
+  const admin = path.join(tempDir('vero-session-linkdir-'), 'admin');
+  fs.mkdirSync(admin, { recursive: true });
+  fs.symlinkSync(path.join(elsewhere, 'early-stop'), path.join(admin, 'early-stop'));
+  const view = readSession(admin);
+  expect(view.stops).toEqual([]);
+  expect(view.problems).toContain('early-stop/runs: not a dir reached through no link');
+});
+
+test('a symlinked vero-session/ or artifacts/ inside a trial dir is not followed', async () => {
+  const elsewhere = await smallSession(tempDir('vero-session-elsewhere-'), 'vero-session');
+  const trialA = tempDir('vero-session-trial-a-');
+  fs.symlinkSync(elsewhere, path.join(trialA, 'vero-session'));
+  expect(readSession(trialA).stops).toEqual([]);
+  const trialB = tempDir('vero-session-trial-b-');
+  fs.symlinkSync(path.dirname(elsewhere), path.join(trialB, 'artifacts'));
+  expect(readSession(trialB).stops).toEqual([]);
+  // The same session as a plain dir inside a trial's artifacts/ is read.
+  const trialC = tempDir('vero-session-trial-c-');
+  fs.cpSync(elsewhere, path.join(trialC, 'artifacts', 'vero-session'), { recursive: true });
+  expect(readSession(trialC).stops).toHaveLength(1);
+});
+
+test('a file that is not JSON is named, its content never shown (page included)', async () => {
+  const admin = await smallSession(tempDir('vero-session-secret-'), 'admin');
+  const secret = 'sk-live-SECRET0123456789abcdef';
+  fs.writeFileSync(path.join(admin, 'early-stop', 'runs', 'zz-secret.json'), `{"key": ${secret}}`);
+  fs.writeFileSync(path.join(admin, 'early-stop', 'runs', 'zz-enum.json'), JSON.stringify({ commit: secret }));
+  const view = readSession(admin);
+  expect(view.problems).toContain('early-stop/runs/zz-secret.json: not valid JSON');
+  expect(JSON.stringify(view.problems)).not.toContain('SECRET');
+  const c = await client();
+  const started = await startViewServer({
+    client: c,
+    home: tempDir('vero-session-home-'),
+    scope: 'here',
+    uiLink: () => null,
+    host: '127.0.0.1',
+    port: 0,
+    session: admin,
+  });
+  try {
+    const page = await (await fetch(`${started.url}/session`)).text();
+    expect(page).toContain('zz-secret.json: not valid JSON');
+    expect(page).not.toContain('SECRET');
+  } finally {
+    await started.app.close();
+    await c.connection.close();
+  }
+});
+
+test('many run records: at most MAX_SESSION_RECORDS read, the rest counted by name', async () => {
+  const admin = await smallSession(tempDir('vero-session-many-'), 'admin');
+  const runs = path.join(admin, 'early-stop', 'runs');
+  for (let i = 0; i < MAX_SESSION_RECORDS + 5; i++) fs.writeFileSync(path.join(runs, `x-${String(i).padStart(4, '0')}.json`), '{}');
+  const view = readSession(admin);
+  // One real record and the junk ones sort after it: MAX_SESSION_RECORDS files read, 6 not.
+  expect(view.problems).toContain(`early-stop/runs: 6 more record(s) not shown (the viewer reads at most ${MAX_SESSION_RECORDS})`);
+  expect(view.problems.filter((p) => p.startsWith('early-stop/runs/x-'))).toHaveLength(MAX_SESSION_RECORDS - 1);
 });
