@@ -248,9 +248,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\.\\./model/(harbor/)?[\\w-]+$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
+              regex: '^(?!@temporalio/workflow$|\\.\\./model/([\\w-]+/)?[\\w-]+$|\\./[\\w-]+$|\\.\\./activities(/[\\w-]+)?$)',
               message:
-                'workflow code may import only @temporalio/workflow, ../model/*, ../model/harbor/* and ./* (I/O belongs in an activity)',
+                'workflow code may import only @temporalio/workflow, ../model/*, ../model/<room>/* and ./* (I/O belongs in an activity)',
             },
             {
               group: ['../activities', '../activities/*'],
@@ -264,10 +264,10 @@ export default tseslint.config(
     },
   },
   ...[
-    // The model is pure (schemas, rules, names): no I/O, nothing above it. An allow-list; model/harbor/ is one of
-    // its rooms, reaching the rest of the model by '../'.
-    { files: ['model/*.ts'], own: '\\./(harbor/)?[\\w-]+$' },
-    { files: ['model/harbor/*.ts'], own: '\\.{1,2}/[\\w-]+$' },
+    // The model is pure (schemas, rules, names): no I/O, nothing above it. An allow-list; its rooms (model/harbor/,
+    // model/race/, …) reach the rest of the model by '../'.
+    { files: ['model/*.ts'], own: '\\./([\\w-]+/)?[\\w-]+$' },
+    { files: ['model/*/*.ts'], own: '\\.{1,2}/([\\w-]+/)?[\\w-]+$' },
   ].map(({ files, own }) => ({
     files,
     rules: {

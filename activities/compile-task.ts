@@ -1,4 +1,4 @@
-import type { BuildTaskInput } from '../model/activity-payloads';
+import type { BuildTaskInput } from '../model/evaluation/activity-payloads';
 import { buildTaskDir, BuildResult } from '../compiler/compile';
 import { asActivityFailure } from '../model/errors';
 

@@ -9,7 +9,7 @@ import { prepareCandidate } from './prepare-candidate';
 import { finalizeEvaluation, saveChunkResults } from './results';
 import { runTask, type RunTaskInput } from './run-task';
 import type { Deployment } from '../infra/deployment';
-import type { TaskResult } from '../model/task-result';
+import type { TaskResult } from '../model/evaluation/task-result';
 
 /** `deployment`: the worker's (infra/deployment.ts), recorded with each harbor group it starts. */
 export function createActivities(deployment?: Deployment) {

@@ -8,11 +8,11 @@
  */
 import * as path from 'node:path';
 import { CancelledFailure, Context } from '@temporalio/activity';
-import type { HarnessRun, ModeAInput } from '../model/activity-payloads';
-import type { SampleScore } from '../model/sample-score';
-import { expandCommand, harnessEnvironment, HarnessReport, harnessRequest } from '../model/command-harness';
+import type { HarnessRun, ModeAInput } from '../model/evaluation/activity-payloads';
+import type { SampleScore } from '../model/compiled-task/sample-score';
+import { expandCommand, harnessEnvironment, HarnessReport, harnessRequest } from '../model/compiled-task/command-harness';
 import { harnessPaths, homePaths } from '../model/paths';
-import { CANDIDATE_FAILED } from '../model/sample-score';
+import { CANDIDATE_FAILED } from '../model/compiled-task/sample-score';
 import { InfrastructureError } from '../model/errors';
 import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';

@@ -3,14 +3,14 @@
  * worktree, inputs only, in its own process group) and then the trusted scorer (labels). The scores go to a
  * file under the home; the activity returns its path (payloads stay small).
  */
-import type { ModeAInput } from '../model/activity-payloads';
-import type { SampleScore } from '../model/sample-score';
+import type { ModeAInput } from '../model/evaluation/activity-payloads';
+import type { SampleScore } from '../model/compiled-task/sample-score';
 import { Context, CancelledFailure } from '@temporalio/activity';
 import { ensureWorktree } from '../infra/git';
 import { runInGroup } from '../infra/process-group';
 import { withHeartbeat } from './heartbeat';
 import { homePaths, modeAPaths } from '../model/paths';
-import { NO_INFERENCE_OUTPUT } from '../model/task-result';
+import { NO_INFERENCE_OUTPUT } from '../model/evaluation/task-result';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { readEnvFile } from '../infra/env-file';
 import { ensureModeADir, readAnswerLines, readSplitRows } from '../infra/mode-a-files';

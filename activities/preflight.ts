@@ -3,7 +3,7 @@
  * agent that does not import, a task filter that matches nothing or a missing Docker engine shows up in
  * seconds, with Harbor's own message, instead of as one error row per task.
  */
-import type { PreflightInput } from '../model/activity-payloads';
+import type { PreflightInput } from '../model/evaluation/activity-payloads';
 import { Context, CancelledFailure } from '@temporalio/activity';
 import { tail } from '../infra/file-tail';
 import { taskInvocation } from '../harbor/invocation';

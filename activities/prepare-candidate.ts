@@ -1,4 +1,4 @@
-import type { PrepareCandidateInput, PreparedCandidate } from '../model/activity-payloads';
+import type { PrepareCandidateInput, PreparedCandidate } from '../model/evaluation/activity-payloads';
 import { FailureType } from '../model/failures';
 import { ensureWorktree, isGitRepo, isGitUrl, mirrorOf, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';

@@ -1,18 +1,18 @@
 /** Evaluation results on disk: chunk files during the run, one result file (+ per-sample files) at the end. */
-import type { FinalizeInput, SaveChunkInput } from '../model/activity-payloads';
+import type { FinalizeInput, SaveChunkInput } from '../model/evaluation/activity-payloads';
 import * as path from 'node:path';
 import { faultPause } from './fault-pause';
 import { withHeartbeat } from './heartbeat';
-import { CandidateResult, EvalStatus, INLINE_TASK_LIMIT } from '../model/candidate-result';
-import { ChunkSummary } from '../model/chunk-payloads';
-import { countedTaskScores, notRunRow, TaskResult } from '../model/task-result';
-import { attemptStats, scoreUncertainty } from '../model/uncertainty';
+import { CandidateResult, EvalStatus, INLINE_TASK_LIMIT } from '../model/evaluation/candidate-result';
+import { ChunkSummary } from '../model/evaluation/chunk-payloads';
+import { countedTaskScores, notRunRow, TaskResult } from '../model/evaluation/task-result';
+import { attemptStats, scoreUncertainty } from '../model/race/uncertainty';
 import { addUsage, NO_USAGE } from '../model/harbor/trial-ranking';
 import { homePaths, runPaths } from '../model/paths';
 import { writeJsonDurable } from '../infra/atomic-file';
 import { previousResult, readChunkRows, replaceSamples } from '../infra/result-files';
-import type { SpendReport } from '../model/spend-cap';
-import { mergeRetried, type RetryOf } from '../model/retry';
+import type { SpendReport } from '../model/evaluation/spend-cap';
+import { mergeRetried, type RetryOf } from '../model/evaluation/retry';
 import { finalizedResultOfRun } from '../client/eval-results';
 import { rowsOfRun } from '../client/run-rows';
 import { Context } from '@temporalio/activity';

@@ -1,6 +1,6 @@
 /**
  * Early stop against the incumbent, against full evaluation, on a stand-in model of known per-case success
- * probabilities (seeded), at the model level as bench/race.ts: the decisions are model/early-stop.ts's code.
+ * probabilities (seeded), at the model level as bench/race.ts: the decisions are model/race/early-stop.ts's code.
  *
  * An optimizer's stream of 40 candidates on a 100-case validation partition, each case with a difficulty (a logit
  * shift, normal with sd 1.5) shared by every candidate. The incumbent starts at a pass rate of 0.40; each candidate
@@ -18,18 +18,18 @@
  *     [--bound-sample 480] [--bound-only]
  *
  * Beside the real rule, two more settings on the same draws and waves:
- *   - oracle: the best a valid sequential test could do (model/oracle-sprt.ts): it knows each candidate's true
+ *   - oracle: the best a valid sequential test could do (model/race/oracle-sprt.ts): it knows each candidate's true
  *     per-case rates, so the law of the paired difference, and runs Wald's SPRT of that law against the closest law
  *     of the null. Its type-I error is checked on the boundary (cases drawn from that null law).
  *   - history-weighted: the `cases` target with the cases drawn by how much 10 earlier candidates disagreed on them
- *     (model/race-sampling.ts, as `vero race --history-weights`) and reweighted (`WeightedWorCs`).
+ *     (model/race/sampling.ts, as `vero race --history-weights`) and reweighted (`WeightedWorCs`).
  */
 import seedrandom from 'seedrandom';
-import { WeightedWorCs } from '../model/confidence-sequence';
-import { EarlyStop, type EarlyStopTarget } from '../model/early-stop';
-import { meanSavingBound } from '../model/oracle-bound';
-import { closestNullLaw, type DifferenceLaw, differenceLaw, drawDifference, OracleSprt } from '../model/oracle-sprt';
-import { taskWeights, weightedOrder } from '../model/race-sampling';
+import { WeightedWorCs } from '../model/race/confidence-sequence';
+import { EarlyStop, type EarlyStopTarget } from '../model/race/early-stop';
+import { meanSavingBound } from '../model/race/oracle-bound';
+import { closestNullLaw, type DifferenceLaw, differenceLaw, drawDifference, OracleSprt } from '../model/race/oracle-sprt';
+import { taskWeights, weightedOrder } from '../model/race/sampling';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -48,7 +48,7 @@ const WAVE = Number(arg('--wave', '8'));
 const HISTORY = Number(arg('--history', '10'));
 /** The oracle's thresholds, as multiples of 1/α (1: Ville's, valid at every time; below 1: tuned to 100 cases). */
 const ORACLE_THRESHOLDS = arg('--oracle-thresholds', '1').split(',').map(Number);
-/** Candidates' laws (a seeded sample) whose exact saving bound is computed (model/oracle-bound.ts). */
+/** Candidates' laws (a seeded sample) whose exact saving bound is computed (model/race/oracle-bound.ts). */
 const BOUND_SAMPLE = Number(arg('--bound-sample', '480'));
 /** Only the oracle at threshold 1/α, whose streams give the bound's laws (the full evaluation row stays). */
 const BOUND_ONLY = process.argv.includes('--bound-only');
@@ -71,8 +71,8 @@ interface StreamOutcome {
 }
 
 /**
- * How a setting decides: the real rule (model/early-stop.ts), the oracle (model/oracle-sprt.ts: it knows the
- * candidate's true per-case rates), or the `cases` target in a history-weighted order (model/race-sampling.ts).
+ * How a setting decides: the real rule (model/race/early-stop.ts), the oracle (model/race/oracle-sprt.ts: it knows the
+ * candidate's true per-case rates), or the `cases` target in a history-weighted order (model/race/sampling.ts).
  */
 type Decider =
   | { kind: 'rule'; margin: number; target: EarlyStopTarget }
@@ -105,7 +105,7 @@ function stoppedAfter(d: Decider, e: Evaluation, seed: string): number | null {
 
 /**
  * The `cases` target in a weighted order: cases drawn by the earlier candidates' disagreement (`taskWeights`,
- * `weightedOrder`), the same one-sided without-replacement sequence as model/early-stop.ts with the draws' weights.
+ * `weightedOrder`), the same one-sided without-replacement sequence as model/race/early-stop.ts with the draws' weights.
  */
 function weightedCasesStop(diffs: number[], history: number[][], margin: number, seed: string): number | null {
   const weights = taskWeights(history) ?? diffs.map(() => 1);
@@ -223,7 +223,7 @@ function settingRow(label: string, decider: Decider | null): string[] {
 const boundLines: string[] = [];
 
 /**
- * The exact upper bound on any valid test's expected saving (model/oracle-bound.ts) over a seeded sample of every
+ * The exact upper bound on any valid test's expected saving (model/race/oracle-bound.ts) over a seeded sample of every
  * candidate's law: a better one counts with its own law's bound (α if in the null, more if not: it is compared with
  * the incumbent's selection-inflated scores). The laws are i.i.d. laws of the difference (Q, the mean over the cases).
  */
@@ -262,8 +262,8 @@ function main(): void {
   const started = Date.now();
   process.stdout.write(
     `early stop vs full evaluation: ${STREAM} candidates × ${CASES} cases, ${REPS} replications, seed "${SEED}", ${100 * CONFIDENCE}% confidence\n` +
-      `decisions by model/early-stop.ts in-process on simulated outcomes; in waves of ${WAVE} case(s) (a wave started is paid)\n` +
-      `oracle: Wald's SPRT of the true alternative against its closest null law (model/oracle-sprt.ts), same draws and waves;\n` +
+      `decisions by model/race/early-stop.ts in-process on simulated outcomes; in waves of ${WAVE} case(s) (a wave started is paid)\n` +
+      `oracle: Wald's SPRT of the true alternative against its closest null law (model/race/oracle-sprt.ts), same draws and waves;\n` +
       `  its type-I error: 100 cases drawn from that null law per worse candidate${HISTORY > 0 ? `\nhistory-weighted: cases drawn by ${HISTORY} earlier candidates' disagreement` : ''}\n\n`,
   );
   const head = [
@@ -284,7 +284,7 @@ function main(): void {
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n\n`);
   process.stdout.write(
-    `upper bound, any valid test that knows each law (model/oracle-bound.ts), waves of ${WAVE}:\n${boundLines.join('\n')}\n`,
+    `upper bound, any valid test that knows each law (model/race/oracle-bound.ts), waves of ${WAVE}:\n${boundLines.join('\n')}\n`,
   );
   process.stdout.write(`\n${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }

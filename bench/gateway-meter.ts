@@ -13,7 +13,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readEnvFile } from '../infra/env-file';
-import { GatewaySpec } from '../model/gateway-policy';
+import { GatewaySpec } from '../model/gateway/policy';
 import { Gateway } from '../sidecar/gateway/gateway';
 import { median, numberArg } from './fixtures';
 

@@ -17,7 +17,7 @@ import { connect } from '../client/connection';
 import { trialFiles } from '../model/harbor/paths';
 import { harborLogOf, runPaths } from '../model/paths';
 import { jobNameFor } from '../model/harbor/job-name';
-import { TASK_WORK_DONE_SIGNAL } from '../model/lane-teardown';
+import { TASK_WORK_DONE_SIGNAL } from '../model/evaluation/lane-teardown';
 import { stringArg } from './fixtures';
 
 type Event = temporal.api.history.v1.IHistoryEvent;

@@ -25,7 +25,7 @@ import { prepareEvalInput } from '../client/eval-input';
 import { startOrAttach } from '../client/eval-start';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { harborArgv } from '../model/harbor/argv';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';

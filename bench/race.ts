@@ -5,30 +5,30 @@
  * a difficulty (a logit shift, normal with sd 1.5) shared by every candidate, so per-task outcomes are
  * correlated as on a real benchmark. Each replication draws the tasks and every candidate's outcome on every
  * task, then:
- *   - race: the decision logic of the race workflow (model/race-decision.ts, the same code), run in-process
+ *   - race: the decision logic of the race workflow (model/race/decision.ts, the same code), run in-process
  *     in the shared order, deciding after each batch (concurrency 8 ÷ live candidates tasks per candidate);
  *   - full: every candidate on every task; the winner is the highest mean; `vero compare` of the winner
- *     against the runner-up (model/paired-comparison.ts, a paired bootstrap, 1,000 resamples) says whether
+ *     against the runner-up (model/race/paired-comparison.ts, a paired bootstrap, 1,000 resamples) says whether
  *     it is resolved.
  *
  * With `--history H` (H ≥ 1) each replication also draws H earlier candidates of the same model on the same tasks
  * (pass rates uniform in [0.4, 0.8], the same per-task difficulties; their own seeded stream, so the tasks and the
  * race's outcomes are those of the run without it) and runs, besides today's race, the weighted race: tasks drawn
- * by how much the earlier candidates disagreed on them (model/race-sampling.ts) and reweighted
- * (model/confidence-sequence.ts, WeightedWorCs), printed side by side with today's race and full evaluation.
+ * by how much the earlier candidates disagreed on them (model/race/sampling.ts) and reweighted
+ * (model/race/confidence-sequence.ts, WeightedWorCs), printed side by side with today's race and full evaluation.
  *
  * Two more columns: the oracle race (`oracleRace`: Wald's SPRT for each candidate against the true best, knowing
- * the laws; model/oracle-sprt.ts) and the exact bound on what any valid race can save (model/oracle-bound.ts).
+ * the laws; model/race/oracle-sprt.ts) and the exact bound on what any valid race can save (model/race/oracle-bound.ts).
  *
  *   npm run build && node dist/bench/race.js [--reps 200] [--seed bench] [--cs hedged|eb] [--history 10] [--k 4,8] [--gaps 0.03,0.05,0.1,0.15]
  */
 import seedrandom from 'seedrandom';
-import { comparePaired } from '../model/paired-comparison';
-import type { CsKind } from '../model/confidence-sequence';
-import { PairedRace, raceHorizon, type RaceRules } from '../model/race-decision';
-import { taskWeights, weightedOrder } from '../model/race-sampling';
-import { savingBound } from '../model/oracle-bound';
-import { type DifferenceLaw, differenceLaw, OracleSprt } from '../model/oracle-sprt';
+import { comparePaired } from '../model/race/paired-comparison';
+import type { CsKind } from '../model/race/confidence-sequence';
+import { PairedRace, raceHorizon, type RaceRules } from '../model/race/decision';
+import { taskWeights, weightedOrder } from '../model/race/sampling';
+import { savingBound } from '../model/race/oracle-bound';
+import { type DifferenceLaw, differenceLaw, OracleSprt } from '../model/race/oracle-sprt';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -74,7 +74,7 @@ interface Outcome {
 }
 
 /**
- * The oracle race (model/oracle-sprt.ts): it knows which candidate is best and each other's law of the difference
+ * The oracle race (model/race/oracle-sprt.ts): it knows which candidate is best and each other's law of the difference
  * to it, and eliminates candidate j once Wald's SPRT of that law against the closest law where j is as good as the
  * best reaches 1/α. Each such test is valid at level α for "j is best" (only one such hypothesis is true, so no
  * union bound); the same batches and accounting as `runRace`.
@@ -218,7 +218,7 @@ function row(k: number, gap: number): string[] {
 }
 
 /**
- * The most any valid race can save in expectation (model/oracle-bound.ts, a decision after every task): candidate
+ * The most any valid race can save in expectation (model/race/oracle-bound.ts, a decision after every task): candidate
  * j ≠ best saves at most the bound of a level-α test of "j is best" on its mean law over the replications, and the
  * best runs until the last other is out, so it saves at most the least of theirs.
  */
@@ -235,9 +235,9 @@ function main(): void {
   const started = Date.now();
   process.stdout.write(
     `race vs full evaluation: ${N} tasks, ${REPS} replications per setting, seed "${SEED}", 95% confidence, margin 0, sequence ${CS === 'hedged' ? `hedged capital tuned for ${raceHorizon(N)} tasks` : 'PrPl-EB'}\n` +
-      `the race replications run the race workflow's decision code (model/race-decision.ts) in-process on simulated outcomes,\n` +
+      `the race replications run the race workflow's decision code (model/race/decision.ts) in-process on simulated outcomes,\n` +
       `not the workflow itself; full evaluation = every candidate on every task + vero compare (winner vs runner-up)\n` +
-      (HISTORY > 0 ? `weighted: tasks drawn by ${HISTORY} earlier candidates' disagreement (model/race-sampling.ts), reweighted\n` : '') +
+      (HISTORY > 0 ? `weighted: tasks drawn by ${HISTORY} earlier candidates' disagreement (model/race/sampling.ts), reweighted\n` : '') +
       '\n',
   );
   const rows = KS.flatMap((k) => GAPS.map((gap) => row(k, gap)));

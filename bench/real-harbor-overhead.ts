@@ -21,7 +21,7 @@ import { prepareEvalInput } from '../client/eval-input';
 import { startOrAttach } from '../client/eval-start';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { PROJECT_ROOT } from '../infra/package-root';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { installCliRuntimeLogger } from '../worker/create-worker';
 import { makeAgentRepo, median, numberArg, startVeroDev } from './fixtures';
 import { memoryText, sampleTreeMemory, type TreeMemory } from './tree-memory';

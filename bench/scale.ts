@@ -20,7 +20,7 @@ import { prepareEvalInput } from '../client/eval-input';
 import { startOrAttach } from '../client/eval-start';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { benchWorkspace, numberArg, stringArg } from './fixtures';
@@ -30,9 +30,9 @@ import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../activities';
 import { deploymentOf } from '../infra/deployment';
-import { chunksPerRun } from '../model/history-bounds';
-import type { RunTaskInput } from '../model/activity-payloads';
-import type { TaskResult } from '../model/task-result';
+import { chunksPerRun } from '../model/evaluation/history-bounds';
+import type { RunTaskInput } from '../model/evaluation/activity-payloads';
+import type { TaskResult } from '../model/evaluation/task-result';
 import { runPaths } from '../model/paths';
 
 /** A row like a real one of the stand-in (same fields, names and size), returned without running anything. */

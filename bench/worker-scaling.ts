@@ -12,7 +12,7 @@ import { prepareEvalInput } from '../client/eval-input';
 import { startOrAttach } from '../client/eval-start';
 import { startDevServer } from '../infra/dev-server';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { benchWorkspace, numberArg } from './fixtures';

@@ -1,10 +1,10 @@
 /** `vero best`: the best completed evaluation of a config, and whether it is told apart from the runner-up. */
 import { rankedByLine } from './ranking-lines';
 import { Command } from 'commander';
-import { CandidateResult, EVALUATION_RANKING, rankResults } from '../model/candidate-result';
-import { countedTaskScores } from '../model/task-result';
-import { scoreUncertainty } from '../model/uncertainty';
-import { beatsRunnerUp } from '../model/paired-comparison';
+import { CandidateResult, EVALUATION_RANKING, rankResults } from '../model/evaluation/candidate-result';
+import { countedTaskScores } from '../model/evaluation/task-result';
+import { scoreUncertainty } from '../model/race/uncertainty';
+import { beatsRunnerUp } from '../model/race/paired-comparison';
 import { ExitCode } from '../model/errors';
 import { pickBest, withTasks } from '../client/eval-results';
 import { listEvaluations } from '../client/eval-listing';
@@ -31,7 +31,7 @@ export function registerBestCommand(program: Command): void {
       process.exitCode = ExitCode.evaluationFailed;
       return;
     }
-    // Is the winner told apart from the runner-up? The paired rule of `vero compare` (model/paired-comparison.ts).
+    // Is the winner told apart from the runner-up? The paired rule of `vero compare` (model/race/paired-comparison.ts).
     const second = rankResults(results)[1];
     const u = (r: CandidateResult) => r.uncertainty ?? scoreUncertainty(countedTaskScores(withTasks(r).tasks ?? []));
     const runnerUp = second

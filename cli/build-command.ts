@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { connect } from '../client/connection';
 import { type BuildOutcome, runBuild } from '../client/build-client';
 import { causeChain, ConfigError, exitCodeForFailure, ExitCode, failureTypes, WorkflowRunFailedError } from '../model/errors';
-import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 import { type BuildParams, paramsNotInFile, parseParamFlags } from '../compiler/build-params';
 import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { printConfig } from '../compiler/print-config';

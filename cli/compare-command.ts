@@ -1,13 +1,13 @@
-/** `vero compare A B`: is candidate B better than A, on the tasks both evaluated (model/paired-comparison.ts). */
+/** `vero compare A B`: is candidate B better than A, on the tasks both evaluated (model/race/paired-comparison.ts). */
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { prepareEvalInput } from '../client/eval-input';
 import { withTasks } from '../client/eval-results';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
-import { type CandidateResult, EVALUATION_RANKING } from '../model/candidate-result';
+import { type CandidateResult, EVALUATION_RANKING } from '../model/evaluation/candidate-result';
 import { rankedByLine } from './ranking-lines';
-import { comparePaired, type PairedComparison, taskScoresOf } from '../model/paired-comparison';
+import { comparePaired, type PairedComparison, taskScoresOf } from '../model/race/paired-comparison';
 import { table } from './format';
 import { print, printJson } from './print';
 import { pairHref } from './views';

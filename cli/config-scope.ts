@@ -1,6 +1,6 @@
 /** The config digest that scopes `vero list`, `best` and `report`: evaluations of the same tasks, harbor config and scoring. */
 import { resolveTasks } from '../harbor/task-source';
-import { configDigest } from '../model/eval-identity';
+import { configDigest } from '../model/evaluation/identity';
 import { settingsFrom } from '../client/eval-input';
 import { commandConfig, configPath, type ConnectionFlags } from './options';
 

@@ -6,7 +6,7 @@ import { defaultHome } from '../infra/eval-config-file';
 import { findTemporalCli } from '../infra/temporal-cli';
 import { installCliRuntimeLogger } from '../worker/create-worker';
 import { EVALUATIONS_QUERY, uiListLink } from '../client/connection';
-import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 import { parseDurationFlag } from './options';
 import { parseIntFlag } from './int-flag';
 import { handleInterrupts, killGroup } from './interrupts';

@@ -1,7 +1,7 @@
 /** Plain-text tables for the CLI (the same data is printed as JSON with --json). */
-import { attemptHealth } from '../model/attempt-health';
-import type { CandidateResult } from '../model/candidate-result';
-import type { TaskResult } from '../model/task-result';
+import { attemptHealth } from '../model/evaluation/attempt-health';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import type { TaskResult } from '../model/evaluation/task-result';
 import type { Usage } from '../model/harbor/trial-ranking';
 
 export function table(headers: string[], rows: (string | number | null)[][]): string {
@@ -89,7 +89,7 @@ function spendLine(r: CandidateResult): string | null {
   return `${caps}${sp.pool ? ` of spend pool ${sp.pool}` : ''}: this evaluation spent $${sp.spent.costUsd.toFixed(4)}, ${sp.spent.tokens} tokens${unmetered}`;
 }
 
-/** Attempt health (model/attempt-health.ts) of an evaluation's trials: shown when any attempt measured nothing. */
+/** Attempt health (model/evaluation/attempt-health.ts) of an evaluation's trials: shown when any attempt measured nothing. */
 function healthLines(r: CandidateResult): string[] {
   const h = attemptHealth(
     (r.tasks ?? []).map((t) => ({

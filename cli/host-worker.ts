@@ -1,7 +1,7 @@
 /** A worker of this host as `vero worker`, `vero dev` and `vero demo` run it: with the host's orphan reaper beside it. */
 import { connect } from '../client/connection';
 import type { Deployment } from '../infra/deployment';
-import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 import { createVeroWorker } from '../worker/create-worker';
 import { startOrphanReaper } from '../worker/orphan-reaper';
 

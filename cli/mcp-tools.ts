@@ -21,11 +21,11 @@ import { requireEvalId } from '../client/eval-id';
 import { allowedConfig, configInput } from './mcp-configs';
 import { RACE_TOOLS } from './mcp-race-tools';
 import { type EvalToolContext, type McpTool, tool } from './mcp-registry';
-import { MAX_CONCURRENCY } from '../model/eval-config';
+import { MAX_CONCURRENCY } from '../model/evaluation/config';
 import { ConfigError } from '../model/errors';
-import { settledProgress } from '../model/progress';
-import { type CandidateResult } from '../model/candidate-result';
-import { comparePaired, taskScoresOf } from '../model/paired-comparison';
+import { settledProgress } from '../model/evaluation/progress';
+import { type CandidateResult } from '../model/evaluation/candidate-result';
+import { comparePaired, taskScoresOf } from '../model/race/paired-comparison';
 
 export { type EvalToolContext, type McpTool } from './mcp-registry';
 

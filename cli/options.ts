@@ -3,12 +3,12 @@ import { DURATION_FORMS, DurationSeconds } from '../model/durations';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { EvalConfig } from '../model/eval-config';
+import { EvalConfig } from '../model/evaluation/config';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError } from '../model/errors';
 import type { Client } from '@temporalio/client';
 import { connect } from '../client/connection';
-import { TEMPORAL_DEFAULTS } from '../model/eval-config';
+import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 
 export interface ConnectionFlags {
   config?: string;

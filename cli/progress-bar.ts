@@ -3,7 +3,7 @@
  * evaluation says so on it (its counts stop moving, and the reason is on screen).
  */
 import { SingleBar } from 'cli-progress';
-import type { Progress } from '../model/progress';
+import type { Progress } from '../model/evaluation/progress';
 
 const FULL = 'tasks {bar} {value}/{total}{paused} | running {running} | errors {errors} | mean {mean} | {elapsed} elapsed, eta {left}';
 const SHORT = '{bar} {value}/{total}{paused} | run {running} | err {errors} | {mean} | eta {left}';

@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import { prepareRaceInput, raceResult, raceState, startRace } from '../client/race-client';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError, ExitCode } from '../model/errors';
-import type { RaceResult, RaceState } from '../model/race-types';
+import type { RaceResult, RaceState } from '../model/race/types';
 import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';

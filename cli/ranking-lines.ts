@@ -3,7 +3,7 @@
  * the objective's metric and direction, and each constraint a candidate broke (`metric operator value (observed x)`).
  */
 
-/** A ranking's metric, direction and constraints (model/candidate-result.ts EVALUATION_RANKING; finalize's objective). */
+/** A ranking's metric, direction and constraints (model/evaluation/candidate-result.ts EVALUATION_RANKING; finalize's objective). */
 export interface RankedBy {
   metric: string;
   direction: string;

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { ConfigError } from '../model/errors';
 import { withTasks } from '../client/eval-results';
 import { listEvaluations } from '../client/eval-listing';

@@ -4,8 +4,8 @@
  * candidates matrix, errors, cost and Web UI links.
  */
 import { labelOf, progressSeries, type EvaluationRow } from '../client/view-data';
-import { type CandidateResult, rankResults } from '../model/candidate-result';
-import { comparePaired, taskScoresOf } from '../model/paired-comparison';
+import { type CandidateResult, rankResults } from '../model/evaluation/candidate-result';
+import { comparePaired, taskScoresOf } from '../model/race/paired-comparison';
 import { fmtCost, invalidTrialsNote } from './format';
 import { cellClass, chartBlock, comparisonText, deltaChart, esc, page, progressChart } from './views';
 

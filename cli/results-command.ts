@@ -1,7 +1,7 @@
 /** `vero results`: an evaluation's per-task results; of one not completed, the rows so far, marked partial. */
 import { Command } from 'commander';
-import type { CandidateResult } from '../model/candidate-result';
-import type { TaskResult } from '../model/task-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import type { TaskResult } from '../model/evaluation/task-result';
 import { withTasks } from '../client/eval-results';
 import { requireEvalId } from '../client/eval-id';
 import { partialResults } from '../client/partial-results';

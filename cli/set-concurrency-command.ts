@@ -1,6 +1,6 @@
 /** `vero set-concurrency`: how many tasks a running evaluation runs at once (a Temporal update). */
 import { Command } from 'commander';
-import { MAX_CONCURRENCY } from '../model/eval-config';
+import { MAX_CONCURRENCY } from '../model/evaluation/config';
 import { ConfigError } from '../model/errors';
 import { setConcurrency } from '../client/running-eval';
 import { ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
-import type { ServeConfig } from '../model/serve-config';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 
 /**
  * A session is where the sidecar ran (the task's container): elsewhere (the host) its admin volume is not there,

@@ -2,10 +2,10 @@
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { loadEvalConfig } from '../infra/eval-config-file';
-import type { EvalConfig } from '../model/eval-config';
-import type { CandidateResult } from '../model/candidate-result';
+import type { EvalConfig } from '../model/evaluation/config';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { ConfigError, ExitCode } from '../model/errors';
-import type { EvalInput } from '../model/eval-input';
+import type { EvalInput } from '../model/evaluation/input';
 import { withTasks } from '../client/eval-results';
 import { prepareEvalInput, uncommittedNote } from '../client/eval-input';
 import { startOrAttach } from '../client/eval-start';

@@ -1,7 +1,7 @@
 /** `vero status`: progress and state of an evaluation, and why it is not moving when Temporal knows. */
-import { tearingDownText } from '../model/progress-details';
+import { tearingDownText } from '../model/evaluation/progress-details';
 import { Command } from 'commander';
-import { settledProgress } from '../model/progress';
+import { settledProgress } from '../model/evaluation/progress';
 import { evaluationStartedAt, progressIfAnswered, retryingActivities } from '../client/running-eval';
 import { requireEvalId } from '../client/eval-id';
 import { workflowPollers } from '../client/worker-capacity';

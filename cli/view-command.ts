@@ -5,7 +5,7 @@ import { settingsFrom } from '../client/eval-input';
 import { uiLink } from '../client/connection';
 import { defaultHome } from '../infra/eval-config-file';
 import { resolveTasks } from '../harbor/task-source';
-import { configDigest } from '../model/eval-identity';
+import { configDigest } from '../model/evaluation/identity';
 import { ConfigError } from '../model/errors';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';

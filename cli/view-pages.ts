@@ -1,6 +1,6 @@
 /** The pages of `vero view`: the evaluations with the optimization's progress, one evaluation, two side by side. */
 import { EvaluationDetail, EvaluationRow, labelOf, progressSeries, TaskView, TrialView, type CompareDetail } from '../client/view-data';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import {
   cellClass,
   comparisonText,

@@ -5,7 +5,7 @@
  */
 import type { PairSide, TrajectoryPair } from '../client/trajectory-pair';
 import { labelOf } from '../client/view-data';
-import type { AlignedPair } from '../model/trajectory-alignment';
+import type { AlignedPair } from '../model/evaluation/trajectory-alignment';
 import { fmtScore } from './format';
 import { stepBlock, transcript, trialSummary, TRANSCRIPT_STYLE } from './view-trajectory';
 import { esc, page, pairHref, trialHref } from './views';

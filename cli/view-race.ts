@@ -5,7 +5,7 @@
  * — and, for an eliminated candidate, a marker where it was eliminated and why. Static SVG: no script.
  */
 import type { RaceListing } from '../client/race-client';
-import type { RaceCandidateState, RaceState } from '../model/race-types';
+import type { RaceCandidateState, RaceState } from '../model/race/types';
 import { esc, page } from './views';
 
 export const W = 640;

@@ -17,7 +17,7 @@ import { readHomeFile } from '../infra/home-file';
 import { refuseForeignHosts } from '../infra/host-check';
 import { listenOn } from '../infra/listen';
 import { causeChain } from '../model/errors';
-import type { TaskResult } from '../model/task-result';
+import type { TaskResult } from '../model/evaluation/task-result';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage, NAV } from './view-pages';
 import { pairPage } from './view-pair';

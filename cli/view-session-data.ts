@@ -1,7 +1,7 @@
 /**
  * What `vero view --session DIR` reads of a compiled task's sidecar session (a rescued `vero-session/`, the trial dir
  * holding it, or a live admin volume): the candidates registry (every optimizer evaluation, with its early-stop
- * verdict) and early stop's records, each replayed through model/early-stop.ts's test to draw its sequence — the
+ * verdict) and early stop's records, each replayed through model/race/early-stop.ts's test to draw its sequence — the
  * upper end of mean(candidate − incumbent) over the cases paired, where it stopped and why. Read-only: regular
  * files only, opened without following a link, under dirs none of which is a link (the given dir is resolved once,
  * at startup), each at most MAX_SESSION_FILE_BYTES, at most MAX_SESSION_RECORDS run records; an unreadable file is
@@ -10,8 +10,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { trialFiles } from '../model/harbor/paths';
-import { EarlyStop } from '../model/early-stop';
-import type { Direction } from '../model/objective';
+import { EarlyStop } from '../model/race/early-stop';
+import type { Direction } from '../model/compiled-task/objective';
 import type { EvalOutcome } from '../sidecar/engine';
 import { earlyStopRunsDir } from '../sidecar/early-stop-files';
 import { caseScore } from '../sidecar/early-stop-run';

@@ -6,7 +6,7 @@
  */
 import type { TrialDetail, VerifierOutput } from '../client/trial-detail';
 import type { TrajectoryPage } from '../client/trajectory-page';
-import type { ContentPart, Step } from '../model/atif-trajectory';
+import type { ContentPart, Step } from '../model/harbor/atif-trajectory';
 import { fmtScore } from './format';
 import { esc, fileHref, fmtUsd, page, trialHref } from './views';
 

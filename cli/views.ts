@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EvaluationRow, ProgressPoint } from '../client/view-data';
-import type { PairedComparison } from '../model/paired-comparison';
+import type { PairedComparison } from '../model/race/paired-comparison';
 import { fmtCost, fmtScore } from './format';
 
 export const esc = (s: unknown): string =>

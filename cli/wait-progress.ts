@@ -2,11 +2,11 @@
  * `vero start-eval --wait`: follows an evaluation to its end with a progress bar (a terminal) or progress lines,
  * saying why it is not moving when Temporal knows (an activity retrying) and when the server is out.
  */
-import { tearingDownText } from '../model/progress-details';
+import { tearingDownText } from '../model/evaluation/progress-details';
 import type { Client } from '@temporalio/client';
 import type { SingleBar } from 'cli-progress';
-import type { CandidateResult } from '../model/candidate-result';
-import type { Progress } from '../model/progress';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import type { Progress } from '../model/evaluation/progress';
 import { awaitResult } from '../client/eval-results';
 import { getProgress, retryingActivities } from '../client/running-eval';
 import { pausedWord, progressBar } from './progress-bar';

@@ -1,10 +1,10 @@
 /**
  * Which workflow ids the commands that change an evaluation (cancel, pause, resume, retry) accept: only an
- * evaluation's (`eval-<commit>-<digest>`, model/eval-identity.ts). A spend pool, a chunk, a race or a build is
+ * evaluation's (`eval-<commit>-<digest>`, model/evaluation/identity.ts). A spend pool, a chunk, a race or a build is
  * refused by its name before anything is sent: cancelling a spend pool would lift the cap of the evaluations on it.
  */
 import { ConfigError } from '../model/errors';
-import { spendPoolWorkflowId } from '../model/spend-cap';
+import { spendPoolWorkflowId } from '../model/evaluation/spend-cap';
 
 /** An evaluation's workflow id: `eval-`, the candidate's commit (hex), `-`, 16 hex digits of its config digest. */
 const EVAL_ID = /^eval-[0-9a-f]{7,64}-[0-9a-f]{16}$/;

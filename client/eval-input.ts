@@ -2,11 +2,11 @@
  * An evaluation's workflow input: the settings from a config (defaults from the schema), the candidate's commit
  * and the tasks, checked before anything starts; its id is the commit plus the digest of tasks and settings.
  */
-import type { EvalConfig } from '../model/eval-config';
-import { configDigest, evalWorkflowId } from '../model/eval-identity';
-import { EvalInput, type EvalSettings } from '../model/eval-input';
+import type { EvalConfig } from '../model/evaluation/config';
+import { configDigest, evalWorkflowId } from '../model/evaluation/identity';
+import { EvalInput, type EvalSettings } from '../model/evaluation/input';
 import { ConfigError } from '../model/errors';
-import { chunksPerRun, inputSizeProblem } from '../model/history-bounds';
+import { chunksPerRun, inputSizeProblem } from '../model/evaluation/history-bounds';
 import { git, isGitRepo, resolveCommit } from '../infra/git';
 import { checkHome } from '../infra/home-dir';
 import { resolveTaskSelection } from '../harbor/task-source';

@@ -1,6 +1,6 @@
 /** The evaluations Temporal's visibility lists, one row each. */
 import type { Client } from '@temporalio/client';
-import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../model/search-attributes';
+import { VeroCandidate, VeroCostUsd, VeroScore, VeroStatus } from '../model/evaluation/search-attributes';
 
 export interface EvalListing {
   evalId: string;

@@ -1,7 +1,7 @@
 /** An evaluation's result: awaited through server outages, with its rows, and the best of several. */
 import * as fs from 'node:fs';
 import { type Client, ServiceError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { type CandidateResult, rankResults } from '../model/candidate-result';
+import { type CandidateResult, rankResults } from '../model/evaluation/candidate-result';
 
 /** A failure that means the server could not be asked (down, restarting, unreachable), not that it said no. */
 function serverOutage(e: unknown): boolean {
@@ -33,7 +33,7 @@ export function withTasks(r: CandidateResult): CandidateResult {
   return { ...r, tasks: (JSON.parse(fs.readFileSync(r.resultFile, 'utf8')) as CandidateResult).tasks };
 }
 
-/** The best completed evaluation (not a spend cap's partial one), by the one ranking (model/candidate-result.ts). */
+/** The best completed evaluation (not a spend cap's partial one), by the one ranking (model/evaluation/candidate-result.ts). */
 export function pickBest(results: CandidateResult[]): CandidateResult | null {
   return rankResults(results)[0] ?? null;
 }

@@ -2,8 +2,8 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { EvalInput } from '../model/eval-input';
-import { VeroCandidate, VeroCandidateRef, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/search-attributes';
+import type { EvalInput } from '../model/evaluation/input';
+import { VeroCandidate, VeroCandidateRef, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/evaluation/search-attributes';
 import { evaluateCandidate } from '../workflows';
 import { ensureSpendPool } from './spend-pools';
 

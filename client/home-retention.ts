@@ -18,7 +18,7 @@ import { git } from '../infra/git';
 import { hostId } from '../infra/host-groups';
 import { processAlive } from '../infra/process-alive';
 import { homePaths, isPidFile, runPaths } from '../model/paths';
-import { VeroCandidate } from '../model/search-attributes';
+import { VeroCandidate } from '../model/evaluation/search-attributes';
 
 export interface CleanItem {
   path: string;
@@ -94,7 +94,7 @@ function harborRunning(evalDir: string): boolean {
   return false;
 }
 
-/** The candidate commit in an evaluation id (`eval-<sha>-<digest>`, model/eval-identity.ts), if it is one. */
+/** The candidate commit in an evaluation id (`eval-<sha>-<digest>`, model/evaluation/identity.ts), if it is one. */
 const commitOf = (evalId: string): string | null => /^eval-([0-9a-f]{40})-/.exec(evalId)?.[1] ?? null;
 
 export interface CleanPlan {

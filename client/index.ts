@@ -18,9 +18,9 @@ export { queryEvaluations, QUERY_LIMITS, type QueryOptions, type QueryResult } f
 export type { QuerySources } from './query-tables';
 export { QUERY_VIEWS, type ViewDef, type ViewColumn } from '../model/query-views';
 export { loadEvalConfig, type EvalConfig } from '../infra/eval-config-file';
-export { comparePaired, taskScoresOf, type PairedComparison, type CompareOptions } from '../model/paired-comparison';
-export type { CandidateResult, EvalStatus } from '../model/candidate-result';
-export type { TaskResult } from '../model/task-result';
-export type { Progress } from '../model/progress';
-export type { EvalInput } from '../model/eval-input';
+export { comparePaired, taskScoresOf, type PairedComparison, type CompareOptions } from '../model/race/paired-comparison';
+export type { CandidateResult, EvalStatus } from '../model/evaluation/candidate-result';
+export type { TaskResult } from '../model/evaluation/task-result';
+export type { Progress } from '../model/evaluation/progress';
+export type { EvalInput } from '../model/evaluation/input';
 export { VeroError, ConfigError, TemporalUnreachableError, ExitCode } from '../model/errors';

@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { collate, collatedRow, type LoadedJobs, loadTrials } from '../harbor/collate';
-import type { CollatedRow } from '../model/task-result';
-import { EvalInput } from '../model/eval-input';
+import type { CollatedRow } from '../model/evaluation/task-result';
+import { EvalInput } from '../model/evaluation/input';
 import { jobNameFor } from '../model/harbor/job-name';
 import { homePaths, runPaths } from '../model/paths';
 

@@ -4,7 +4,7 @@
  */
 import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
-import type { PauseChange } from '../model/pause-state';
+import type { PauseChange } from '../model/evaluation/pause-state';
 import type { evaluateCandidate } from '../workflows';
 import { requireEvalId, requireEvaluationType } from './eval-id';
 import { requireWorker, withinAcceptBound } from './worker-wait';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { loadTrials } from '../harbor/collate';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { parseHarborTime } from '../model/harbor/result';
 import { homePaths } from '../model/paths';
 import { QUERY_VIEWS, type QueryViewName, rowOf, type ViewRows } from '../model/query-views';

@@ -8,13 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
-import type { EvalConfig } from '../model/eval-config';
-import type { CandidateResult } from '../model/candidate-result';
-import type { EvalInput } from '../model/eval-input';
+import type { EvalConfig } from '../model/evaluation/config';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import type { EvalInput } from '../model/evaluation/input';
 import { ConfigError, InfrastructureError } from '../model/errors';
 import { homePaths } from '../model/paths';
-import { taskWeights } from '../model/race-sampling';
-import { RaceInput, type RaceResult, type RaceState } from '../model/race-types';
+import { taskWeights } from '../model/race/sampling';
+import { RaceInput, type RaceResult, type RaceState } from '../model/race/types';
 import { raceCandidates, raceQuery } from '../workflows';
 import { prepareEvalInput } from './eval-input';
 

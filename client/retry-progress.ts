@@ -5,9 +5,9 @@
  * no result file.
  */
 import type { Client } from '@temporalio/client';
-import { EvalInput } from '../model/eval-input';
-import { addCounts, countFinished, newProgress, type Progress } from '../model/progress';
-import type { TaskResult } from '../model/task-result';
+import { EvalInput } from '../model/evaluation/input';
+import { addCounts, countFinished, newProgress, type Progress } from '../model/evaluation/progress';
+import type { TaskResult } from '../model/evaluation/task-result';
 import { finalizedResultOfRun, withTasks } from './eval-results';
 import { rowsOfRun } from './run-rows';
 

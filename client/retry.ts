@@ -1,5 +1,5 @@
 /**
- * `vero retry`: run chosen tasks of a finished evaluation again (model/retry.ts). Durable design: a new run of the
+ * `vero retry`: run chosen tasks of a finished evaluation again (model/evaluation/retry.ts). Durable design: a new run of the
  * same workflow id (Temporal keeps the old run and its history) whose input is the previous run's, with `tasks`
  * the chosen ones and `retryOf` naming the result file; it runs them in a run dir of its own (fresh Harbor jobs;
  * the old ones are kept) and its finalize replaces their rows in the result file, written atomically. The
@@ -8,9 +8,9 @@
  */
 import { Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
-import type { CandidateResult } from '../model/candidate-result';
-import { EvalInput } from '../model/eval-input';
-import { anotherRetryRunning, chooseRetryTasks } from '../model/retry';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import { EvalInput } from '../model/evaluation/input';
+import { anotherRetryRunning, chooseRetryTasks } from '../model/evaluation/retry';
 import { startOrAttach } from './eval-start';
 import { rowsOfRun } from './run-rows';
 import { withTasks } from './eval-results';

@@ -6,12 +6,12 @@
  */
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { CandidateResult } from '../model/candidate-result';
-import type { FinalizeInput } from '../model/activity-payloads';
-import { Continuation } from '../model/eval-input';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import type { FinalizeInput } from '../model/evaluation/activity-payloads';
+import { Continuation } from '../model/evaluation/input';
 import { runPaths } from '../model/paths';
-import { mergeRetried } from '../model/retry';
-import { notRunRow, type TaskResult } from '../model/task-result';
+import { mergeRetried } from '../model/evaluation/retry';
+import { notRunRow, type TaskResult } from '../model/evaluation/task-result';
 import { finalizedResultOfRun } from './eval-results';
 
 type Event = temporal.api.history.v1.IHistoryEvent;

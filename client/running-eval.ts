@@ -1,8 +1,8 @@
 /** A running evaluation: its progress, its concurrency, and why it may not be moving. */
 import { type Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
-import { addCounts, type Progress } from '../model/progress';
+import { addCounts, type Progress } from '../model/evaluation/progress';
 import { ConfigError } from '../model/errors';
-import { Continuation, EvalInput } from '../model/eval-input';
+import { Continuation, EvalInput } from '../model/evaluation/input';
 import { finalizedResultOfRun } from './eval-results';
 import { evaluationProgress } from './retry-progress';
 import { requireEvalId } from './eval-id';

@@ -1,7 +1,7 @@
 /** Spend pools (one durable spend total over a batch of evaluations): joining one, and reading its state. */
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { type SpendCap, spendPoolWorkflowId } from '../model/spend-cap';
+import { type SpendCap, spendPoolWorkflowId } from '../model/evaluation/spend-cap';
 import { ConfigError, InfrastructureError } from '../model/errors';
 import { spendPool, spendPoolQuery, type SpendPoolState } from '../workflows';
 

@@ -1,5 +1,5 @@
 /**
- * One page of a trial's ATIF trajectory (model/atif-trajectory.ts), read as the file streams: the steps before the
+ * One page of a trial's ATIF trajectory (model/harbor/atif-trajectory.ts), read as the file streams: the steps before the
  * page are validated and dropped, the page's are kept, and reading stops once the page is full, so the first page
  * of a 50 MB trajectory answers without the file ever being one string. A file that is not JSON, or not ATIF, is
  * returned as its first bytes with the reason, for the viewer to show raw.
@@ -16,7 +16,7 @@ import {
   REQUIRED_TRAJECTORY_FIELDS,
   Step,
   TRAJECTORY_HEAD_FIELDS,
-} from '../model/atif-trajectory';
+} from '../model/harbor/atif-trajectory';
 
 interface TrajectoryHead {
   schemaVersion: string;

@@ -1,16 +1,16 @@
 /**
  * One task of two completed evaluations, side by side (`vero view`'s /pair page): each side's chosen trial (the
  * one its score counts; for a task that errored, its first trial), its result and verifier output, and the same
- * page of both trajectories aligned step by step (model/trajectory-alignment.ts).
+ * page of both trajectories aligned step by step (model/evaluation/trajectory-alignment.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { homeRelative } from '../infra/home-file';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { harborJobFiles } from '../model/harbor/paths';
-import type { TaskResult } from '../model/task-result';
-import { alignSteps, Alignment } from '../model/trajectory-alignment';
+import type { TaskResult } from '../model/evaluation/task-result';
+import { alignSteps, Alignment } from '../model/evaluation/trajectory-alignment';
 import { STEPS_PER_PAGE, trialDetail, TrialDetail } from './trial-detail';
 import { completedResult, isTrialDir } from './view-data';
 

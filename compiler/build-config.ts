@@ -10,10 +10,10 @@ import { commandArgv } from '../model/command-line';
 import { DurationSeconds } from '../model/durations';
 import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
-import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway-policy';
+import { GatewaySpec, upstreamKeyEnvs } from '../model/gateway/policy';
 import { outerRunArgErrors } from '../model/harbor/outer-run-args';
 import { HarborSection, usesLocalDocker } from '../model/harbor/config';
-import { requirementName } from '../model/python-requirement';
+import { requirementName } from '../model/compiled-task/python-requirement';
 import { DEFAULT_HARBOR_VERSION, SUPPORTED_HARBOR_VERSIONS } from '../model/harbor/version';
 import {
   BudgetSpec,
@@ -24,14 +24,14 @@ import {
   SplitName,
   SplitSpec,
   TargetSpec,
-} from '../model/serve-config';
+} from '../model/compiled-task/serve-config';
 import { availableTasks } from '../harbor/task-source';
-import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/command-harness';
+import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/compiled-task/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
 import { fromVero } from './vero-mapping';
-import { WandbSpec } from '../model/wandb-spec';
-import { sidecarKeyEnvs } from '../model/sidecar-keys';
+import { WandbSpec } from '../model/compiled-task/wandb-spec';
+import { sidecarKeyEnvs } from '../model/compiled-task/sidecar-keys';
 import { isVeroFormat, VeroBuildFile } from './vero-schema';
 
 /** A relative path that stays inside its root: no absolute paths, no `..`, no empty or control characters. */
@@ -193,7 +193,7 @@ export const BuildConfigFile = z.strictObject({
     )
     .default([]),
   secrets: z.array(envName).default([]),
-  /** Weights & Biases reporting by the sidecar (model/wandb-spec.ts; docs/vero-configs.md). */
+  /** Weights & Biases reporting by the sidecar (model/compiled-task/wandb-spec.ts; docs/vero-configs.md). */
   wandb: WandbSpec.optional(),
   /**
    * The inference gateway: the sidecar alone holds the upstream keys; the optimizer, the agent's evaluations and

@@ -3,8 +3,8 @@
  * the task is built in a temp dir next to the target and renamed into place, so a failed build leaves the
  * previous output untouched and nothing behind. Only a dir carrying a vero build manifest is ever replaced.
  */
-import { upstreamKeyEnvs } from '../model/gateway-policy';
-import { wandbKeyEnvs } from '../model/wandb-spec';
+import { upstreamKeyEnvs } from '../model/gateway/policy';
+import { wandbKeyEnvs } from '../model/compiled-task/wandb-spec';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,7 +15,7 @@ import { buildBaseline } from './baseline';
 import { BUILD_DIGEST_FILE, buildDigestOf } from './build-digest';
 import { BuildConfig, loadBuildConfig } from './build-config';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
-import { CONTAINER } from '../model/serve-config';
+import { CONTAINER } from '../model/compiled-task/serve-config';
 import { CONTEXT, sidecarPythonPackages } from './containers';
 import { imagesToPreload, innerBaseImages, saveImages } from './nested-docker';
 import { usesLocalDocker } from '../model/harbor/config';

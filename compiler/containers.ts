@@ -4,13 +4,13 @@
  * when the base image already has the packages: scripts/ensure-docker's vero-base:trixie images do).
  */
 import { stringify as toYaml } from 'yaml';
-import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway-policy';
-import { CONTAINER } from '../model/serve-config';
-import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/session-snapshot';
+import { PRODUCER_TOKEN_DIGEST_ENV, upstreamKeyEnvs } from '../model/gateway/policy';
+import { CONTAINER } from '../model/compiled-task/serve-config';
+import { NO_RESUME_VOLUME, RESUME_SESSION_ENV } from '../model/compiled-task/session-snapshot';
 import { shellWord } from '../model/shell-word';
 import type { BuildConfig } from './build-config';
 import { usesLocalDocker } from '../model/harbor/config';
-import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, wandbKeyEnvs } from '../model/wandb-spec';
+import { WANDB_PYTHON_ENV, WANDB_REQUIREMENT, wandbKeyEnvs } from '../model/compiled-task/wandb-spec';
 
 /** Paths inside the build context (environment/) and the sidecar image. */
 export const CONTEXT = {

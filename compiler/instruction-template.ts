@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import nunjucks from 'nunjucks';
 import { ConfigError } from '../model/errors';
-import { CONTAINER } from '../model/serve-config';
+import { CONTAINER } from '../model/compiled-task/serve-config';
 import type { BuildConfig } from './build-config';
 import { renderInstruction } from './instruction';
 

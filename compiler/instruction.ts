@@ -1,5 +1,5 @@
 /** instruction.md: the agent-side protocol, generated from the config so it cannot drift from it. */
-import { CONTAINER } from '../model/serve-config';
+import { CONTAINER } from '../model/compiled-task/serve-config';
 import type { BuildConfig } from './build-config';
 
 const ACCESS_TEXT = {

@@ -4,10 +4,10 @@
  */
 import { quote } from 'shell-quote';
 import { stringify as toToml } from 'smol-toml';
-import { finalizeBoundSec } from '../model/finalize-bound';
+import { finalizeBoundSec } from '../model/compiled-task/finalize-bound';
 import { COMPILED_RUN_FILE, type CompiledRun } from '../model/harbor/outer-run-args';
-import { CONTAINER, ServeConfig } from '../model/serve-config';
-import { WANDB_ARTIFACT, WANDB_DIR, WANDB_END_WAIT_SEC } from '../model/wandb-spec';
+import { CONTAINER, ServeConfig } from '../model/compiled-task/serve-config';
+import { WANDB_ARTIFACT, WANDB_DIR, WANDB_END_WAIT_SEC } from '../model/compiled-task/wandb-spec';
 import type { BuildConfig } from './build-config';
 import {
   candidateGatewayUrl,
@@ -97,7 +97,7 @@ export const BAKED_REGISTRY = `${CONTAINER.innerTask}/registry.json`;
 /** The sidecar's session files, copied where Harbor collects them before the verifier (and when a trial fails). */
 const SESSION_SNAPSHOT = `${CONTAINER.adminVolume}/session`;
 
-/** finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout. */
+/** finalize's worst case (model/compiled-task/finalize-bound.ts): every trusted evaluation at its own timeout. */
 export function finalizeBound(c: BuildConfig, splitSizes: Record<string, number>): number {
   return finalizeBoundSec({
     mode: c.mode,
@@ -144,7 +144,7 @@ function taskToml(c: BuildConfig, splitSizes: Record<string, number>): string {
     metadata: { generated_by: 'vero-harbor build', mode: c.mode },
     agent: { user: 'agent', ...(c.agent_timeout !== undefined ? { timeout_sec: c.agent_timeout } : {}) },
     verifier: {
-      // finalize's worst case (model/finalize-bound.ts): every trusted evaluation at its own timeout, unless set.
+      // finalize's worst case (model/compiled-task/finalize-bound.ts): every trusted evaluation at its own timeout, unless set.
       timeout_sec: c.verifier_timeout ?? verifierTimeout,
       environment_mode: 'shared',
       collect: [

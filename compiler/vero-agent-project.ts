@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { requirementName } from '../model/python-requirement';
+import { requirementName } from '../model/compiled-task/python-requirement';
 
 /** The top-level module of `module.path:Class` (null for a built-in agent name). */
 const topModule = (importPath: string): string | null => (importPath.includes(':') ? importPath.split(':')[0]!.split('.')[0]! : null);

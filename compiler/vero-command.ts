@@ -1,5 +1,5 @@
 /**
- * vero's `evaluation_backend: command` → ours: mode A with a command harness (model/command-harness.ts). The
+ * vero's `evaluation_backend: command` → ours: mode A with a command harness (model/compiled-task/command-harness.ts). The
  * harness (`command_backend.harness_source`) is baked into the sidecar, its command keeps vero's placeholders, and
  * it runs with vero's minimal environment plus `environment` and `passthrough_environment` (and the build's
  * `secrets`, as vero's compiler adds them). The partitions name each split's cases.

@@ -191,7 +191,7 @@ function refuseUnsupported(v: VeroBuild, refusals: string[]): void {
 }
 
 /**
- * `wandb`: the sidecar's W&B run (model/wandb-spec.ts), with vero's fields. The mode is the file's, else W&B's own
+ * `wandb`: the sidecar's W&B run (model/compiled-task/wandb-spec.ts), with vero's fields. The mode is the file's, else W&B's own
  * WANDB_MODE in the build's environment, else online (whose WANDB_API_KEY the build then requires, as a secret);
  * disabled leaves it out, said in a note.
  */

@@ -3,7 +3,7 @@
  * vero's defaults, so a vero file is read with vero's meaning. compiler/vero-mapping.ts turns it into ours.
  */
 import { z } from 'zod';
-import { CONSTRAINT_OPERATORS } from '../model/objective';
+import { CONSTRAINT_OPERATORS } from '../model/compiled-task/objective';
 
 const num = (min?: number) => (min === undefined ? z.number().finite() : z.number().finite().min(min));
 const positive = z.number().finite().positive();

@@ -12,7 +12,7 @@ import { MAX_RESULT_BYTES, readRegularText } from '../infra/bounded-read';
 import { isTrialResult, scoringFields, trialTaskKey } from '../model/harbor/result';
 import { Aggregation, LoadedTrial, scoreTask, TaskScore } from '../model/harbor/trial-ranking';
 import { TaskNameMismatchError } from '../model/errors';
-import { COLLATED_ROW_FIELDS, inRowOrder, type CollatedRow } from '../model/task-result';
+import { COLLATED_ROW_FIELDS, inRowOrder, type CollatedRow } from '../model/evaluation/task-result';
 
 export interface InvalidTrialFile {
   file: string;
@@ -189,7 +189,7 @@ export function collate(
   });
 }
 
-/** A collated task as `vero trials --json` prints it (its fields in the row's order: model/task-result.ts). */
+/** A collated task as `vero trials --json` prints it (its fields in the row's order: model/evaluation/task-result.ts). */
 export function collatedRow(c: CollatedTask, jobDir: string): CollatedRow {
   const invalid = c.nInvalidTrials ? {} : { nInvalidTrials: undefined, invalidReasons: undefined };
   return inRowOrder({ ...c, ...invalid, jobDir }, COLLATED_ROW_FIELDS) as CollatedRow;

@@ -6,9 +6,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { clientEnvFor, PRODUCER_TOKEN_DIGEST_ENV } from '../model/gateway-policy';
-import { ServeConfig } from '../model/serve-config';
-import { digestOf, newToken } from '../model/gateway-token';
+import { clientEnvFor, PRODUCER_TOKEN_DIGEST_ENV } from '../model/gateway/policy';
+import { ServeConfig } from '../model/compiled-task/serve-config';
+import { digestOf, newToken } from '../model/gateway/token';
 
 export interface GatewayLaunch {
   /** For the `harbor run` process (compose interpolation): the producer token's digest. */

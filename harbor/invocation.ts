@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { resolvedRegistryFile } from './task-source';
-import type { EvalSettings } from '../model/eval-input';
+import type { EvalSettings } from '../model/evaluation/input';
 import { runPaths } from '../model/paths';
 import { harborArgv, preflightArgv } from '../model/harbor/argv';
 import { harborJobConfigFile } from './job-config';

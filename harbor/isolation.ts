@@ -1,7 +1,7 @@
 /** The environment and OS user of a harbor process: untrusted candidate code sees nothing it was not given. */
 import { readEnvFile } from '../infra/env-file';
 import { chownTree, lookupUser } from '../infra/os-user';
-import type { EvalSettings } from '../model/eval-input';
+import type { EvalSettings } from '../model/evaluation/input';
 
 export interface Isolation {
   env: Record<string, string>;

@@ -5,7 +5,7 @@
  * to harbor alone, a grace long enough for its Docker teardown). What a launch's ending means is harbor/launch-decision.ts.
  */
 import * as path from 'node:path';
-import type { EvalSettings } from '../model/eval-input';
+import type { EvalSettings } from '../model/evaluation/input';
 import { runPaths } from '../model/paths';
 import { JOB_ENV } from '../model/harbor/argv';
 import { ensureDir } from './orphans';

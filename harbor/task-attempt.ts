@@ -7,8 +7,8 @@
 import type { Deployment } from '../infra/deployment';
 import { hostId, recordGroup } from '../infra/host-groups';
 import { tail } from '../infra/file-tail';
-import type { EvalSettings } from '../model/eval-input';
-import type { RunTaskInput } from '../model/activity-payloads';
+import type { EvalSettings } from '../model/evaluation/input';
+import type { RunTaskInput } from '../model/evaluation/activity-payloads';
 import { jobNameFor } from '../model/harbor/job-name';
 import { runPaths } from '../model/paths';
 import { removeJobLeftovers } from '../infra/docker';
@@ -16,8 +16,8 @@ import { countTrialResults, orphanLeft, previousHarborFailures, writeHarborFailu
 import { type HarborInvocation, taskInvocation } from './invocation';
 import { DEFAULT_STOP_GRACE_SEC } from './process-env';
 import { usesLocalDocker } from '../model/harbor/config';
-import { TEMPORAL_DEFAULTS } from '../model/eval-config';
-import type { TaskWorkDone } from '../model/lane-teardown';
+import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
+import type { TaskWorkDone } from '../model/evaluation/lane-teardown';
 import { workDone } from './work-done';
 
 type LogFn = (message: string, meta?: Record<string, unknown>) => void;

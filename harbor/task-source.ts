@@ -6,7 +6,7 @@ import picomatch from 'picomatch';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../model/errors';
-import type { EvalConfig } from '../model/eval-config';
+import type { EvalConfig } from '../model/evaluation/config';
 import { DatasetListing, isTaskDir, listDataset, notATaskBecause } from './task-dir';
 import { registryTaskNames } from './dataset-ref';
 import { writeFileDurable } from '../infra/atomic-file';

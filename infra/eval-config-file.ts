@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { commandArgv } from '../model/command-line';
 import { formatZodIssues } from '../model/config-issues';
 import { ConfigError } from '../model/errors';
-import { EvalConfig, EvalConfigFile, setPath } from '../model/eval-config';
+import { EvalConfig, EvalConfigFile, setPath } from '../model/evaluation/config';
 import { MAX_CONFIG_BYTES, readRegularText } from './bounded-read';
 
 export type { EvalConfig };

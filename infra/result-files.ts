@@ -1,10 +1,10 @@
 /** An evaluation's files that finalize reads and writes: chunk rows, per-task samples, the result file a retry updates. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { CandidateResult } from '../model/candidate-result';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { typedFailure } from '../model/errors';
 import { FailureType } from '../model/failures';
-import type { TaskResult } from '../model/task-result';
+import type { TaskResult } from '../model/evaluation/task-result';
 import { writeJsonDurable } from './atomic-file';
 
 /** The rows a chunk saved (model/paths.ts runPaths chunkFile). */

@@ -5,14 +5,14 @@
  * validates each command's real output against its file. Fields a later version adds are optional here.
  */
 import { z } from 'zod';
-import { EvalSettings } from './eval-input';
+import { EvalSettings } from './evaluation/input';
 
 const num = z.number();
 const nullableNum = num.nullable();
 const isoTime = z.string().describe('ISO 8601 UTC time');
 
-// One task's row: its schema is the stored result's (model/task-result.ts).
-import { TaskRowJson, UsageJson } from './task-result';
+// One task's row: its schema is the stored result's (model/evaluation/task-result.ts).
+import { TaskRowJson, UsageJson } from './evaluation/task-result';
 
 const Interval = z.tuple([num, num]);
 

@@ -9,10 +9,10 @@ import * as path from 'node:path';
 import { listTrialDirs, readTrialDirs } from '../harbor/collate';
 import { isInside, readRegularTail } from '../infra/bounded-read';
 import { parseHarborTime, trialTaskKey } from '../model/harbor/result';
-import { redactedTail, tailMargin } from '../model/redact-secrets';
-import type { TrialDetail } from '../model/sample-score';
-import type { FeedbackSpec, ServeConfig } from '../model/serve-config';
-import { sidecarKeyEnvs } from '../model/sidecar-keys';
+import { redactedTail, tailMargin } from '../model/compiled-task/redact-secrets';
+import type { TrialDetail } from '../model/compiled-task/sample-score';
+import type { FeedbackSpec, ServeConfig } from '../model/compiled-task/serve-config';
+import { sidecarKeyEnvs } from '../model/compiled-task/sidecar-keys';
 import { extractReward, hasValidReward, rewardsOf, type LoadedTrial } from '../model/harbor/trial-ranking';
 
 /** The transcript files vero reads, in its order: terminus-2's pane, then the agent's trajectory (ATIF). */

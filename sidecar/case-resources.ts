@@ -17,7 +17,7 @@ import { writeJsonDurable } from '../infra/atomic-file';
 import { resolveInRegistry } from '../harbor/dataset-ref';
 import { isTaskDir } from '../harbor/task-dir';
 import { ConfigError } from '../model/errors';
-import type { ServeConfig } from '../model/serve-config';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 
 const RESOURCES_DIR = 'tasks';
 

@@ -4,7 +4,7 @@
  * what the optimizer may see of the verdict cut to its split's tier.
  */
 import { randomUUID } from 'node:crypto';
-import type { SplitAccess } from '../model/serve-config';
+import type { SplitAccess } from '../model/compiled-task/serve-config';
 import { conflict } from './errors';
 import type { BudgetEntry, Ledger } from './ledger';
 import type { EvalOutcome } from './engine';

@@ -1,8 +1,8 @@
 /** An early-stopped evaluation's outcome: its waves' outcomes as one, over the cases that ran. */
-import { attemptHealth } from '../model/attempt-health';
-import { emptyUsage, type ScopeUsage } from '../model/gateway-policy';
-import { constraintViolations } from '../model/objective';
-import type { ServeConfig } from '../model/serve-config';
+import { attemptHealth } from '../model/evaluation/attempt-health';
+import { emptyUsage, type ScopeUsage } from '../model/gateway/policy';
+import { constraintViolations } from '../model/compiled-task/objective';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import { type EvalOutcome, outcomeMetrics, sampleAttempts } from './engine';
 
 const sumUsage = (all: ScopeUsage[]): ScopeUsage =>

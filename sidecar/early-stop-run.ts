@@ -1,15 +1,15 @@
 /**
  * An optimizer's evaluation with early stop against the incumbent (build.yaml `eval_early_stop`): the requested
  * cases in a seeded random order, run in waves (each a durable evaluation of its own), each case paired with the
- * incumbent's score on it and fed to model/early-stop.ts's anytime-valid test; once the test says the candidate
+ * incumbent's score on it and fed to model/race/early-stop.ts's anytime-valid test; once the test says the candidate
  * cannot beat the incumbent by the margin, no further wave starts and the cases never run are refunded to the
  * sample budget (a wave that is not a score of the candidate ends it too, once it ran the cases an aggregate-only
  * split's disclosed mean needs). The record is saved after every wave: a restarted sidecar replays it (no wave
  * runs again, the verdict is the recorded one).
  */
-import { EarlyStop, earlyStopOrder } from '../model/early-stop';
-import type { Direction } from '../model/objective';
-import { isCandidateFailure, type SampleScore } from '../model/sample-score';
+import { EarlyStop, earlyStopOrder } from '../model/race/early-stop';
+import type { Direction } from '../model/compiled-task/objective';
+import { isCandidateFailure, type SampleScore } from '../model/compiled-task/sample-score';
 import type { EvalOutcome } from './engine';
 import type { CaseScores, EarlyStopRecord, EarlyStopStore, StopVerdict } from './early-stop-store';
 

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { writeJsonDurable } from '../infra/atomic-file';
-import type { Direction } from '../model/objective';
+import type { Direction } from '../model/compiled-task/objective';
 import type { EvalOutcome } from './engine';
 
 /** An evaluation's per-case scores (null: an error row, which pairs with nothing). */

@@ -11,25 +11,25 @@ import { evalInputFor, settingsFrom } from '../client/eval-input';
 import { getProgress } from '../client/running-eval';
 import { startOrAttach } from '../client/eval-start';
 import { raceResult, startRace } from '../client/race-client';
-import { RaceInput, type RaceResult } from '../model/race-types';
+import { RaceInput, type RaceResult } from '../model/race/types';
 import { withTasks } from '../client/eval-results';
 import { evalConfigOf } from '../infra/eval-config-file';
-import { CandidateResult } from '../model/candidate-result';
-import { EvalSettings } from '../model/eval-input';
-import { isCandidateFailure } from '../model/sample-score';
-import { constraintViolations } from '../model/objective';
+import { CandidateResult } from '../model/evaluation/candidate-result';
+import { EvalSettings } from '../model/evaluation/input';
+import { isCandidateFailure } from '../model/compiled-task/sample-score';
+import { constraintViolations } from '../model/compiled-task/objective';
 import { HarborSection } from '../model/harbor/config';
-import type { FeedbackSpec, ServeConfig, SplitAccess } from '../model/serve-config';
+import type { FeedbackSpec, ServeConfig, SplitAccess } from '../model/compiled-task/serve-config';
 import { caseFeedback, transcriptSecrets } from './case-feedback';
 import { badRequest, notEvaluable } from './errors';
 import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
 import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
-import type { ScopeUsage } from '../model/gateway-policy';
-import type { ModeAInput } from '../model/activity-payloads';
+import type { ScopeUsage } from '../model/gateway/policy';
+import type { ModeAInput } from '../model/evaluation/activity-payloads';
 import { InfrastructureError } from '../model/errors';
 import { evalSourceOf } from '../harbor/dataset-ref';
-import { attemptHealth, type AttemptHealth, starvedAttempts, type TaskAttempts } from '../model/attempt-health';
+import { attemptHealth, type AttemptHealth, starvedAttempts, type TaskAttempts } from '../model/evaluation/attempt-health';
 
 export interface SampleRequest {
   sample_ids?: number[];
@@ -67,7 +67,7 @@ export interface EvalOutcome {
   invalidBy?: 'gateway' | 'error_rate';
   /** The report's metrics (Mode A's harness), else `score`, `error_rate` and `score_stddev` (vero's names). */
   metrics?: Record<string, number>;
-  /** The objective's constraints this evaluation breaks (model/objective.ts): never chosen, never a reward. */
+  /** The objective's constraints this evaluation breaks (model/compiled-task/objective.ts): never chosen, never a reward. */
   violations?: string[];
 }
 

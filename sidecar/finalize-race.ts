@@ -7,10 +7,10 @@
  */
 import * as fs from 'node:fs';
 import { withTasks } from '../client/eval-results';
-import { starvedAttempts } from '../model/attempt-health';
-import type { CandidateResult } from '../model/candidate-result';
-import type { RaceResult } from '../model/race-types';
-import type { ServeConfig } from '../model/serve-config';
+import { starvedAttempts } from '../model/evaluation/attempt-health';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
+import type { RaceResult } from '../model/race/types';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import type { Engine } from './engine';
 import { unscorable } from './errors';
 

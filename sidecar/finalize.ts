@@ -2,7 +2,7 @@
  * Choosing the graded candidate and scoring it on the target splits, on the trusted side. "No candidate" is
  * the optimizer's failure: the rewards are the floor (each target's failure value as a reward: 0.0 by default
  * when maximising) with the reason stated. A minimised objective ranks the lowest score first and negates
- * scores into rewards (model/objective.ts). A trusted
+ * scores into rewards (model/compiled-task/objective.ts). A trusted
  * evaluation that fails for infrastructure reasons is not: it runs again up to its runs (a target's
  * `max_attempts`, `rescore_attempts`), then finalize fails (503, nothing recorded) and the task's verifier writes
  * no reward file, so the broken run never looks like a bad candidate. Runs are numbered within one call: a
@@ -10,9 +10,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ServeConfig } from '../model/serve-config';
-import { sidecarKeyEnvs } from '../model/sidecar-keys';
-import { bestFirst, better, rewardOf } from '../model/objective';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
+import { sidecarKeyEnvs } from '../model/compiled-task/sidecar-keys';
+import { bestFirst, better, rewardOf } from '../model/compiled-task/objective';
 import type { Engine } from './engine';
 import { raceShortlist, type RacedEntry, type RaceSummary } from './finalize-race';
 import { unscorable } from './errors';

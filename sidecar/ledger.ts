@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import type { ServeConfig } from '../model/serve-config';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import { Mutex, writeJsonDurable } from '../infra/atomic-file';
 import { budgetExceeded, conflict, notEvaluable } from './errors';
 import { LedgerCorruptError } from '../model/errors';

@@ -4,7 +4,7 @@
  * any change under a protected pattern refuses the candidate.
  */
 import { git } from '../infra/git';
-import { parseNameStatus, protectedMatcher } from '../model/protected-paths';
+import { parseNameStatus, protectedMatcher } from '../model/compiled-task/protected-paths';
 import { SidecarError } from './errors';
 
 /** The protected paths the candidate changed, as `path (kind)`; empty when it may be evaluated. */

@@ -17,7 +17,7 @@ const EvalRecordSchema = z.strictObject({
   request_id: z.string().optional(),
   /** Not a score of the candidate (e.g. its model budget ran out): never shortlisted. */
   invalid: z.string().optional(),
-  /** Starved, dead and unmeasured attempts (model/attempt-health.ts); absent in records made before it. */
+  /** Starved, dead and unmeasured attempts (model/evaluation/attempt-health.ts); absent in records made before it. */
   attempt_health: z
     .looseObject({ n_attempts: z.number(), unmeasured_attempt_rate: z.number(), deflation_factor: z.number().nullable() })
     .optional(),

@@ -1,8 +1,8 @@
 /** What the agent may see of an evaluation, by tier: written to the agent-visible volume (main mounts it read-only). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SampleScore } from '../model/sample-score';
-import type { SplitAccess } from '../model/serve-config';
+import type { SampleScore } from '../model/compiled-task/sample-score';
+import type { SplitAccess } from '../model/compiled-task/serve-config';
 import { writeJsonDurable } from '../infra/atomic-file';
 
 export type { SampleScore };

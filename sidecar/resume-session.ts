@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
-import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/session-snapshot';
+import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/compiled-task/session-snapshot';
 import { checkSessionDir, sessionBoundProblem } from './session-check';
 import { compiledServeConfig } from '../harbor/gateway-launch';
 import { trialFiles } from '../model/harbor/paths';

@@ -16,11 +16,11 @@ import {
   SESSION_MANIFEST,
   SessionManifest,
   type SessionExpectation,
-} from '../model/session-snapshot';
+} from '../model/compiled-task/session-snapshot';
 import { CaseScores, EarlyStopRecord } from './early-stop-store';
 import { JobRecord } from './eval-jobs';
 import { Meter } from './gateway/meter';
-import type { ServeConfig } from '../model/serve-config';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import { LedgerFile, ledgerProblems } from './ledger';
 import { LEDGER_SEAL, sessionSealProblem } from './ledger-seal';
 import { RegistryFileSchema } from './registry';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { git } from '../infra/git';
 import { ConfigError } from '../model/errors';
-import type { ServeConfig } from '../model/serve-config';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import {
   COMMITS_BUNDLE,
   partOf,
@@ -19,7 +19,7 @@ import {
   SESSION_SCHEMA_VERSION,
   type SessionExpectation,
   type SessionManifest,
-} from '../model/session-snapshot';
+} from '../model/compiled-task/session-snapshot';
 import { checkSessionDir } from './session-check';
 import { LEDGER_SEAL, readSealKey, sealSessionIn } from './ledger-seal';
 

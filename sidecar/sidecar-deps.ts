@@ -1,5 +1,5 @@
 /** What the sidecar's request handlers share (server.ts builds the app from it; agent-evaluations, finalize-once use it). */
-import type { ServeConfig } from '../model/serve-config';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import type { Engine } from './engine';
 import type { FinalizeResult } from './finalize';
 import type { Ledger } from './ledger';

@@ -6,7 +6,7 @@
 import type { BudgetEntry } from './ledger';
 import type { EvalOutcome, EvaluationKind } from './engine';
 import type { FinalizeResult } from './finalize';
-import type { ScopeUsage } from '../model/gateway-policy';
+import type { ScopeUsage } from '../model/gateway/policy';
 
 export type WandbRow = Record<string, string | number | boolean>;
 

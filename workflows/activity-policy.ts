@@ -13,12 +13,12 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { EvalSettings } from '../model/eval-input';
+import type { EvalSettings } from '../model/evaluation/input';
 import { causeChain } from '../model/errors';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
 import { jobNameFor } from '../model/harbor/job-name';
 import { runPaths } from '../model/paths';
-import { errorRow, type TaskResult } from '../model/task-result';
+import { errorRow, type TaskResult } from '../model/evaluation/task-result';
 
 /** A candidate's steps: both heartbeat on a timer, so a dead worker is noticed in seconds, not at the timeout. */
 export const stepActivities = proxyActivities<Activities>({

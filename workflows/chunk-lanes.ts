@@ -15,20 +15,20 @@ import {
   type ActivityInterfaceFor,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { countFinished, type Progress } from '../model/progress';
-import { notRunRow, type TaskResult } from '../model/task-result';
-import { type ChunkInput } from '../model/chunk-payloads';
-import type { RunTaskInput } from '../model/activity-payloads';
+import { countFinished, type Progress } from '../model/evaluation/progress';
+import { notRunRow, type TaskResult } from '../model/evaluation/task-result';
+import { type ChunkInput } from '../model/evaluation/chunk-payloads';
+import type { RunTaskInput } from '../model/evaluation/activity-payloads';
 import { runPaths } from '../model/paths';
-import { spendOfTask, type TaskSpend } from '../model/spend-cap';
+import { spendOfTask, type TaskSpend } from '../model/evaluation/spend-cap';
 import type { ChunkSpendStop } from './chunk-spend-stop';
 import { PAUSE_PATCH, REQUEUE_STOPPED_PATCH, pauseChunkSignal, resumeChunkSignal } from './pause';
 import { chunkProgressSignal, grantLanesSignal, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
 import { RESET_SAFE_CHUNKS } from './reset-safe';
-import { progressDetails, reportsProgressAt } from '../model/progress-details';
+import { progressDetails, reportsProgressAt } from '../model/evaluation/progress-details';
 import { taskSpentSignal } from './spend-signals';
 import { ChunkTeardowns, LANE_TEARDOWN_PATCH } from './chunk-teardowns';
-import { teardownBound } from '../model/lane-teardown';
+import { teardownBound } from '../model/evaluation/lane-teardown';
 import { failedTaskRow, stoppedAlone, taskJobDir } from './activity-policy';
 
 export class ChunkLanes {

@@ -1,11 +1,11 @@
 /**
- * A chunk's side of a spend cap (model/spend-cap.ts): the parent says when a cap is reached
+ * A chunk's side of a spend cap (model/evaluation/spend-cap.ts): the parent says when a cap is reached
  * (`spendCapReached`); from then on no task starts, and with `budget_grace` the tasks still running are
  * cancelled when the grace timer fires. With verdicts (patched 'spend-verdict-before-next-task'), a lane that goes
  * on waits for the parent's verdict on its last task's spend (`spendMetered`) before it starts another.
  */
 import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
-import type { Progress } from '../model/progress';
+import type { Progress } from '../model/evaluation/progress';
 import { spendCapReachedSignal, spendMeteredSignal } from './spend-signals';
 
 export class ChunkSpendStop {

@@ -1,12 +1,12 @@
 /**
- * A chunk's tasks whose harbors have done their work and are tearing down (model/lane-teardown.ts). Their lanes
+ * A chunk's tasks whose harbors have done their work and are tearing down (model/evaluation/lane-teardown.ts). Their lanes
  * run other tasks meanwhile; each task's row is settled when its activity ends, from Harbor's result.json as
  * before, and the chunk ends only after every one of them has (patched 'lane-released-at-teardown').
  */
 import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
-import type { EvalSettings } from '../model/eval-input';
-import { releasesLane } from '../model/lane-teardown';
-import type { Progress } from '../model/progress';
+import type { EvalSettings } from '../model/evaluation/input';
+import { releasesLane } from '../model/evaluation/lane-teardown';
+import type { Progress } from '../model/evaluation/progress';
 import { taskWorkDoneSignal } from './lane-signals';
 
 export const LANE_TEARDOWN_PATCH = 'lane-released-at-teardown';

@@ -21,26 +21,26 @@ import {
   type WorkflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { PreparedCandidate } from '../model/activity-payloads';
-import { CandidateResult, INLINE_TASK_LIMIT } from '../model/candidate-result';
-import { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
-import { Continuation, EvalInput } from '../model/eval-input';
-import { newProgress, type Progress, settleFromResult } from '../model/progress';
-import { type ChunkProgressReport, progressDetails, withReports } from '../model/progress-details';
-import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/history-bounds';
+import type { PreparedCandidate } from '../model/evaluation/activity-payloads';
+import { CandidateResult, INLINE_TASK_LIMIT } from '../model/evaluation/candidate-result';
+import { ChunkInput, ChunkSummary } from '../model/evaluation/chunk-payloads';
+import { Continuation, EvalInput } from '../model/evaluation/input';
+import { newProgress, type Progress, settleFromResult } from '../model/evaluation/progress';
+import { type ChunkProgressReport, progressDetails, withReports } from '../model/evaluation/progress-details';
+import { chunksPerRun, PARENT_EVENT_BUDGET } from '../model/evaluation/history-bounds';
 import { CONFIG_FAILURES, FailureType } from '../model/failures';
-import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/search-attributes';
+import { VeroCandidate, VeroCostUsd, VeroScore, veroStatus } from '../model/evaluation/search-attributes';
 import { evaluateChunk } from './evaluate-chunk';
 import { carryPause, handlePauseAndResume } from './pause';
 import { progressQuery } from './queries';
 import { chunkProgressSignal, setConcurrencyUpdate } from './lane-signals';
 import { RETRY_RUNNING_PATCH, retryRunningUpdate } from './retry-running';
-import { anotherRetryRunning, type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/retry';
+import { anotherRetryRunning, type QueuedRetry, queuedRetryProblem, queueRetry } from '../model/evaluation/retry';
 import { type LanePool, newLanePool, runChunksWithLaneGrants, setPoolConcurrency } from './lane-grants';
 import { meterSpend, type SpendMeter } from './spend-meter';
 import { stepActivities } from './activity-policy';
 import { chunkWorkflowId, homePaths } from '../model/paths';
-import { MAX_CONCURRENCY } from '../model/eval-config';
+import { MAX_CONCURRENCY } from '../model/evaluation/config';
 
 const { prepareCandidate, finalizeEvaluation } = stepActivities;
 
@@ -102,7 +102,7 @@ interface ChunkPlan {
 
 /**
  * `continuation` is absent when a client starts the evaluation; a run that has started `chunksPerRun` chunks
- * continues as new with it (model/history-bounds.ts), so every run's history stays bounded.
+ * continues as new with it (model/evaluation/history-bounds.ts), so every run's history stays bounded.
  */
 export async function evaluateCandidate(rawInput: EvalInput, rawContinuation?: Continuation): Promise<CandidateResult> {
   const run = startRun(rawInput, rawContinuation);
@@ -265,7 +265,7 @@ function planChunks(run: Run, prepared: Prepared): ChunkPlan {
   const continues = continuation !== undefined || (nChunks > perRun && patched('continue-as-new'));
   const endChunk = continues ? Math.min(nChunks, firstChunk + perRun) : nChunks;
   // The rows come back through this history only when finalize takes them inline; otherwise they stay in the
-  // chunks' histories and files, so this history holds no per-task payload (model/history-bounds.ts).
+  // chunks' histories and files, so this history holds no per-task payload (model/evaluation/history-bounds.ts).
   const inline = input.tasks.length <= INLINE_TASK_LIMIT && !continues;
   const rowsOutOfParent = !inline && (continuation !== undefined || patched('rows-out-of-parent'));
   const chunkInput = (i: number, lanes?: number): ChunkInput => ({

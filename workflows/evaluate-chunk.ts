@@ -3,8 +3,8 @@
  * Runs its lanes (chunk-lanes.ts), each taking the next task and running it as one activity, and saves the rows.
  */
 import { patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
-import { newProgress } from '../model/progress';
+import type { ChunkInput, ChunkSummary } from '../model/evaluation/chunk-payloads';
+import { newProgress } from '../model/evaluation/progress';
 import { ChunkLanes } from './chunk-lanes';
 import { ChunkSpendStop } from './chunk-spend-stop';
 import { progressQuery } from './queries';
@@ -15,7 +15,7 @@ export async function evaluateChunk(input: ChunkInput): Promise<ChunkSummary> {
   const { runTask, saveChunkResults } = taskActivities(s);
   const progress = newProgress(input.tasks.length, 'running');
   setHandler(progressQuery, () => progress);
-  // Spend caps (model/spend-cap.ts): each finished task's spend goes to the parent, which says when to stop.
+  // Spend caps (model/evaluation/spend-cap.ts): each finished task's spend goes to the parent, which says when to stop.
   const metered = s.spendCap !== undefined && workflowInfo().parent !== undefined && patched('spend-cap');
   // A lane starts its next task only after the cap check its last task's spend fed (histories before: at once).
   const spendStop = metered

@@ -25,13 +25,13 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ChunkInput, ChunkSummary } from '../model/chunk-payloads';
-import type { Progress } from '../model/progress';
-import type { TaskSpend } from '../model/spend-cap';
+import type { ChunkInput, ChunkSummary } from '../model/evaluation/chunk-payloads';
+import type { Progress } from '../model/evaluation/progress';
+import type { TaskSpend } from '../model/evaluation/spend-cap';
 import { chunkWorkflowId } from '../model/paths';
-import { concurrencyChanged, grantAll, lanesTakenBack } from '../model/lane-pool';
+import { concurrencyChanged, grantAll, lanesTakenBack } from '../model/evaluation/lane-pool';
 import { evaluateChunk } from './evaluate-chunk';
-import type { PauseState } from '../model/pause-state';
+import type { PauseState } from '../model/evaluation/pause-state';
 import { pauseChunkSignal, resumeChunkSignal } from './pause';
 import { grantLanesSignal, type LanesFreed, lanesFreedSignal, revokeLanesSignal } from './lane-signals';
 import { spendCapReachedSignal } from './spend-signals';
@@ -186,7 +186,7 @@ class LaneGrants {
     const { chunkIndex, lanes, drained, spent } = freed;
     const pool = this.pool;
     if (this.fromAnotherRun(freed)) {
-      // Not this run's lanes; what its task spent is metered (once: model/spend-cap.ts).
+      // Not this run's lanes; what its task spent is metered (once: model/evaluation/spend-cap.ts).
       if (spent) pool.meter?.(chunkIndex, spent);
       return;
     }

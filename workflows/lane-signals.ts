@@ -1,7 +1,7 @@
 /** The signals and the update of the lane protocol (workflows/lane-grants.ts, chunk-lanes.ts) and of `vero set-concurrency`. */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChunkProgressReport } from '../model/progress-details';
-import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/lane-teardown';
+import type { ChunkProgressReport } from '../model/evaluation/progress-details';
+import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/evaluation/lane-teardown';
 
 /**
  * Lane hand-over between chunk workflows (the `lane-grants` protocol, workflows/lane-grants.ts): a chunk whose
@@ -46,6 +46,6 @@ export const setConcurrencyUpdate = defineUpdate<ConcurrencyChange, [number]>('s
 
 /**
  * A task's activity says its harbor has done its work (every trial passed its verifier) and is tearing down: the
- * chunk's lane may start the next task meanwhile (workflows/chunk-teardowns.ts, model/lane-teardown.ts).
+ * chunk's lane may start the next task meanwhile (workflows/chunk-teardowns.ts, model/evaluation/lane-teardown.ts).
  */
 export const taskWorkDoneSignal = defineSignal<[TaskWorkDone]>(TASK_WORK_DONE_SIGNAL);

@@ -15,9 +15,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Progress } from '../model/progress';
-import type { PauseChange, PauseState } from '../model/pause-state';
-import { veroStatus } from '../model/search-attributes';
+import type { Progress } from '../model/evaluation/progress';
+import type { PauseChange, PauseState } from '../model/evaluation/pause-state';
+import { veroStatus } from '../model/evaluation/search-attributes';
 
 export const PAUSE_PATCH = 'pause-resume';
 /**

@@ -1,7 +1,7 @@
 /**
  * A race (`vero race`): candidates evaluated on the same tasks in one shared, seeded order, interleaved so
  * that at every decision point each live candidate has run the same first t tasks (paired). After each batch
- * the rule of model/race-decision.ts eliminates the candidates that are worse than the leader at the chosen
+ * the rule of model/race/decision.ts eliminates the candidates that are worse than the leader at the chosen
  * confidence (an anytime-valid confidence sequence, so deciding after every batch keeps the guarantee).
  *
  * Lanes: `concurrency` runTask activities (the evaluation's own activity) in flight across all candidates,
@@ -23,14 +23,14 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { FinalizeInput } from '../model/activity-payloads';
-import { notRunRow, type TaskResult } from '../model/task-result';
+import type { FinalizeInput } from '../model/evaluation/activity-payloads';
+import { notRunRow, type TaskResult } from '../model/evaluation/task-result';
 import { FailureType } from '../model/failures';
 import { homePaths } from '../model/paths';
-import { type CsKind, makeCs, type SequentialCs } from '../model/confidence-sequence';
-import { PairedRace, raceHorizon } from '../model/race-decision';
-import { type RacePlan, racePlan, weightedMeanCs } from '../model/race-sampling';
-import { RaceInput, type RaceResult, type RaceState, startingCandidateState } from '../model/race-types';
+import { type CsKind, makeCs, type SequentialCs } from '../model/race/confidence-sequence';
+import { PairedRace, raceHorizon } from '../model/race/decision';
+import { type RacePlan, racePlan, weightedMeanCs } from '../model/race/sampling';
+import { RaceInput, type RaceResult, type RaceState, startingCandidateState } from '../model/race/types';
 import { failedTaskRow, stepActivities, stoppedAlone, taskActivities, taskJobDir } from './activity-policy';
 import { raceEntry } from './race-entry';
 import { raceQuery } from './race-queries';

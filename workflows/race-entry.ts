@@ -3,8 +3,8 @@
  * finalized like any evaluation (result file, samples), so `vero results ID` and `vero compare` read it. Its
  * tasks the race did not run are `not_run` rows, so it is marked partial (and `vero best` does not rank it).
  */
-import type { FinalizeInput } from '../model/activity-payloads';
-import type { CandidateResult } from '../model/candidate-result';
+import type { FinalizeInput } from '../model/evaluation/activity-payloads';
+import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { stepActivities } from './activity-policy';
 
 const { finalizeEvaluation } = stepActivities;

@@ -7,7 +7,7 @@
  * (Continuation.retry) and crashes (it is in the history).
  */
 import { defineUpdate } from '@temporalio/workflow';
-import type { QueuedRetry } from '../model/retry';
+import type { QueuedRetry } from '../model/evaluation/retry';
 
 export const RETRY_RUNNING_PATCH = 'retry-running';
 

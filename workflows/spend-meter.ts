@@ -1,5 +1,5 @@
 /**
- * The spend meter of one run of a capped evaluation (model/spend-cap.ts; signals in spend-signals.ts). Chunks report
+ * The spend meter of one run of a capped evaluation (model/evaluation/spend-cap.ts; signals in spend-signals.ts). Chunks report
  * each finished task's spend (`taskSpent`, or with the lane it frees: `lanesFreed`); the meter adds it up and, once a cap is reached (its own, or its
  * spend pool's: the pool decides and says `spendCapReached`), stops the lane pool (no chunk starts, no lane is
  * granted) and tells every running chunk once. A chunk that reports spend after the cap was reached and was
@@ -10,10 +10,10 @@
  * the cap check its own last spend fed (patched 'spend-verdict-before-next-task').
  */
 import { CancellationScope, type ExternalWorkflowHandle, getExternalWorkflowHandle, patched, setHandler } from '@temporalio/workflow';
-import type { Progress } from '../model/progress';
+import type { Progress } from '../model/evaluation/progress';
 import { chunkWorkflowId } from '../model/paths';
-import { NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId, type TaskSpend } from '../model/spend-cap';
-import { SpendTotal } from '../model/spend-ledger';
+import { NO_SPEND, type Spend, type SpendCap, spendPoolWorkflowId, type TaskSpend } from '../model/evaluation/spend-cap';
+import { SpendTotal } from '../model/evaluation/spend-ledger';
 import type { LanePool } from './lane-grants';
 import {
   poolJoinSignal,

@@ -17,7 +17,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { type PoolCounts, PoolLedger } from '../model/spend-ledger';
+import { type PoolCounts, PoolLedger } from '../model/evaluation/spend-ledger';
 import {
   poolJoinSignal,
   poolLeaveSignal,

@@ -2,7 +2,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /**
- * Spend caps (model/spend-cap.ts). A chunk of a capped evaluation reports each finished task's spend to its
+ * Spend caps (model/evaluation/spend-cap.ts). A chunk of a capped evaluation reports each finished task's spend to its
  * parent (`taskSpent`); once a cap is reached the parent starts nothing more and tells every running chunk
  * (`spendCapReached`, with the reason in words): a chunk then starts no task, lets the running ones finish
  * (or stops them after the grace period) and writes the rest as `not_run` rows. A spend pool tells each of
@@ -18,7 +18,7 @@ export interface SpendSignal {
    * the parent's `spendMetered` with this number (the cap check this spend fed) before it starts anything.
    */
   seq?: number;
-  /** The task (patched 'reset-safe-chunks'): the spend is then the task's total, counted once (model/spend-cap.ts). */
+  /** The task (patched 'reset-safe-chunks'): the spend is then the task's total, counted once (model/evaluation/spend-cap.ts). */
   task?: string;
   /** The sending chunk's workflow id and run (patched 'reset-safe-chunks'): the verdict goes to that chunk. */
   chunkId?: string;

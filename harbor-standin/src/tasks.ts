@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isDir, isTaskDir } from '../../harbor/task-dir';
-import { fnmatchRegex } from '../../model/fnmatch';
+import { fnmatchRegex } from '../../model/harbor/fnmatch';
 
 export class ConfigError extends Error {
   constructor(

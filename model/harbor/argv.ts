@@ -5,7 +5,7 @@
  */
 import { commandArgv } from '../command-line';
 import type { HarborSection } from './config';
-import { escapeFnmatch } from '../fnmatch';
+import { escapeFnmatch } from './fnmatch';
 import { noRetryExceptionTypes } from './error-policy';
 
 export interface HarborTaskRun {

@@ -5,7 +5,7 @@
  * ```
  * <job>/                 config.json, lock.json, result.json (the job's, not a trial's), <trial>/…
  *   <trial>/             result.json, trial.log, exception.txt
- *     agent/             the agent's logs; trajectory.json (ATIF: model/atif-trajectory.ts)
+ *     agent/             the agent's logs; trajectory.json (ATIF: model/harbor/atif-trajectory.ts)
  *     verifier/          reward.json or reward.txt, the tests' output; a compiled task's finalize.json
  *     artifacts/         what the task collects; a compiled task's vero-session/ (the sidecar's snapshot)
  * ```

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { rewardValidity } from './error-policy';
 import { parseHarborTime, type TrialResult } from './result';
-import type { CollatedRow, Usage } from '../task-result';
+import type { CollatedRow, Usage } from '../evaluation/task-result';
 
 export interface LoadedTrial {
   result: TrialResult;
@@ -83,12 +83,12 @@ export function extractReward(rewards: Record<string, number>, rewardKey?: strin
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
 }
 
-export type { Usage } from '../task-result';
+export type { Usage } from '../evaluation/task-result';
 
 /**
  * The version of the scoring rules: how a task's trials are ranked and which one is chosen, and how a task and an
  * evaluation are scored from them. Raise it with any change to those rules: it is part of an evaluation's identity
- * (model/eval-identity.ts), so `vero start-eval` does not attach to an evaluation scored under another rule, and
+ * (model/evaluation/identity.ts), so `vero start-eval` does not attach to an evaluation scored under another rule, and
  * `vero compare` (its config warning), `vero best` and `vero race` (which take evaluations of one config digest)
  * do not take one for the other. 1: the rules every evaluation was scored by before the version existed.
  */

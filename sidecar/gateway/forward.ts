@@ -5,11 +5,11 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { request, type Dispatcher } from 'undici';
-import type { Admission, Endpoint, GatewayScope, Provider } from '../../model/gateway-policy';
-import { resolveModel } from '../../model/gateway-policy';
-import { askedOutputTokens, type MeteredUsage } from '../../model/provider-usage';
-import { requestBound } from '../../model/request-bound';
-import { requestShapeProblem } from '../../model/request-bound-limits';
+import type { Admission, Endpoint, GatewayScope, Provider } from '../../model/gateway/policy';
+import { resolveModel } from '../../model/gateway/policy';
+import { askedOutputTokens, type MeteredUsage } from '../../model/gateway/provider-usage';
+import { requestBound } from '../../model/gateway/request-bound';
+import { requestShapeProblem } from '../../model/gateway/request-bound-limits';
 import { meteredBody } from './metered-stream';
 import { writeOutputCap } from './output-cap';
 import type { Settlement } from './meter';

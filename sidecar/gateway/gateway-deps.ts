@@ -1,6 +1,6 @@
 /** What the gateway's request handlers share (server.ts builds them; forward.ts uses them). */
 import type { Dispatcher } from 'undici';
-import type { GatewaySpec, Provider } from '../../model/gateway-policy';
+import type { GatewaySpec, Provider } from '../../model/gateway/policy';
 import type { RequestAttribution } from './attribution';
 import type { Meter } from './meter';
 import type { Redactor } from './redact';

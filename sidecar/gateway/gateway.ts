@@ -16,7 +16,7 @@ import {
   type GatewaySpec,
   type Provider,
   type ScopeUsage,
-} from '../../model/gateway-policy';
+} from '../../model/gateway/policy';
 import { RequestAttribution } from './attribution';
 import { Meter } from './meter';
 import { RequestLog } from './request-log';

@@ -17,9 +17,9 @@ import {
   type Reservation,
   type ScopePolicy,
   type ScopeUsage,
-} from '../../model/gateway-policy';
-import type { MeteredUsage } from '../../model/provider-usage';
-import type { RequestBound } from '../../model/request-bound-type';
+} from '../../model/gateway/policy';
+import type { MeteredUsage } from '../../model/gateway/provider-usage';
+import type { RequestBound } from '../../model/gateway/request-bound-type';
 import { LedgerCorruptError } from '../ledger';
 import { MeterLog } from './meter-log';
 

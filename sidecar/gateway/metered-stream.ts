@@ -4,8 +4,8 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
-import type { Endpoint } from '../../model/gateway-policy';
-import { noUsage, usageOfBody, usageOfEvent, type MeteredUsage } from '../../model/provider-usage';
+import type { Endpoint } from '../../model/gateway/policy';
+import { noUsage, usageOfBody, usageOfEvent, type MeteredUsage } from '../../model/gateway/provider-usage';
 
 /** A JSON response body is kept up to this size to read its usage (larger ones are charged their reservation). */
 const MAX_METERED_BYTES = 16 << 20;

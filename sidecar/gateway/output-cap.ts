@@ -6,7 +6,7 @@
  * to the OpenAI API itself, which refuses a request that sets both (`invalid_parameter_combination`) and, for
  * reasoning models, any `max_tokens`: there it goes into the field the request used, else `max_completion_tokens`.
  */
-import type { Endpoint } from '../../model/gateway-policy';
+import type { Endpoint } from '../../model/gateway/policy';
 
 /** The output limits a request may carry (an upstream may read any of them): the gateway's cap lowers each. */
 const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'];

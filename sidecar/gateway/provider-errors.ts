@@ -1,5 +1,5 @@
 /** Errors in the shape each provider's clients parse, with the retry hint their SDKs honour (`x-should-retry`). */
-import type { Provider } from '../../model/gateway-policy';
+import type { Provider } from '../../model/gateway/policy';
 
 export interface GatewayRefusal {
   status: number;

@@ -6,7 +6,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Agent, EnvHttpProxyAgent } from 'undici';
-import { ENDPOINTS, GATEWAY_SCOPES, type Endpoint, type GatewaySpec, type Provider } from '../../model/gateway-policy';
+import { ENDPOINTS, GATEWAY_SCOPES, type Endpoint, type GatewaySpec, type Provider } from '../../model/gateway/policy';
 import { forward, MAX_TASK_NAME_BYTES, presentedToken, refuse } from './forward';
 import type { Meter } from './meter';
 import { refusals } from './provider-errors';

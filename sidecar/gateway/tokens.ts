@@ -6,8 +6,8 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { writeJsonDurable } from '../../infra/atomic-file';
-import { GATEWAY_SCOPES, type GatewayScope } from '../../model/gateway-policy';
-import { digestOf, newToken } from '../../model/gateway-token';
+import { GATEWAY_SCOPES, type GatewayScope } from '../../model/gateway/policy';
+import { digestOf, newToken } from '../../model/gateway/token';
 
 const TokenRow = z.strictObject({
   id: z.string().min(1),

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyClean, planClean } from '../../client/home-retention';
-import { VeroCandidate } from '../../model/search-attributes';
+import { VeroCandidate } from '../../model/evaluation/search-attributes';
 import { tempDir } from '../helpers/fixtures';
 import { client, uniqueQueue } from '../helpers/temporal';
 

@@ -7,8 +7,8 @@
 import { settingsFrom } from '../../client/eval-input';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { resolveTasks } from '../../harbor/task-source';
-import { configDigest } from '../../model/eval-identity';
-import type { EvalSettings } from '../../model/eval-input';
+import { configDigest } from '../../model/evaluation/identity';
+import type { EvalSettings } from '../../model/evaluation/input';
 import { parseKwarg } from '../../cli/override-flags';
 import { evalFixture } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';

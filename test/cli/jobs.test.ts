@@ -10,7 +10,7 @@ import { withTasks } from '../../client/eval-results';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { evalFixture } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
 import { runVero } from '../helpers/process';

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listEvaluations } from '../../client/eval-listing';
 import { uncommittedNote } from '../../client/eval-input';
-import { VeroCandidate, VeroConfigDigest } from '../../model/search-attributes';
+import { VeroCandidate, VeroConfigDigest } from '../../model/evaluation/search-attributes';
 import { agentRepo } from '../helpers/fixtures';
 import { client, uniqueQueue } from '../helpers/temporal';
 

@@ -4,7 +4,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { pausedWord, progressBar } from '../../cli/progress-bar';
-import type { Progress } from '../../model/progress';
+import type { Progress } from '../../model/evaluation/progress';
 
 /** The last frame the bar drew on a terminal `columns` wide. */
 function frame(columns: number, paused: string): string {

@@ -11,7 +11,7 @@ import { getProgress } from '../../client/running-eval';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { Cluster, clusterUnavailable, startCluster } from '../helpers/cluster';
 import { evalFixture, ROOT, runsPerTask, tempDir, TASKS } from '../helpers/fixtures';
 import { runVero, until } from '../helpers/process';

@@ -13,7 +13,7 @@ import { loadBuildConfig } from '../../compiler/build-config';
 import { buildTaskDir, BuildOptions, MANIFEST } from '../../compiler/compile';
 import { sidecarDockerfile } from '../../compiler/containers';
 import { ensureHarborWheelhouse } from '../../infra/foreground';
-import { ServeConfig } from '../../model/serve-config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';

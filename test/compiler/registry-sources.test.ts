@@ -19,7 +19,7 @@ import {
 import { harborArgv } from '../../model/harbor/argv';
 import { availableTasks } from '../../harbor/task-source';
 import { HarborSection } from '../../model/harbor/config';
-import { ServeConfig } from '../../model/serve-config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { verifyPinnedSource } from '../../sidecar/serve';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';

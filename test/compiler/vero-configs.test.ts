@@ -15,7 +15,7 @@ import { instructionText } from '../../compiler/instruction-template';
 import { imagesToPreload } from '../../compiler/nested-docker';
 import { agentPythonPath } from '../../compiler/vero-agent-project';
 import { serveConfig } from '../../compiler/render';
-import { ServeConfig } from '../../model/serve-config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { packageDatasetDigest, parseDatasetRef } from '../../harbor/dataset-ref';
 import { ROOT, tempDir } from '../helpers/fixtures';
 import { runVero } from '../helpers/process';

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { findTemporalCli } from '../../infra/temporal-cli';
-import { searchAttributeSpecs } from '../../model/search-attributes';
+import { searchAttributeSpecs } from '../../model/evaluation/search-attributes';
 import { SUPPORTED_HARBOR_VERSIONS } from '../../model/harbor/version';
 import { ROOT } from '../helpers/fixtures';
 

@@ -6,8 +6,8 @@
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
-import type { TaskResult } from '../../model/task-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
+import type { TaskResult } from '../../model/evaluation/task-result';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
 import { address, client, fileWorker } from '../helpers/temporal';
 

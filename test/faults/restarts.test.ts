@@ -16,7 +16,7 @@ import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { freePort, startDevServer } from '../../infra/dev-server';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { findTemporalCli } from '../../infra/temporal-cli';
 import { evalFixture, invocations, ROOT, runsPerTask, tempDir, TASKS } from '../helpers/fixtures';
 import { pidAlive, sleep, spawnWorker, until, WorkerProcess } from '../helpers/process';

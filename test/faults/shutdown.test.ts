@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { evalFixture, invocations, ROOT, runsPerTask } from '../helpers/fixtures';
 import { spawnWorker, until } from '../helpers/process';
 import { address, client, uniqueQueue } from '../helpers/temporal';

@@ -8,7 +8,7 @@ import { prepareCandidate, type PreparedCandidate } from '../../activities/prepa
 import { runTask } from '../../activities/run-task';
 import { prepareEvalInput } from '../../client/eval-input';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { TaskResult } from '../../model/task-result';
+import type { TaskResult } from '../../model/evaluation/task-result';
 import { evalFixture, tempDir } from './fixtures';
 
 export async function activityRun(

@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../../infra/dev-server';
-import { searchAttributeSpecs } from '../../model/search-attributes';
+import { searchAttributeSpecs } from '../../model/evaluation/search-attributes';
 import { findTemporalCli } from '../../infra/temporal-cli';
 import { ROOT, tempDir } from './fixtures';
 

@@ -4,8 +4,8 @@
  * a harbor run: what is charged, refunded, recorded and told is the product's own.
  */
 import * as path from 'node:path';
-import { attemptHealth } from '../../model/attempt-health';
-import { ServeConfig } from '../../model/serve-config';
+import { attemptHealth } from '../../model/evaluation/attempt-health';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { Engine } from '../../sidecar/engine';
 import { evaluateAdmitted } from '../../sidecar/early-stop-eval';

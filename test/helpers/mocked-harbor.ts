@@ -7,10 +7,10 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { RunTaskInput } from '../../activities/run-task';
 import { evalInputFor } from '../../client/eval-input';
-import { DEFAULT_EXECUTION } from '../../model/eval-config';
-import type { EvalInput, EvalSettings } from '../../model/eval-input';
+import { DEFAULT_EXECUTION } from '../../model/evaluation/config';
+import type { EvalInput, EvalSettings } from '../../model/evaluation/input';
 import { HarborSection } from '../../model/harbor/config';
-import type { TaskResult } from '../../model/task-result';
+import type { TaskResult } from '../../model/evaluation/task-result';
 import { tempDir } from './fixtures';
 import { address, quietRuntime, uniqueQueue, workflowBundle } from './temporal';
 

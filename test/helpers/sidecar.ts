@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { buildTaskDir } from '../../compiler/compile';
-import { ServeConfig } from '../../model/serve-config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { agentRepo, DATASET, invocations, ROOT, STANDIN, tempDir, type Invocation } from './fixtures';
 import { runCommand } from './process';
 import { address, uniqueQueue } from './temporal';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { TaskResult } from '../../model/task-result';
+import type { TaskResult } from '../../model/evaluation/task-result';
 import { closeForkServers } from '../../harbor/forkserver';
 import { createVeroWorker } from '../../worker/create-worker';
 import { prebuiltWorkflowBundle } from '../../worker/workflow-bundle';

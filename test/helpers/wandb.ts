@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { WANDB_VERSION } from '../../model/wandb-spec';
+import { WANDB_VERSION } from '../../model/compiled-task/wandb-spec';
 import { ROOT } from './fixtures';
 
 /** W&B's client as scripts/ensure-wandb made it (run by .ci/run): the test fails, naming it, when it is missing. */

@@ -11,7 +11,7 @@ import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { listEvaluations } from '../../client/eval-listing';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { DATASET, evalFixture, invocations, preflights, runsPerTask, STANDIN, tempDir, taskOf } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 import { until } from '../helpers/process';

@@ -16,7 +16,7 @@ import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { evalFixture, invocations, runsPerTask } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
 import { pidAlive, runVero, sleep, spawnWorker, until } from '../helpers/process';

@@ -5,7 +5,7 @@
  */
 import { retryTasks } from '../../client/retry';
 import { getProgress } from '../../client/running-eval';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { conforming } from '../helpers/json-schema';
 import { retryFixture, startEvaluation } from '../helpers/evaluation';
 import { runVero, until } from '../helpers/process';

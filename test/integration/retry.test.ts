@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import { retryTasks } from '../../client/retry';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { runsPerTask } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
 import { retryFixture, startEvaluation } from '../helpers/evaluation';

@@ -7,7 +7,7 @@
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { evalFixture, runsPerTask } from '../helpers/fixtures';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 

@@ -7,7 +7,7 @@
  */
 import { getProgress } from '../../client/running-eval';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { evalFixture, invocations, runsPerTask, taskOf, type Invocation } from '../helpers/fixtures';
 import { startEvaluation } from '../helpers/evaluation';
 import { pidAlive, spawnWorker, until } from '../helpers/process';

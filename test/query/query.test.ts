@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { evalFixture, type EvalFixture } from '../helpers/fixtures';
 import { conforming } from '../helpers/json-schema';
 import { runVero } from '../helpers/process';

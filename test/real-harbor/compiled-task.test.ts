@@ -19,7 +19,7 @@ import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 import { Meter } from '../../sidecar/gateway/meter';
 import { resumeLaunch } from '../../sidecar/resume-session';
 import type { EvalRecord } from '../../sidecar/registry';
-import { WANDB_ARTIFACT } from '../../model/wandb-spec';
+import { WANDB_ARTIFACT } from '../../model/compiled-task/wandb-spec';
 import { readRun, wandbPython } from '../helpers/wandb';
 
 const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
@@ -43,7 +43,7 @@ const MODE_A_TRAIN_CASES = 32;
 /**
  * Mode A's train split grown to MODE_A_TRAIN_CASES cases, alternately `+` and `*`: the improvement answers all, the
  * seed half. Paired with the improvement, the seed's evaluation stops early whatever its seeded order (with every
- * `*` case last it stops after 24, model/early-stop.ts's sequence at 0.95 and margin 0).
+ * `*` case last it stops after 24, model/race/early-stop.ts's sequence at 0.95 and margin 0).
  */
 function growModeATrain(dir: string): void {
   const file = path.join(dir, 'mode-a', 'dataset', 'train.jsonl');

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { stringify } from 'yaml';
 import { uiLink } from '../../client/connection';
 import { freePort } from '../../infra/dev-server';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { launchChromium } from '../helpers/chromium';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
 import { runCommand, runVero, until } from '../helpers/process';

@@ -29,7 +29,7 @@ import { startOrAttach } from '../../client/eval-start';
 import { pauseEvaluation, resumeEvaluation } from '../../client/pause';
 import { retryTasks } from '../../client/retry';
 import { evaluateSamples } from '../../workflows';
-import { spendPoolWorkflowId } from '../../model/spend-cap';
+import { spendPoolWorkflowId } from '../../model/evaluation/spend-cap';
 import { startDevServer } from '../../infra/dev-server';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { findTemporalCli } from '../../infra/temporal-cli';

@@ -2,8 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderReport } from '../../cli/report';
-import type { CandidateResult } from '../../model/candidate-result';
-import type { TaskResult } from '../../model/task-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
+import type { TaskResult } from '../../model/evaluation/task-result';
 import { evalFixture, tempDir } from '../helpers/fixtures';
 import { chromium } from '../helpers/chromium';
 import { runVero } from '../helpers/process';

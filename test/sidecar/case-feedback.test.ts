@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GatewaySpec } from '../../model/gateway-policy';
+import { GatewaySpec } from '../../model/gateway/policy';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 import { DATASET, taskOf } from '../helpers/fixtures';
 import {

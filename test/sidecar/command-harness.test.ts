@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
-import { ServeConfig } from '../../model/serve-config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { tempDir } from '../helpers/fixtures';
 import { uniqueQueue } from '../helpers/temporal';
 import { cli, finalizeAsVerifier, git, modeAOnHost, onHost, post, startSidecar } from '../helpers/sidecar';

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { attemptHealth } from '../../model/attempt-health';
+import { attemptHealth } from '../../model/evaluation/attempt-health';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { verdictForTier } from '../../sidecar/early-stop-eval';
 import { type EarlyStopRequest, runWithEarlyStop } from '../../sidecar/early-stop-run';

@@ -6,8 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { attemptHealth } from '../../model/attempt-health';
-import type { ServeConfig } from '../../model/serve-config';
+import { attemptHealth } from '../../model/evaluation/attempt-health';
+import type { ServeConfig } from '../../model/compiled-task/serve-config';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { evaluateAdmitted } from '../../sidecar/early-stop-eval';
 import { EarlyStopStore } from '../../sidecar/early-stop-store';

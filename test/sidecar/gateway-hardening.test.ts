@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GatewaySpec } from '../../model/gateway-policy';
+import { GatewaySpec } from '../../model/gateway/policy';
 import { ConfigError } from '../../model/errors';
 import { Gateway } from '../../sidecar/gateway/gateway';
 import { digestOf, newToken } from '../../sidecar/gateway/tokens';

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { GatewaySpec } from '../../model/gateway-policy';
+import { GatewaySpec } from '../../model/gateway/policy';
 import { Gateway } from '../../sidecar/gateway/gateway';
 import { digestOf, newToken } from '../../sidecar/gateway/tokens';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';

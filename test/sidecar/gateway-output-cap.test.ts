@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import OpenAI from 'openai';
-import { GatewaySpec } from '../../model/gateway-policy';
+import { GatewaySpec } from '../../model/gateway/policy';
 import { Gateway } from '../../sidecar/gateway/gateway';
 import { writeOutputCap } from '../../sidecar/gateway/output-cap';
 import { digestOf, newToken } from '../../sidecar/gateway/tokens';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GatewaySpec } from '../../model/gateway-policy';
+import { GatewaySpec } from '../../model/gateway/policy';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 import { DATASET, tempDir } from '../helpers/fixtures';
 import { post, setup, startSidecar } from '../helpers/sidecar';

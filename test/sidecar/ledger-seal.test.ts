@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import type { ServeConfig } from '../../model/serve-config';
+import type { ServeConfig } from '../../model/compiled-task/serve-config';
 import { Ledger, ledgerProblems, LedgerFile } from '../../sidecar/ledger';
 
 type LedgerJson = ReturnType<typeof LedgerFile.parse>;

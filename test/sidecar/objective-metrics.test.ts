@@ -3,7 +3,7 @@
  * unscored share, the spread) and the constraints they break, as the sidecar records them for auto_best and finalize.
  */
 import { outcomeMetrics } from '../../sidecar/engine';
-import { constraintViolations } from '../../model/objective';
+import { constraintViolations } from '../../model/compiled-task/objective';
 
 const sample = (id: number, score: number | null) => ({ id, name: `t${id}`, score, error: score === null ? 'no rewarded trial' : null });
 

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readRegistryFile } from '../../harbor/dataset-ref';
-import { ServeConfig } from '../../model/serve-config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { DATASET, tempDir } from '../helpers/fixtures';
 import { harborStarts, post, setup, startSidecar } from '../helpers/sidecar';
 

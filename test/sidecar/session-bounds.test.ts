@@ -11,7 +11,7 @@ import * as zlib from 'node:zlib';
 import * as tar from 'tar';
 import { unpackSession } from '../../sidecar/resume-session';
 import { ConfigError, LedgerCorruptError } from '../../model/errors';
-import type { ServeConfig } from '../../model/serve-config';
+import type { ServeConfig } from '../../model/compiled-task/serve-config';
 import { Ledger } from '../../sidecar/ledger';
 import { checkSessionDir, MAX_SESSION_BYTES, MAX_SESSION_FILE_BYTES } from '../../sidecar/session-check';
 import { tempDir } from '../helpers/fixtures';

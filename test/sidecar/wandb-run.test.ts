@@ -9,7 +9,14 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
-import { WANDB_ARTIFACT, WANDB_DIR, WANDB_END_WAIT_SEC, WANDB_PYTHON_ENV, WANDB_REQUIREMENT, WANDB_VERSION } from '../../model/wandb-spec';
+import {
+  WANDB_ARTIFACT,
+  WANDB_DIR,
+  WANDB_END_WAIT_SEC,
+  WANDB_PYTHON_ENV,
+  WANDB_REQUIREMENT,
+  WANDB_VERSION,
+} from '../../model/compiled-task/wandb-spec';
 import { readRun, wandbPython } from '../helpers/wandb';
 import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml } from 'yaml';

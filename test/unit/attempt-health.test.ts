@@ -1,7 +1,7 @@
 /** Attempt health: starved, dead and unmeasured attempt rates, and the deflation warning. */
-import { attemptHealth } from '../../model/attempt-health';
+import { attemptHealth } from '../../model/evaluation/attempt-health';
 import { resultSummary } from '../../cli/format';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 
 test('starved (0 in, 0 out), dead and unmeasured rates; a warning with the deflation factor at 10% or more', () => {
   const h = attemptHealth([

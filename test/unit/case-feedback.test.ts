@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { redactedTail, redactSecrets, tailMargin } from '../../model/redact-secrets';
+import { redactedTail, redactSecrets, tailMargin } from '../../model/compiled-task/redact-secrets';
 import { caseFeedback } from '../../sidecar/case-feedback';
 import { tempDir } from '../helpers/fixtures';
 

@@ -1,6 +1,6 @@
 import seedrandom from 'seedrandom';
-import { bettingSequence, type CsKind, differenceSequence, HedgedCs, logWealth, makeCs } from '../../model/confidence-sequence';
-import { decide, PairedRace, pairAlpha, raceHorizon } from '../../model/race-decision';
+import { bettingSequence, type CsKind, differenceSequence, HedgedCs, logWealth, makeCs } from '../../model/race/confidence-sequence';
+import { decide, PairedRace, pairAlpha, raceHorizon } from '../../model/race/decision';
 
 const bernoulli = (rng: () => number, p: number, n: number): number[] => Array.from({ length: n }, () => (rng() < p ? 1 : 0));
 

@@ -1,5 +1,5 @@
 import seedrandom from 'seedrandom';
-import { EarlyStop, earlyStopOrder } from '../../model/early-stop';
+import { EarlyStop, earlyStopOrder } from '../../model/race/early-stop';
 
 /** Runs the test over the cases in the given order; the number of cases run when it stopped, or null. */
 function stopAt(test: EarlyStop, cand: number[], inc: number[], order: number[]): number | null {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { ConfigError } from '../../model/errors';
-import { configDigest, evalWorkflowId } from '../../model/eval-identity';
+import { configDigest, evalWorkflowId } from '../../model/evaluation/identity';
 import { resolveTasks } from '../../harbor/task-source';
 import { settingsFrom } from '../../client/eval-input';
 import { DATASET, tempDir } from '../helpers/fixtures';

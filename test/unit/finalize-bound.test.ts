@@ -1,5 +1,5 @@
-/** The verifier timeout of a compiled task covers finalize's worst case (model/finalize-bound.ts). */
-import { evaluationBoundSec, finalizeBoundSec, finalizeEvaluations, type FinalizePlan } from '../../model/finalize-bound';
+/** The verifier timeout of a compiled task covers finalize's worst case (model/compiled-task/finalize-bound.ts). */
+import { evaluationBoundSec, finalizeBoundSec, finalizeEvaluations, type FinalizePlan } from '../../model/compiled-task/finalize-bound';
 
 const plan = (over: Partial<FinalizePlan> = {}): FinalizePlan => ({
   mode: 'B',

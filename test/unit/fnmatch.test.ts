@@ -1,6 +1,6 @@
 /** Task names reach Harbor's `-i` as exact names; the stand-in matches `-i`/`-x` as Python's fnmatch does. */
 import { execFileSync } from 'node:child_process';
-import { escapeFnmatch, fnmatchRegex } from '../../model/fnmatch';
+import { escapeFnmatch, fnmatchRegex } from '../../model/harbor/fnmatch';
 
 const NAMES = ['t1', 't[1]', 't2', 'star*', 'starry', 'q?', 'qa', 'a[b', 'a]b', 'x^y', 'back\\slash', 'dot.ted', 'dotXted', '!bang'];
 const PATTERNS = [

@@ -2,8 +2,8 @@
  * The gateway's admission rules and configuration (pure): what a request can cost, how it is reserved, what a
  * refusal says, which variables may hold an upstream key, and what a client of the gateway is given.
  */
-import { admit, clientEnvFor, emptyUsage, GatewaySpec, ScopePolicy } from '../../model/gateway-policy';
-import { IMAGE_INPUT_TOKENS, requestBound } from '../../model/request-bound';
+import { admit, clientEnvFor, emptyUsage, GatewaySpec, ScopePolicy } from '../../model/gateway/policy';
+import { IMAGE_INPUT_TOKENS, requestBound } from '../../model/gateway/request-bound';
 import { BuildConfigFile } from '../../compiler/build-config';
 
 const policy = (p: Record<string, unknown>) => ScopePolicy.parse({ models: ['m'], ...p });

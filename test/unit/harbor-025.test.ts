@@ -9,7 +9,7 @@ import { composeProjectPrefix } from '../../infra/docker';
 import { harborEnv } from '../../harbor/process-env';
 import { classifyStartFailure } from '../../harbor/launch-decision';
 import { collate, loadTrials } from '../../harbor/collate';
-import { EvalConfigFile } from '../../model/eval-config';
+import { EvalConfigFile } from '../../model/evaluation/config';
 import { kwargItem, preflightArgv } from '../../model/harbor/argv';
 import { HarborSection } from '../../model/harbor/config';
 import { listDataset, notATaskBecause } from '../../harbor/task-dir';

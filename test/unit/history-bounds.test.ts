@@ -1,8 +1,14 @@
-/** The rules that keep every workflow history of an evaluation bounded (model/history-bounds.ts). */
+/** The rules that keep every workflow history of an evaluation bounded (model/evaluation/history-bounds.ts). */
 import { evalInputFor, settingsFrom } from '../../client/eval-input';
 import { ConfigError } from '../../model/errors';
-import { EvalConfigFile } from '../../model/eval-config';
-import { chunksPerRun, inputSizeProblem, MAX_INPUT_BYTES, PARENT_EVENT_BUDGET, parentEventsPerChunk } from '../../model/history-bounds';
+import { EvalConfigFile } from '../../model/evaluation/config';
+import {
+  chunksPerRun,
+  inputSizeProblem,
+  MAX_INPUT_BYTES,
+  PARENT_EVENT_BUDGET,
+  parentEventsPerChunk,
+} from '../../model/evaluation/history-bounds';
 
 test('a run of the parent holds as many chunks as fit its event budget at the concurrency, at least one', () => {
   expect(chunksPerRun(8)).toBe(166);

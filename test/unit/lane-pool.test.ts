@@ -1,5 +1,5 @@
 /** The lane pool's arithmetic, as a table: counts before, the event, counts after; and its invariant over sequences. */
-import { concurrencyChanged, grantAll, type LaneCounts, lanesTakenBack } from '../../model/lane-pool';
+import { concurrencyChanged, grantAll, type LaneCounts, lanesTakenBack } from '../../model/evaluation/lane-pool';
 
 const c = (concurrency: number, freed: number, owed: number): LaneCounts => ({ concurrency, freed, owed });
 

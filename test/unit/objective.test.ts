@@ -1,5 +1,5 @@
-/** The objective's direction (model/objective.ts): what "better" means, and the reward Harbor gets. */
-import { bestFirst, better, rewardOf } from '../../model/objective';
+/** The objective's direction (model/compiled-task/objective.ts): what "better" means, and the reward Harbor gets. */
+import { bestFirst, better, rewardOf } from '../../model/compiled-task/objective';
 
 test('maximize: higher is better and the reward is the score', () => {
   expect(better(0.6, 0.5, 'maximize')).toBe(true);

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import seedrandom from 'seedrandom';
-import { EarlyStop } from '../../model/early-stop';
-import { meanSavingBound, savingBound } from '../../model/oracle-bound';
-import { closestNullLaw, type DifferenceLaw, differenceLaw, drawDifference, logOptimalBet, OracleSprt } from '../../model/oracle-sprt';
+import { EarlyStop } from '../../model/race/early-stop';
+import { meanSavingBound, savingBound } from '../../model/race/oracle-bound';
+import { closestNullLaw, type DifferenceLaw, differenceLaw, drawDifference, logOptimalBet, OracleSprt } from '../../model/race/oracle-sprt';
 
 /** A law of D with P(+1) = plus, P(−1) = minus and E[D] below 0 (a worse candidate). */
 const worseLaw = fc

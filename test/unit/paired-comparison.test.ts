@@ -1,6 +1,6 @@
 /** The paired comparison against known values: McNemar's exact test, the bootstrap against its closed form. */
 import { jStat } from 'jstat';
-import { beatsRunnerUp, bootstrapMeanCi, comparePaired, mcnemarExact } from '../../model/paired-comparison';
+import { beatsRunnerUp, bootstrapMeanCi, comparePaired, mcnemarExact } from '../../model/race/paired-comparison';
 
 const scores = (xs: Record<string, number>) => new Map(Object.entries(xs));
 

@@ -1,6 +1,6 @@
-/** The Web UI's current details of an evaluation and of its chunks (model/progress-details.ts). */
-import { newProgress } from '../../model/progress';
-import { MAX_PROGRESS_REPORTS, progressDetails, reportsProgressAt, withReports } from '../../model/progress-details';
+/** The Web UI's current details of an evaluation and of its chunks (model/evaluation/progress-details.ts). */
+import { newProgress } from '../../model/evaluation/progress';
+import { MAX_PROGRESS_REPORTS, progressDetails, reportsProgressAt, withReports } from '../../model/evaluation/progress-details';
 
 test('the details say tasks done of all, running, errors and the mean so far (errors count as 0), concurrency and a pause', () => {
   const p = { ...newProgress(10, 'running'), done: 4, running: 2, scored: 3, errors: 1, scoreSum: 2, concurrency: 3 };

@@ -1,8 +1,8 @@
 import seedrandom from 'seedrandom';
-import { type WeightedDraw, WeightedWorCs } from '../../model/confidence-sequence';
-import { PairedRace } from '../../model/race-decision';
-import { racePlan, taskWeights, UNIFORM_SHARE, weightedOrder } from '../../model/race-sampling';
-import { raceOrder } from '../../model/race-types';
+import { type WeightedDraw, WeightedWorCs } from '../../model/race/confidence-sequence';
+import { PairedRace } from '../../model/race/decision';
+import { racePlan, taskWeights, UNIFORM_SHARE, weightedOrder } from '../../model/race/sampling';
+import { raceOrder } from '../../model/race/types';
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
 

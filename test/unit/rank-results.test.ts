@@ -1,5 +1,5 @@
 /** The one ranking of evaluations: `vero best` (and its runner-up), `vero report` and the library's pickBest. */
-import { type EvalStatus, rankResults } from '../../model/candidate-result';
+import { type EvalStatus, rankResults } from '../../model/evaluation/candidate-result';
 
 const r = (evalId: string, score: number, nErrors = 0, startedAt = '2026-01-01T00:00:00Z', status: EvalStatus = 'completed') => ({
   evalId,

@@ -1,5 +1,5 @@
-import { chooseRetryTasks, mergeRetried, queuedRetryProblem, queueRetry } from '../../model/retry';
-import type { TaskResult } from '../../model/task-result';
+import { chooseRetryTasks, mergeRetried, queuedRetryProblem, queueRetry } from '../../model/evaluation/retry';
+import type { TaskResult } from '../../model/evaluation/task-result';
 
 const row = (task: string, status: TaskResult['status'], score: number | null, extra: Partial<TaskResult> = {}): TaskResult =>
   ({

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import { configDigest, evalWorkflowId } from '../../model/eval-identity';
+import { configDigest, evalWorkflowId } from '../../model/evaluation/identity';
 import { SCORING_RULES_VERSION } from '../../model/harbor/trial-ranking';
 import { settingsFrom } from '../../client/eval-input';
 import { DATASET, tempDir } from '../helpers/fixtures';

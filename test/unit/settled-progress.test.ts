@@ -1,4 +1,4 @@
-import { newProgress, settledProgress } from '../../model/progress';
+import { newProgress, settledProgress } from '../../model/evaluation/progress';
 
 test("a closed evaluation's phase says how it ended, whatever its last snapshot said", () => {
   const running = { ...newProgress(6, 'running'), done: 2, running: 0 };

@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { transcriptSecrets } from '../../sidecar/case-feedback';
 import { isolationRecord } from '../../sidecar/finalize';
-import { sidecarKeyEnvs } from '../../model/sidecar-keys';
-import type { ServeConfig } from '../../model/serve-config';
-import { WandbSpec } from '../../model/wandb-spec';
+import { sidecarKeyEnvs } from '../../model/compiled-task/sidecar-keys';
+import type { ServeConfig } from '../../model/compiled-task/serve-config';
+import { WandbSpec } from '../../model/compiled-task/wandb-spec';
 import { tempDir } from '../helpers/fixtures';
 
 const online = WandbSpec.parse({ project: 'p' });

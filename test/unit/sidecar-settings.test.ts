@@ -1,8 +1,8 @@
 /** The sidecar's Mode B evaluations get their settings through the CLI's schema and builder. */
 import { settingsFrom } from '../../client/eval-input';
 import { evalConfigOf } from '../../infra/eval-config-file';
-import { DEFAULT_EXECUTION } from '../../model/eval-config';
-import { ServeConfig } from '../../model/serve-config';
+import { DEFAULT_EXECUTION } from '../../model/evaluation/config';
+import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { modeBSettings } from '../../sidecar/engine';
 
 const cfg = ServeConfig.parse({

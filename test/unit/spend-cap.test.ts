@@ -3,9 +3,9 @@ import * as path from 'node:path';
 import { settingsFrom } from '../../client/eval-input';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { ConfigError } from '../../model/errors';
-import { configDigest } from '../../model/eval-identity';
-import { taskScoresOf } from '../../model/paired-comparison';
-import { addSpend, capReached, NO_SPEND, type Spend, spendOfTask, spendToAdd } from '../../model/spend-cap';
+import { configDigest } from '../../model/evaluation/identity';
+import { taskScoresOf } from '../../model/race/paired-comparison';
+import { addSpend, capReached, NO_SPEND, type Spend, spendOfTask, spendToAdd } from '../../model/evaluation/spend-cap';
 import { NO_USAGE } from '../../model/harbor/trial-ranking';
 import { DATASET, tempDir } from '../helpers/fixtures';
 

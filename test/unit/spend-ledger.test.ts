@@ -1,9 +1,9 @@
 /**
- * The spend meter's and the spend pool's arithmetic (model/spend-ledger.ts), as tables: the reports in order, the
+ * The spend meter's and the spend pool's arithmetic (model/evaluation/spend-ledger.ts), as tables: the reports in order, the
  * totals and the verdict after. The workflows that run the protocol are tested in test/integration/spend-*.
  */
-import { type Spend } from '../../model/spend-cap';
-import { PoolLedger, SpendTotal } from '../../model/spend-ledger';
+import { type Spend } from '../../model/evaluation/spend-cap';
+import { PoolLedger, SpendTotal } from '../../model/evaluation/spend-ledger';
 
 const s = (costUsd: number, tokens: number, unmetered = 0): Spend => ({ costUsd, tokens, unmetered });
 const task = (name: string | undefined, spend: Spend) => ({ ...spend, ...(name !== undefined ? { task: name } : {}) });

@@ -1,11 +1,11 @@
 /**
- * One task row (model/task-result.ts): the collated row of `vero trials` and the stored result are the one
+ * One task row (model/evaluation/task-result.ts): the collated row of `vero trials` and the stored result are the one
  * schema's row, in its field order, with nothing of their own.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { collate, collatedRow, loadTrials } from '../../harbor/collate';
-import { errorRow, inRowOrder, notRunRow, TaskRowJson, type TaskResult } from '../../model/task-result';
+import { errorRow, inRowOrder, notRunRow, TaskRowJson, type TaskResult } from '../../model/evaluation/task-result';
 import { tempDir } from '../helpers/fixtures';
 
 const FIELDS = Object.keys(TaskRowJson.shape);

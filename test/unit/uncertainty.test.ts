@@ -1,5 +1,5 @@
 /** Uncertainty of a score over tasks, against closed forms and published t quantiles. */
-import { attemptStats, passAtK, passHatK, scoreUncertainty, separable } from '../../model/uncertainty';
+import { attemptStats, passAtK, passHatK, scoreUncertainty, separable } from '../../model/race/uncertainty';
 
 test('the 95% interval of a mean over tasks: Student’s t with n − 1 degrees of freedom', () => {
   // 4 of 6 tasks solved: mean 2/3, sample sd √(4/15), t(0.975, 5) = 2.5706 (standard tables).

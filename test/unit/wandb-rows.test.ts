@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { emptyUsage } from '../../model/gateway-policy';
+import { emptyUsage } from '../../model/gateway/policy';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { budgetRow, evaluationRow, finalizeSummary, type OutcomeTotals, usageRow } from '../../sidecar/wandb-events';
 import { WandbReporter, wandbPaths } from '../../sidecar/wandb-reporter';

@@ -8,9 +8,9 @@ import type { Browser, Page } from 'playwright-core';
 import type { EvaluationDetail, TaskView } from '../../client/view-data';
 import { CHART_JS_URL, comparePage, evaluationPage } from '../../cli/view-pages';
 import { CHART_JS_FILE } from '../../cli/views';
-import type { CandidateResult } from '../../model/candidate-result';
-import { comparePaired, taskScoresOf } from '../../model/paired-comparison';
-import type { TaskResult } from '../../model/task-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
+import { comparePaired, taskScoresOf } from '../../model/race/paired-comparison';
+import type { TaskResult } from '../../model/evaluation/task-result';
 import { launchChromium } from '../helpers/chromium';
 import { screenshotPath } from '../helpers/screenshots';
 

@@ -11,7 +11,7 @@ import { withTasks } from '../../client/eval-results';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { atifStep, atifTrajectory } from '../helpers/atif';
 import { launchChromium } from '../helpers/chromium';
 import { evalFixture } from '../helpers/fixtures';

@@ -1,6 +1,6 @@
 /**
  * A race drawn (cli/view-race.ts), in Debian's headless Chromium: the race is decided by the race's own decision
- * code (model/race-decision.ts, as the race workflow calls it) on seeded outcomes of three candidates — one clearly
+ * code (model/race/decision.ts, as the race workflow calls it) on seeded outcomes of three candidates — one clearly
  * best, one clearly worse, one close — and the page shows each non-leader's confidence sequence as a band with its
  * mean line, the 0 rule, and a marker where an eliminated candidate went out, at the task count the race recorded.
  * Screenshot in test-output/screenshots.
@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import seedrandom from 'seedrandom';
 import { racePage } from '../../cli/view-race';
-import { PairedRace, raceHorizon } from '../../model/race-decision';
-import { type RaceCandidateState, type RaceState, startingCandidateState } from '../../model/race-types';
+import { PairedRace, raceHorizon } from '../../model/race/decision';
+import { type RaceCandidateState, type RaceState, startingCandidateState } from '../../model/race/types';
 import { launchChromium } from '../helpers/chromium';
 import { tempDir } from '../helpers/fixtures';
 import { screenshotPath } from '../helpers/screenshots';

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import seedrandom from 'seedrandom';
 import { startViewServer } from '../../cli/view-server';
 import { MAX_SESSION_RECORDS, readSession } from '../../cli/view-session-data';
-import { attemptHealth } from '../../model/attempt-health';
+import { attemptHealth } from '../../model/evaluation/attempt-health';
 import type { EvalOutcome } from '../../sidecar/engine';
 import { runWithEarlyStop, type EarlyStopRequest } from '../../sidecar/early-stop-run';
 import { EarlyStopStore, type StopVerdict } from '../../sidecar/early-stop-store';

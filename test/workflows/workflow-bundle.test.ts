@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { prepareEvalInput } from '../../client/eval-input';
 import { startOrAttach } from '../../client/eval-start';
 import { loadEvalConfig } from '../../infra/eval-config-file';
-import type { CandidateResult } from '../../model/candidate-result';
+import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { buildWorkflowBundle, prebuiltWorkflowBundle } from '../../worker/workflow-bundle';
 import { evalFixture, ROOT, tempDir } from '../helpers/fixtures';
 import { spawnWorker } from '../helpers/process';
@@ -37,7 +37,7 @@ describe('a bundle built into a directory of its own', () => {
     const m = manifest();
     const inputs = m.inputs.map((i) => i.path);
     expect(inputs).toContain(path.join('dist', 'workflows', 'evaluate-candidate.js'));
-    expect(inputs).toContain(path.join('dist', 'model', 'task-result.js'));
+    expect(inputs).toContain(path.join('dist', 'model', 'evaluation', 'task-result.js'));
     expect(inputs.some((p) => p.startsWith(path.join('node_modules', '@temporalio', 'workflow')))).toBe(true);
     expect(m.sources.map((s) => s.path)).toContain(path.join('workflows', 'evaluate-candidate.ts'));
     expect(prebuiltWorkflowBundle({ dir, checkSources: true })).toEqual({ codePath: path.join(dir, 'workflow-bundle.js') });
@@ -53,11 +53,11 @@ describe('a bundle built into a directory of its own', () => {
 
   test('an edited TypeScript source makes it stale for the tests (which run the sources), not for dist', () => {
     const m = manifest();
-    m.sources.find((s) => s.path === path.join('model', 'task-result.ts'))!.sha256 = '0'.repeat(64);
+    m.sources.find((s) => s.path === path.join('model', 'evaluation', 'task-result.ts'))!.sha256 = '0'.repeat(64);
     fs.writeFileSync(manifestFile(), JSON.stringify(m));
     expect(prebuiltWorkflowBundle({ dir })).toHaveProperty('codePath');
     expect(prebuiltWorkflowBundle({ dir, checkSources: true })).toEqual({
-      stale: `${path.join('model', 'task-result.ts')} changed since the workflow bundle was built`,
+      stale: `${path.join('model', 'evaluation', 'task-result.ts')} changed since the workflow bundle was built`,
     });
   });
 

@@ -1,8 +1,0 @@
-/** The part of jstat (no bundled types) that model/uncertainty.ts and model/paired-comparison.ts use. */
-declare module 'jstat' {
-  export const jStat: {
-    studentt: { inv(p: number, dof: number): number };
-    binomial: { cdf(k: number, n: number, p: number): number };
-    stdev(values: number[], sample?: boolean): number;
-  };
-}
