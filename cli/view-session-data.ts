@@ -14,7 +14,7 @@ import { EarlyStop } from '../model/race/early-stop';
 import type { Direction } from '../model/compiled-task/objective';
 import type { EvalOutcome } from '../sidecar/engine';
 import { earlyStopRunsDir } from '../sidecar/early-stop-files';
-import { caseScore } from '../sidecar/early-stop-run';
+import { caseScore, testScore } from '../sidecar/early-stop-run';
 import { EarlyStopRecord, type StopVerdict } from '../sidecar/early-stop-store';
 import { type EvalRecord, RegistryFileSchema } from '../sidecar/registry';
 
@@ -126,13 +126,6 @@ function readChecked<T>(file: string, rel: string, parse: (v: unknown) => T, pro
     problems.push(`${rel}: not a record of this sidecar (${firstProblem(e)})`);
     return null;
   }
-}
-
-/** A case's score for the test (as sidecar/early-stop-run.ts feeds it): in [0, 1], higher better; null pairs with nothing. */
-function testScore(score: number | null, direction: Direction): number | null | 'unbounded' {
-  if (score === null) return null;
-  if (score < 0 || score > 1) return 'unbounded';
-  return direction === 'minimize' ? 1 - score : score;
 }
 
 /** The record's sequence, case by case in its order, under one reading of the build (direction, mode). */

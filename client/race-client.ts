@@ -11,11 +11,12 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError 
 import type { EvalConfig } from '../model/evaluation/config';
 import type { CandidateResult } from '../model/evaluation/candidate-result';
 import type { EvalInput } from '../model/evaluation/input';
-import { ConfigError, InfrastructureError } from '../model/errors';
+import { ConfigError } from '../model/errors';
 import { homePaths } from '../model/paths';
 import { taskWeights } from '../model/race/sampling';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race/types';
 import { raceCandidates, raceQuery } from '../workflows';
+import { queryWithinBound } from './worker-wait';
 import { prepareEvalInput } from './eval-input';
 
 export interface RaceOptions {
@@ -172,19 +173,8 @@ export async function raceState(client: Client, raceId: string): Promise<RaceSta
   if (d.type !== 'raceCandidates') throw new ConfigError(`${raceId}: a ${d.type} workflow, not a race (not found)`);
   // Ended: its result, or the WorkflowFailedError carrying why it failed, was terminated or timed out.
   if (d.status.name !== 'RUNNING') return (await handle.result()) as RaceResult;
-  const deadline = Date.now() + RACE_QUERY_BOUND_MS;
-  try {
-    return await client.connection.withDeadline(deadline, () => handle.query(raceQuery));
-  } catch (e) {
-    if (Date.now() < deadline) throw e;
-    throw new InfrastructureError(
-      `race ${raceId}: no worker answered within ${RACE_QUERY_BOUND_MS / 1000}s (is one polling ${d.taskQueue}? vero worker, or vero dev)`,
-    );
-  }
+  return queryWithinBound(client, handle, raceQuery, `race ${raceId}`, d.taskQueue);
 }
-
-/** How long a running race's query may wait for a worker. */
-const RACE_QUERY_BOUND_MS = 10_000;
 
 export interface RaceListing {
   raceId: string;

@@ -2,8 +2,9 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { type SpendCap, spendPoolWorkflowId } from '../model/evaluation/spend-cap';
-import { ConfigError, InfrastructureError } from '../model/errors';
+import { ConfigError } from '../model/errors';
 import { spendPool, spendPoolQuery, type SpendPoolState } from '../workflows';
+import { queryWithinBound } from './worker-wait';
 
 const capWords = (c: { maxCostUsd?: number | null; maxTokens?: number | null }) =>
   [...(c.maxCostUsd != null ? [`max_cost_usd ${c.maxCostUsd}`] : []), ...(c.maxTokens != null ? [`max_tokens ${c.maxTokens}`] : [])].join(
@@ -66,16 +67,5 @@ export async function spendPoolState(client: Client, name: string): Promise<Spen
     throw new ConfigError(
       `spend pool "${name}" ended ${d.status.name.toLowerCase()} without totals (its evaluations' own results keep what each spent); an evaluation naming it starts a new pool`,
     );
-  const deadline = Date.now() + POOL_QUERY_BOUND_MS;
-  try {
-    return await client.connection.withDeadline(deadline, () => handle.query(spendPoolQuery));
-  } catch (e) {
-    if (Date.now() < deadline) throw e;
-    throw new InfrastructureError(
-      `spend pool "${name}": no worker answered within ${POOL_QUERY_BOUND_MS / 1000}s (is one polling ${d.taskQueue}? vero worker, or vero dev)`,
-    );
-  }
+  return queryWithinBound(client, handle, spendPoolQuery, `spend pool "${name}"`, d.taskQueue);
 }
-
-/** How long the pool's query may wait for a worker. */
-const POOL_QUERY_BOUND_MS = 10_000;

@@ -1,9 +1,11 @@
 /**
  * Commands that need the evaluation's worker to answer (pause, resume, retry: Temporal updates, or a new run)
  * never wait without a word or without end: with no worker polling the evaluation's task queue they are refused
- * at once, naming the queue; an update no worker accepts within a bound is given up with what it waited for.
+ * at once, naming the queue; an update no worker accepts, or a query no worker answers, within a bound is given up
+ * with what it waited for.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/common';
 import { InfrastructureError } from '../model/errors';
 import { workflowPollers } from './worker-capacity';
 
@@ -31,6 +33,31 @@ export async function withinAcceptBound<T>(client: Client, what: string, evalId:
     if (Date.now() < deadline) throw e;
     throw new InfrastructureError(
       `${what}: no worker answered within ${UPDATE_ACCEPT_BOUND_MS / 1000}s (busy, or gone); it may still be applied when one does: vero status ${evalId}`,
+    );
+  }
+}
+
+/** How long a running workflow's query (a race's state, a spend pool's totals) may wait for a worker. */
+const QUERY_BOUND_MS = 10_000;
+
+/**
+ * `handle.query(query)` within QUERY_BOUND_MS: a query waits for a worker to poll the task queue, so with none it
+ * would hang; past the bound it is refused, naming `what` and the queue no worker polls.
+ */
+export async function queryWithinBound<T>(
+  client: Client,
+  handle: WorkflowHandle,
+  query: QueryDefinition<T, []>,
+  what: string,
+  taskQueue: string,
+): Promise<T> {
+  const deadline = Date.now() + QUERY_BOUND_MS;
+  try {
+    return await client.connection.withDeadline(deadline, () => handle.query(query));
+  } catch (e) {
+    if (Date.now() < deadline) throw e;
+    throw new InfrastructureError(
+      `${what}: no worker answered within ${QUERY_BOUND_MS / 1000}s (is one polling ${taskQueue}? vero worker, or vero dev)`,
     );
   }
 }

@@ -49,7 +49,7 @@ export const caseScore = (s: SampleScore, mode: 'A' | 'B', failureValue: number)
   s.score ?? (mode === 'A' && isCandidateFailure(s.error) ? failureValue : null);
 
 /** A case's score for the test: in [0, 1], higher better; null when it pairs with nothing (an error row). */
-function testScore(score: number | null, direction: Direction): number | null | 'unbounded' {
+export function testScore(score: number | null, direction: Direction): number | null | 'unbounded' {
   if (score === null) return null;
   if (score < 0 || score > 1) return 'unbounded';
   return direction === 'minimize' ? 1 - score : score;
