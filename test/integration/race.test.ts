@@ -5,9 +5,7 @@
  * for the eliminated one), `vero compare`'s pairing uses the tasks both ran, and a second race reuses every
  * stored row instead of running it again.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { earlierScores, prepareRaceInput, raceResult, startRace } from '../../client/race-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import type { CandidateResult } from '../../model/evaluation/candidate-result';
@@ -17,7 +15,8 @@ import { taskWeights, weightedOrder } from '../../model/race/sampling';
 import { conforming } from '../helpers/json-schema';
 import { runVero } from '../helpers/process';
 import { parse, stringify } from 'yaml';
-import { DATASET, evalFixture, invocations, tempDir } from '../helpers/fixtures';
+import { evalFixture, invocations, tempDir } from '../helpers/fixtures';
+import { raceDataset, raceRepo } from '../helpers/race-fixture';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
@@ -25,40 +24,12 @@ jest.setTimeout(240_000);
 const N = 40;
 const names = Array.from({ length: N }, (_, i) => `t${String(i).padStart(2, '0')}`);
 
-/** A dataset of N copies of one example task, each named after its dir. */
-function dataset(dir: string): string {
-  const out = path.join(dir, 'race-bench');
-  for (const name of names) {
-    fs.cpSync(path.join(DATASET, 'hello-world'), path.join(out, name), { recursive: true });
-    const toml = path.join(out, name, 'task.toml');
-    fs.writeFileSync(toml, fs.readFileSync(toml, 'utf8').replace(/^name = ".*"$/m, `name = "race-bench/${name}"`));
-  }
-  return out;
-}
-
-/** An agent repo whose tags solve what the stand-in's agent profile says: all, all but two, none. */
-function raceRepo(dir: string): string {
-  const repo = path.join(dir, 'race-agents');
-  fs.mkdirSync(repo);
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'race@example.invalid');
-  git('config', 'user.name', 'race');
-  git('config', 'commit.gpgsign', 'false');
-  fs.writeFileSync(path.join(repo, 'agent.py'), 'class SkillAgent: pass\n');
-  const profiles: [string, string[]][] = [
-    ['strong', ['*']],
-    ['close', ['t0[0-4]', 't0[6-9]', 't1[0-6]', 't1[8-9]', 't[2-3]*']],
-    ['weak', []],
-  ];
-  for (const [tag, solves] of profiles) {
-    fs.writeFileSync(path.join(repo, 'harbor-standin-agent.json'), JSON.stringify({ solves }));
-    git('add', '-A');
-    git('commit', '-q', '-m', tag);
-    git('tag', tag);
-  }
-  return repo;
-}
+/** The agents' skill profiles (the stand-in's agent profile): all, all but two, none. */
+const PROFILES: [string, string[]][] = [
+  ['strong', ['*']],
+  ['close', ['t0[0-4]', 't0[6-9]', 't1[0-6]', 't1[8-9]', 't[2-3]*']],
+  ['weak', []],
+];
 
 const runsOf = (log: string, evalId: string) =>
   invocations(log).filter((i) => i.event === 'start' && [i.cwd, i.job_dir ?? '', ...i.argv].join(' ').includes(`/runs/${evalId}/`)).length;
@@ -69,8 +40,8 @@ test('a clearly worse candidate is eliminated early; the close ones run every ta
   const dir = tempDir('vero-race-');
   // The fixture's vero.yaml, with this test's agents and tasks (the CLI reads it too).
   const yaml = parse(fs.readFileSync(f.configFile, 'utf8')) as { agent_repo: string; tasks: { source: { path: string } } };
-  yaml.agent_repo = raceRepo(dir);
-  yaml.tasks.source.path = dataset(dir);
+  yaml.agent_repo = raceRepo(dir, PROFILES);
+  yaml.tasks.source.path = raceDataset(dir, 'race-bench', names);
   fs.writeFileSync(f.configFile, stringify(yaml));
   const cfg = loadEvalConfig(f.configFile);
   const options = { confidence: 0.95, margin: 0, seed: 'test', batchSize: 2, onEliminated: 'stop' as const };

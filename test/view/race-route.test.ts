@@ -5,16 +5,15 @@
  * eliminated candidate is marked at the task count the race recorded, with its reason. Ids that name no race are
  * refused by name (400: not a race id; 404: no such race), escaped, never with a stack.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { parse, stringify } from 'yaml';
 import { startViewServer } from '../../cli/view-server';
 import { prepareRaceInput, raceResult, startRace } from '../../client/race-client';
 import { loadEvalConfig } from '../../infra/eval-config-file';
 import { launchChromium } from '../helpers/chromium';
-import { DATASET, evalFixture, tempDir } from '../helpers/fixtures';
+import { evalFixture, tempDir } from '../helpers/fixtures';
+import { raceDataset, raceRepo } from '../helpers/race-fixture';
 import { until } from '../helpers/process';
 import { screenshotPath } from '../helpers/screenshots';
 import { address, client, uniqueQueue, withWorker } from '../helpers/temporal';
@@ -23,46 +22,16 @@ jest.setTimeout(180_000);
 
 const names = Array.from({ length: 12 }, (_, i) => `t${String(i).padStart(2, '0')}`);
 
-/** A dataset of copies of the example task, each named after its dir. */
-function dataset(dir: string): string {
-  const out = path.join(dir, 'race-view');
-  for (const name of names) {
-    fs.cpSync(path.join(DATASET, 'hello-world'), path.join(out, name), { recursive: true });
-    const toml = path.join(out, name, 'task.toml');
-    fs.writeFileSync(toml, fs.readFileSync(toml, 'utf8').replace(/^name = ".*"$/m, `name = "race-view/${name}"`));
-  }
-  return out;
-}
-
-/** An agent repo whose tags solve what the stand-in's agent profile says: every task, none. */
-function raceRepo(dir: string): string {
-  const repo = path.join(dir, 'race-agents');
-  fs.mkdirSync(repo);
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'race@example.invalid');
-  git('config', 'user.name', 'race');
-  git('config', 'commit.gpgsign', 'false');
-  fs.writeFileSync(path.join(repo, 'agent.py'), 'class SkillAgent: pass\n');
-  for (const [tag, solves] of [
-    ['strong', ['*']],
-    ['weak', []],
-  ] as const) {
-    fs.writeFileSync(path.join(repo, 'harbor-standin-agent.json'), JSON.stringify({ solves }));
-    git('add', '-A');
-    git('commit', '-q', '-m', tag);
-    git('tag', tag);
-  }
-  return repo;
-}
-
 test('vero view lists a race and draws it: the eliminated candidate marked where it went out; bad ids refused by name', async () => {
   const q = uniqueQueue('race-view');
   const f = evalFixture({ taskQueue: q, address: address(), execution: { concurrency: 4 } });
   const dir = tempDir('vero-race-view-');
   const yaml = parse(fs.readFileSync(f.configFile, 'utf8')) as { agent_repo: string; tasks: { source: { path: string } } };
-  yaml.agent_repo = raceRepo(dir);
-  yaml.tasks.source.path = dataset(dir);
+  yaml.agent_repo = raceRepo(dir, [
+    ['strong', ['*']],
+    ['weak', []],
+  ]);
+  yaml.tasks.source.path = raceDataset(dir, 'race-view', names);
   fs.writeFileSync(f.configFile, stringify(yaml));
   const cfg = loadEvalConfig(f.configFile);
   const input = await prepareRaceInput(cfg, ['strong', 'weak'], {
