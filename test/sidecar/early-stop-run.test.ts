@@ -7,8 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { attemptHealth } from '../../model/evaluation/attempt-health';
-import type { EvalOutcome } from '../../sidecar/engine';
+import { waveOutcome } from '../helpers/wave-outcome';
 import { verdictForTier } from '../../sidecar/early-stop-eval';
 import { type EarlyStopRequest, runWithEarlyStop } from '../../sidecar/early-stop-run';
 import { EarlyStopStore } from '../../sidecar/early-stop-store';
@@ -20,20 +19,7 @@ import { tempDir } from '../helpers/fixtures';
 
 const SPLIT = 'validation';
 
-/** A wave's outcome from fixed per-case scores (as the engine answers: samples in id order). */
-function waveOf(commit: string, ids: number[], scores: number[]): EvalOutcome {
-  const samples = ids.map((id) => ({ id, name: `case-${id}`, score: scores[id]!, error: null }));
-  return {
-    commit,
-    split: SPLIT,
-    samples,
-    meanScore: samples.reduce((a, s) => a + s.score, 0) / samples.length,
-    nErrors: 0,
-    nInfraErrors: 0,
-    fullSplit: false,
-    health: attemptHealth([]),
-  };
-}
+const waveOf = (commit: string, ids: number[], scores: number[]) => waveOutcome(commit, SPLIT, ids, scores, false);
 
 interface World {
   dir: string;

@@ -13,8 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import seedrandom from 'seedrandom';
 import { startViewServer } from '../../cli/view-server';
 import { MAX_SESSION_RECORDS, readSession } from '../../cli/view-session-data';
-import { attemptHealth } from '../../model/evaluation/attempt-health';
-import type { EvalOutcome } from '../../sidecar/engine';
+import { waveOutcome } from '../helpers/wave-outcome';
 import { runWithEarlyStop, type EarlyStopRequest } from '../../sidecar/early-stop-run';
 import { EarlyStopStore, type StopVerdict } from '../../sidecar/early-stop-store';
 import { CandidateRegistry } from '../../sidecar/registry';
@@ -36,19 +35,7 @@ const scoresOf = (p: number, seed: string) => {
   return ids.map(() => (rng() < p ? 1 : 0));
 };
 
-function waveOf(commit: string, wave: number[], scores: number[]): EvalOutcome {
-  const samples = wave.map((id) => ({ id, name: `case-${id}`, score: scores[id]!, error: null }));
-  return {
-    commit,
-    split: SPLIT,
-    samples,
-    meanScore: samples.reduce((a, s) => a + s.score, 0) / samples.length,
-    nErrors: 0,
-    nInfraErrors: 0,
-    fullSplit: true,
-    health: attemptHealth([]),
-  };
-}
+const waveOf = (commit: string, ids: number[], scores: number[]) => waveOutcome(commit, SPLIT, ids, scores, true);
 
 /** One optimizer evaluation as the sidecar runs it with eval_early_stop, recorded in the registry as it records it. */
 async function evaluate(
