@@ -21,6 +21,18 @@ export function realHarborUnavailable(): string | null {
 }
 
 /**
+ * The describe a real-Harbor file runs its tests in: `describe` where Docker and the images are there; otherwise the
+ * file fails with one test naming what is missing (never a silent skip) and its other tests do not start.
+ */
+export function describeOrFail(unavailable: string | null): jest.Describe {
+  if (!unavailable) return describe;
+  test('Docker, Harbor and the base images are there (the real-Harbor tier needs them)', () => {
+    throw new Error(`${unavailable} (.ci/run provisions what the real-Harbor tier needs)`);
+  });
+  return describe.skip;
+}
+
+/**
  * A pinned harbor (installed by scripts/ensure-harbor on first use): the tier's tested version unless
  * VERO_HARBOR_VERSION (or `version`) names another supported one.
  */

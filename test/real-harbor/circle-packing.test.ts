@@ -17,14 +17,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
 import { runCompiledTask } from '../../harbor/compiled-task-run';
-import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
+import { dockerObjects, harborBin, describeOrFail, realHarborUnavailable } from '../helpers/real-harbor';
 import { circleExample, GRID_PACKING, GRID_SUM_RADII, OVERLAPPING_PACKING, SEED_SUM_RADII } from '../helpers/circle-packing';
 
 const IMAGE = 'vero-base:trixie-dind';
 const unavailable =
   realHarborUnavailable() ?? (dockerObjects().includes(`image ${IMAGE}`) ? null : `the task base image ${IMAGE} is missing`);
-if (unavailable) console.warn(`\n*** VERO CIRCLE-PACKING TIER SKIPPED: ${unavailable} (run scripts/ensure-docker) ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(20 * 60_000);
 

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
 import { EXAMPLE_OPTIMIZER, runCompiledTask, type CompiledTaskOutcome } from '../../harbor/compiled-task-run';
 import { agentRepo, ROOT, tempDir } from '../helpers/fixtures';
-import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
+import { dockerObjects, harborBin, describeOrFail, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 import { Meter } from '../../sidecar/gateway/meter';
 import { resumeLaunch } from '../../sidecar/resume-session';
@@ -26,8 +26,7 @@ const IMAGES = ['vero-base:trixie', 'vero-base:trixie-dind'];
 const unavailable =
   realHarborUnavailable() ??
   (IMAGES.every((i) => dockerObjects().includes(`image ${i}`)) ? null : `the task base images ${IMAGES.join(', ')} are missing`);
-if (unavailable) console.warn(`\n*** COMPILED-TASK TIER SKIPPED: ${unavailable} (run scripts/ensure-docker) ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(20 * 60_000);
 

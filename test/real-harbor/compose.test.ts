@@ -19,7 +19,7 @@ import type { CandidateResult } from '../../model/evaluation/candidate-result';
 import { launchChromium } from '../helpers/chromium';
 import { agentRepo, DATASET, ROOT, tempDir } from '../helpers/fixtures';
 import { runCommand, runVero, until } from '../helpers/process';
-import { dockerObjects, harborBin, realHarborUnavailable, trialObjects } from '../helpers/real-harbor';
+import { dockerObjects, harborBin, describeOrFail, realHarborUnavailable, trialObjects } from '../helpers/real-harbor';
 import { completedTasks } from '../helpers/temporal';
 
 const COMPOSE_FILE = path.join(ROOT, 'docker-compose.dev.yml');
@@ -33,8 +33,7 @@ const unavailable =
   (namedImages().every((i) => dockerObjects().includes(`image ${i}`))
     ? null
     : 'the compose images are missing (run scripts/ensure-compose-images)');
-if (unavailable) console.warn(`\n*** COMPOSE TIER SKIPPED: ${unavailable} ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(15 * 60_000);
 

@@ -7,14 +7,13 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DATASET, STANDIN, tempDir } from '../helpers/fixtures';
-import { harborBin, realHarborUnavailable, REWARD_1, writeTask } from '../helpers/real-harbor';
+import { harborBin, describeOrFail, realHarborUnavailable, REWARD_1, writeTask } from '../helpers/real-harbor';
 import { collate, loadTrials } from '../../harbor/collate';
 import { rewardValidity } from '../../model/harbor/error-policy';
 import { DOCKER_TEARDOWN_MS } from '../../harbor-standin/src/scenario';
 
 const unavailable = realHarborUnavailable();
-if (unavailable) console.warn(`\n*** REAL-HARBOR CONFORMANCE SKIPPED: ${unavailable} ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(300_000);
 

@@ -15,11 +15,10 @@ import { reapOrphans } from '../../worker/orphan-reaper';
 import { activityRun } from '../helpers/activity-run';
 import { tempDir } from '../helpers/fixtures';
 import { pidAlive } from '../helpers/process';
-import { BASE_IMAGE, dockerObjects, realHarborUnavailable } from '../helpers/real-harbor';
+import { BASE_IMAGE, dockerObjects, describeOrFail, realHarborUnavailable } from '../helpers/real-harbor';
 
 const unavailable = realHarborUnavailable();
-if (unavailable) console.warn(`\n*** DEAD-HARBOR LEFTOVERS TEST SKIPPED: ${unavailable} ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(120_000);
 

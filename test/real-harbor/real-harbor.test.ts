@@ -15,12 +15,19 @@ import type { TaskResult } from '../../model/evaluation/task-result';
 import { HARBOR_VERSION } from '../../model/harbor/version';
 import { DATASET, tempDir } from '../helpers/fixtures';
 import { runVero, spawnWorker, until } from '../helpers/process';
-import { dockerObjects, realFixture, realHarborUnavailable, REWARD_1, trialObjects, writeTask } from '../helpers/real-harbor';
+import {
+  dockerObjects,
+  realFixture,
+  describeOrFail,
+  realHarborUnavailable,
+  REWARD_1,
+  trialObjects,
+  writeTask,
+} from '../helpers/real-harbor';
 import { address, client, completedTasks, uniqueQueue, withWorker } from '../helpers/temporal';
 
 const unavailable = realHarborUnavailable();
-if (unavailable) console.warn(`\n*** REAL-HARBOR TIER SKIPPED: ${unavailable} ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(600_000);
 

@@ -21,15 +21,14 @@ import * as path from 'node:path';
 import { buildTaskDir } from '../../compiler/compile';
 import { runCompiledTask } from '../../harbor/compiled-task-run';
 import { ROOT, tempDir } from '../helpers/fixtures';
-import { dockerObjects, harborBin, realHarborUnavailable } from '../helpers/real-harbor';
+import { dockerObjects, harborBin, describeOrFail, realHarborUnavailable } from '../helpers/real-harbor';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
 const IMAGES = ['vero-base:bookworm', 'vero-base:trixie-dind'];
 const unavailable =
   realHarborUnavailable() ??
   (IMAGES.every((i) => dockerObjects().includes(`image ${i}`)) ? null : `the task base images ${IMAGES.join(', ')} are missing`);
-if (unavailable) console.warn(`\n*** VERO CONFORMANCE TIER SKIPPED: ${unavailable} (run scripts/ensure-docker) ***\n`);
-const realDescribe = unavailable ? describe.skip : describe;
+const realDescribe = describeOrFail(unavailable);
 
 jest.setTimeout(20 * 60_000);
 
