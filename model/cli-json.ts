@@ -205,7 +205,8 @@ const CompareJson = z.strictObject({
 });
 
 const RaceBoundJson = z.strictObject({ meanDiff: num, lower: num, upper: num });
-const RaceJson = z.strictObject({
+/** A race's state while it runs (`raceCandidates`' query) and, with `results`, its result (model/race/types.ts). */
+export const RaceJson = z.strictObject({
   raceId: z.string(),
   phase: z.enum(['preparing', 'racing', 'finalizing', 'done']),
   order: z.array(z.string()).describe("the tasks in the race's shared, seeded order"),
@@ -228,19 +229,25 @@ const RaceJson = z.strictObject({
       candidate: z.string(),
       evalId: z.string().describe('its partial evaluation: vero results / vero compare read it'),
       status: z.enum(['racing', 'eliminated', 'winner', 'finished']),
+      /** Tasks with a row in the race (run now, or reused). */
       tasksRun: z.number().int(),
       reused: z.number().int().describe('tasks whose stored row (same commit, same config digest) was reused, not run'),
+      /** Harbor trials run by this race (n_attempts per task, retries included as Harbor reported them). */
       trialRuns: z.number().int(),
       costUsd: num,
+      /** Running mean over the shared tasks decided so far. */
       mean: num,
       meanCs: Interval.describe("the running mean's confidence sequence (at 1 − (1 − confidence)/K)"),
       vsLeader: RaceBoundJson.nullable().describe('mean(this − leader) and its confidence sequence; null for the leader'),
+      /** After how many shared tasks it was eliminated, and why. */
       eliminatedAt: z.number().int().nullable(),
       why: z.string().nullable(),
+      /** Each decision point's interval of mean(this − leader): what `vero race --json` draws from. */
       path: z.array(RaceBoundJson.extend({ t: z.number().int() })),
     }),
   ),
   decisions: z.array(
+    // One decision point: what the statistics said and what was done (t: shared tasks of the race's order behind it).
     z.strictObject({
       t: z.number().int(),
       leader: z.string(),
@@ -250,9 +257,12 @@ const RaceJson = z.strictObject({
   ),
   stopReason: z.enum(['one-left', 'within-margin', 'tasks-exhausted', 'spend-cap']).nullable(),
   winner: z.string().nullable(),
+  /** In words: the winner and how sure. */
   verdict: z.string().nullable(),
   spent: z.strictObject({ trialRuns: z.number().int(), costUsd: num, taskRuns: z.number().int() }),
+  /** Scoring every candidate on every task: task runs and trials; cost extrapolated from the mean per task. */
   fullEvaluation: z.strictObject({ taskRuns: z.number().int(), trialRuns: z.number().int(), costUsd: nullableNum }),
+  /** Each candidate's evaluation (its rows: run here or reused): `vero results EVAL_ID` shows it, marked partial. */
   results: z.array(
     z.strictObject({
       evalId: z.string(),

@@ -7,7 +7,7 @@ import { sha256 } from '@noble/hashes/sha2';
 import { utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
 import { EvalSettings } from '../evaluation/input';
-import { type CandidateResult } from '../evaluation/candidate-result';
+import type { RaceJson } from '../cli-json';
 
 const RaceCandidate = z.strictObject({
   /** The id of this candidate's part of the race: a partial evaluation `vero results` and `vero compare` read. */
@@ -70,38 +70,10 @@ export function raceOrder(tasks: readonly string[], seed: string): string[] {
   return out;
 }
 
-/** One decision point: what the statistics said and what was done. */
-interface RaceDecisionRecord {
-  /** Shared tasks (of the race's order) behind it. */
-  t: number;
-  leader: string;
-  eliminated: { candidateRef: string; meanDiff: number; upper: number }[];
-  stop: 'one-left' | 'within-margin' | null;
-}
-
-export interface RaceCandidateState {
-  candidateRef: string;
-  candidate: string;
-  evalId: string;
-  status: 'racing' | 'eliminated' | 'winner' | 'finished';
-  /** Tasks with a row in the race (run now, or reused). */
-  tasksRun: number;
-  /** Of those, reused from a stored evaluation (not paid again). */
-  reused: number;
-  /** Harbor trials run by this race (n_attempts per task, retries included as Harbor reported them). */
-  trialRuns: number;
-  costUsd: number;
-  /** Running mean over the shared tasks decided so far, and its own confidence sequence (at α / K). */
-  mean: number;
-  meanCs: [number, number];
-  /** mean(this − leader) over the shared tasks, with its confidence sequence (null for the leader). */
-  vsLeader: { meanDiff: number; lower: number; upper: number } | null;
-  /** After how many shared tasks it was eliminated, and why. */
-  eliminatedAt: number | null;
-  why: string | null;
-  /** Each decision point's interval of mean(this − leader): what `vero race --json` draws from. */
-  path: { t: number; meanDiff: number; lower: number; upper: number }[];
-}
+/** A race's result, as `vero race --json` prints it (model/cli-json.ts RaceJson); its state is the same without `results`. */
+export type RaceResult = z.infer<typeof RaceJson>;
+export type RaceState = Omit<RaceResult, 'results'>;
+export type RaceCandidateState = RaceState['candidates'][number];
 
 /** A candidate's state before the race has decided anything. */
 export function startingCandidateState(c: Pick<RaceCandidateState, 'candidateRef' | 'candidate' | 'evalId'>): RaceCandidateState {
@@ -119,42 +91,4 @@ export function startingCandidateState(c: Pick<RaceCandidateState, 'candidateRef
     why: null,
     path: [],
   };
-}
-
-type RaceStopReason = 'one-left' | 'within-margin' | 'tasks-exhausted' | 'spend-cap';
-
-/** How the race drew its tasks (absent: the uniform, seeded shuffle). */
-interface RaceSampling {
-  kind: 'history-weighted';
-  /** The earlier evaluations the weights came from. */
-  earlierEvaluations: number;
-  /** Per position of `order`: the drawn task's probability relative to a uniform draw among the tasks left. */
-  relativeProbability: number[];
-}
-
-export interface RaceState {
-  raceId: string;
-  phase: 'preparing' | 'racing' | 'finalizing' | 'done';
-  order: string[];
-  sampling?: RaceSampling;
-  seed: string;
-  confidence: number;
-  margin: number;
-  /** Shared tasks decided so far. */
-  decidedUpTo: number;
-  running: number;
-  candidates: RaceCandidateState[];
-  decisions: RaceDecisionRecord[];
-  stopReason: RaceStopReason | null;
-  winner: string | null;
-  /** In words: the winner and how sure. */
-  verdict: string | null;
-  spent: { trialRuns: number; costUsd: number; taskRuns: number };
-  /** Scoring every candidate on every task: task runs and trials; cost extrapolated from the mean per task. */
-  fullEvaluation: { taskRuns: number; trialRuns: number; costUsd: number | null };
-}
-
-export interface RaceResult extends RaceState {
-  /** Each candidate's evaluation (its rows: run here or reused): `vero results EVAL_ID` shows it, marked partial. */
-  results: Pick<CandidateResult, 'evalId' | 'candidateRef' | 'status' | 'score' | 'nTasks' | 'nRun' | 'resultFile'>[];
 }
