@@ -35,15 +35,20 @@ const SpendReportJson = z.strictObject({
 });
 const SkippedDir = z.strictObject({ dir: z.string(), reason: z.string() });
 
-/** An evaluation's result (`vero results ID`, `start-eval --wait`). */
-const CandidateResultJson = z.strictObject({
+/** An evaluation's result (`vero results ID`, `start-eval --wait`), as the result file holds it (CandidateResult). */
+export const CandidateResultJson = z.strictObject({
   evalId: z.string(),
   candidate: z.string().describe('the full commit sha'),
   candidateRef: z.string().describe('what the user asked for'),
+  /** completed; failed (error rate ≥ threshold); budget_exhausted (a spend cap kept tasks from running). */
   status: z.enum(['completed', 'failed', 'budget_exhausted']),
+  /** Mean over the tasks that ran (all of them unless a spend cap stopped it: see nRun), errors counted as 0. */
   score: num.describe('mean over the tasks that ran, errors counted as 0'),
+  /** Mean over scored tasks only; null when none scored. */
   scoreOfScored: nullableNum,
+  /** The score's standard error and 95% interval over tasks (model/race/uncertainty.ts); absent in older results. */
   uncertainty: UncertaintyJson.optional(),
+  /** With k ≥ 2 trials per task: pass@k, pass^k and the within-task spread (model/race/uncertainty.ts). */
   attempts: AttemptsJson.nullable().optional(),
   errorsCountedAsZero: z.literal(true),
   nTasks: z.number().int(),
@@ -53,14 +58,21 @@ const CandidateResultJson = z.strictObject({
   errorRateThreshold: num,
   configDigest: z.string(),
   resultFile: z.string(),
+  /** Per-task results, inline up to INLINE_TASK_LIMIT tasks; read resultFile beyond that. */
   tasks: z.array(TaskRowJson).nullable().describe('null beyond 1,000 tasks: read resultFile'),
   startedAt: isoTime,
   finishedAt: isoTime,
+  /** Cost and tokens summed over all tasks. */
   usage: UsageJson.optional(),
+  /** The Harbor versions that ran the tasks (one, normally). */
   harborVersions: z.array(z.string()).optional(),
+  /** Absent when none. */
   nInvalidTrials: z.number().int().optional().describe("trials over all tasks whose reward Harbor's error policy marks not valid"),
+  /** Dataset dirs that are not tasks, with the reason. */
   skippedDirs: z.array(SkippedDir).optional(),
+  /** The spend caps and what was spent, when a cap was set (model/evaluation/spend-cap.ts). */
   spend: SpendReportJson.optional(),
+  /** Tasks that ran (nTasks − nNotRun): the score's, errorRate's and uncertainty's denominator. */
   nRun: z.number().int().optional(),
   retries: z
     .array(z.strictObject({ at: isoTime, tasks: z.array(z.string()) }))

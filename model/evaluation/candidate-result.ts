@@ -1,53 +1,11 @@
 /** An evaluation's result (the evaluateCandidate workflow's), as the result file and the clients read it. */
-import type { AttemptStats, ScoreUncertainty } from '../race/uncertainty';
-import type { SpendReport } from './spend-cap';
-import type { RetryRecord } from './retry';
+import type { z } from 'zod';
+import type { CandidateResultJson } from '../cli-json';
 import type { TaskResult } from './task-result';
-import type { Usage } from '../harbor/trial-ranking';
 
-/** completed; failed (error rate ≥ threshold); budget_exhausted (a spend cap kept tasks from running). */
-export type EvalStatus = 'completed' | 'failed' | 'budget_exhausted';
-
-export interface CandidateResult {
-  evalId: string;
-  candidate: string;
-  candidateRef: string;
-  status: EvalStatus;
-  /** Mean over the tasks that ran (all of them unless a spend cap stopped it: see nRun), errors counted as 0. */
-  score: number;
-  /** Mean over scored tasks only; null when none scored. */
-  scoreOfScored: number | null;
-  /** The score's standard error and 95% interval over tasks (model/race/uncertainty.ts); absent in older results. */
-  uncertainty?: ScoreUncertainty;
-  /** With k ≥ 2 trials per task: pass@k, pass^k and the within-task spread (model/race/uncertainty.ts). */
-  attempts?: AttemptStats | null;
-  errorsCountedAsZero: true;
-  nTasks: number;
-  nScored: number;
-  nErrors: number;
-  errorRate: number;
-  errorRateThreshold: number;
-  configDigest: string;
-  resultFile: string;
-  /** Per-task results, inline up to INLINE_TASK_LIMIT tasks; read resultFile beyond that. */
-  tasks: TaskResult[] | null;
-  startedAt: string;
-  finishedAt: string;
-  /** Cost and tokens summed over all tasks. */
-  usage?: Usage;
-  /** The Harbor versions that ran the tasks (one, normally). */
-  harborVersions?: string[];
-  /** Trials, over all tasks, whose reward Harbor's error policy marks not valid (absent when none). */
-  nInvalidTrials?: number;
-  /** Dataset dirs that are not tasks, with the reason. */
-  skippedDirs?: { dir: string; reason: string }[];
-  /** The spend caps and what was spent, when a cap was set (model/evaluation/spend-cap.ts). */
-  spend?: SpendReport;
-  /** Tasks that ran (nTasks − nNotRun): the score's, errorRate's and uncertainty's denominator. */
-  nRun?: number;
-  /** Each `vero retry` of this evaluation: when, and which tasks ran again (their rows say what they replaced). */
-  retries?: RetryRecord[];
-}
+/** An evaluation's result as `--json` prints it (model/cli-json.ts), its rows the stored ones (TaskResult). */
+export type CandidateResult = Omit<z.infer<typeof CandidateResultJson>, 'tasks'> & { tasks: TaskResult[] | null };
+export type EvalStatus = CandidateResult['status'];
 
 export const INLINE_TASK_LIMIT = 1000;
 
