@@ -189,7 +189,8 @@ const BestJson = CandidateResultJson.omit({ tasks: true }).extend({
 });
 
 const EvalRef = z.strictObject({ evalId: z.string(), candidate: z.string(), candidateRef: z.string() });
-const CompareJson = z.strictObject({
+/** `vero compare`: the two evaluations, and their paired comparison (model/race/paired-comparison.ts) from `n` on. */
+export const CompareJson = z.strictObject({
   a: EvalRef,
   b: EvalRef,
   rankedBy: RankedByJson,
@@ -199,20 +200,28 @@ const CompareJson = z.strictObject({
     .describe(
       'the Harbor versions each evaluation ran on (from its jobs); differ: they are not the same, so the scores may not be comparable',
     ),
+  /** Tasks both evaluations scored, in task order. */
   n: z.number().int(),
+  /** Per shared task: its scores (errors counted as 0, as the evaluation's score counts them) and b − a. */
   deltas: z.array(z.strictObject({ task: z.string(), a: num, b: num, delta: num })),
   onlyInA: z.array(z.string()),
   onlyInB: z.array(z.string()),
   meanA: num,
   meanB: num,
+  /** mean(b − a). */
   meanDelta: num,
+  /** Paired bootstrap percentile interval of the mean delta; null with fewer than 2 shared tasks. */
   ci95: Interval.nullable(),
   bootstrap: z.strictObject({ resamples: z.number().int(), seed: z.string() }),
+  /** Exact two-sided McNemar (binomial) test on the discordant pairs, pass = score ≥ passThreshold. */
   mcnemar: z.strictObject({ passThreshold: num, aOnly: z.number().int(), bOnly: z.number().int(), pValue: num }),
+  /** Tasks B passes and A fails, and the other way. */
   flippedToPass: z.array(z.string()),
   flippedToFail: z.array(z.string()),
   verdict: z.enum(['B better', 'A better', 'not resolved']),
+  /** Shared tasks needed for a delta of this size to be resolved at 95% (normal approximation); null if 0. */
   tasksToResolve: z.number().int().nullable(),
+  /** One line a person can act on. */
   summary: z.string(),
 });
 

@@ -6,38 +6,11 @@
  */
 import { jStat } from 'jstat';
 import seedrandom from 'seedrandom';
+import type { z } from 'zod';
+import type { CompareJson } from '../cli-json';
 
-interface TaskScorePair {
-  task: string;
-  /** A task's score (errors counted as 0, as the evaluation's score counts them). */
-  a: number;
-  b: number;
-}
-
-export interface PairedComparison {
-  /** Tasks both evaluations scored, in task order. */
-  n: number;
-  deltas: (TaskScorePair & { delta: number })[];
-  onlyInA: string[];
-  onlyInB: string[];
-  meanA: number;
-  meanB: number;
-  /** mean(b − a). */
-  meanDelta: number;
-  /** Paired bootstrap percentile interval of the mean delta; null with fewer than 2 shared tasks. */
-  ci95: [number, number] | null;
-  bootstrap: { resamples: number; seed: string };
-  /** Exact two-sided McNemar (binomial) test on the discordant pairs, pass = score ≥ passThreshold. */
-  mcnemar: { passThreshold: number; aOnly: number; bOnly: number; pValue: number };
-  /** Tasks B passes and A fails, and the other way. */
-  flippedToPass: string[];
-  flippedToFail: string[];
-  verdict: 'B better' | 'A better' | 'not resolved';
-  /** Shared tasks needed for a delta of this size to be resolved at 95% (normal approximation); null if 0. */
-  tasksToResolve: number | null;
-  /** One line a person can act on. */
-  summary: string;
-}
+/** A paired comparison of two evaluations, as `vero compare --json` prints it (model/cli-json.ts CompareJson). */
+export type PairedComparison = Omit<z.infer<typeof CompareJson>, 'a' | 'b' | 'rankedBy' | 'harborVersions'>;
 
 export interface CompareOptions {
   resamples?: number;
