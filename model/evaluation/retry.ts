@@ -47,12 +47,6 @@ export function queuedRetryProblem(allTasks: readonly string[], req: { tasks?: s
 export const anotherRetryRunning = (tasks: readonly string[]): string =>
   `another vero retry of this evaluation is running (tasks ${tasks.join(', ')}): retry again once it has finished`;
 
-/** One retry of an evaluation: when, and which tasks. */
-export interface RetryRecord {
-  at: string;
-  tasks: string[];
-}
-
 /** The tasks to run again: those named, and with `errors` those whose row is an error. Throws on unknown names. */
 export function chooseRetryTasks(
   rows: readonly Pick<TaskResult, 'task' | 'status'>[],
