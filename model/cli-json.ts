@@ -17,20 +17,28 @@ import { TaskRowJson, UsageJson } from './evaluation/task-result';
 const Interval = z.tuple([num, num]);
 
 const UncertaintyJson = z.strictObject({ n: z.number().int(), mean: num, stdErr: nullableNum, ci95: Interval.nullable() });
-const AttemptsJson = z.strictObject({
+/** What k attempts per task say (model/race/uncertainty.ts AttemptStats). */
+export const AttemptsJson = z.strictObject({
   k: z.number().int(),
   passAtK: num,
   passHatK: num,
+  /** Mean over tasks of the sample standard deviation of its trials' rewards. */
   withinTaskSd: num,
+  /** Tasks the figures are over. */
   nTasks: z.number().int(),
 });
-const SpendJson = z.strictObject({ costUsd: num, tokens: num, unmetered: z.number().int() });
-const SpendReportJson = z.strictObject({
+/** What has been spent (model/evaluation/spend-cap.ts Spend); `unmetered`: finished tasks whose trials reported neither a cost nor tokens. */
+export const SpendJson = z.strictObject({ costUsd: num, tokens: num, unmetered: z.number().int() });
+/** The spend part of an evaluation's result, present when a cap was set (SpendReport). */
+export const SpendReportJson = z.strictObject({
   maxCostUsd: nullableNum,
   maxTokens: nullableNum,
   pool: z.string().nullable(),
+  /** What this evaluation's finished tasks spent. */
   spent: SpendJson,
+  /** Why tasks were not run (the cap reached, in words), or null when every task ran. */
   reached: z.string().nullable(),
+  /** Tasks that never started, or were stopped after the grace period: status `not_run`. */
   nNotRun: z.number().int(),
 });
 const SkippedDir = z.strictObject({ dir: z.string(), reason: z.string() });

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { Usage } from '../harbor/trial-ranking';
+import type { SpendJson, SpendReportJson } from '../cli-json';
 
 export const SpendCap = z.strictObject({
   maxCostUsd: z.number().positive().optional(),
@@ -16,13 +17,11 @@ export const SpendCap = z.strictObject({
 });
 export type SpendCap = z.infer<typeof SpendCap>;
 
-/** What has been spent: dollars and tokens (input + output) as the trials reported them. */
-export interface Spend {
-  costUsd: number;
-  tokens: number;
-  /** Finished tasks whose trials reported neither a cost nor tokens (a cap cannot see what they spent). */
-  unmetered: number;
-}
+/**
+ * What has been spent: dollars and tokens (input + output) as the trials reported them, and the finished tasks whose
+ * trials reported neither (a cap cannot see what they spent).
+ */
+export type Spend = z.infer<typeof SpendJson>;
 
 export const NO_SPEND: Spend = { costUsd: 0, tokens: 0, unmetered: 0 };
 
@@ -75,17 +74,7 @@ export function capReached(cap: SpendCap, spent: Spend): string | null {
 }
 
 /** The spend part of an evaluation's result (present when a cap was set). */
-export interface SpendReport {
-  maxCostUsd: number | null;
-  maxTokens: number | null;
-  pool: string | null;
-  /** What this evaluation's finished tasks spent. */
-  spent: Spend;
-  /** Why tasks were not run (the cap reached, in words), or null when every task ran. */
-  reached: string | null;
-  /** Tasks that never started, or were stopped after the grace period: status `not_run`. */
-  nNotRun: number;
-}
+export type SpendReport = z.infer<typeof SpendReportJson>;
 
 /** The workflow id of a spend pool (one per name and namespace). */
 export const spendPoolWorkflowId = (pool: string): string => `vero-spend-pool-${pool}`;

@@ -4,6 +4,8 @@
  * with n − 1 degrees of freedom (jstat). Two evaluations whose intervals overlap are not told apart at 95%.
  */
 import { jStat } from 'jstat';
+import type { z } from 'zod';
+import type { AttemptsJson } from '../cli-json';
 
 export interface ScoreUncertainty {
   /** Tasks the mean is over (errors included, as 0). */
@@ -38,15 +40,7 @@ export function separable(a: ScoreUncertainty, b: ScoreUncertainty): boolean {
  * task's rewards across its attempts. A trial passes at reward ≥ 1. k is the fewest rewarded trials of any
  * task that has trial rewards; a task that errored (no rewarded trial) counts as failing.
  */
-export interface AttemptStats {
-  k: number;
-  passAtK: number;
-  passHatK: number;
-  /** Mean over tasks of the sample standard deviation of its trials' rewards. */
-  withinTaskSd: number;
-  /** Tasks the figures are over. */
-  nTasks: number;
-}
+export type AttemptStats = z.infer<typeof AttemptsJson>;
 
 /** C(n − c, k) / C(n, k) as a product, exact enough for any n a benchmark has. */
 function noneOfKPass(n: number, c: number, k: number): number {
