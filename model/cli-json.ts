@@ -114,7 +114,8 @@ const PrintConfigJson = z.strictObject({
   config: z.looseObject({}).describe('the resolved vero.yaml (docs/configuration.md)'),
 });
 
-const ProgressJson = z.strictObject({
+/** An evaluation's progress (model/evaluation/progress.ts), as `vero status` reports it. */
+export const ProgressJson = z.strictObject({
   total: z.number().int(),
   done: z.number().int(),
   running: z.number().int(),
@@ -126,13 +127,19 @@ const ProgressJson = z.strictObject({
   scored: z.number().int(),
   errors: z.number().int(),
   scoreSum: num,
+  /** Tasks a spend cap kept from running (counted in `done`, not in `scored` or `errors`). */
   notRun: z.number().int().optional(),
+  /** The spend cap reached, in words (model/evaluation/spend-cap.ts), once it is. */
   spendCapReached: z.string().optional(),
+  /** `cancelling`: a cancel was received; `running` counts the tasks whose harbors are still being stopped. */
   phase: z
     .enum(['preparing', 'running', 'finalizing', 'done', 'cancelling', 'failed', 'cancelled', 'terminated', 'timed_out'])
     .describe('where a running evaluation is; how a closed one ended'),
+  /** The chunk workflow running now (query it for in-chunk progress). */
   currentChunk: z.string().nullable(),
+  /** Every chunk workflow running now (chunks overlap under lane grants); supersedes currentChunk. */
   runningChunks: z.array(z.string()).optional(),
+  /** The concurrency in force (an evaluation's, after any `vero set-concurrency`). */
   concurrency: z.number().int().optional(),
   stopped: z.number().int().optional().describe('tasks that were running when a closed evaluation stopped'),
   paused: z

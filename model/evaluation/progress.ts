@@ -1,32 +1,16 @@
 /** An evaluation's progress: the workflows' query state, and what `vero status` reports of a closed one. */
-import type { PauseState } from './pause-state';
+import type { z } from 'zod';
+import type { ProgressJson } from '../cli-json';
 import type { TaskResult } from './task-result';
 import type { CandidateResult } from './candidate-result';
 
-export interface Progress {
-  total: number;
-  done: number;
-  running: number;
-  /** Tasks whose harbors have done their work and are tearing down (their lanes run other tasks); not in `running`. */
-  tearingDown?: number;
-  scored: number;
-  errors: number;
-  scoreSum: number;
-  /** Tasks a spend cap kept from running (counted in `done`, not in `scored` or `errors`). */
-  notRun?: number;
-  /** The spend cap reached, in words (model/evaluation/spend-cap.ts), once it is. */
-  spendCapReached?: string;
-  /** `cancelling`: a cancel was received; `running` counts the tasks whose harbors are still being stopped. */
+/** A progress as `vero status` reports it: a closed evaluation's phase is how it ended; `stopped` counts tearing-down tasks too. */
+export type SettledProgress = z.infer<typeof ProgressJson>;
+
+/** The workflows' query state: where a running evaluation is (a closed one's phase is settled by `settledProgress`). */
+export type Progress = Omit<SettledProgress, 'phase' | 'stopped'> & {
   phase: 'preparing' | 'running' | 'finalizing' | 'done' | 'cancelling';
-  /** The chunk workflow running now (query it for in-chunk progress). */
-  currentChunk: string | null;
-  /** Every chunk workflow running now (chunks overlap under lane grants); supersedes currentChunk. */
-  runningChunks?: string[];
-  /** The concurrency in force (an evaluation's, after any `vero set-concurrency`). */
-  concurrency?: number;
-  /** Set while the evaluation is paused (`vero pause`): no task starts until `vero resume`. */
-  paused?: PauseState;
-}
+};
 
 /**
  * What a closed evaluation's last progress snapshot means now: nothing runs any more (a cancelled or failed
@@ -47,12 +31,6 @@ const CLOSED_PHASE: Record<string, SettledProgress['phase']> = {
   CANCELLED: 'cancelled',
   TERMINATED: 'terminated',
   TIMED_OUT: 'timed_out',
-};
-
-/** A progress as `vero status` reports it: a closed evaluation's phase is how it ended; `stopped` counts tearing-down tasks too. */
-export type SettledProgress = Omit<Progress, 'phase'> & {
-  phase: Progress['phase'] | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
-  stopped?: number;
 };
 
 /** A fresh progress record (the workflows' query state). */
