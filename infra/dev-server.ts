@@ -6,10 +6,9 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { searchAttributeArgs } from '../model/evaluation/search-attributes';
-import { ConfigError } from '../model/errors';
+import { ConfigError, InfrastructureError } from '../model/errors';
 import { processAlive } from './process-alive';
 import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
-import { InfrastructureError } from '../model/errors';
 import { devServerPidFile } from '../model/paths';
 import { writeFileDurable } from './atomic-file';
 
@@ -77,8 +76,6 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
-const pidFileFor = devServerPidFile;
-
 /**
  * A dev server left running on this SQLite file (its owner was SIGKILLed; the server is a detached group)
  * would share the file with a new one and corrupt its state: stop it first. Returns its pid, if there was one.
@@ -88,7 +85,7 @@ async function stopStaleServer(dbFile: string): Promise<number | null> {
   let pid: number;
   let record: { pid: number; port?: number; ownerPid?: number };
   try {
-    record = JSON.parse(fs.readFileSync(pidFileFor(dbFile), 'utf8')) as typeof record;
+    record = JSON.parse(fs.readFileSync(devServerPidFile(dbFile), 'utf8')) as typeof record;
     pid = record.pid;
   } catch {
     return null;
@@ -128,7 +125,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   if (typeof out === 'number') fs.closeSync(out);
   if (child.pid) opts.onSpawn?.(child.pid);
   if (opts.dbFile && child.pid)
-    writeFileDurable(pidFileFor(opts.dbFile), JSON.stringify({ pid: child.pid, port, ownerPid: process.pid }), { fsync: false });
+    writeFileDurable(devServerPidFile(opts.dbFile), JSON.stringify({ pid: child.pid, port, ownerPid: process.pid }), { fsync: false });
   let exited: number | null = null;
   child.on('exit', (code) => (exited = code ?? -1));
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
@@ -147,7 +144,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
         await done;
         clearTimeout(t);
       }
-      if (opts.dbFile) fs.rmSync(pidFileFor(opts.dbFile), { force: true });
+      if (opts.dbFile) fs.rmSync(devServerPidFile(opts.dbFile), { force: true });
     },
   };
 }
