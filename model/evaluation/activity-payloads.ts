@@ -42,14 +42,8 @@ export interface PreparedCandidate {
   worktree: string;
 }
 
-export interface PreflightInput {
-  runDir: string;
-  /** The task whose argv is checked (the first of the evaluation). */
-  task: string;
-  worktree: string;
-  settings: EvalSettings;
-  candidate?: CandidateSource;
-}
+/** A run of the task whose argv is checked (the first of the evaluation). */
+export type PreflightInput = Omit<RunTaskInput, 'reportsWorkDone'>;
 
 export interface SaveChunkInput {
   runDir: string;
