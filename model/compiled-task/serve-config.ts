@@ -14,6 +14,9 @@ export type SplitAccess = z.infer<typeof SplitAccess>;
 
 export const SplitName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'expected a split name of letters, digits, _ . -');
 
+/** A Harbor reward key (`reward`, `pass`, …). */
+const RewardKey = z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -');
+
 export const BudgetSpec = z
   .strictObject({
     split: SplitName,
@@ -27,10 +30,7 @@ export const BudgetSpec = z
 
 export const TargetSpec = z.strictObject({
   split: SplitName,
-  reward_key: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
-    .default('reward'),
+  reward_key: RewardKey.default('reward'),
   sample_ids: z.array(z.number().int().min(0)).optional(),
   /**
    * The seed agent's reward on this target, pinned from repeated runs: reported next to the reward
@@ -45,10 +45,7 @@ export const TargetSpec = z.strictObject({
   /** The score a case that failed counts as on this target, and the target's score with no candidate (default: objective's). */
   failure_value: z.number().finite().optional(),
   /** Mode B: the Harbor reward key this target is scored by (default: `scoring.reward_key`). */
-  metric: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
-    .optional(),
+  metric: RewardKey.optional(),
   /** Mode B: how a task's trials combine on this target (default: `mean` with n_attempts, else `scoring.aggregate`). */
   aggregate: z.enum(['best', 'mean']).optional(),
   /** Mode B: the model (`harbor run -m`) this target's trusted scoring runs with (default: `harbor.model`). */
@@ -132,11 +129,7 @@ const RetryOverride = z.strictObject({
 
 export const ScoringSpec = z.strictObject({
   aggregate: z.enum(['best', 'mean']).default('best'),
-  reward_key: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'expected a reward key of letters, digits, _ . -')
-    .nullable()
-    .default(null),
+  reward_key: RewardKey.nullable().default(null),
   agent_task_attempts: z.number().int().min(1).max(10).default(1),
   trusted_task_attempts: z.number().int().min(1).max(10).default(3),
   /**
