@@ -25,6 +25,17 @@ export function isInside(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
+/** Reads `length` bytes of `fd` from `position` into the start of `buf`, or up to the file's end: how many it read. */
+export function readFully(fd: number, buf: Buffer, length: number, position = 0): number {
+  let n = 0;
+  while (n < length) {
+    const r = fs.readSync(fd, buf, n, length - n, position + n);
+    if (r === 0) break;
+    n += r;
+  }
+  return n;
+}
+
 /** One buffer reused by every read (files are decoded before the next read): no garbage per file. */
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
@@ -48,13 +59,7 @@ export function readRegularText(file: string, opts: { maxBytes: number; within?:
     if (!st.isFile()) throw new UnreadableFileError(`${file}: ${kindOf(st)}, not a regular file`);
     if (st.size > opts.maxBytes) throw new UnreadableFileError(`${file}: ${st.size} bytes, over the ${opts.maxBytes}-byte limit`);
     if (scratch.length < st.size) scratch = Buffer.allocUnsafe(Math.max(st.size, scratch.length * 2));
-    let n = 0;
-    while (n < st.size) {
-      const r = fs.readSync(fd, scratch, n, st.size - n, n);
-      if (r === 0) break;
-      n += r;
-    }
-    return scratch.toString('utf8', 0, n);
+    return scratch.toString('utf8', 0, readFully(fd, scratch, st.size));
   } finally {
     fs.closeSync(fd);
   }
@@ -76,13 +81,7 @@ export function readRegularTail(file: string, maxBytes: number): { bytes: Buffer
     if (!st.isFile()) return null;
     const n = Math.min(st.size, maxBytes);
     const bytes = Buffer.alloc(n);
-    let got = 0;
-    while (got < n) {
-      const r = fs.readSync(fd, bytes, got, n - got, st.size - n + got);
-      if (r === 0) break;
-      got += r;
-    }
-    return { bytes: bytes.subarray(0, got), whole: n === st.size };
+    return { bytes: bytes.subarray(0, readFully(fd, bytes, n, st.size - n)), whole: n === st.size };
   } finally {
     fs.closeSync(fd);
   }

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isInside } from './bounded-read';
+import { isInside, readFully } from './bounded-read';
 
 export type HomeFile =
   | { ok: true; path: string; size: number; content: Buffer; truncated: boolean }
@@ -47,12 +47,7 @@ export function readHomeFile(home: string, relative: string, maxBytes: number, a
   if (!opened.ok) return opened;
   try {
     const content = Buffer.alloc(Math.min(opened.size, maxBytes));
-    let n = 0;
-    while (n < content.length) {
-      const r = fs.readSync(opened.fd, content, n, content.length - n, n);
-      if (r === 0) break;
-      n += r;
-    }
+    const n = readFully(opened.fd, content, content.length);
     return { ok: true, path: opened.path, size: opened.size, content: content.subarray(0, n), truncated: opened.size > maxBytes };
   } finally {
     fs.closeSync(opened.fd);
