@@ -106,20 +106,7 @@ export function errorRow(task: string, error: string, runs: number, jobDir: stri
 
 /** The row of a task a spend cap kept from running (or stopped after the grace period): not scored, not an error. */
 export function notRunRow(task: string, why: string, jobDir: string): TaskResult {
-  return {
-    task,
-    status: 'not_run',
-    score: null,
-    metrics: {},
-    trial: null,
-    taskName: null,
-    nTrials: 0,
-    runs: 0,
-    exceptions: [],
-    timedOut: false,
-    jobDir,
-    error: why,
-  };
+  return { ...errorRow(task, why, 0, jobDir), status: 'not_run' };
 }
 
 /** The score of each task as the evaluation's score counts it (an error is 0). */
