@@ -49,10 +49,7 @@ export function partOf(rel: string): SessionPart | null {
 /** The candidates' commits (refs/vero/candidates/*) as a git bundle, so a relaunched sidecar can still grade them. */
 export const COMMITS_BUNDLE = 'candidates.bundle';
 /** The build's digest as a relaunch compares it: what the compiler recorded. */
-export interface SessionExpectation {
-  task_name: string;
-  build_digest: string | null;
-}
+export type SessionExpectation = Pick<SessionManifest, 'task_name' | 'build_digest'>;
 
 /** What is wrong with a manifest for this task (empty: it may be resumed), besides its files. */
 export function manifestProblems(m: SessionManifest, want: SessionExpectation): string[] {
