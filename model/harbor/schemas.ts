@@ -4,21 +4,21 @@
  */
 import { z } from 'zod';
 
-const timestamp = z.string().nullable().optional();
+const timestamp = z.string().nullish();
 
 /** Harbor 0.26's verdict on an exception (model/harbor/error-policy.ts); absent in 0.25 results. */
 const ExceptionPolicy = z.looseObject({
-  should_retry: z.boolean().nullable().optional(),
-  should_grade: z.boolean().nullable().optional(),
-  has_valid_reward: z.boolean().nullable().optional(),
+  should_retry: z.boolean().nullish(),
+  should_grade: z.boolean().nullish(),
+  has_valid_reward: z.boolean().nullish(),
 });
 
 const ExceptionInfo = z.looseObject({
   exception_type: z.string(),
-  exception_message: z.string().nullable().optional(),
-  exception_traceback: z.string().nullable().optional(),
+  exception_message: z.string().nullish(),
+  exception_traceback: z.string().nullish(),
   occurred_at: timestamp,
-  policy: ExceptionPolicy.nullable().optional(),
+  policy: ExceptionPolicy.nullish(),
 });
 
 /** The result-file schema versions vero-harbor reads: omitted means 1 (Harbor ≤ 0.25 writes none; 0.26 writes 1). */
@@ -26,7 +26,7 @@ export const KNOWN_RESULT_SCHEMA_VERSIONS: readonly number[] = [1];
 
 const TaskId = z.union([
   z.looseObject({ path: z.string() }),
-  z.looseObject({ org: z.string(), name: z.string(), ref: z.string().nullable().optional() }),
+  z.looseObject({ org: z.string(), name: z.string(), ref: z.string().nullish() }),
 ]);
 
 /** The fields of `TrialResult` that collation uses; other fields are kept but not checked. */
@@ -41,25 +41,20 @@ export const TrialResult = z.looseObject({
   task_name: z.string(),
   trial_name: z.string(),
   task_id: TaskId.optional(),
-  source: z.string().nullable().optional(),
-  config: z.looseObject({ task: z.looseObject({ path: z.string().nullable().optional() }).optional() }).optional(),
-  verifier_result: z
-    .object({ rewards: z.record(z.string(), z.number()).nullable().optional() })
-    .loose()
-    .nullable()
-    .optional(),
-  exception_info: ExceptionInfo.nullable().optional(),
+  source: z.string().nullish(),
+  config: z.looseObject({ task: z.looseObject({ path: z.string().nullish() }).optional() }).optional(),
+  verifier_result: z.looseObject({ rewards: z.record(z.string(), z.number()).nullish() }).nullish(),
+  exception_info: ExceptionInfo.nullish(),
   /** Harbor ≥ 0.26: whether the reward counts (its job mean counts only these). */
-  reward_valid: z.boolean().nullable().optional(),
+  reward_valid: z.boolean().nullish(),
   agent_result: z
     .looseObject({
-      cost_usd: z.number().nullable().optional(),
-      n_input_tokens: z.number().nullable().optional(),
-      n_output_tokens: z.number().nullable().optional(),
-      n_cache_tokens: z.number().nullable().optional(),
+      cost_usd: z.number().nullish(),
+      n_input_tokens: z.number().nullish(),
+      n_output_tokens: z.number().nullish(),
+      n_cache_tokens: z.number().nullish(),
     })
-    .nullable()
-    .optional(),
+    .nullish(),
   started_at: timestamp,
   finished_at: timestamp,
 });
