@@ -13,6 +13,7 @@
  *   attempt for `task_attempts` attempts, plus the retry back-off between attempts;
  * - Mode A: inference and scoring share one `timeout` deadline per activity attempt (3 attempts).
  */
+import type { ServeConfig } from './serve-config';
 
 /** Start-up of the finalize request itself (connections, the sidecar's worktrees, writing the result). */
 const FINALIZE_STARTUP_SEC = 300;
@@ -25,18 +26,13 @@ const DRAIN_CANCEL_SEC = 120;
 /** evaluateSamples' activity attempts (workflows/evaluate-samples.ts). */
 const MODE_A_ATTEMPTS = 3;
 
-export interface FinalizePlan {
-  mode: 'A' | 'B';
-  auto_best_k: number;
-  /** Runs of each re-score while it cannot score (default 1). */
-  rescore_attempts?: number;
-  baseline_floor: boolean;
+/** serve.json's finalize settings (model/compiled-task/serve-config.ts), with what the bound needs of the build. */
+export type FinalizePlan = Pick<ServeConfig, 'mode' | 'auto_best_k' | 'rescore_attempts' | 'baseline_floor' | 'selection_split'> & {
   /** The seed's selection score is pinned (`baseline_selection_score`): the floor scores nothing. */
   pinnedSelectionScore?: boolean;
   /** `score_baseline`: the seed is scored on each target without a pinned reward. */
   scoreBaseline?: boolean;
-  selection_split: string;
-  targets: { split: string; sample_ids?: number[]; baseline_reward?: number; max_attempts?: number }[];
+  targets: Pick<ServeConfig['targets'][number], 'split' | 'sample_ids' | 'baseline_reward' | 'max_attempts'>[];
   /** Number of samples (tasks or rows) of each split. */
   splitSizes: Record<string, number>;
   timeoutSec: number;
@@ -44,7 +40,7 @@ export interface FinalizePlan {
   drainSec?: number;
   maxConcurrency: number;
   taskAttempts: number;
-}
+};
 
 /** The worst case of one trusted evaluation of `samples` samples. */
 export function evaluationBoundSec(p: FinalizePlan, samples: number): number {
