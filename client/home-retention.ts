@@ -13,12 +13,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { git } from '../infra/git';
 import { hostId } from '../infra/host-groups';
 import { processAlive } from '../infra/process-alive';
 import { homePaths, isPidFile, runPaths } from '../model/paths';
 import { VeroCandidate } from '../model/evaluation/search-attributes';
+import { describeIfAny } from './connection';
 
 export interface CleanItem {
   path: string;
@@ -66,13 +67,8 @@ const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort(
 type Known = { status: string; candidate: string | null } | null;
 
 async function describeEval(client: Client, evalId: string): Promise<Known> {
-  try {
-    const d = await client.workflow.getHandle(evalId).describe();
-    return { status: d.status.name, candidate: d.typedSearchAttributes.get(VeroCandidate) ?? null };
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) return null;
-    throw e;
-  }
+  const d = await describeIfAny(client, evalId);
+  return d && { status: d.status.name, candidate: d.typedSearchAttributes.get(VeroCandidate) ?? null };
 }
 
 /**
