@@ -8,12 +8,12 @@ import { ConfigError } from '../model/errors';
 import { DEFAULT_WAIT_SEC, type JobAnswer, startAndWait, type WaitFlags, waitBoundOptions, waitForJob } from './eval-job-wait';
 import { parseIntFlag } from './int-flag';
 import { call, sidecarUrl } from './sidecar-client';
+import { printJson } from './print';
 
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** A job as vero's `evals run`/`evals wait` print it: the result once complete, else the job record. */
-const jobOut = (job: JobAnswer) => print(job.status === 'complete' && job.result ? { job_id: job.job_id, ...job.result } : job);
+const jobOut = (job: JobAnswer) => printJson(job.status === 'complete' && job.result ? { job_id: job.job_id, ...job.result } : job);
 
 interface RunFlags extends WaitFlags {
   partition?: string;
@@ -78,8 +78,7 @@ export function registerEvalsCommand(program: Command): void {
       .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)'),
     TIMEOUT_HELP,
   ).action(async (id: string, o: WaitFlags & { url?: string }) => {
-    const url = sidecarUrl(o.url);
-    jobOut(await waitForJob(url, id, o));
+    jobOut(await waitForJob(sidecarUrl(o.url), id, o));
   });
   evals
     .command('status')
@@ -87,8 +86,7 @@ export function registerEvalsCommand(program: Command): void {
     .argument('[job_id]')
     .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
     .action(async (id: string | undefined, o: { url?: string }) => {
-      const url = sidecarUrl(o.url);
-      print(await call(url, 'GET', id ? `/eval/jobs/${encodeURIComponent(id)}` : '/status'));
+      printJson(await call(sidecarUrl(o.url), 'GET', id ? `/eval/jobs/${encodeURIComponent(id)}` : '/status'));
     });
   evals
     .command('submit')
@@ -96,6 +94,6 @@ export function registerEvalsCommand(program: Command): void {
     .option('--version <ref>', 'commit to submit (default HEAD)')
     .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
     .action(async (o: { version?: string; url?: string }) => {
-      print(await call(sidecarUrl(o.url), 'POST', '/submit', { commit: o.version }));
+      printJson(await call(sidecarUrl(o.url), 'POST', '/submit', { commit: o.version }));
     });
 }

@@ -9,8 +9,7 @@ import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
 import { addOverrideOptions, HARBOR_RUN_OVERRIDES, overridesFrom } from './override-flags';
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
+import { print, printJson } from './print';
 
 interface RaceFlags extends ConnectionFlags {
   json?: boolean;
@@ -146,7 +145,7 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
       } finally {
         if (timer) clearInterval(timer);
       }
-      if (o.json) print(JSON.stringify(r, null, 2));
+      if (o.json) printJson(r);
       else print(renderRace(r));
     } finally {
       await client.connection.close();
