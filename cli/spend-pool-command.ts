@@ -19,8 +19,7 @@ export function registerSpendPoolCommand(program: Command): void {
         "machine-readable output: the pool workflow's state (name, maxCostUsd, maxTokens, spent, reached, members, spentBy)",
       ),
   ).action(async (name: string, o: ConnectionFlags & { json?: boolean }) => {
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
+    const client = await connectTo(connectionSettings(o), o.json);
     let state;
     try {
       state = await spendPoolState(client, name);
