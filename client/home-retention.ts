@@ -29,24 +29,17 @@ export interface CleanItem {
   bytes: number;
 }
 
-/** lstat, or null for what went away meanwhile (a run writing and renaming while it is looked at). */
-function lstatIfThere(p: string): fs.Stats | null {
+/** `read()`, or `absent` for what went away meanwhile (a run writing and renaming while it is looked at). */
+function ifThere<T>(read: () => T, absent: T): T {
   try {
-    return fs.lstatSync(p);
+    return read();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return absent;
     throw e;
   }
 }
-
-const childrenOf = (p: string): string[] => {
-  try {
-    return fs.readdirSync(p);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-};
+const lstatIfThere = (p: string): fs.Stats | null => ifThere(() => fs.lstatSync(p), null);
+const childrenOf = (p: string): string[] => ifThere(() => fs.readdirSync(p), []);
 
 /** Bytes under a path (files only; symlinks not followed). */
 function sizeOf(p: string): number {
