@@ -20,16 +20,13 @@ export function registerSpendPoolCommand(program: Command): void {
       ),
   ).action(async (name: string, o: ConnectionFlags & { json?: boolean }) => {
     const client = await connectTo(connectionSettings(o), o.json);
-    let state;
-    try {
-      state = await spendPoolState(client, name);
-    } catch (e) {
+    const state = await spendPoolState(client, name).catch((e: unknown) => {
       if (e instanceof WorkflowNotFoundError)
         throw new ConfigError(
           `spend pool "${name}": none on this server and namespace (an evaluation with execution.spend_pool starts it)`,
         );
       throw e;
-    }
+    });
     if (o.json) return printJson(state);
     print(`spend pool ${state.name}: ${capsText(state)}`);
     print(
