@@ -139,12 +139,7 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
       const mode = await startRace(client, input, conn.taskQueue);
       if (!o.json) process.stderr.write(`${mode} ${input.raceId}\n`);
       const timer = o.json ? null : followRace(client, input.raceId);
-      let r: RaceResult;
-      try {
-        r = await raceResult(client, input.raceId);
-      } finally {
-        if (timer) clearInterval(timer);
-      }
+      const r = await raceResult(client, input.raceId).finally(() => timer && clearInterval(timer));
       if (o.json) printJson(r);
       else print(renderRace(r));
     } finally {
