@@ -21,8 +21,7 @@ export function registerBestCommand(program: Command): void {
       .option('--all', 'compare every evaluation, whatever its config')
       .option('--json', 'machine-readable output'),
   ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean }) => {
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
+    const client = await connectTo(connectionSettings(o), o.json);
     const done = (await listEvaluations(client, { configDigest: digestScope(o) })).filter((r) => r.workflowStatus === 'COMPLETED');
     const results = await Promise.all(done.map(async (r) => (await client.workflow.getHandle(r.evalId).result()) as CandidateResult));
     const best = pickBest(results);

@@ -4,6 +4,7 @@ import { applyClean, planClean } from '../client/home-retention';
 import { defaultHome } from '../infra/eval-config-file';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseDurationFlag, withConnection } from './options';
 import { table } from './format';
+import { print, printJson } from './print';
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
@@ -47,30 +48,22 @@ async function clean(o: CleanFlags): Promise<void> {
   const items = applied ? applied.removed : planned.items;
   const left = (applied?.left ?? []).map((l) => ({ path: l.item.path, reason: l.reason }));
   const bytes = items.reduce((n, i) => n + i.bytes, 0);
-  if (o.json) {
-    process.stdout.write(
-      `${JSON.stringify({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown, left }, null, 2)}\n`,
-    );
-    return;
-  }
+  if (o.json) return printJson({ home, olderThanSec: o.olderThan, removed: !!o.yes, bytes, items, unknown, left });
   for (const l of left) process.stderr.write(`left ${l.path}: ${l.reason}\n`);
   if (unknown.length)
     process.stderr.write(
       `note: ${unknown.length} evaluation(s) in ${home} are not on this server (maybe another server's): left; --forgotten includes them\n`,
     );
-  if (items.length === 0) {
-    process.stdout.write(`nothing to clean in ${home} (retention ${o.olderThan} s)\n`);
-    return;
-  }
-  process.stdout.write(
+  if (items.length === 0) return print(`nothing to clean in ${home} (retention ${o.olderThan} s)`);
+  print(
     `${table(
       ['kind', 'size', 'why', 'path'],
       items.map((i) => [i.kind, mib(i.bytes), i.reason, i.path]),
-    )}\n\n`,
+    )}\n`,
   );
-  process.stdout.write(
+  print(
     o.yes
-      ? `removed ${items.length} item(s), ${mib(bytes)} from ${home}\n`
-      : `would remove ${items.length} item(s), ${mib(bytes)}; add --yes to remove them\n`,
+      ? `removed ${items.length} item(s), ${mib(bytes)} from ${home}`
+      : `would remove ${items.length} item(s), ${mib(bytes)}; add --yes to remove them`,
   );
 }

@@ -24,25 +24,23 @@ interface CompareFlags extends ConnectionFlags {
 
 /** An evaluation id as it is, or (with a vero.yaml) a candidate ref: the evaluation of that commit under that config. */
 async function resultOf(client: Client, ref: string, which: 'A' | 'B', config: string | null): Promise<CandidateResult> {
+  const describe = (id: string) =>
+    client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => null);
   let id = ref;
-  const exists = await client.workflow
-    .getHandle(ref)
-    .describe()
-    .then(
-      () => true,
-      () => false,
-    );
-  if (!exists) {
+  let d = await describe(ref);
+  if (!d) {
     if (!config)
       throw new ConfigError(`${which}: no evaluation "${ref}" on this server (give an evaluation id, or a candidate with -c vero.yaml)`);
     id = (await prepareEvalInput(loadEvalConfig(config), ref)).evalId;
+    d = await describe(id);
+    if (!d)
+      throw new ConfigError(
+        `${which}: candidate "${ref}" has no evaluation under ${config} (expected ${id}; start it with vero start-eval)`,
+      );
   }
-  const d = await client.workflow
-    .getHandle(id)
-    .describe()
-    .catch(() => null);
-  if (!d)
-    throw new ConfigError(`${which}: candidate "${ref}" has no evaluation under ${config} (expected ${id}; start it with vero start-eval)`);
   if (d.status.name !== 'COMPLETED')
     throw new ConfigError(`${which}: evaluation ${id} is ${d.status.name.toLowerCase()}; compare needs completed evaluations`);
   return withTasks((await client.workflow.getHandle(id).result()) as CandidateResult);

@@ -20,7 +20,7 @@ import { resultSummary, taskTable } from './format';
 import { handleInterrupts, type Interrupts, killGroup } from './interrupts';
 import { TEMPORAL_DEFAULTS, type EvalConfig } from '../model/evaluation/config';
 import { HARBOR_VERSION } from '../model/harbor/version';
-import { print } from './print';
+import { print, printJson } from './print';
 import { startWorker } from './host-worker';
 
 const LINKS_DIE =
@@ -141,7 +141,7 @@ async function evaluateDemoCandidates(
 
 function printDemoBest(results: CandidateResult[], uiUrl: string | null, o: DemoFlags): void {
   const best = pickBest(results)!;
-  if (o.json) print(JSON.stringify({ results, best: best.evalId, ui: uiUrl }, null, 2));
+  if (o.json) printJson({ results, best: best.evalId, ui: uiUrl });
   else
     print(
       `\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${uiUrl}${o.keep ? '' : LINKS_DIE}`,

@@ -4,13 +4,13 @@ import { ConfigError } from '../model/errors';
 import { parseIntFlag } from './int-flag';
 import { sidecarUrl } from './sidecar-client';
 import {
-  DEFAULT_POLL_SEC,
   DEFAULT_WAIT_SEC,
   jobJson,
   type JobAnswer,
   runningText,
   startAndWait,
   type WaitFlags,
+  waitBoundOptions,
   waitForJob,
 } from './eval-job-wait';
 import { printAnswer } from './print';
@@ -45,21 +45,8 @@ function printJob(job: JobAnswer, json?: boolean): void {
   printAnswer(jobJson(job), json, () => (job.status === 'complete' && job.result ? resultText(job.result) : runningText(job)));
 }
 
-const waitOptions = (c: Command) =>
-  c
-    .option(
-      '--timeout <sec>',
-      `return after at most this many seconds (default $VERO_EVAL_WAIT_SEC or ${DEFAULT_WAIT_SEC}); an evaluation still running is not stopped`,
-      parseIntFlag('--timeout'),
-    )
-    .option(
-      '--poll-interval <sec>',
-      `seconds between checks (default ${DEFAULT_POLL_SEC})`,
-      parseIntFlag('--poll-interval', { min: 1, max: 3600 }),
-    );
-
 export function registerEvalCommand(program: Command): void {
-  waitOptions(
+  waitBoundOptions(
     program
       .command('eval')
       .usage('--split <split> [options]  |  vero eval wait <id> [options]')
@@ -75,6 +62,7 @@ export function registerEvalCommand(program: Command): void {
       .option('--detach', 'return the evaluation id at once, without waiting')
       .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
       .option('--json', 'machine-readable output'),
+    `return after at most this many seconds (default $VERO_EVAL_WAIT_SEC or ${DEFAULT_WAIT_SEC}); an evaluation still running is not stopped`,
   )
     .addHelpText(
       'after',

@@ -4,8 +4,10 @@
  * finished (the evaluation keeps running in the sidecar; waiting again is always safe and costs nothing).
  */
 import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
 import { SidecarError } from '../model/errors';
 import { callRetrying } from './sidecar-client';
+import { parseIntFlag } from './int-flag';
 
 /** Default bound of one `vero eval` / `vero eval wait` call: under the tool-call caps `vero run` sets (300 s). */
 export const DEFAULT_WAIT_SEC = 240;
@@ -15,6 +17,16 @@ export interface WaitFlags {
   timeout?: number;
   pollInterval?: number;
 }
+
+/** The bound's flags (--timeout, its help given; --poll-interval) of the commands that wait for a job. */
+export const waitBoundOptions = (c: Command, timeoutHelp: string): Command =>
+  c
+    .option('--timeout <sec>', timeoutHelp, parseIntFlag('--timeout'))
+    .option(
+      '--poll-interval <sec>',
+      `seconds between checks (default ${DEFAULT_POLL_SEC})`,
+      parseIntFlag('--poll-interval', { min: 1, max: 3600 }),
+    );
 
 export interface JobAnswer {
   job_id: string;

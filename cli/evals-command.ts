@@ -5,15 +5,15 @@
  */
 import { Command } from 'commander';
 import { ConfigError } from '../model/errors';
-import { DEFAULT_POLL_SEC, DEFAULT_WAIT_SEC, type JobAnswer, startAndWait, type WaitFlags, waitForJob } from './eval-job-wait';
+import { DEFAULT_WAIT_SEC, type JobAnswer, startAndWait, type WaitFlags, waitBoundOptions, waitForJob } from './eval-job-wait';
 import { parseIntFlag } from './int-flag';
 import { call, sidecarUrl } from './sidecar-client';
+import { printJson } from './print';
 
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** A job as vero's `evals run`/`evals wait` print it: the result once complete, else the job record. */
-const jobOut = (job: JobAnswer) => print(job.status === 'complete' && job.result ? { job_id: job.job_id, ...job.result } : job);
+const jobOut = (job: JobAnswer) => printJson(job.status === 'complete' && job.result ? { job_id: job.job_id, ...job.result } : job);
 
 interface RunFlags extends WaitFlags {
   partition?: string;
@@ -28,18 +28,8 @@ interface RunFlags extends WaitFlags {
   url?: string;
 }
 
-const boundOptions = (c: Command) =>
-  c
-    .option(
-      '--timeout <sec>',
-      `wait at most this long (default $VERO_EVAL_WAIT_SEC or ${DEFAULT_WAIT_SEC}), then print the running job`,
-      parseIntFlag('--timeout'),
-    )
-    .option(
-      '--poll-interval <sec>',
-      `seconds between checks (default ${DEFAULT_POLL_SEC})`,
-      parseIntFlag('--poll-interval', { min: 1, max: 3600 }),
-    );
+/** --timeout's help in `evals run` and `evals wait`. */
+const TIMEOUT_HELP = `wait at most this long (default $VERO_EVAL_WAIT_SEC or ${DEFAULT_WAIT_SEC}), then print the running job`;
 
 /** `--start A --stop B` as sample ids, `--case-id` as names; one of the two, as vero's `evals run`. */
 function selection(o: RunFlags): { sample_ids?: number[]; case_ids?: string[] } {
@@ -57,7 +47,7 @@ export function registerEvalsCommand(program: Command): void {
   const evals = program
     .command('evals')
     .description("vero's agent-side commands (evals run / status / wait / submit) onto this task's eval sidecar; JSON output");
-  boundOptions(
+  waitBoundOptions(
     evals
       .command('run')
       .description(
@@ -73,21 +63,22 @@ export function registerEvalsCommand(program: Command): void {
       .option('--backend <id>', "accepted for vero's instructions: a task has one backend")
       .option('--evaluation-set <name>', "accepted for vero's instructions: a task has one evaluation set (its splits are partitions)")
       .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)'),
+    TIMEOUT_HELP,
   ).action(async (o: RunFlags) => {
     const split = o.partition ?? o.split;
     if (!split) throw new ConfigError('--partition: required (the split to evaluate on; `evals status` lists them)');
     const job = await startAndWait(sidecarUrl(o.url), { split, ...(o.version ? { commit: o.version } : {}), ...selection(o) }, o);
     jobOut(job);
   });
-  boundOptions(
+  waitBoundOptions(
     evals
       .command('wait')
       .description('wait (bounded) for a job; prints its result, or the running job (wait again); a failed or cancelled job exits 1')
       .argument('<job_id>')
       .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)'),
+    TIMEOUT_HELP,
   ).action(async (id: string, o: WaitFlags & { url?: string }) => {
-    const url = sidecarUrl(o.url);
-    jobOut(await waitForJob(url, id, o));
+    jobOut(await waitForJob(sidecarUrl(o.url), id, o));
   });
   evals
     .command('status')
@@ -95,8 +86,7 @@ export function registerEvalsCommand(program: Command): void {
     .argument('[job_id]')
     .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
     .action(async (id: string | undefined, o: { url?: string }) => {
-      const url = sidecarUrl(o.url);
-      print(await call(url, 'GET', id ? `/eval/jobs/${encodeURIComponent(id)}` : '/status'));
+      printJson(await call(sidecarUrl(o.url), 'GET', id ? `/eval/jobs/${encodeURIComponent(id)}` : '/status'));
     });
   evals
     .command('submit')
@@ -104,6 +94,6 @@ export function registerEvalsCommand(program: Command): void {
     .option('--version <ref>', 'commit to submit (default HEAD)')
     .option('--url <url>', 'sidecar URL (default $VERO_EVAL_URL)')
     .action(async (o: { version?: string; url?: string }) => {
-      print(await call(sidecarUrl(o.url), 'POST', '/submit', { commit: o.version }));
+      printJson(await call(sidecarUrl(o.url), 'POST', '/submit', { commit: o.version }));
     });
 }

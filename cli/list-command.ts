@@ -17,8 +17,7 @@ export function registerListCommand(program: Command): void {
       .option('--limit <n>', 'at most this many, newest first (default: all, paged through visibility)', parseIntFlag('--limit'))
       .option('--json', 'machine-readable output'),
   ).action(async (o: ConnectionFlags & { json?: boolean; all?: boolean; limit?: number }) => {
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
+    const client = await connectTo(connectionSettings(o), o.json);
     const rows = await listEvaluations(client, { configDigest: digestScope(o), ...(o.limit ? { limit: o.limit + 1 } : {}) });
     const more = o.limit !== undefined && rows.length > o.limit;
     if (more) rows.length = o.limit!;

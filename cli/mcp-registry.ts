@@ -25,12 +25,8 @@ export interface McpTool<Ctx> {
 }
 
 /** A registry entry, with its arguments typed from its input shape. */
-export function tool<Ctx, S extends z.ZodRawShape>(t: {
-  name: string;
-  description: string;
-  input: S;
-  readOnly: boolean;
-  run: (ctx: Ctx, args: z.infer<z.ZodObject<S>>) => Promise<unknown>;
-}): McpTool<Ctx> {
+export function tool<Ctx, S extends z.ZodRawShape>(
+  t: Omit<McpTool<Ctx>, 'input' | 'run'> & { input: S; run: (ctx: Ctx, args: z.infer<z.ZodObject<S>>) => Promise<unknown> },
+): McpTool<Ctx> {
   return t as unknown as McpTool<Ctx>;
 }

@@ -31,14 +31,19 @@ const listOf = (v: string) =>
 /** Repeatable flag: every value, in order. */
 const repeated = (v: string, previous: unknown): string[] => [...((previous as string[] | undefined) ?? []), v];
 
+/** `--ae K=V`: Harbor keeps the value as the literal string. */
+function parseEnvItem(flag: string, item: string): [string, string] {
+  const eq = item.indexOf('=');
+  if (eq <= 0) throw new ConfigError(`${flag}: expected KEY=VALUE, got "${item}"`);
+  return [item.slice(0, eq), item.slice(eq + 1)];
+}
+
 /**
  * A `KEY=VALUE` of `--ak` as Harbor parses it: the value read as JSON first (`n=3` a number, `x=true` a boolean),
  * then Python's True/False/None, else the string. A missing `=` is refused, as Harbor refuses it.
  */
 export function parseKwarg(flag: string, item: string): [string, unknown] {
-  const eq = item.indexOf('=');
-  if (eq <= 0) throw new ConfigError(`${flag}: expected KEY=VALUE, got "${item}"`);
-  const [key, text] = [item.slice(0, eq), item.slice(eq + 1)];
+  const [key, text] = parseEnvItem(flag, item);
   if (key.includes('.')) throw new ConfigError(`${flag}: "${key}" is not a keyword argument name`);
   try {
     return [key, JSON.parse(text) as unknown];
@@ -46,13 +51,6 @@ export function parseKwarg(flag: string, item: string): [string, unknown] {
     const python: Record<string, unknown> = { True: true, False: false, None: null };
     return [key, text in python ? python[text] : text];
   }
-}
-
-/** `--ae K=V`: Harbor keeps the value as the literal string. */
-function parseEnvItem(flag: string, item: string): [string, string] {
-  const eq = item.indexOf('=');
-  if (eq <= 0) throw new ConfigError(`${flag}: expected KEY=VALUE, got "${item}"`);
-  return [item.slice(0, eq), item.slice(eq + 1)];
 }
 
 /** A repeatable `KEY=VALUE` flag: its pairs, each checked as it is given (a bad one is refused by the flag's name). */

@@ -6,6 +6,7 @@ import { QUERY_VIEWS } from '../model/query-views';
 import { table } from './format';
 import { commandConfig, configPath, ConnectionFlags, connectionSettings, connectTo, parseDurationFlag, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
+import { print, printJson } from './print';
 
 interface QueryFlags extends ConnectionFlags {
   json?: boolean;
@@ -14,8 +15,6 @@ interface QueryFlags extends ConnectionFlags {
   timeout?: number;
   home?: string;
 }
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
 function csvField(v: unknown): string {
@@ -72,7 +71,7 @@ Exit codes: 0 answered; 2 the statement or a flag was refused (SQLite's message)
       ),
   ).action(async (sql: string | undefined, o: QueryFlags) => {
     if (o.json && o.csv) throw new ConfigError('--json and --csv: choose one output');
-    if (sql === undefined) return print(o.json ? JSON.stringify(QUERY_VIEWS, null, 2) : viewsText());
+    if (sql === undefined) return o.json ? printJson(QUERY_VIEWS) : print(viewsText());
     const file = configPath(o);
     const home = o.home ?? (file ? commandConfig(file).home : null);
     const conn = connectionSettings(o);
@@ -80,7 +79,7 @@ Exit codes: 0 answered; 2 the statement or a flag was refused (SQLite's message)
     try {
       const r = await queryEvaluations(sql, { client, home }, { maxRows: o.maxRows, timeoutSec: o.timeout });
       const cut = r.truncated ? `more rows matched: showing the first ${r.maxRows} (--max-rows raises it)` : null;
-      if (o.json) return print(JSON.stringify(r, null, 2));
+      if (o.json) return printJson(r);
       if (cut) process.stderr.write(`${cut}\n`);
       if (o.csv) return print(toCsv(r));
       print(

@@ -9,8 +9,7 @@ import { table } from './format';
 import { configPath, ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
 import { parseIntFlag } from './int-flag';
 import { addOverrideOptions, HARBOR_RUN_OVERRIDES, overridesFrom } from './override-flags';
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
+import { print, printJson } from './print';
 
 interface RaceFlags extends ConnectionFlags {
   json?: boolean;
@@ -140,13 +139,8 @@ Exit codes: 0 the race finished (whatever the winner); 1 the race failed; 2 bad 
       const mode = await startRace(client, input, conn.taskQueue);
       if (!o.json) process.stderr.write(`${mode} ${input.raceId}\n`);
       const timer = o.json ? null : followRace(client, input.raceId);
-      let r: RaceResult;
-      try {
-        r = await raceResult(client, input.raceId);
-      } finally {
-        if (timer) clearInterval(timer);
-      }
-      if (o.json) print(JSON.stringify(r, null, 2));
+      const r = await raceResult(client, input.raceId).finally(() => timer && clearInterval(timer));
+      if (o.json) printJson(r);
       else print(renderRace(r));
     } finally {
       await client.connection.close();

@@ -18,8 +18,7 @@ export function registerResultsCommand(program: Command): void {
       .option('--json', 'machine-readable output'),
   ).action(async (id: string, o: ConnectionFlags & { json?: boolean }) => {
     requireEvalId(id, 'results');
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
+    const client = await connectTo(connectionSettings(o), o.json);
     // Not completed (running, cancelled, failed): the rows so far, marked partial, instead of waiting.
     const status = (await client.workflow.getHandle(id).describe()).status.name;
     if (status !== 'COMPLETED') {

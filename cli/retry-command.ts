@@ -5,8 +5,7 @@ import { type RetryStarted, retryTasks } from '../client/retry';
 import { ExitCode } from '../model/errors';
 import { resultSummary, taskTable } from './format';
 import { ConnectionFlags, connectionSettings, connectTo, withConnection } from './options';
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
+import { print, printJson } from './print';
 
 const retrying = (id: string, s: RetryStarted): string => {
   const what = [
@@ -36,14 +35,14 @@ export function registerRetryCommand(program: Command): void {
     const client = await connectTo(connectionSettings(o), o.json);
     const started = await retryTasks(client, id, { tasks: o.task, errors: o.errors });
     if (!o.wait) {
-      if (o.json) return print(JSON.stringify(started, null, 2));
+      if (o.json) return printJson(started);
       return print(`${retrying(id, started)}${started.runId ? ` (run ${started.runId})` : ''}; vero status ${id}`);
     }
     if (!o.json) print(`${retrying(id, started)}…`);
     const result = withTasks(await awaitResult(client, id));
     if (result.status !== 'completed')
       process.exitCode = result.status === 'budget_exhausted' ? ExitCode.budgetExhausted : ExitCode.evaluationFailed;
-    if (o.json) return print(JSON.stringify({ ...started, result }, null, 2));
+    if (o.json) return printJson({ ...started, result });
     const retried = (result.tasks ?? []).filter((t) => t.retried?.at === started.requestedAt);
     print(`${taskTable(retried)}\n\n${resultSummary(result)}`);
   });

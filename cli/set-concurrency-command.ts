@@ -18,8 +18,7 @@ export function registerSetConcurrencyCommand(program: Command): void {
   ).action(async (id: string, n: string, o: ConnectionFlags & { json?: boolean }) => {
     const concurrency = parseIntFlag('N')(n);
     if (concurrency < 1 || concurrency > MAX_CONCURRENCY) throw new ConfigError(`N: expected 1 to ${MAX_CONCURRENCY}, got ${concurrency}`);
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
+    const client = await connectTo(connectionSettings(o), o.json);
     const change = await setConcurrency(client, id, concurrency);
     if (o.json) return printJson({ evalId: id, ...change });
     const how =

@@ -19,18 +19,14 @@ export function registerSpendPoolCommand(program: Command): void {
         "machine-readable output: the pool workflow's state (name, maxCostUsd, maxTokens, spent, reached, members, spentBy)",
       ),
   ).action(async (name: string, o: ConnectionFlags & { json?: boolean }) => {
-    const conn = connectionSettings(o);
-    const client = await connectTo(conn, o.json);
-    let state;
-    try {
-      state = await spendPoolState(client, name);
-    } catch (e) {
+    const client = await connectTo(connectionSettings(o), o.json);
+    const state = await spendPoolState(client, name).catch((e: unknown) => {
       if (e instanceof WorkflowNotFoundError)
         throw new ConfigError(
           `spend pool "${name}": none on this server and namespace (an evaluation with execution.spend_pool starts it)`,
         );
       throw e;
-    }
+    });
     if (o.json) return printJson(state);
     print(`spend pool ${state.name}: ${capsText(state)}`);
     print(

@@ -14,6 +14,7 @@ import { jobDirsOfRunDir } from '../client/eval-jobs';
 import { ConfigError } from '../model/errors';
 import { fmtScore, table } from './format';
 import { parseIntFlag } from './int-flag';
+import { print, printJson } from './print';
 
 const TRIALS_DESCRIPTION =
   "score the tasks of a Harbor jobs dir (or one job dir, or an evaluation's run dir: <home>/runs/<id> takes each task's latest job across its runs, <home>/runs/<id>/<run> that run's jobs) offline: best trial per task, deterministically";
@@ -60,8 +61,7 @@ export function registerTrialsCommand(program: Command): void {
         };
         const tasks = rows.map((r) => collatedRow(r, jobOf(r.trial)));
         const skippedJobDirs = skipped.length ? { skippedJobDirs: skipped } : {};
-        process.stdout.write(`${JSON.stringify({ tasks, ...skippedJobDirs }, null, 2)}\n`);
-        return;
+        return printJson({ tasks, ...skippedJobDirs });
       }
       const withInvalid = rows.some((r) => r.nInvalidTrials);
       const out = table(
@@ -81,8 +81,8 @@ export function registerTrialsCommand(program: Command): void {
       const nInvalid = rows.reduce((a, r) => a + r.nInvalidTrials, 0);
       const invalidNote = nInvalid ? `; ${nInvalid} trial(s) with a reward Harbor's error policy marks not valid, never scored` : '';
       const skippedNote = skipped.length ? `; ${skipped.length} job dir(s) without any result.json, no row (named above)` : '';
-      process.stdout.write(
-        `${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)${invalidNote}${skippedNote}\n`,
+      print(
+        `${out}\n\n${rows.length} task(s), ${scored.length} scored, mean ${fmtScore(mean)} (errors count as 0)${invalidNote}${skippedNote}`,
       );
     });
 }

@@ -3,8 +3,7 @@ import { Command } from 'commander';
 import { EVALUATIONS_QUERY, uiLink, uiListLink } from '../client/connection';
 import { ConfigError } from '../model/errors';
 import { ConnectionFlags, connectionSettings, withConnection } from './options';
-
-const print = (s: string): void => void process.stdout.write(`${s}\n`);
+import { print, printJson } from './print';
 
 export function registerUiCommand(program: Command): void {
   withConnection(
@@ -20,7 +19,7 @@ export function registerUiCommand(program: Command): void {
     if (url === null)
       throw new ConfigError(`no Web UI address is known for the Temporal server at ${conn.address}: pass --ui-url (or set VERO_UI_URL)`);
     const query = id ? null : EVALUATIONS_QUERY;
-    if (o.json) return print(JSON.stringify({ url, query }, null, 2));
+    if (o.json) return printJson({ url, query });
     print(query ? `${url}\n(the evaluations and races: ${query})` : url);
   });
 }

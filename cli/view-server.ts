@@ -63,6 +63,15 @@ function failure(reply: FastifyReply, e: unknown): FastifyReply {
   return html(reply, notFound ? 404 : 500, errorPage(notFound ? 404 : 500, said));
 }
 
+/** The page `make` draws (200), or its failure in words. */
+async function pageOr(reply: FastifyReply, make: () => string | Promise<string>, csp = CSP): Promise<FastifyReply> {
+  try {
+    return html(reply, 200, await make(), csp);
+  } catch (e) {
+    return failure(reply, e);
+  }
+}
+
 /** A `?page=` value: a whole number from 1 (absent: 1), else null. */
 function pageNumber(v: string | undefined): number | null {
   if (v === undefined) return 1;
@@ -76,22 +85,14 @@ function addTrajectoryRoutes(app: FastifyInstance, o: ViewServerOptions): void {
     if (!a || !b || !task) return html(reply, 400, errorPage(400, 'pair needs ?a=EVAL_ID&b=EVAL_ID&task=TASK'));
     const pageNo = pageNumber(req.query.page);
     if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
-    try {
-      return html(reply, 200, pairPage(await trajectoryPair(o.client, o.home, a, b, task, pageNo), NAV), NO_SCRIPT_CSP);
-    } catch (e) {
-      return failure(reply, e);
-    }
+    return pageOr(reply, async () => pairPage(await trajectoryPair(o.client, o.home, a, b, task, pageNo), NAV), NO_SCRIPT_CSP);
   });
   app.get<{ Params: { '*': string }; Querystring: { page?: string } }>('/trial/*', async (req, reply) => {
     const rel = req.params['*'].replace(/\/+$/, '');
     if (!isTrialDir(rel)) return html(reply, 403, errorPage(403, `${rel}: not a trial dir this viewer shows`));
     const pageNo = pageNumber(req.query.page);
     if (pageNo === null) return html(reply, 400, errorPage(400, 'page: expected a whole number from 1'));
-    try {
-      return html(reply, 200, trialPage(await trialDetail(o.home, rel, pageNo), pageNo, NAV), NO_SCRIPT_CSP);
-    } catch (e) {
-      return failure(reply, e);
-    }
+    return pageOr(reply, async () => trialPage(await trialDetail(o.home, rel, pageNo), pageNo, NAV), NO_SCRIPT_CSP);
   });
 }
 
@@ -100,23 +101,16 @@ function addRaceRoutes(app: FastifyInstance, o: ViewServerOptions): void {
   app.get<{ Params: { id: string } }>('/race/:id', async (req, reply) => {
     const id = req.params.id;
     if (!RACE_ID.test(id)) return html(reply, 400, errorPage(400, 'race id: expected race-<16 hex digits>, as vero race prints it'));
-    try {
-      return html(reply, 200, racePage(await raceState(o.client, id), NAV));
-    } catch (e) {
-      return failure(reply, e);
-    }
+    return pageOr(reply, async () => racePage(await raceState(o.client, id), NAV));
   });
 }
 
 /** The sidecar session's page (`/session`), when the viewer was given one; read afresh at every request. */
 function addSessionRoutes(app: FastifyInstance, o: ViewServerOptions): void {
   app.get('/session', async (_req, reply) => {
-    if (!o.session) return html(reply, 404, errorPage(404, 'no sidecar session: start vero view with --session DIR'));
-    try {
-      return html(reply, 200, sessionPage(readSession(o.session), NAV));
-    } catch (e) {
-      return failure(reply, e);
-    }
+    const dir = o.session;
+    if (!dir) return html(reply, 404, errorPage(404, 'no sidecar session: start vero view with --session DIR'));
+    return pageOr(reply, () => sessionPage(readSession(dir), NAV));
   });
 }
 
@@ -133,29 +127,19 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
   const app = Fastify({ logger: false });
   refuseForeignHosts(app, [o.host]);
   const note = (t: TaskResult) => taskNote(t);
-  app.get('/', async (_req, reply) => {
-    try {
+  app.get('/', async (_req, reply) =>
+    pageOr(reply, async () => {
       const rows = await evaluationRows(o.client, { configDigest: o.configDigest, agentRepo: o.agentRepo });
-      return html(reply, 200, indexPage(rows, o.scope, await indexExtras(o)));
-    } catch (e) {
-      return failure(reply, e);
-    }
-  });
-  app.get<{ Params: { id: string } }>('/eval/:id', async (req, reply) => {
-    try {
-      return html(reply, 200, evaluationPage(await evaluationDetail(o.client, req.params.id, o.home, note), o.uiLink(req.params.id)));
-    } catch (e) {
-      return failure(reply, e);
-    }
-  });
+      return indexPage(rows, o.scope, await indexExtras(o));
+    }),
+  );
+  app.get<{ Params: { id: string } }>('/eval/:id', async (req, reply) =>
+    pageOr(reply, async () => evaluationPage(await evaluationDetail(o.client, req.params.id, o.home, note), o.uiLink(req.params.id))),
+  );
   app.get<{ Querystring: { a?: string; b?: string } }>('/compare', async (req, reply) => {
     const { a, b } = req.query;
     if (!a || !b) return html(reply, 400, errorPage(400, 'compare needs ?a=EVAL_ID&b=EVAL_ID'));
-    try {
-      return html(reply, 200, comparePage(await compareDetail(o.client, a, b)));
-    } catch (e) {
-      return failure(reply, e);
-    }
+    return pageOr(reply, async () => comparePage(await compareDetail(o.client, a, b)));
   });
   addTrajectoryRoutes(app, o);
   addRaceRoutes(app, o);

@@ -1,5 +1,5 @@
 /** The connection to the Temporal server, and the Web UI's links: a workflow's page, the list of evaluations. */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowExecutionDescription, WorkflowNotFoundError } from '@temporalio/client';
 import { TemporalUnreachableError } from '../model/errors';
 import { connectionExtrasFromEnv } from '../infra/temporal-connection';
 
@@ -13,6 +13,16 @@ export async function connect(address: string, namespace: string): Promise<Clien
     throw new TemporalUnreachableError(
       `cannot reach the Temporal server at ${address} (${(e as Error).message.split('\n')[0]}); start one with \`vero dev\` or set temporal.address / --address`,
     );
+  }
+}
+
+/** A workflow's description, or null when there is no workflow of that id. */
+export async function describeIfAny(client: Client, id: string): Promise<WorkflowExecutionDescription | null> {
+  try {
+    return await client.workflow.getHandle(id).describe();
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return null;
+    throw e;
   }
 }
 

@@ -1,7 +1,9 @@
 /** An evaluation's result: awaited through server outages, with its rows, and the best of several. */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { type Client, ServiceError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { type CandidateResult, rankResults } from '../model/evaluation/candidate-result';
+import { homePaths } from '../model/paths';
 
 /** A failure that means the server could not be asked (down, restarting, unreachable), not that it said no. */
 function serverOutage(e: unknown): boolean {
@@ -31,6 +33,25 @@ export async function awaitResult(client: Client, evalId: string, onOutage?: (me
 export function withTasks(r: CandidateResult): CandidateResult {
   if (r.tasks || !fs.existsSync(r.resultFile)) return r;
   return { ...r, tasks: (JSON.parse(fs.readFileSync(r.resultFile, 'utf8')) as CandidateResult).tasks };
+}
+
+/** The result files under a home (unreadable ones skipped: a file being written, or not a result). */
+export function homeResults(home: string): CandidateResult[] {
+  const dir = homePaths(home).resultsDir;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    try {
+      const r = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as unknown;
+      return r !== null && typeof r === 'object' ? [r as CandidateResult] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** The best completed evaluation (not a spend cap's partial one), by the one ranking (model/evaluation/candidate-result.ts). */

@@ -1,11 +1,11 @@
 /** Starting an evaluation: start it, or attach to the running one, or return the completed one. */
-import type { Client, WorkflowExecutionDescription, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { EvalInput } from '../model/evaluation/input';
 import { VeroCandidate, VeroCandidateRef, VeroConfigDigest, veroStatus, VeroTaskSource } from '../model/evaluation/search-attributes';
 import { evaluateCandidate } from '../workflows';
 import { ensureSpendPool } from './spend-pools';
+import { describeIfAny } from './connection';
 
 export interface StartOutcome {
   handle: WorkflowHandle<typeof evaluateCandidate>;
@@ -18,18 +18,9 @@ export interface StartOutcome {
   otherHome?: string;
 }
 
-async function describe(client: Client, id: string): Promise<WorkflowExecutionDescription | null> {
-  try {
-    return await client.workflow.getHandle(id).describe();
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) return null;
-    throw e;
-  }
-}
-
 /** Starts the evaluation, or attaches to the running one, or returns the completed one (unless `force`). */
 export async function startOrAttach(client: Client, input: EvalInput, taskQueue: string, force = false): Promise<StartOutcome> {
-  const prev = await describe(client, input.evalId);
+  const prev = await describeIfAny(client, input.evalId);
   const prevHome = typeof prev?.memo?.home === 'string' ? prev.memo.home : undefined;
   const otherHome = prevHome !== undefined && prevHome !== input.home ? { otherHome: prevHome } : {};
   if (prev?.status.name === 'RUNNING') return { handle: client.workflow.getHandle(input.evalId), mode: 'attached', ...otherHome };

@@ -13,12 +13,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { git } from '../infra/git';
 import { hostId } from '../infra/host-groups';
 import { processAlive } from '../infra/process-alive';
 import { homePaths, isPidFile, runPaths } from '../model/paths';
 import { VeroCandidate } from '../model/evaluation/search-attributes';
+import { describeIfAny } from './connection';
 
 export interface CleanItem {
   path: string;
@@ -28,24 +29,17 @@ export interface CleanItem {
   bytes: number;
 }
 
-/** lstat, or null for what went away meanwhile (a run writing and renaming while it is looked at). */
-function lstatIfThere(p: string): fs.Stats | null {
+/** `read()`, or `absent` for what went away meanwhile (a run writing and renaming while it is looked at). */
+function ifThere<T>(read: () => T, absent: T): T {
   try {
-    return fs.lstatSync(p);
+    return read();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return absent;
     throw e;
   }
 }
-
-const childrenOf = (p: string): string[] => {
-  try {
-    return fs.readdirSync(p);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-};
+const lstatIfThere = (p: string): fs.Stats | null => ifThere(() => fs.lstatSync(p), null);
+const childrenOf = (p: string): string[] => ifThere(() => fs.readdirSync(p), []);
 
 /** Bytes under a path (files only; symlinks not followed). */
 function sizeOf(p: string): number {
@@ -66,13 +60,8 @@ const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort(
 type Known = { status: string; candidate: string | null } | null;
 
 async function describeEval(client: Client, evalId: string): Promise<Known> {
-  try {
-    const d = await client.workflow.getHandle(evalId).describe();
-    return { status: d.status.name, candidate: d.typedSearchAttributes.get(VeroCandidate) ?? null };
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) return null;
-    throw e;
-  }
+  const d = await describeIfAny(client, evalId);
+  return d && { status: d.status.name, candidate: d.typedSearchAttributes.get(VeroCandidate) ?? null };
 }
 
 /**

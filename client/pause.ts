@@ -2,7 +2,7 @@
  * Pause and resume an evaluation (`vero pause`, `vero resume`, the MCP tools of the same names): Temporal
  * updates on its workflow, validated by it and recorded in its history (workflows/pause.ts).
  */
-import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { ConfigError } from '../model/errors';
 import type { PauseChange } from '../model/evaluation/pause-state';
 import type { evaluateCandidate } from '../workflows';
@@ -23,12 +23,7 @@ async function update(client: Client, evalId: string, verb: 'paused' | 'resumed'
   requireEvaluationType(evalId, d.type, what);
   if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); it cannot be ${verb}`);
   await requireWorker(client, d.taskQueue, what);
-  try {
-    return { evalId, ...(await withinAcceptBound(client, what, evalId, call)) };
-  } catch (e) {
-    if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
-    throw e;
-  }
+  return { evalId, ...(await withinAcceptBound(client, what, evalId, call)) };
 }
 
 /**

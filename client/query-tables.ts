@@ -4,16 +4,14 @@
  * lists, and each task's trials from its Harbor job dir on this host.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { loadTrials } from '../harbor/collate';
 import type { CandidateResult } from '../model/evaluation/candidate-result';
 import { parseHarborTime } from '../model/harbor/result';
-import { homePaths } from '../model/paths';
 import { QUERY_VIEWS, type QueryViewName, rowOf, type ViewRows } from '../model/query-views';
 import { usageOf, type Usage } from '../model/harbor/trial-ranking';
 import { type EvalListing, listEvaluations } from './eval-listing';
-import { withTasks } from './eval-results';
+import { homeResults, withTasks } from './eval-results';
 import { partialResults, type PartialResults } from './partial-results';
 
 export interface QuerySources {
@@ -166,25 +164,10 @@ class ViewRowsBuilder {
   }
 }
 
-/** Result files under the home, by evaluation id (unreadable ones are skipped: they are not results). */
+/** Result files under the home, by evaluation id (those without one are skipped: they are not results). */
 function resultFiles(home: string): Map<string, CandidateResult> {
-  const dir = path.dirname(homePaths(home).resultFile('x'));
-  const out = new Map<string, CandidateResult>();
-  let names: string[] = [];
-  try {
-    names = fs.readdirSync(dir).filter((n) => n.endsWith('.json'));
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    try {
-      const r = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CandidateResult;
-      if (typeof r.evalId === 'string' && typeof r.candidate === 'string') out.set(r.evalId, r);
-    } catch {
-      /* a file being written, or not a result */
-    }
-  }
-  return out;
+  const results = homeResults(home).filter((r) => typeof r.evalId === 'string' && typeof r.candidate === 'string');
+  return new Map(results.map((r) => [r.evalId, r]));
 }
 
 /** Evaluations read from Temporal at once: each is a round trip or two, and a server may hold thousands. */

@@ -4,20 +4,18 @@
  * candidate under that digest (never paid again), starts or attaches to the race, and reads its state.
  */
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import type { EvalConfig } from '../model/evaluation/config';
 import type { CandidateResult } from '../model/evaluation/candidate-result';
 import type { EvalInput } from '../model/evaluation/input';
 import { ConfigError } from '../model/errors';
-import { homePaths } from '../model/paths';
 import { taskWeights } from '../model/race/sampling';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race/types';
 import { raceCandidates, raceQuery } from '../workflows';
 import { queryWithinBound } from './worker-wait';
 import { prepareEvalInput } from './eval-input';
+import { homeResults } from './eval-results';
 
 export interface RaceOptions {
   confidence: number;
@@ -30,20 +28,9 @@ export interface RaceOptions {
   historyWeights?: boolean;
 }
 
-/** The home's result files under this digest (unreadable ones skipped: nothing to learn from them). */
+/** The home's result files under this digest, with their rows (unreadable ones skipped: nothing to learn from them). */
 function resultsUnder(home: string, digest: string): CandidateResult[] {
-  const dir = homePaths(home).resultsDir;
-  if (!fs.existsSync(dir)) return [];
-  const out: CandidateResult[] = [];
-  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json'))) {
-    try {
-      const r = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CandidateResult;
-      if (r.configDigest === digest && Array.isArray(r.tasks)) out.push(r);
-    } catch {
-      continue;
-    }
-  }
-  return out;
+  return homeResults(home).filter((r) => r.configDigest === digest && Array.isArray(r.tasks));
 }
 
 /**
@@ -70,18 +57,9 @@ function historyFields(home: string, digest: string, tasks: readonly string[]): 
 
 /** Rows stored for this commit under this digest: its full evaluation's file and earlier races' entries. */
 function storedRows(home: string, commit: string, digest: string): RaceInput['stored'][number] {
-  const dir = homePaths(home).resultsDir;
-  if (!fs.existsSync(dir)) return [];
   const byTask = new Map<string, RaceInput['stored'][number][number]>();
-  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json'))) {
-    let r: CandidateResult;
-    try {
-      r = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CandidateResult;
-    } catch {
-      continue; // not a result file we can read: nothing to reuse from it
-    }
-    if (r.candidate !== commit || r.configDigest !== digest || !Array.isArray(r.tasks)) continue;
-    for (const t of r.tasks) {
+  for (const r of resultsUnder(home, digest).filter((x) => x.candidate === commit)) {
+    for (const t of r.tasks!) {
       if (t.status !== 'scored' || byTask.has(t.task)) continue;
       const { notes: _notes, ...row } = t;
       byTask.set(t.task, { ...row, status: 'scored' });

@@ -1,5 +1,5 @@
 /** A running evaluation: its progress, its concurrency, and why it may not be moving. */
-import { type Client, type WorkflowExecutionDescription, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { addCounts, type Progress } from '../model/evaluation/progress';
 import { ConfigError } from '../model/errors';
 import { Continuation, EvalInput } from '../model/evaluation/input';
@@ -46,14 +46,7 @@ export async function setConcurrency(client: Client, evalId: string, concurrency
   const d = await handle.describe();
   if (d.status.name !== 'RUNNING') throw new ConfigError(`${evalId} has finished (${d.status.name}); its concurrency cannot change`);
   await requireWorker(client, d.taskQueue, 'set-concurrency');
-  try {
-    return await withinAcceptBound(client, 'set-concurrency', evalId, () =>
-      handle.executeUpdate(setConcurrencyUpdate, { args: [concurrency] }),
-    );
-  } catch (e) {
-    if (e instanceof WorkflowUpdateFailedError) throw new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`);
-    throw e;
-  }
+  return withinAcceptBound(client, 'set-concurrency', evalId, () => handle.executeUpdate(setConcurrencyUpdate, { args: [concurrency] }));
 }
 
 /**

@@ -4,9 +4,9 @@
  * at once, naming the queue; an update no worker accepts, or a query no worker answers, within a bound is given up
  * with what it waited for.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
-import { InfrastructureError } from '../model/errors';
+import { ConfigError, InfrastructureError } from '../model/errors';
 import { workflowPollers } from './worker-capacity';
 
 /** How long an update may wait for the worker to accept it. */
@@ -23,14 +23,16 @@ export async function requireWorker(client: Client, taskQueue: string, what: str
 
 /**
  * Runs `call` (an update) within UPDATE_ACCEPT_BOUND_MS; past it, refuses with what it waited for. The update
- * may still be applied if a worker takes it up later: the message says how to check.
+ * may still be applied if a worker takes it up later: the message says how to check. An update the workflow
+ * refuses within the bound is a ConfigError with its reason.
  */
 export async function withinAcceptBound<T>(client: Client, what: string, evalId: string, call: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + UPDATE_ACCEPT_BOUND_MS;
   try {
     return await client.connection.withDeadline(deadline, call);
   } catch (e) {
-    if (Date.now() < deadline) throw e;
+    if (Date.now() < deadline)
+      throw e instanceof WorkflowUpdateFailedError ? new ConfigError(`${evalId} refused: ${(e.cause ?? e).message}`) : e;
     throw new InfrastructureError(
       `${what}: no worker answered within ${UPDATE_ACCEPT_BOUND_MS / 1000}s (busy, or gone); it may still be applied when one does: vero status ${evalId}`,
     );
