@@ -109,6 +109,9 @@ export function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
   return { trials, dead, inputTokens: refusedAll ? 0 : null, outputTokens: refusedAll ? 0 : null };
 }
 
+/** A short digest of a JSON value: the same request maps to the same token and workflow. */
+const shortDigest = (x: unknown): string => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
+
 /** What a trusted evaluation's workflow id carries for its run: nothing for the first, `-run<n>` after. */
 const runSuffix = (run: number | undefined) => (run && run > 1 ? `-run${run}` : '');
 
@@ -365,10 +368,7 @@ export class Engine {
 
   /** What an evaluation is, as a short digest: the same request maps to the same token and workflow. */
   private evaluationKey(commit: string, split: string, ids: number[]): string {
-    return createHash('sha256')
-      .update(JSON.stringify([commit, split, ids]))
-      .digest('hex')
-      .slice(0, 16);
+    return shortDigest([commit, split, ids]);
   }
 
   /**
@@ -386,10 +386,7 @@ export class Engine {
     );
     const first = inputs[0]!;
     const seed = `${this.cfg.task_name}:${split}`;
-    const raceId = `race-${createHash('sha256')
-      .update(JSON.stringify([first.configDigest, commits, o.confidence, o.margin, seed]))
-      .digest('hex')
-      .slice(0, 16)}-verifier`;
+    const raceId = `race-${shortDigest([first.configDigest, commits, o.confidence, o.margin, seed])}-verifier`;
     const input = RaceInput.parse({
       raceId,
       agentRepo: first.agentRepo,
@@ -522,10 +519,7 @@ export class Engine {
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
-    const key = createHash('sha256')
-      .update(JSON.stringify([a, this.cfg.timeout_sec, ids]))
-      .digest('hex')
-      .slice(0, 16);
+    const key = shortDigest([a, this.cfg.timeout_sec, ids]);
     const workflowId = `modea-${commit}-${split}-${key}${this.gateway && kind === 'trusted' ? '-verifier' : ''}${runSuffix(run)}`;
     const { client, taskQueue } = this.temporal;
     const handle = client.workflow.getHandle<typeof evaluateSamples>(workflowId);
