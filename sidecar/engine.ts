@@ -380,7 +380,7 @@ export class Engine {
   async race(commits: string[], split: string, o: { confidence: number; margin: number }): Promise<RaceResult> {
     if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
     const tasks = [...this.splitSamples(split)].sort();
-    const settings = this.settings(undefined, 'trusted');
+    const settings = modeBSettings(this.cfg, undefined, 'trusted');
     const inputs = commits.map((commit) =>
       evalInputFor({ commit, candidateRef: commit, agentRepo: this.cfg.repo_path, home: this.cfg.paths.home, tasks, settings }),
     );
@@ -410,10 +410,6 @@ export class Engine {
     return raceResult(this.temporal.client, raceId);
   }
 
-  private settings(envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {
-    return modeBSettings(this.cfg, envFile, kind, t);
-  }
-
   private async evaluateModeB(
     commit: string,
     tasks: string[],
@@ -425,7 +421,7 @@ export class Engine {
     feedback?: { spec: FeedbackSpec; failureValue: number },
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
-    const settings = this.settings(envFile, kind, target);
+    const settings = modeBSettings(this.cfg, envFile, kind, target);
     const shared = evalInputFor({
       commit,
       candidateRef: commit,
