@@ -104,14 +104,8 @@ async function trustedRun(engine: Engine, commit: string, split: string, t: Trus
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
   try {
-    out = await engine.evaluate(commit, split, ids, 'trusted', {
-      run,
-      ...(t.n_attempts !== undefined ? { nAttempts: t.n_attempts } : {}),
-      ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
-      ...(t.metric !== undefined ? { metric: t.metric } : {}),
-      ...(t.aggregate !== undefined ? { aggregate: t.aggregate } : {}),
-      ...(t.model !== undefined ? { model: t.model } : {}),
-    });
+    const { n_attempts: nAttempts, failure_value: failureValue, metric, aggregate, model } = t;
+    out = await engine.evaluate(commit, split, ids, 'trusted', { run, nAttempts, failureValue, metric, aggregate, model });
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
   }
