@@ -139,9 +139,6 @@ async function targetScore(cfg: ServeConfig, engine: Engine, commit: string, t: 
   return { reward: rewardOf(score, cfg.objective.direction) };
 }
 
-const targetReward = async (cfg: ServeConfig, engine: Engine, commit: string, t: ServeConfig['targets'][number]) =>
-  (await targetScore(cfg, engine, commit, t)).reward;
-
 /** A target's reward with no candidate: its failure value as a reward (0 when maximising by default). */
 const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
   rewardOf(t.failure_value ?? cfg.objective.failure_value ?? 0, cfg.objective.direction);
@@ -301,7 +298,7 @@ async function baselineRewards(
     else if (chosen === cfg.base_commit) out[t.reward_key] = { reward: rewards[t.reward_key]!, source: 'scored' };
     else if (cfg.score_baseline) {
       try {
-        out[t.reward_key] = { reward: await targetReward(cfg, engine, cfg.base_commit, t), source: 'scored' };
+        out[t.reward_key] = { reward: (await targetScore(cfg, engine, cfg.base_commit, t)).reward, source: 'scored' };
       } catch (e) {
         out[t.reward_key] = { reward: null, source: 'scored', error: (e as Error).message };
       }
