@@ -112,6 +112,13 @@ export function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
 /** A short digest of a JSON value: the same request maps to the same token and workflow. */
 const shortDigest = (x: unknown): string => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
 
+/** A task row's dead trials (no reward that counts) and, of its attempts, the starved ones (no tokens either way). */
+export function rowAttempts(t: NonNullable<CandidateResult['tasks']>[number]): { dead: number; starved: number } {
+  const dead = t.nTrials - (t.trialRewards?.length ?? t.nTrials);
+  const usage = { inputTokens: t.usage?.inputTokens ?? null, outputTokens: t.usage?.outputTokens ?? null };
+  return { dead, starved: starvedAttempts({ trials: t.nTrials, dead, ...usage }) };
+}
+
 /** What a trusted evaluation's workflow id carries for its run: nothing for the first, `-run<n>` after. */
 const runSuffix = (run: number | undefined) => (run && run > 1 ? `-run${run}` : '');
 
@@ -451,15 +458,7 @@ export class Engine {
     let secrets: string[] | undefined;
     const samples = tasks.map((name, i): SampleScore => {
       const t = byTask.get(name);
-      const dead = t ? t.nTrials - (t.trialRewards?.length ?? t.nTrials) : 0;
-      const starved = t
-        ? starvedAttempts({
-            trials: t.nTrials,
-            dead,
-            inputTokens: t.usage?.inputTokens ?? null,
-            outputTokens: t.usage?.outputTokens ?? null,
-          })
-        : 0;
+      const { dead, starved } = t ? rowAttempts(t) : { dead: 0, starved: 0 };
       // A trial whose reward is not valid is dead too: its task is an error row (after its attempts), never a low score.
       const trials = t
         ? {
