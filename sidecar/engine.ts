@@ -545,12 +545,12 @@ export class Engine {
   }
 }
 
-/** Mode B's trial counts over an evaluation's samples. */
-function trialTotals(samples: EvalOutcome['samples']): NonNullable<EvalOutcome['trials']> {
+/** Mode B's trial counts summed over an evaluation's samples (or its waves' totals). */
+export function trialTotals(rows: Partial<NonNullable<EvalOutcome['trials']>>[]): NonNullable<EvalOutcome['trials']> {
   return {
-    n_trials: samples.reduce((a, x) => a + (x.n_trials ?? 0), 0),
-    n_dead_trials: samples.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
-    n_invalid_trials: samples.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
+    n_trials: rows.reduce((a, x) => a + (x.n_trials ?? 0), 0),
+    n_dead_trials: rows.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
+    n_invalid_trials: rows.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
   };
 }
 
