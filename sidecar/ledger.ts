@@ -49,8 +49,6 @@ export const LedgerFile = z.strictObject({
 type LedgerFile = z.infer<typeof LedgerFile>;
 export type BudgetEntry = z.infer<typeof Entry>;
 
-export { LedgerCorruptError };
-
 /**
  * Where a ledger disagrees with the build's budgets (empty: it agrees). The build is the authority: each split's
  * totals and per-run cap are the build's, and what is left is the total less what the ledger's reservations
