@@ -29,7 +29,7 @@ import { availableTasks } from '../harbor/task-source';
 import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/compiled-task/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
-import { fromVero } from './vero-mapping';
+import { fromVero, registryFields } from './vero-mapping';
 import { WandbSpec } from '../model/compiled-task/wandb-spec';
 import { sidecarKeyEnvs } from '../model/compiled-task/sidecar-keys';
 import { isVeroFormat, VeroBuildFile } from './vero-schema';
@@ -516,7 +516,7 @@ function datasetWithRegistry(
 ): NonNullable<BuildConfig['inner_dataset']> {
   if (d.registry_path !== undefined) return { ...d, registry_path: resolveFrom(baseDir, d.registry_path) };
   if (d.registry_url !== undefined) return d;
-  return { ...d, ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}) };
+  return { ...d, ...registryFields(registry) };
 }
 
 /** Mode A's trusted inputs: the harness dir, or the dataset (a file per split) and the scorer dir. */
