@@ -131,16 +131,11 @@ function bundleCommits(file: string): Set<string> {
  */
 export type SessionWant = SessionExpectation & { base_commit: string; budgets?: ServeConfig['budgets']; seal_key?: Buffer | null };
 
-export interface SessionCheck {
-  manifest: SessionManifest | null;
-  problems: string[];
-}
-
 /**
  * Checks the session in `dir` against this task; `baseCommit`'s evaluations need no commit in the bundle; with
  * `budgets` (the build's), the ledger must agree with them.
  */
-export function checkSessionDir(dir: string, want: SessionWant): SessionCheck {
+export function checkSessionDir(dir: string, want: SessionWant): { manifest: SessionManifest | null; problems: string[] } {
   const problems: string[] = [];
   const manifestFile = path.join(dir, SESSION_MANIFEST);
   if (!fs.existsSync(manifestFile)) return { manifest: null, problems: [`no ${SESSION_MANIFEST}: not a rescued vero session`] };
