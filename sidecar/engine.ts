@@ -452,8 +452,7 @@ export class Engine {
       kind === 'agent' && this.cfg.scoring.error_rate_threshold < 1 && result.status === 'failed'
         ? `${result.nErrors} of ${result.nTasks} task(s) have no rewarded trial, at or above scoring.error_rate_threshold ${result.errorRateThreshold}: not a score`
         : undefined;
-    const rows = result.tasks ?? [];
-    const byTask = new Map(rows.map((t) => [t.task, t]));
+    const byTask = new Map((result.tasks ?? []).map((t) => [t.task, t]));
     let secrets: string[] | undefined;
     const samples = tasks.map((name, i): SampleScore => {
       const t = byTask.get(name);
