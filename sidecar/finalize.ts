@@ -73,14 +73,10 @@ interface BaselineReward {
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
 /** How a trusted evaluation scores: a target's fields (none for a re-score of the selection split). */
-type TrustedScoring = {
-  sample_ids?: number[];
-  n_attempts?: number;
-  failure_value?: number;
-  metric?: string;
-  aggregate?: 'best' | 'mean';
-  model?: string;
-};
+type TrustedScoring = Pick<
+  ServeConfig['targets'][number],
+  'sample_ids' | 'n_attempts' | 'failure_value' | 'metric' | 'aggregate' | 'model'
+>;
 
 /** A trusted evaluation's mean, and the objective's constraints it broke (none: absent). */
 type Scored = { score: number; violations?: string[] };
