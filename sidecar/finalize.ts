@@ -139,13 +139,8 @@ async function targetScore(cfg: ServeConfig, engine: Engine, commit: string, t: 
 const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
   rewardOf(t.failure_value ?? cfg.objective.failure_value ?? 0, cfg.objective.direction);
 
-type Choice = {
-  commit: string | null;
-  reason: string;
-  shortlist?: FinalizeResult['shortlist'];
-  race?: RaceSummary;
-  refused?: FinalizeResult['refused'];
-};
+/** The graded commit (null: none), why, and how auto_best came to it. */
+type Choice = Pick<FinalizeResult, 'commit' | 'reason' | 'shortlist' | 'race' | 'refused'>;
 
 /** The submitted candidate; null when nothing was submitted. */
 async function submittedChoice(cfg: ServeConfig): Promise<Choice | null> {
