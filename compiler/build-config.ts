@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
+import { isInside, MAX_CONFIG_BYTES, readRegularText } from '../infra/bounded-read';
 import { commandArgv } from '../model/command-line';
 import { DurationSeconds } from '../model/durations';
 import { formatZodIssues } from '../model/config-issues';
@@ -29,7 +29,7 @@ import { availableTasks } from '../harbor/task-source';
 import { HARNESS_PLACEHOLDERS, unknownPlaceholders } from '../model/compiled-task/command-harness';
 import { pinDataset, type RegistryLocation, type ResolvedDataset, SHA256_DIGEST } from '../harbor/dataset-ref';
 import { BuildParams, parseWithPositions, substituteParams } from './build-params';
-import { fromVero } from './vero-mapping';
+import { fromVero, registryFields } from './vero-mapping';
 import { WandbSpec } from '../model/compiled-task/wandb-spec';
 import { sidecarKeyEnvs } from '../model/compiled-task/sidecar-keys';
 import { isVeroFormat, VeroBuildFile } from './vero-schema';
@@ -516,7 +516,7 @@ function datasetWithRegistry(
 ): NonNullable<BuildConfig['inner_dataset']> {
   if (d.registry_path !== undefined) return { ...d, registry_path: resolveFrom(baseDir, d.registry_path) };
   if (d.registry_url !== undefined) return d;
-  return { ...d, ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}) };
+  return { ...d, ...registryFields(registry) };
 }
 
 /** Mode A's trusted inputs: the harness dir, or the dataset (a file per split) and the scorer dir. */
@@ -529,8 +529,7 @@ function modeASourceErrors(cfg: BuildConfig): string[] {
       if (!fs.existsSync(path.join(cfg.dataset!, `${s.split}.jsonl`)))
         errs.push(`dataset: no ${s.split}.jsonl in ${cfg.dataset} for declared split "${s.split}"`);
   if (!fs.existsSync(cfg.scorer!.dir)) errs.push(`scorer.dir: ${cfg.scorer!.dir} does not exist`);
-  const inRepo = path.relative(cfg.agent_repo, cfg.scorer!.dir);
-  if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
+  if (isInside(cfg.scorer!.dir, cfg.agent_repo))
     errs.push(`scorer.dir: ${cfg.scorer!.dir} is inside agent_repo; the trusted scorer must not come from the agent's repo`);
   return errs;
 }
@@ -556,9 +555,7 @@ function earlyStopErrors(c: z.infer<typeof BuildConfigFile>): string[] {
 /** A trusted program's dir: it exists, and not inside the agent's repo (the candidate would write its own scorer). */
 function trustedDirErrors(field: string, dir: string, agentRepo: string): string[] {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [`${field}: ${dir} is not a directory`];
-  const inRepo = path.relative(agentRepo, dir);
-  if (!inRepo.startsWith('..') && !path.isAbsolute(inRepo))
-    return [`${field}: ${dir} is inside agent_repo; a trusted harness must not come from the agent's repo`];
+  if (isInside(dir, agentRepo)) return [`${field}: ${dir} is inside agent_repo; a trusted harness must not come from the agent's repo`];
   return [];
 }
 

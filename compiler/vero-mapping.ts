@@ -31,6 +31,10 @@ const UNLIMITED_RUNS = 1_000_000;
 
 const isRegistrySource = (s: string) => s.includes('@');
 
+/** `vero build --registry-path` (resolved here) or `--registry-url` as a registry dataset's fields (none: neither). */
+export const registryFields = (r: RegistryLocation) =>
+  r.path ? { registry_path: path.resolve(r.path) } : r.url ? { registry_url: r.url } : {};
+
 function mapScope(s: VeroScope, where: string, notes: string[]): Record<string, unknown> {
   if (s.max_tokens !== null)
     notes.push(
@@ -88,10 +92,7 @@ function mapTaskSource(v: VeroBuild, baseDir: string, registry: RegistryLocation
   const local = path.resolve(baseDir, src);
   if (fs.existsSync(local)) return { innerTask: local };
   if (isRegistrySource(src)) {
-    const pinned = pinDataset({
-      ref: src,
-      ...(registry.path ? { registry_path: path.resolve(registry.path) } : registry.url ? { registry_url: registry.url } : {}),
-    });
+    const pinned = pinDataset({ ref: src, ...registryFields(registry) });
     refusals.push(...pinned.problems.map((p) => `task_source: ${p}`));
     notes.push(...pinned.notes.map((n) => `task_source: ${n}`));
     if (pinned.resolved && !pinned.problems.length)

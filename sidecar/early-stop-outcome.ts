@@ -3,7 +3,7 @@ import { attemptHealth } from '../model/evaluation/attempt-health';
 import { emptyUsage, type ScopeUsage } from '../model/gateway/policy';
 import { constraintViolations } from '../model/compiled-task/objective';
 import type { ServeConfig } from '../model/compiled-task/serve-config';
-import { type EvalOutcome, outcomeMetrics, sampleAttempts } from './engine';
+import { type EvalOutcome, outcomeMetrics, sampleAttempts, trialTotals } from './engine';
 
 const sumUsage = (all: ScopeUsage[]): ScopeUsage =>
   all.reduce((acc, u) => {
@@ -37,15 +37,7 @@ export function combineWaves(cfg: ServeConfig, waves: EvalOutcome[], fullSplit: 
     fullSplit,
     health: attemptHealth(samples.map((s) => sampleAttempts(s, cfg.mode))),
     metrics,
-    ...(trials.length
-      ? {
-          trials: {
-            n_trials: trials.reduce((n, t) => n + t.n_trials, 0),
-            n_dead_trials: trials.reduce((n, t) => n + t.n_dead_trials, 0),
-            n_invalid_trials: trials.reduce((n, t) => n + t.n_invalid_trials, 0),
-          },
-        }
-      : {}),
+    ...(trials.length ? { trials: trialTotals(trials) } : {}),
     ...(usage.length ? { modelUsage: sumUsage(usage) } : {}),
     ...(invalid
       ? { invalid, invalidBy: waves.some((w) => w.invalidBy === 'gateway') ? ('gateway' as const) : ('error_rate' as const) }

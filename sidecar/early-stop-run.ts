@@ -9,15 +9,10 @@
  */
 import { EarlyStop, earlyStopOrder } from '../model/race/early-stop';
 import type { Direction } from '../model/compiled-task/objective';
+import type { ServeConfig } from '../model/compiled-task/serve-config';
 import { isCandidateFailure, type SampleScore } from '../model/compiled-task/sample-score';
 import type { EvalOutcome } from './engine';
 import type { CaseScores, EarlyStopRecord, EarlyStopStore, StopVerdict } from './early-stop-store';
-
-interface EarlyStopSettings {
-  confidence: number;
-  margin: number;
-  running: 'stop' | 'finish';
-}
 
 export interface EarlyStopRequest {
   /** The evaluation's durable key (its request id): its record, its seed, its refund. */
@@ -25,7 +20,7 @@ export interface EarlyStopRequest {
   commit: string;
   split: string;
   ids: number[];
-  rule: EarlyStopSettings;
+  rule: NonNullable<ServeConfig['eval_early_stop']>;
   /** No stop before this many cases are paired (an aggregate-only split's min_aggregate_cases). */
   minCases: number;
   /** Cases per wave: `finish` the concurrency (a wave started is paid in full), `stop` one. */

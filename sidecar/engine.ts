@@ -16,13 +16,12 @@ import { withTasks } from '../client/eval-results';
 import { evalConfigOf } from '../infra/eval-config-file';
 import { CandidateResult } from '../model/evaluation/candidate-result';
 import { EvalSettings } from '../model/evaluation/input';
-import { isCandidateFailure } from '../model/compiled-task/sample-score';
+import { isCandidateFailure, type SampleScore } from '../model/compiled-task/sample-score';
 import { constraintViolations } from '../model/compiled-task/objective';
 import { HarborSection } from '../model/harbor/config';
 import type { FeedbackSpec, ServeConfig, SplitAccess } from '../model/compiled-task/serve-config';
 import { caseFeedback, transcriptSecrets } from './case-feedback';
 import { badRequest, notEvaluable } from './errors';
-import type { SampleScore } from './results-routing';
 import { evaluateSamples } from '../workflows';
 import { FINALIZATION_TOKEN_ID, type Gateway } from './gateway/gateway';
 import type { ScopeUsage } from '../model/gateway/policy';
@@ -107,6 +106,16 @@ export function sampleAttempts(x: SampleScore, mode: 'A' | 'B'): TaskAttempts {
   const u = x.model_usage;
   const refusedAll = u && u.refused_budget > 0 && u.input_tokens === 0 && u.output_tokens === 0;
   return { trials, dead, inputTokens: refusedAll ? 0 : null, outputTokens: refusedAll ? 0 : null };
+}
+
+/** A short digest of a JSON value: the same request maps to the same token and workflow. */
+const shortDigest = (x: unknown): string => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
+
+/** A task row's dead trials (no reward that counts) and, of its attempts, the starved ones (no tokens either way). */
+export function rowAttempts(t: NonNullable<CandidateResult['tasks']>[number]): { dead: number; starved: number } {
+  const dead = t.nTrials - (t.trialRewards?.length ?? t.nTrials);
+  const usage = { inputTokens: t.usage?.inputTokens ?? null, outputTokens: t.usage?.outputTokens ?? null };
+  return { dead, starved: starvedAttempts({ trials: t.nTrials, dead, ...usage }) };
 }
 
 /** What a trusted evaluation's workflow id carries for its run: nothing for the first, `-run<n>` after. */
@@ -365,10 +374,7 @@ export class Engine {
 
   /** What an evaluation is, as a short digest: the same request maps to the same token and workflow. */
   private evaluationKey(commit: string, split: string, ids: number[]): string {
-    return createHash('sha256')
-      .update(JSON.stringify([commit, split, ids]))
-      .digest('hex')
-      .slice(0, 16);
+    return shortDigest([commit, split, ids]);
   }
 
   /**
@@ -380,16 +386,13 @@ export class Engine {
   async race(commits: string[], split: string, o: { confidence: number; margin: number }): Promise<RaceResult> {
     if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
     const tasks = [...this.splitSamples(split)].sort();
-    const settings = this.settings(undefined, 'trusted');
+    const settings = modeBSettings(this.cfg, undefined, 'trusted');
     const inputs = commits.map((commit) =>
       evalInputFor({ commit, candidateRef: commit, agentRepo: this.cfg.repo_path, home: this.cfg.paths.home, tasks, settings }),
     );
     const first = inputs[0]!;
     const seed = `${this.cfg.task_name}:${split}`;
-    const raceId = `race-${createHash('sha256')
-      .update(JSON.stringify([first.configDigest, commits, o.confidence, o.margin, seed]))
-      .digest('hex')
-      .slice(0, 16)}-verifier`;
+    const raceId = `race-${shortDigest([first.configDigest, commits, o.confidence, o.margin, seed])}-verifier`;
     const input = RaceInput.parse({
       raceId,
       agentRepo: first.agentRepo,
@@ -413,10 +416,6 @@ export class Engine {
     return raceResult(this.temporal.client, raceId);
   }
 
-  private settings(envFile: string | undefined, kind: EvaluationKind, t: TargetScoring = {}): EvalSettings {
-    return modeBSettings(this.cfg, envFile, kind, t);
-  }
-
   private async evaluateModeB(
     commit: string,
     tasks: string[],
@@ -428,7 +427,7 @@ export class Engine {
     feedback?: { spec: FeedbackSpec; failureValue: number },
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode B needs a Temporal connection');
-    const settings = this.settings(envFile, kind, target);
+    const settings = modeBSettings(this.cfg, envFile, kind, target);
     const shared = evalInputFor({
       commit,
       candidateRef: commit,
@@ -453,20 +452,11 @@ export class Engine {
       kind === 'agent' && this.cfg.scoring.error_rate_threshold < 1 && result.status === 'failed'
         ? `${result.nErrors} of ${result.nTasks} task(s) have no rewarded trial, at or above scoring.error_rate_threshold ${result.errorRateThreshold}: not a score`
         : undefined;
-    const rows = result.tasks ?? [];
-    const byTask = new Map(rows.map((t) => [t.task, t]));
+    const byTask = new Map((result.tasks ?? []).map((t) => [t.task, t]));
     let secrets: string[] | undefined;
     const samples = tasks.map((name, i): SampleScore => {
       const t = byTask.get(name);
-      const dead = t ? t.nTrials - (t.trialRewards?.length ?? t.nTrials) : 0;
-      const starved = t
-        ? starvedAttempts({
-            trials: t.nTrials,
-            dead,
-            inputTokens: t.usage?.inputTokens ?? null,
-            outputTokens: t.usage?.outputTokens ?? null,
-          })
-        : 0;
+      const { dead, starved } = t ? rowAttempts(t) : { dead: 0, starved: 0 };
       // A trial whose reward is not valid is dead too: its task is an error row (after its attempts), never a low score.
       const trials = t
         ? {
@@ -522,10 +512,7 @@ export class Engine {
   ): Promise<{ samples: SampleScore[]; failed?: string }> {
     if (!this.temporal) throw new InfrastructureError('mode A needs a Temporal connection');
     const a = this.cfg.mode_a!;
-    const key = createHash('sha256')
-      .update(JSON.stringify([a, this.cfg.timeout_sec, ids]))
-      .digest('hex')
-      .slice(0, 16);
+    const key = shortDigest([a, this.cfg.timeout_sec, ids]);
     const workflowId = `modea-${commit}-${split}-${key}${this.gateway && kind === 'trusted' ? '-verifier' : ''}${runSuffix(run)}`;
     const { client, taskQueue } = this.temporal;
     const handle = client.workflow.getHandle<typeof evaluateSamples>(workflowId);
@@ -556,12 +543,12 @@ export class Engine {
   }
 }
 
-/** Mode B's trial counts over an evaluation's samples. */
-function trialTotals(samples: EvalOutcome['samples']): NonNullable<EvalOutcome['trials']> {
+/** Mode B's trial counts summed over an evaluation's samples (or its waves' totals). */
+export function trialTotals(rows: Partial<NonNullable<EvalOutcome['trials']>>[]): NonNullable<EvalOutcome['trials']> {
   return {
-    n_trials: samples.reduce((a, x) => a + (x.n_trials ?? 0), 0),
-    n_dead_trials: samples.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
-    n_invalid_trials: samples.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
+    n_trials: rows.reduce((a, x) => a + (x.n_trials ?? 0), 0),
+    n_dead_trials: rows.reduce((a, x) => a + (x.n_dead_trials ?? 0), 0),
+    n_invalid_trials: rows.reduce((a, x) => a + (x.n_invalid_trials ?? 0), 0),
   };
 }
 

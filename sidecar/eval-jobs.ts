@@ -71,15 +71,6 @@ export class EvalJobStore {
     this.jobs.set(rec.job_id, rec);
   }
 
-  /** Every recorded job (for the session archive and tests). */
-  ids(): string[] {
-    if (!fs.existsSync(this.dir)) return [];
-    return fs
-      .readdirSync(this.dir)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => f.slice(0, -5));
-  }
-
   static view(rec: JobRecord, progress?: unknown): JobView {
     const { admitted: _admitted, ...rest } = rec;
     const end = rec.finished_at ? Date.parse(rec.finished_at) : Date.now();

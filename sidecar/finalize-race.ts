@@ -7,11 +7,10 @@
  */
 import * as fs from 'node:fs';
 import { withTasks } from '../client/eval-results';
-import { starvedAttempts } from '../model/evaluation/attempt-health';
 import type { CandidateResult } from '../model/evaluation/candidate-result';
 import type { RaceResult } from '../model/race/types';
 import type { ServeConfig } from '../model/compiled-task/serve-config';
-import type { Engine } from './engine';
+import { type Engine, rowAttempts } from './engine';
 import { unscorable } from './errors';
 
 /** One shortlisted commit after the race: its mean over the tasks it ran, with its confidence sequence. */
@@ -45,15 +44,7 @@ function checkScored(r: RaceResult, split: string): void {
     const error = (res.tasks ?? []).find((t) => t.status === 'error');
     if (error)
       throw unscorable(`${who} has ${res.nErrors} task(s) unscored for infrastructure reasons (first: ${error.task}: ${error.error})`);
-    const starved = (res.tasks ?? []).filter(
-      (t) =>
-        starvedAttempts({
-          trials: t.nTrials,
-          dead: t.nTrials - (t.trialRewards?.length ?? t.nTrials),
-          inputTokens: t.usage?.inputTokens ?? null,
-          outputTokens: t.usage?.outputTokens ?? null,
-        }) > 0,
-    );
+    const starved = (res.tasks ?? []).filter((t) => rowAttempts(t).starved > 0);
     if (starved.length)
       throw unscorable(`${who} has ${starved.length} task(s) with starved attempts (0 input and 0 output tokens): not a score`);
   }

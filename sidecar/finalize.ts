@@ -73,14 +73,10 @@ interface BaselineReward {
 const changesOf = (cfg: ServeConfig, commit: string) => protectedChanges(cfg.repo_path, cfg.base_commit, commit, cfg.read_only_paths);
 
 /** How a trusted evaluation scores: a target's fields (none for a re-score of the selection split). */
-type TrustedScoring = {
-  sample_ids?: number[];
-  n_attempts?: number;
-  failure_value?: number;
-  metric?: string;
-  aggregate?: 'best' | 'mean';
-  model?: string;
-};
+type TrustedScoring = Pick<
+  ServeConfig['targets'][number],
+  'sample_ids' | 'n_attempts' | 'failure_value' | 'metric' | 'aggregate' | 'model'
+>;
 
 /** A trusted evaluation's mean, and the objective's constraints it broke (none: absent). */
 type Scored = { score: number; violations?: string[] };
@@ -104,14 +100,8 @@ async function trustedRun(engine: Engine, commit: string, split: string, t: Trus
   const { ids } = engine.select(split, t.sample_ids ? { sample_ids: t.sample_ids } : {});
   let out;
   try {
-    out = await engine.evaluate(commit, split, ids, 'trusted', {
-      run,
-      ...(t.n_attempts !== undefined ? { nAttempts: t.n_attempts } : {}),
-      ...(t.failure_value !== undefined ? { failureValue: t.failure_value } : {}),
-      ...(t.metric !== undefined ? { metric: t.metric } : {}),
-      ...(t.aggregate !== undefined ? { aggregate: t.aggregate } : {}),
-      ...(t.model !== undefined ? { model: t.model } : {}),
-    });
+    const { n_attempts: nAttempts, failure_value: failureValue, metric, aggregate, model } = t;
+    out = await engine.evaluate(commit, split, ids, 'trusted', { run, nAttempts, failureValue, metric, aggregate, model });
   } catch (e) {
     throw unscorable(`the trusted evaluation of ${commit.slice(0, 12)} on "${split}" failed: ${(e as Error).message}`);
   }
@@ -145,20 +135,12 @@ async function targetScore(cfg: ServeConfig, engine: Engine, commit: string, t: 
   return { reward: rewardOf(score, cfg.objective.direction) };
 }
 
-const targetReward = async (cfg: ServeConfig, engine: Engine, commit: string, t: ServeConfig['targets'][number]) =>
-  (await targetScore(cfg, engine, commit, t)).reward;
-
 /** A target's reward with no candidate: its failure value as a reward (0 when maximising by default). */
 const floorReward = (cfg: ServeConfig, t: ServeConfig['targets'][number]) =>
   rewardOf(t.failure_value ?? cfg.objective.failure_value ?? 0, cfg.objective.direction);
 
-type Choice = {
-  commit: string | null;
-  reason: string;
-  shortlist?: FinalizeResult['shortlist'];
-  race?: RaceSummary;
-  refused?: FinalizeResult['refused'];
-};
+/** The graded commit (null: none), why, and how auto_best came to it. */
+type Choice = Pick<FinalizeResult, 'commit' | 'reason' | 'shortlist' | 'race' | 'refused'>;
 
 /** The submitted candidate; null when nothing was submitted. */
 async function submittedChoice(cfg: ServeConfig): Promise<Choice | null> {
@@ -307,7 +289,7 @@ async function baselineRewards(
     else if (chosen === cfg.base_commit) out[t.reward_key] = { reward: rewards[t.reward_key]!, source: 'scored' };
     else if (cfg.score_baseline) {
       try {
-        out[t.reward_key] = { reward: await targetReward(cfg, engine, cfg.base_commit, t), source: 'scored' };
+        out[t.reward_key] = { reward: (await targetScore(cfg, engine, cfg.base_commit, t)).reward, source: 'scored' };
       } catch (e) {
         out[t.reward_key] = { reward: null, source: 'scored', error: (e as Error).message };
       }

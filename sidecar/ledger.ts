@@ -49,8 +49,6 @@ export const LedgerFile = z.strictObject({
 type LedgerFile = z.infer<typeof LedgerFile>;
 export type BudgetEntry = z.infer<typeof Entry>;
 
-export { LedgerCorruptError };
-
 /**
  * Where a ledger disagrees with the build's budgets (empty: it agrees). The build is the authority: each split's
  * totals and per-run cap are the build's, and what is left is the total less what the ledger's reservations
@@ -67,14 +65,7 @@ export function ledgerProblems(ledger: LedgerFile, budgets: ServeConfig['budgets
       continue;
     }
     const mine = ledger.reservations.filter((r) => r.split === split);
-    const want: BudgetEntry = {
-      total_run_budget: b.total_run_budget ?? null,
-      remaining_run_budget: b.total_run_budget === undefined ? null : b.total_run_budget - mine.length,
-      total_sample_budget: b.total_sample_budget ?? null,
-      remaining_sample_budget:
-        b.total_sample_budget === undefined ? null : b.total_sample_budget - mine.reduce((n, r) => n + r.n, 0) + refundedOf(ledger, split),
-      max_samples_per_run: b.max_samples_per_run ?? null,
-    };
+    const want = entryOf(b, mine.length, mine.reduce((n, r) => n + r.n, 0) - refundedOf(ledger, split));
     for (const k of Object.keys(want) as (keyof BudgetEntry)[])
       if (e[k] !== want[k]) out.push(`${split}.${k} is ${e[k]}, the build and the reservations make it ${want[k]}`);
     if (mine.some((r) => r.n < 1 || (b.max_samples_per_run !== undefined && r.n > b.max_samples_per_run)))
@@ -82,6 +73,15 @@ export function ledgerProblems(ledger: LedgerFile, budgets: ServeConfig['budgets
   }
   return out;
 }
+
+/** A split's ledger entry: the build's budget less `runs` runs and `samples` samples spent. */
+const entryOf = (b: ServeConfig['budgets'][number], runs = 0, samples = 0): BudgetEntry => ({
+  total_run_budget: b.total_run_budget ?? null,
+  remaining_run_budget: b.total_run_budget === undefined ? null : b.total_run_budget - runs,
+  total_sample_budget: b.total_sample_budget ?? null,
+  remaining_sample_budget: b.total_sample_budget === undefined ? null : b.total_sample_budget - samples,
+  max_samples_per_run: b.max_samples_per_run ?? null,
+});
 
 /** Samples given back to a split's budget by early-stopped evaluations. */
 const refundedOf = (ledger: LedgerFile, split: string): number =>
@@ -112,16 +112,11 @@ export class Ledger {
         );
       return new Ledger(file, parsed);
     }
-    const state: LedgerFile = { schema_version: 1, budgets: {}, reservations: [] };
-    for (const b of budgets) {
-      state.budgets[b.split] = {
-        total_run_budget: b.total_run_budget ?? null,
-        remaining_run_budget: b.total_run_budget ?? null,
-        total_sample_budget: b.total_sample_budget ?? null,
-        remaining_sample_budget: b.total_sample_budget ?? null,
-        max_samples_per_run: b.max_samples_per_run ?? null,
-      };
-    }
+    const state: LedgerFile = {
+      schema_version: 1,
+      budgets: Object.fromEntries(budgets.map((b) => [b.split, entryOf(b)])),
+      reservations: [],
+    };
     writeJsonDurable(file, state, { mode: 0o600 });
     return new Ledger(file, state);
   }

@@ -5,8 +5,6 @@ import type { SampleScore } from '../model/compiled-task/sample-score';
 import type { SplitAccess } from '../model/compiled-task/serve-config';
 import { writeJsonDurable } from '../infra/atomic-file';
 
-export type { SampleScore };
-
 export interface EvalSummary {
   commit: string;
   split: string;

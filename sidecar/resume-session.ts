@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as tar from 'tar';
 import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/compiled-task/session-snapshot';
-import { checkSessionDir, sessionBoundProblem } from './session-check';
+import { checkSessionDir, sessionBoundProblem, sessionRecords } from './session-check';
 import { compiledServeConfig } from '../harbor/gateway-launch';
 import { trialFiles } from '../model/harbor/paths';
 import { readSealKey } from './ledger-seal';
@@ -114,10 +114,8 @@ export async function resumeLaunch(taskDir: string, archive: string): Promise<Re
       fs.copyFileSync(path.join(dir, rel), path.join(session, rel));
     }
     fs.rmSync(unpacked, { recursive: true, force: true });
-    const registry = manifest.files['candidates.json']
-      ? (JSON.parse(fs.readFileSync(path.join(session, 'candidates.json'), 'utf8')) as { records: unknown[] })
-      : { records: [] };
-    return { env: { [RESUME_SESSION_ENV]: session }, dir: staging, takenAt: manifest.taken_at, evaluations: registry.records.length };
+    const evaluations = sessionRecords(session, manifest.files).length;
+    return { env: { [RESUME_SESSION_ENV]: session }, dir: staging, takenAt: manifest.taken_at, evaluations };
   } catch (e) {
     fs.rmSync(staging, { recursive: true, force: true });
     throw e;

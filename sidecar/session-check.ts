@@ -119,6 +119,10 @@ function stateProblem(dir: string, rel: string, want: SessionWant): string | nul
   return null;
 }
 
+/** The evaluations the session in `dir` (its manifest's `files`) records: its candidates.json's, if it has one. */
+export const sessionRecords = (dir: string, files: Record<string, string>) =>
+  files['candidates.json'] ? RegistryFileSchema.parse(JSON.parse(fs.readFileSync(path.join(dir, 'candidates.json'), 'utf8'))).records : [];
+
 /** The commits a bundle holds refs to (its header's `<sha> <ref>` lines). */
 function bundleCommits(file: string): Set<string> {
   const head = headOf(file, 1 << 20).split('\n\n')[0] ?? '';
@@ -131,16 +135,11 @@ function bundleCommits(file: string): Set<string> {
  */
 export type SessionWant = SessionExpectation & { base_commit: string; budgets?: ServeConfig['budgets']; seal_key?: Buffer | null };
 
-export interface SessionCheck {
-  manifest: SessionManifest | null;
-  problems: string[];
-}
-
 /**
  * Checks the session in `dir` against this task; `baseCommit`'s evaluations need no commit in the bundle; with
  * `budgets` (the build's), the ledger must agree with them.
  */
-export function checkSessionDir(dir: string, want: SessionWant): SessionCheck {
+export function checkSessionDir(dir: string, want: SessionWant): { manifest: SessionManifest | null; problems: string[] } {
   const problems: string[] = [];
   const manifestFile = path.join(dir, SESSION_MANIFEST);
   if (!fs.existsSync(manifestFile)) return { manifest: null, problems: [`no ${SESSION_MANIFEST}: not a rescued vero session`] };
@@ -183,11 +182,8 @@ export function checkSessionDir(dir: string, want: SessionWant): SessionCheck {
   if (unsealed) problems.push(unsealed);
   if (problems.length) return { manifest: m, problems };
   // Every evaluated candidate can still be graded: its commit comes with the session.
-  const registry = m.files['candidates.json']
-    ? RegistryFileSchema.parse(JSON.parse(fs.readFileSync(path.join(dir, 'candidates.json'), 'utf8')))
-    : { records: [] };
   const inBundle = m.files[COMMITS_BUNDLE] ? bundleCommits(path.join(dir, COMMITS_BUNDLE)) : new Set<string>();
-  const lost = [...new Set(registry.records.map((r) => r.commit))].filter((c) => c !== want.base_commit && !inBundle.has(c));
+  const lost = [...new Set(sessionRecords(dir, m.files).map((r) => r.commit))].filter((c) => c !== want.base_commit && !inBundle.has(c));
   if (lost.length) problems.push(`candidates.json: commit(s) ${lost.map((c) => c.slice(0, 12)).join(', ')} are not in ${COMMITS_BUNDLE}`);
   return { manifest: m, problems };
 }

@@ -9,17 +9,13 @@ import * as path from 'node:path';
 import { processAlive } from '../infra/process-alive';
 import { ConfigError } from '../model/errors';
 
-export interface SessionLock {
-  release(): void;
-}
-
 interface Holder {
   pid: number;
   host: string;
   at: string;
 }
 
-export function lockSessionDir(adminVolume: string): SessionLock {
+export function lockSessionDir(adminVolume: string): { release(): void } {
   const file = path.join(adminVolume, 'sidecar.lock');
   const me: Holder = { pid: process.pid, host: os.hostname(), at: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -20,7 +20,7 @@ import {
   type SessionExpectation,
   type SessionManifest,
 } from '../model/compiled-task/session-snapshot';
-import { checkSessionDir } from './session-check';
+import { checkSessionDir, sessionRecords } from './session-check';
 import { LEDGER_SEAL, readSealKey, sealSessionIn } from './ledger-seal';
 
 /** What a relaunch of this sidecar must match: its task, the digest its image was built with, and its budgets. */
@@ -112,9 +112,7 @@ export async function restoreSession(cfg: ServeConfig, log: (line: string) => vo
     else if (part === 'commits')
       await git(['-C', cfg.repo_path, 'fetch', '--quiet', '--no-tags', from, 'refs/vero/candidates/*:refs/vero/candidates/*']);
   }
-  const evaluations = Object.keys(manifest.files).includes('candidates.json')
-    ? (JSON.parse(fs.readFileSync(path.join(admin, 'candidates.json'), 'utf8')) as { records: unknown[] }).records.length
-    : 0;
+  const evaluations = sessionRecords(dir, manifest.files).length;
   log(`resumed the session taken at ${manifest.taken_at}: ${evaluations} recorded evaluation(s), the ledger and the gateway's meter`);
   return true;
 }

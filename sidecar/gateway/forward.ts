@@ -81,7 +81,6 @@ type Admitted = {
   warning?: string;
 };
 
-/** Authenticates, applies the scope's models and aliases, and reserves the request's worst case on the meter. */
 /** A request's body, checked: an object whose limits, model and stream flag read as the gateway reads them. */
 type CheckedBody = { payload: Record<string, unknown>; stamp: Attribution; logRefusal: (status: number, refused: string) => void };
 

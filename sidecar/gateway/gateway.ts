@@ -25,15 +25,7 @@ import { TokenStore } from './tokens';
 
 export const FINALIZATION_TOKEN_ID = 'finalization';
 
-export interface GatewayPaths {
-  dir: string;
-  tokens: string;
-  meter: string;
-  requestLog: string;
-  envDir: string;
-}
-
-export const gatewayPaths = (adminDir: string): GatewayPaths => {
+export const gatewayPaths = (adminDir: string) => {
   const dir = path.join(adminDir, 'gateway');
   return {
     dir,
@@ -47,7 +39,7 @@ export const gatewayPaths = (adminDir: string): GatewayPaths => {
 export class Gateway {
   private constructor(
     readonly spec: GatewaySpec,
-    readonly paths: GatewayPaths,
+    readonly paths: ReturnType<typeof gatewayPaths>,
     readonly tokens: TokenStore,
     readonly meter: Meter,
     private readonly app: FastifyInstance,

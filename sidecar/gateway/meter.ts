@@ -20,7 +20,7 @@ import {
 } from '../../model/gateway/policy';
 import type { MeteredUsage } from '../../model/gateway/provider-usage';
 import type { RequestBound } from '../../model/gateway/request-bound-type';
-import { LedgerCorruptError } from '../ledger';
+import { LedgerCorruptError } from '../../model/errors';
 import { MeterLog } from './meter-log';
 
 /** Task labels kept per token; the calls of any further task are counted under OVERFLOW_TASK. */

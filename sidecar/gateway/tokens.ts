@@ -18,8 +18,6 @@ const TokenRow = z.strictObject({
 const TokenFile = z.strictObject({ schema_version: z.literal(1), tokens: z.array(TokenRow) });
 type TokenRow = z.infer<typeof TokenRow>;
 
-export { digestOf, newToken };
-
 export class TokenStore {
   private constructor(
     private readonly file: string,

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { GatewaySpec } from '../../model/gateway/policy';
 import { ConfigError } from '../../model/errors';
 import { Gateway } from '../../sidecar/gateway/gateway';
-import { digestOf, newToken } from '../../sidecar/gateway/tokens';
+import { digestOf, newToken } from '../../model/gateway/token';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
 const MODELS = ['gpt-test', 'claude-test', 'long-model', 'reason-model', 'stall-model'];

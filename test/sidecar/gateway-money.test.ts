@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { GatewaySpec } from '../../model/gateway/policy';
 import { Gateway } from '../../sidecar/gateway/gateway';
-import { digestOf, newToken } from '../../sidecar/gateway/tokens';
+import { digestOf, newToken } from '../../model/gateway/token';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
 const SEED = Number(process.env.VERO_PROPERTY_SEED ?? 20261204);

@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import { GatewaySpec } from '../../model/gateway/policy';
 import { Gateway } from '../../sidecar/gateway/gateway';
 import { writeOutputCap } from '../../sidecar/gateway/output-cap';
-import { digestOf, newToken } from '../../sidecar/gateway/tokens';
+import { digestOf, newToken } from '../../model/gateway/token';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
 let upstream: FakeUpstream;

@@ -13,7 +13,7 @@ import { GatewaySpec } from '../../model/gateway/policy';
 import { Gateway, FINALIZATION_TOKEN_ID } from '../../sidecar/gateway/gateway';
 import { Meter, MAX_TASKS_PER_TOKEN, OVERFLOW_TASK, CUT_STREAM_MARGIN } from '../../sidecar/gateway/meter';
 import type { RequestBound } from '../../model/gateway/request-bound-type';
-import { digestOf, newToken } from '../../sidecar/gateway/tokens';
+import { digestOf, newToken } from '../../model/gateway/token';
 import { readEnvFile } from '../../infra/env-file';
 import { FAKE_CACHED_TOKENS, FAKE_INPUT_TOKENS, FAKE_MAX_OUTPUT, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream';
 
