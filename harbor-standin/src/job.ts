@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialConfigDefaults, trialConfigFull } from './config';
-import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
+import { comparable, dumps, excludeDefaults, f, isPlainObject, naiveLocal, PyFloat, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario, teardownMsFor } from './scenario';
 import { jobStats, TrialRecord } from './stats';
 import { policyJson, rewardValid, STANDIN_VERSION, WRITES_FULL_CONFIG, WRITES_REWARD_VALIDITY } from './version';
@@ -540,9 +540,6 @@ async function callModel(model: string, logFile: string): Promise<void> {
   }
 }
 
-const isSection = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof PyFloat);
-
 /**
  * A config.json as Harbor reads it back: every missing field, in the job, its sections and each agent, is this
  * version's default (so a job dir written by 0.25 without its defaults compares as 0.26 would read it).
@@ -550,7 +547,7 @@ const isSection = (v: unknown): v is Record<string, unknown> =>
 function configAsRead(c: Record<string, unknown>): Record<string, unknown> {
   const defaults = jobDefaults();
   const full: Record<string, unknown> = { ...defaults, ...c };
-  for (const [k, d] of Object.entries(defaults)) if (isSection(d) && isSection(c[k])) full[k] = { ...d, ...c[k] };
+  for (const [k, d] of Object.entries(defaults)) if (isPlainObject(d) && isPlainObject(c[k])) full[k] = { ...d, ...c[k] };
   if (Array.isArray(full.agents)) full.agents = (full.agents as Record<string, unknown>[]).map((a) => ({ ...agentDefaults(), ...a }));
   return full;
 }

@@ -15,7 +15,6 @@ import { STANDIN_VERSION } from './version';
 import { checkEnvironmentOptions, OptionsRefusal } from './environment-options';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
-const VERSION = STANDIN_VERSION;
 const BUILTIN_AGENTS = new Set(
   'oracle nop claude-code cline-cli cortex-code terminus terminus-1 terminus-2 aider codex cursor-cli gemini-cli antigravity-cli rovodev-cli goose grok-build hermes junie mini-swe-agent nemo-agent swe-agent opencode openclaw openhands openhands-sdk antigravity-sdk kimi-code kimi-cli langgraph deerflow mimo mcode pi qwen-coder copilot-cli devin trae-agent computer-1 eve fx dspy-rlm vibe'.split(
     ' ',
@@ -298,7 +297,7 @@ async function runCommand(argv: string[], command: string): Promise<number> {
   const o = parseOptions(argv, RUN_OPTIONS, command);
   if (o.help) {
     process.stdout.write(
-      `Usage: harbor ${command} [OPTIONS]\n\n  Start a job (harbor ${VERSION} stand-in).\n\nOptions:\n${RUN_OPTIONS.map((s) => `  ${s.names.join(', ')}`).join('\n')}\n`,
+      `Usage: harbor ${command} [OPTIONS]\n\n  Start a job (harbor ${STANDIN_VERSION} stand-in).\n\nOptions:\n${RUN_OPTIONS.map((s) => `  ${s.names.join(', ')}`).join('\n')}\n`,
     );
     return 0;
   }
@@ -394,7 +393,7 @@ async function resumeCommand(argv: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   logFile = process.env.HARBOR_STANDIN_LOG;
   if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
-    process.stdout.write(`${VERSION}\n`);
+    process.stdout.write(`${STANDIN_VERSION}\n`);
     return 0;
   }
   logInvocation('start', {});

@@ -52,7 +52,7 @@ export function excludeDefaults(value: Record<string, unknown>, defaults: Record
   return out;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof PyFloat);
 }
 
