@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialConfigDefaults, trialConfigFull } from './config';
-import { comparable, dumps, excludeDefaults, f, isPlainObject, naiveLocal, PyFloat, utcZ } from './pyjson';
+import { comparable, dumps, excludeDefaults, f, isPlainObject, naiveLocal, PyFloat, readJson, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario, teardownMsFor } from './scenario';
 import { jobStats, TrialRecord } from './stats';
 import { policyJson, rewardValid, STANDIN_VERSION, WRITES_FULL_CONFIG, WRITES_REWARD_VALIDITY } from './version';
@@ -218,28 +218,18 @@ export class Job {
         );
       }
     }
-    const jobResult = path.join(this.jobDir, 'result.json');
-    if (fs.existsSync(jobResult)) {
-      try {
-        const prev = JSON.parse(fs.readFileSync(jobResult, 'utf8')) as { id: string; started_at: string; stats?: { n_retries?: number } };
-        this.id = prev.id;
-        this.startedAt = new Date(prev.started_at);
-        this.retries = prev.stats?.n_retries ?? 0;
-      } catch {
-        /* a torn job result is rewritten below */
-      }
+    const prev = readJson<{ id: string; started_at: string; stats?: { n_retries?: number } }>(path.join(this.jobDir, 'result.json'));
+    if (prev) {
+      // (a torn job result is rewritten below)
+      this.id = prev.id;
+      this.startedAt = new Date(prev.started_at);
+      this.retries = prev.stats?.n_retries ?? 0;
     }
     const remaining = [...planned];
     for (const entry of fs.readdirSync(this.jobDir, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
       const trialDir = path.join(this.jobDir, entry.name);
-      const resultFile = path.join(trialDir, 'result.json');
-      let result: Record<string, unknown> | null = null;
-      try {
-        result = JSON.parse(fs.readFileSync(resultFile, 'utf8')) as Record<string, unknown>;
-      } catch {
-        result = null;
-      }
+      const result = readJson<Record<string, unknown>>(path.join(trialDir, 'result.json'));
       if (!result) {
         this.ctx.log(`Removing incomplete trial ${entry.name}`);
         fs.rmSync(trialDir, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { parse as parseToml } from 'smol-toml';
 import { AgentSpec, DEFAULT_RETRY_EXCLUDE, ENVIRONMENT_TYPES, JobSpec } from './config';
 import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
-import { defaultJobName, dumps } from './pyjson';
+import { defaultJobName, dumps, readJson } from './pyjson';
 import { agentImportProblem, AttemptCounter, loadScenario, teardownMsFor } from './scenario';
 import { STANDIN_VERSION } from './version';
 import { checkEnvironmentOptions, OptionsRefusal } from './environment-options';
@@ -341,15 +341,10 @@ async function resumeCommand(argv: string[]): Promise<number> {
   const filters = new Set((o.filter_error_type as string[] | undefined) ?? ['CancelledError']);
   for (const e of fs.readdirSync(jobDir, { withFileTypes: true })) {
     if (!e.isDirectory()) continue;
-    try {
-      const r = JSON.parse(fs.readFileSync(path.join(jobDir, e.name, 'result.json'), 'utf8')) as {
-        exception_info?: { exception_type?: string } | null;
-      };
-      const t = r.exception_info?.exception_type;
-      if (t && filters.has(t)) fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
-    } catch {
-      /* unreadable results are skipped here, as Harbor does */
-    }
+    // Unreadable results are skipped here, as Harbor does.
+    const result = readJson<{ exception_info?: { exception_type?: string } | null }>(path.join(jobDir, e.name, 'result.json'));
+    const t = result?.exception_info?.exception_type;
+    if (t && filters.has(t)) fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
   }
   // Rebuild the flags the job was started with from its config.json.
   const cfg = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
