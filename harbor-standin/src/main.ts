@@ -200,21 +200,18 @@ function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalT
   let tasks: LocalTask[];
   const datasets: Record<string, unknown>[] = [];
   const taskConfigs: Record<string, unknown>[] = [];
-  const filters = {
-    task_names: sel.include ?? null,
-    exclude_task_names: sel.exclude ?? null,
-    n_tasks: sel.nTasks ?? null,
-  };
+  // The filters given (JSON leaves out those that are undefined).
+  const filters = { task_names: sel.include, exclude_task_names: sel.exclude, n_tasks: sel.nTasks };
   if (o.path !== undefined) {
     if (o.dataset !== undefined || o.task !== undefined) throw new ConfigError('Cannot specify both --path and --dataset/--task.');
     const found = tasksFromPath(o.path as string, cwd, sel, disableVerification);
     tasks = found.tasks;
-    if (found.isDataset) datasets.push({ path: o.path, ...stripNulls(filters) });
+    if (found.isDataset) datasets.push({ path: o.path, ...filters });
     else taskConfigs.push({ path: o.path });
   } else if (o.dataset !== undefined) {
     const found = tasksFromRegistry(o.dataset as string, o.registry_path as string | undefined, cwd, sel);
     tasks = found.tasks;
-    datasets.push({ name: found.name, version: found.version, registry_path: o.registry_path, ...stripNulls(filters) });
+    datasets.push({ name: found.name, version: found.version, registry_path: o.registry_path, ...filters });
   } else if (o.task !== undefined) {
     throw new ConfigError(`Task ${o.task} is a Harbor Hub package; the stand-in has no network access.`);
   } else {
@@ -272,10 +269,6 @@ function checkAgentImports(agents: AgentSpec[]): void {
     const problem = a.import_path ? agentImportProblem(a.import_path, pythonPath) : null;
     if (problem) throw new AgentImportError(problem, i);
   });
-}
-
-function stripNulls(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 }
 
 /** `--dry-run`: validates the job locally and runs nothing; creates no job dir (Harbor 0.25). */
