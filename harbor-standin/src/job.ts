@@ -191,7 +191,7 @@ export class Job {
     if (!fs.existsSync(configFile)) {
       fs.mkdirSync(this.jobDir, { recursive: true });
       writeJson(configFile, this.configJson());
-      this.writeLock();
+      writeJson(path.join(this.jobDir, 'lock.json'), this.lockJson());
       return planned;
     }
     const existing = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
@@ -263,10 +263,6 @@ export class Job {
     });
   }
 
-  private writeLock(): void {
-    writeJson(path.join(this.jobDir, 'lock.json'), this.lockJson());
-  }
-
   private lockJson(): Record<string, unknown> {
     return {
       schema_version: 3,
@@ -294,9 +290,7 @@ export class Job {
   }
 
   private retryable(type: string): boolean {
-    if (this.spec.retryExclude.includes(type)) return false;
-    if (this.spec.retryInclude && !this.spec.retryInclude.includes(type)) return false;
-    return true;
+    return !this.spec.retryExclude.includes(type) && (!this.spec.retryInclude || this.spec.retryInclude.includes(type));
   }
 
   private async runWithRetries(p: Planned): Promise<void> {
