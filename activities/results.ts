@@ -37,10 +37,6 @@ function summarize(chunkIndex: number, results: TaskResult[]): ChunkSummary {
   };
 }
 
-function resultFileFor(home: string, evalId: string): string {
-  return homePaths(home).resultFile(evalId);
-}
-
 /** vero's SampleResult shape, one per task. */
 function sampleResult(r: TaskResult, index: number, input: FinalizeInput): Record<string, unknown> {
   const datasetId = input.settings.source.path ? path.basename(input.settings.source.path) : input.settings.source.dataset;
@@ -112,7 +108,7 @@ function finalizeNow(input: FinalizeInput, previous: PreviousResult | null): Can
   const errorRate = ran.length ? s.nErrors / ran.length : 0;
   const failed = errorRate >= input.settings.errorRateThreshold && s.nErrors > 0;
   const status: EvalStatus = nNotRun > 0 ? 'budget_exhausted' : failed ? 'failed' : 'completed';
-  const resultFile = resultFileFor(input.home, input.evalId);
+  const resultFile = homePaths(input.home).resultFile(input.evalId);
   const nInvalidTrials = tasks.reduce((a, t) => a + (t.nInvalidTrials ?? 0), 0);
   const result: CandidateResult = {
     evalId: input.evalId,

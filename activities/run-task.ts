@@ -17,7 +17,7 @@ import { FailureType } from '../model/failures';
 import { unsupportedHarborWarning } from '../model/harbor/version';
 import { faultPause } from './fault-pause';
 import { resumedAcrossVersionsNote } from '../model/harbor/job-versions';
-import { launchUntilSettled } from '../harbor/launch';
+import { launchUntilSettled, settleHarborEnding } from '../harbor/launch';
 import {
   ensureDir,
   hasPidFile,
@@ -119,15 +119,7 @@ async function collectOrAdopt(t: TaskAttempt): Promise<{ run: GroupRunResult | n
     onTick: t.beat,
     detachOnAbort: t.leaveForNextAttempt,
   });
-  if (adopted.detached) {
-    t.ctx.log.warn('harbor left running for the next attempt to adopt', { task: t.task, why: t.abortWhy() });
-    t.record(orphan.pid, orphan.startedAt ?? Date.now(), 0);
-    throw t.aborted('detached');
-  }
-  forgetGroup(orphan.pid);
-  if (adopted.cancelled || adopted.timedOut) await t.cleanUp(adopted.cancelled ? 'cancelled' : 'task timeout');
-  if (adopted.cancelled) throw t.aborted('cancelled');
-  removePidFile(t.pidFile);
+  await settleHarborEnding(t, adopted, orphan.startedAt);
   if (adopted.timedOut || jobFinished(t.jobDir)) return { run: adopted, deadline };
   pruneForResume(t.jobDir, t.prunedUsageFile); // it died before finishing: resume the job
   return { run: null, deadline };

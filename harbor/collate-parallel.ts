@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Aggregation } from '../model/harbor/trial-ranking';
-import { collate, type CollatedTask, type InvalidTrialFile, listTrialDirs, readTrialDirs, taskOfTrialDir } from './collate';
+import { collate, type CollatedTask, groupBy, type InvalidTrialFile, listTrialDirs, readTrialDirs, taskOfTrialDir } from './collate';
 import { PROJECT_ROOT } from '../infra/package-root';
 
 /**
@@ -52,13 +52,7 @@ export interface ScoredChunk {
 
 /** Trial dirs cut into chunks of about `size`, never splitting the dirs named after one task. */
 export function chunksOfWholeTasks(trialDirs: readonly string[], size: number): string[][] {
-  const byTask = new Map<string, string[]>();
-  for (const dir of trialDirs) {
-    const task = taskOfTrialDir(dir);
-    const group = byTask.get(task);
-    if (group) group.push(dir);
-    else byTask.set(task, [dir]);
-  }
+  const byTask = groupBy(trialDirs, taskOfTrialDir);
   const chunks: string[][] = [];
   let current: string[] = [];
   for (const task of [...byTask.keys()].sort()) {

@@ -136,16 +136,16 @@ export type CollatedTask = TaskScore & Pick<CollatedRow, 'task' | 'taskName'>;
 
 export { TaskNameMismatchError };
 
-/** Trials grouped by task key, in one linear pass. */
-function groupByTask(trials: LoadedTrial[]): Map<string, LoadedTrial[]> {
-  const byTask = new Map<string, LoadedTrial[]>();
-  for (const t of trials) {
-    const key = trialTaskKey(t.result);
-    const group = byTask.get(key);
-    if (group) group.push(t);
-    else byTask.set(key, [t]);
+/** Items grouped by key, in one linear pass (each group in the items' order). */
+export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
   }
-  return byTask;
+  return groups;
 }
 
 /**
@@ -163,7 +163,7 @@ export function collate(
   trials: LoadedTrial[],
   opts: { requested?: string[]; rewardKey?: string | null; aggregate?: Aggregation; invalid?: InvalidTrialFile[] } = {},
 ): CollatedTask[] {
-  const byTask = groupByTask(trials);
+  const byTask = groupBy(trials, (t) => trialTaskKey(t.result));
   // A task whose every trial file is unreadable is an error row naming the file, never a dropped row.
   const unreadable = new Map<string, InvalidTrialFile[]>();
   for (const bad of opts.invalid ?? []) {

@@ -12,6 +12,7 @@ import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
 import { cliRunExitCode, launchHarbor } from './launch';
 import { harborJobFiles, trialFiles } from '../model/harbor/paths';
+import { readJson } from './orphans';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
 export const EXAMPLE_OPTIMIZER = {
@@ -59,14 +60,6 @@ export interface CompiledTaskOutcome {
   agentLogs: string;
   logFile: string;
 }
-
-const readJson = <T>(file: string): T | null => {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return null;
-  }
-};
 
 /** The argv and environment of the outer harbor: the gateway's flags, the build's, then vero's (shared builder). */
 function outerLaunch(run: CompiledTaskRun): { argv: string[]; env: Record<string, string> } {

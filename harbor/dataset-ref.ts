@@ -341,12 +341,7 @@ export function pinDataset(src: DatasetSource): {
 }
 
 /** serve.json's registry source: what the sidecar's Harbor gets (`-d`, a registry flag) and the pin it checks. */
-export interface RunSource {
-  dataset: string;
-  registry_path?: string;
-  registry_url?: string;
-  digest?: string;
-}
+export type RunSource = Omit<DatasetSource, 'ref'> & { dataset: string };
 
 /** Whether the build copies the dataset into the task: a legacy dataset a local registry resolved (Harbor reads it offline). */
 export const isBakeable = (src: DatasetSource, resolved: ResolvedDataset | null | undefined): resolved is ResolvedDataset =>

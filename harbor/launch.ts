@@ -134,24 +134,32 @@ async function waitForHost(t: TaskAttempt, d: Extract<LaunchDecision, { kind: 'w
   }
 }
 
+/**
+ * What follows the end of a task's harbor, launched or adopted from an attempt whose worker died: left running for
+ * the next attempt (then recorded without an owner and the attempt aborted), else no longer this host's group, its
+ * stopped trials' Docker leftovers removed, its pid file removed, and a cancelled attempt aborted.
+ */
+export async function settleHarborEnding(t: TaskAttempt, run: GroupRunResult, startedAt = Date.now()): Promise<void> {
+  if (run.detached) {
+    t.ctx.log.warn('harbor left running for the next attempt to adopt', { task: t.task, why: t.abortWhy() });
+    if (run.pid !== null) t.record(run.pid, startedAt, 0); // no owner now: the reaper stops it if no attempt adopts it
+    throw t.aborted('timed out');
+  }
+  if (run.pid !== null) forgetGroup(run.pid);
+  if (run.cancelled || run.timedOut) await t.cleanUp(run.cancelled ? 'cancelled' : 'task timeout');
+  removePidFile(t.pidFile);
+  if (run.cancelled) throw t.aborted('cancelled');
+}
+
 /** Launches until one launch settles; returns the run to collect. */
 export async function launchUntilSettled(t: TaskAttempt, deadline: number): Promise<GroupRunResult> {
   const argv = t.invocation.argv;
   await settleDeadPredecessor(t); // a dead harbor's trials left in Docker, before its job resumes
   for (let launch = 1; ; launch++) {
     const { run, output } = await launchTaskOnce(t, launch, deadline);
+    await settleHarborEnding(t, run);
     const decision = decideLaunch(launchFacts(run, output, t.jobDir));
-    if (decision.kind === 'leave-for-next-attempt') {
-      t.ctx.log.warn('harbor left running for the next attempt to adopt', { task: t.task, why: t.abortWhy() });
-      if (run.pid !== null) t.record(run.pid, Date.now(), 0); // no owner now: the reaper stops it if no attempt adopts it
-      throw t.aborted('timed out');
-    }
-    if (run.pid !== null) forgetGroup(run.pid);
-    removePidFile(t.pidFile);
-    if (run.cancelled || run.timedOut) await t.cleanUp(run.cancelled ? 'cancelled' : 'task timeout');
     switch (decision.kind) {
-      case 'cancelled':
-        throw t.aborted('cancelled');
       case 'collect':
         return run;
       case 'fresh-job': {

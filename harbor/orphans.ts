@@ -66,14 +66,17 @@ export function orphanLeft(): void {
   for (const listener of orphanListeners) listener();
 }
 
-/** The harbor a job's pid file names (the last one launched on the job), or null when there is none. */
-export function readPidFile(pidFile: string): PidFile | null {
+/** A JSON file's value, or null when it is missing or unreadable. */
+export function readJson<T>(file: string): T | null {
   try {
-    return JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidFile;
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
   } catch {
     return null;
   }
 }
+
+/** The harbor a job's pid file names (the last one launched on the job), or null when there is none. */
+export const readPidFile = (pidFile: string): PidFile | null => readJson<PidFile>(pidFile);
 
 /** Whether a pid file is there (its harbor may have died or finished). */
 export const hasPidFile = (pidFile: string): boolean => fs.existsSync(pidFile);
@@ -88,13 +91,8 @@ export function writePidFile(pidFile: string, pid: number, startedAt: number): v
 }
 
 /** Whether harbor finished the job (the job-level result.json has its finished_at). */
-export function jobFinished(jobDir: string): boolean {
-  try {
-    return Boolean((JSON.parse(fs.readFileSync(harborJobFiles.result(jobDir), 'utf8')) as { finished_at?: unknown }).finished_at);
-  } catch {
-    return false;
-  }
-}
+export const jobFinished = (jobDir: string): boolean =>
+  Boolean(readJson<{ finished_at?: unknown }>(harborJobFiles.result(jobDir))?.finished_at);
 
 /**
  * Whether harbor finished the job and every trial dir in it holds its result: nothing is left for a resume to run
@@ -113,12 +111,8 @@ export const jobStarted = (jobDir: string): boolean => fs.existsSync(harborJobFi
 
 /** The Harbor version that ran the job (its lock.json), null when it does not say. */
 export function jobHarborVersion(jobDir: string): string | null {
-  try {
-    const lock = JobLock.safeParse(JSON.parse(fs.readFileSync(harborJobFiles.lock(jobDir), 'utf8')));
-    return lock.success ? (lock.data.harbor?.version ?? null) : null;
-  } catch {
-    return null;
-  }
+  const lock = JobLock.safeParse(readJson(harborJobFiles.lock(jobDir)));
+  return lock.success ? (lock.data.harbor?.version ?? null) : null;
 }
 
 /** Moves a job dir Harbor refused to resume out of the way (kept for inspection, never deleted). */
@@ -197,13 +191,7 @@ export function pruneForResume(jobDir: string, usageFile?: string): string[] {
  */
 type PrunedUsage = Record<string, Usage>;
 
-function readPrunedUsage(file: string): PrunedUsage {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as PrunedUsage;
-  } catch {
-    return {};
-  }
-}
+const readPrunedUsage = (file: string): PrunedUsage => readJson<PrunedUsage>(file) ?? {};
 
 export function recordPrunedUsage(file: string, spent: PrunedUsage): void {
   if (Object.keys(spent).length === 0) return;

@@ -25,7 +25,7 @@ interface TaskToml {
 const TASK_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]*\/[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
 const isFile = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
 /** Path.is_dir(): follows symlinks; false for a broken link or a loop (Python swallows the OSError). */
-export const isDir = (p: string): boolean => {
+const isDir = (p: string): boolean => {
   try {
     return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   } catch {
@@ -81,13 +81,13 @@ export interface DatasetListing {
 }
 
 /** The task dirs directly inside a dataset dir, the way `harbor run -p DATASET` finds them. */
-export function listDataset(datasetDir: string): DatasetListing {
+export function listDataset(datasetDir: string, opts: { verificationDisabled?: boolean } = {}): DatasetListing {
   const out: DatasetListing = { tasks: [], skipped: [] };
   const entries = fs.readdirSync(datasetDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
     // Harbor follows a symlinked task dir and runs it.
     if (!(e.isDirectory() || (e.isSymbolicLink() && isDir(path.join(datasetDir, e.name))))) continue;
-    const reason = notATaskBecause(path.join(datasetDir, e.name));
+    const reason = notATaskBecause(path.join(datasetDir, e.name), opts);
     if (reason === null) out.tasks.push(e.name);
     else out.skipped.push({ dir: e.name, reason });
   }

@@ -15,7 +15,7 @@ import { writeJsonDurable } from '../infra/atomic-file';
 import { dockerAnswers, removeTrialLeftovers, type RemovedLeftovers } from '../infra/docker';
 import { hostId } from '../infra/host-groups';
 import { harborJobFiles } from '../model/harbor/paths';
-import { liveOrphan, readPidFile } from './orphans';
+import { liveOrphan, readJson, readPidFile } from './orphans';
 import { usesLocalDocker } from '../model/harbor/config';
 import type { TaskAttempt } from './task-attempt';
 
@@ -41,12 +41,8 @@ type Handover = z.infer<typeof Handover>;
 export const handoverFile = (pidFile: string): string => `${pidFile.replace(/\.pid$/, '')}.dead-harbor-trials.json`;
 
 function readHandover(pidFile: string): Handover {
-  try {
-    const parsed = Handover.safeParse(JSON.parse(fs.readFileSync(handoverFile(pidFile), 'utf8')));
-    return parsed.success ? parsed.data : {};
-  } catch {
-    return {};
-  }
+  const parsed = Handover.safeParse(readJson(handoverFile(pidFile)));
+  return parsed.success ? parsed.data : {};
 }
 
 function writeHandover(pidFile: string, all: Handover): void {

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { trialFiles } from '../model/harbor/paths';
+import { readJson } from './orphans';
 
 /** Whether this trial dir's verifier has written a reward harbor can read (a number, or a JSON object). */
 export function hasReward(trialDir: string): boolean {
@@ -17,9 +18,7 @@ export function hasReward(trialDir: string): boolean {
       const text = fs.readFileSync(txt, 'utf8').trim();
       return text !== '' && Number.isFinite(Number(text));
     }
-    const json = trialFiles(trialDir).reward;
-    if (!fs.existsSync(json)) return false;
-    const value: unknown = JSON.parse(fs.readFileSync(json, 'utf8'));
+    const value = readJson(trialFiles(trialDir).reward);
     return typeof value === 'object' && value !== null && !Array.isArray(value);
   } catch {
     return false; // being written, or unreadable: not yet

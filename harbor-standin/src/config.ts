@@ -35,6 +35,17 @@ export const ENVIRONMENT_TYPES = [
   'vercel',
 ];
 
+/** The job's (and each trial's) timeout multipliers; without a spec, their defaults. */
+function timeoutMultipliers(spec?: JobSpec): Record<string, unknown> {
+  return {
+    timeout_multiplier: f(spec?.timeoutMultiplier ?? 1),
+    agent_timeout_multiplier: f(spec?.agentTimeoutMultiplier),
+    verifier_timeout_multiplier: f(spec?.verifierTimeoutMultiplier),
+    agent_setup_timeout_multiplier: f(spec?.agentSetupTimeoutMultiplier),
+    environment_build_timeout_multiplier: f(spec?.environmentBuildTimeoutMultiplier),
+  };
+}
+
 export function agentDefaults(): Record<string, unknown> {
   return {
     name: null,
@@ -99,11 +110,7 @@ export function jobDefaults(): Record<string, unknown> {
     jobs_dir: 'jobs',
     n_attempts: 1,
     install_only: false,
-    timeout_multiplier: f(1),
-    agent_timeout_multiplier: null,
-    verifier_timeout_multiplier: null,
-    agent_setup_timeout_multiplier: null,
-    environment_build_timeout_multiplier: null,
+    ...timeoutMultipliers(),
     debug: false,
     n_concurrent_trials: 4,
     quiet: false,
@@ -162,11 +169,7 @@ export function jobConfigFull(spec: JobSpec): Record<string, unknown> {
     job_name: spec.jobName,
     jobs_dir: spec.jobsDir,
     n_attempts: spec.nAttempts,
-    timeout_multiplier: f(spec.timeoutMultiplier),
-    agent_timeout_multiplier: f(spec.agentTimeoutMultiplier),
-    verifier_timeout_multiplier: f(spec.verifierTimeoutMultiplier),
-    agent_setup_timeout_multiplier: f(spec.agentSetupTimeoutMultiplier),
-    environment_build_timeout_multiplier: f(spec.environmentBuildTimeoutMultiplier),
+    ...timeoutMultipliers(spec),
     debug: spec.debug,
     n_concurrent_trials: spec.nConcurrent,
     quiet: spec.quiet,
@@ -214,11 +217,7 @@ export function trialConfigFull(
     trial_name: trialName,
     trials_dir: jobDir,
     install_only: false,
-    timeout_multiplier: f(spec.timeoutMultiplier),
-    agent_timeout_multiplier: f(spec.agentTimeoutMultiplier),
-    verifier_timeout_multiplier: f(spec.verifierTimeoutMultiplier),
-    agent_setup_timeout_multiplier: f(spec.agentSetupTimeoutMultiplier),
-    environment_build_timeout_multiplier: f(spec.environmentBuildTimeoutMultiplier),
+    ...timeoutMultipliers(spec),
     agent: agentWithEnv(agent),
     user_agent: null,
     environment: { ...environmentDefaults(), ...spec.environment },
@@ -236,11 +235,7 @@ export function trialConfigDefaults(): Record<string, unknown> {
     task: taskConfigDefaults(),
     trials_dir: 'trials',
     install_only: false,
-    timeout_multiplier: f(1),
-    agent_timeout_multiplier: null,
-    verifier_timeout_multiplier: null,
-    agent_setup_timeout_multiplier: null,
-    environment_build_timeout_multiplier: null,
+    ...timeoutMultipliers(),
     agent: agentDefaults(),
     user_agent: null,
     environment: environmentDefaults(),

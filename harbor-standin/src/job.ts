@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { agentDefaults, AgentSpec, JobSpec, jobConfigFull, jobDefaults, trialConfigDefaults, trialConfigFull } from './config';
-import { comparable, dumps, excludeDefaults, f, naiveLocal, PyFloat, utcZ } from './pyjson';
+import { comparable, dumps, excludeDefaults, f, isPlainObject, naiveLocal, PyFloat, readJson, utcZ } from './pyjson';
 import { AttemptCounter, Outcome, outcomeFor, Scenario, teardownMsFor } from './scenario';
 import { jobStats, TrialRecord } from './stats';
 import { policyJson, rewardValid, STANDIN_VERSION, WRITES_FULL_CONFIG, WRITES_REWARD_VALIDITY } from './version';
@@ -82,6 +82,46 @@ function taskChecksum(dir: string): string {
   return h.digest('hex');
 }
 
+/** What the job's stats count of a trial. */
+function trialRecord(trialName: string, p: Planned, ended: Pick<TrialRecord, 'rewards' | 'exceptionType' | 'costUsd'>): TrialRecord {
+  return { trialName, taskKey: p.task.dirName, evalKey: evalKey(p.agent, p.task.source), ...ended };
+}
+
+/** A trial's result.json: what its run decided (`ran`) among what every trial's result says. */
+function trialResultJson(
+  r: Running,
+  finishedAt: Date,
+  ran: {
+    agent_result: unknown;
+    verifier_result: unknown;
+    exception_info: Record<string, unknown> | null;
+    phases: Record<'environment_setup' | 'agent_setup' | 'agent_execution' | 'verifier', unknown>;
+    reward_valid: boolean;
+  },
+) {
+  return {
+    ...(WRITES_REWARD_VALIDITY ? { schema_version: 1 } : {}),
+    id: randomUUID(),
+    task_name: r.task.taskName,
+    trial_name: r.trialName,
+    trial_uri: pathToFileURL(r.dir).href,
+    task_id: { path: r.task.recordedPath },
+    source: r.task.source,
+    task_checksum: taskChecksum(r.task.absPath),
+    config: r.config,
+    agent_info: agentInfo(r.agent),
+    agent_result: ran.agent_result,
+    verifier_result: ran.verifier_result,
+    verifier_environment_mode: 'shared',
+    exception_info: ran.exception_info,
+    started_at: utcZ(r.startedAt),
+    finished_at: utcZ(finishedAt),
+    ...ran.phases,
+    step_results: null,
+    ...(WRITES_REWARD_VALIDITY ? { reward_valid: ran.reward_valid } : {}),
+  };
+}
+
 function exceptionInfo(type: string, message: string, at: Date): Record<string, unknown> {
   const traceback = `Traceback (most recent call last):\n  File "harbor/trial/trial.py", line 1, in run\n${type}: ${message}\n`;
   const info = { exception_type: type, exception_message: message, exception_traceback: traceback, occurred_at: utcZ(at) };
@@ -151,7 +191,7 @@ export class Job {
     if (!fs.existsSync(configFile)) {
       fs.mkdirSync(this.jobDir, { recursive: true });
       writeJson(configFile, this.configJson());
-      this.writeLock();
+      writeJson(path.join(this.jobDir, 'lock.json'), this.lockJson());
       return planned;
     }
     const existing = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
@@ -178,28 +218,18 @@ export class Job {
         );
       }
     }
-    const jobResult = path.join(this.jobDir, 'result.json');
-    if (fs.existsSync(jobResult)) {
-      try {
-        const prev = JSON.parse(fs.readFileSync(jobResult, 'utf8')) as { id: string; started_at: string; stats?: { n_retries?: number } };
-        this.id = prev.id;
-        this.startedAt = new Date(prev.started_at);
-        this.retries = prev.stats?.n_retries ?? 0;
-      } catch {
-        /* a torn job result is rewritten below */
-      }
+    const prev = readJson<{ id: string; started_at: string; stats?: { n_retries?: number } }>(path.join(this.jobDir, 'result.json'));
+    if (prev) {
+      // (a torn job result is rewritten below)
+      this.id = prev.id;
+      this.startedAt = new Date(prev.started_at);
+      this.retries = prev.stats?.n_retries ?? 0;
     }
     const remaining = [...planned];
     for (const entry of fs.readdirSync(this.jobDir, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
       const trialDir = path.join(this.jobDir, entry.name);
-      const resultFile = path.join(trialDir, 'result.json');
-      let result: Record<string, unknown> | null = null;
-      try {
-        result = JSON.parse(fs.readFileSync(resultFile, 'utf8')) as Record<string, unknown>;
-      } catch {
-        result = null;
-      }
+      const result = readJson<Record<string, unknown>>(path.join(trialDir, 'result.json'));
       if (!result) {
         this.ctx.log(`Removing incomplete trial ${entry.name}`);
         fs.rmSync(trialDir, { recursive: true, force: true });
@@ -226,18 +256,11 @@ export class Job {
       fs.existsSync(path.join(trialDir, 'verifier', 'reward.txt')) && !fs.existsSync(path.join(trialDir, 'verifier', 'reward.json'));
     const rewards = vr?.rewards ? Object.fromEntries(Object.entries(vr.rewards).map(([k, v]) => [k, fromTxt ? new PyFloat(v) : v])) : null;
     const exc = result.exception_info as { exception_type: string } | null;
-    return {
-      trialName: String(result.trial_name),
-      taskKey: p.task.dirName,
-      evalKey: evalKey(p.agent, p.task.source),
+    return trialRecord(String(result.trial_name), p, {
       rewards,
       exceptionType: exc?.exception_type ?? null,
       costUsd: (result.agent_result as { cost_usd?: number } | null)?.cost_usd ?? null,
-    };
-  }
-
-  private writeLock(): void {
-    writeJson(path.join(this.jobDir, 'lock.json'), this.lockJson());
+    });
   }
 
   private lockJson(): Record<string, unknown> {
@@ -267,9 +290,7 @@ export class Job {
   }
 
   private retryable(type: string): boolean {
-    if (this.spec.retryExclude.includes(type)) return false;
-    if (this.spec.retryInclude && !this.spec.retryInclude.includes(type)) return false;
-    return true;
+    return !this.spec.retryExclude.includes(type) && (!this.spec.retryInclude || this.spec.retryInclude.includes(type));
   }
 
   private async runWithRetries(p: Planned): Promise<void> {
@@ -319,33 +340,19 @@ export class Job {
     });
     this.ctx.log(`Trial ${trialName} (task ${p.task.dirName}, attempt ${attempt})`);
 
-    if (outcome.process === 'crash') {
+    if (outcome.process === 'crash' || outcome.process === 'hang') {
       trialLog(`${trialName}: running agent...`);
-      this.ctx.log('Simulated crash: the harbor process dies now');
-      process.kill(process.pid, 'SIGKILL');
-      await new Promise(() => undefined);
-    }
-    if (outcome.process === 'hang') {
-      trialLog(`${trialName}: running agent...`);
-      this.ctx.log('Simulated hang');
-      await new Promise(() => setInterval(() => undefined, 1 << 30));
+      await processFault(outcome.process, '', this.ctx.log);
     }
     if (outcome.process === 'exit') this.exitCode = outcome.exit_code ?? 1;
 
-    const result = await this.simulate(p, trialName, dir, config, outcome, startedAt, trialLog);
+    const result = await this.simulate(p, { trialName, dir, config, task: p.task, agent: p.agent, startedAt }, outcome, trialLog);
     this.running.delete(trialName);
     return result;
   }
 
-  private async simulate(
-    p: Planned,
-    trialName: string,
-    dir: string,
-    config: Record<string, unknown>,
-    outcome: Outcome,
-    startedAt: Date,
-    trialLog: (l: string) => void,
-  ): Promise<TrialRecord> {
+  private async simulate(p: Planned, trial: Running, outcome: Outcome, trialLog: (l: string) => void): Promise<TrialRecord> {
+    const { trialName, dir, startedAt } = trial;
     let durationMs = outcome.duration_ms ?? 0;
     let exceptionType = outcome.exception ?? null;
     let message = outcome.message ?? (exceptionType ? `${exceptionType} raised during the trial` : '');
@@ -406,17 +413,7 @@ export class Job {
       const d = workDoneAt.getTime() - t0;
       return { started_at: utcZ(new Date(t0 + d * a)), finished_at: utcZ(new Date(t0 + d * b)) };
     };
-    const result = {
-      ...(WRITES_REWARD_VALIDITY ? { schema_version: 1 } : {}),
-      id: randomUUID(),
-      task_name: p.task.taskName,
-      trial_name: trialName,
-      trial_uri: pathToFileURL(dir).href,
-      task_id: { path: p.task.recordedPath },
-      source: p.task.source,
-      task_checksum: taskChecksum(p.task.absPath),
-      config,
-      agent_info: agentInfo(p.agent),
+    const result = trialResultJson(trial, finishedAt, {
       agent_result: agentRan
         ? {
             n_input_tokens: outcome.n_input_tokens ?? null,
@@ -428,17 +425,15 @@ export class Job {
           }
         : null,
       verifier_result: rewards ? { rewards } : null,
-      verifier_environment_mode: 'shared',
       exception_info: exceptionType ? exceptionInfo(exceptionType, message, finishedAt) : null,
-      started_at: utcZ(startedAt),
-      finished_at: utcZ(finishedAt),
-      environment_setup: span(0, 0.1),
-      agent_setup: agentRan ? span(0.1, 0.2) : null,
-      agent_execution: agentRan ? span(0.2, 0.8) : null,
-      verifier: verifierRuns ? span(0.8, 1) : null,
-      step_results: null,
-      ...(WRITES_REWARD_VALIDITY ? { reward_valid: rewardValid(rewards !== null, exceptionType) } : {}),
-    };
+      phases: {
+        environment_setup: span(0, 0.1),
+        agent_setup: agentRan ? span(0.1, 0.2) : null,
+        agent_execution: agentRan ? span(0.2, 0.8) : null,
+        verifier: verifierRuns ? span(0.8, 1) : null,
+      },
+      reward_valid: rewardValid(rewards !== null, exceptionType),
+    });
     const text = dumps(result);
     const resultFile = path.join(dir, 'result.json');
     if (outcome.result_json === 'garbage') fs.writeFileSync(resultFile, 'this is not json {');
@@ -447,14 +442,7 @@ export class Job {
     if (exceptionType)
       fs.writeFileSync(path.join(dir, 'exception.txt'), (result.exception_info as { exception_traceback: string }).exception_traceback);
     trialLog(`${trialName}: done`);
-    return {
-      trialName,
-      taskKey: p.task.dirName,
-      evalKey: evalKey(p.agent, p.task.source),
-      rewards,
-      exceptionType,
-      costUsd: outcome.cost_usd ?? null,
-    };
+    return trialRecord(trialName, p, { rewards, exceptionType, costUsd: outcome.cost_usd ?? null });
   }
 
   /**
@@ -464,54 +452,22 @@ export class Job {
   private async tearDown(trialName: string, outcome: Outcome, trialLog: (l: string) => void): Promise<void> {
     trialLog(`${trialName}: stopping environment...`);
     await sleep(teardownMsFor(outcome, this.ctx.scenario, process.env.HARBOR_STANDIN_TEARDOWN_MS) * this.ctx.timeScale);
-    if (outcome.teardown_fault === 'crash') {
-      this.ctx.log('Simulated crash during teardown: the harbor process dies now');
-      process.kill(process.pid, 'SIGKILL');
-      await new Promise(() => undefined);
-    }
-    if (outcome.teardown_fault === 'hang') {
-      this.ctx.log('Simulated hang during teardown');
-      await new Promise(() => setInterval(() => undefined, 1 << 30));
-    }
+    if (outcome.teardown_fault) await processFault(outcome.teardown_fault, ' during teardown', this.ctx.log);
   }
 
   private installSignalHandlers(): void {
     const abort = () => {
       const now = new Date();
       for (const r of this.running.values()) {
-        const result = {
-          ...(WRITES_REWARD_VALIDITY ? { schema_version: 1 } : {}),
-          id: randomUUID(),
-          task_name: r.task.taskName,
-          trial_name: r.trialName,
-          trial_uri: pathToFileURL(r.dir).href,
-          task_id: { path: r.task.recordedPath },
-          source: r.task.source,
-          task_checksum: taskChecksum(r.task.absPath),
-          config: r.config,
-          agent_info: agentInfo(r.agent),
+        const result = trialResultJson(r, now, {
           agent_result: null,
           verifier_result: null,
-          verifier_environment_mode: 'shared',
           exception_info: exceptionInfo('CancelledError', '', now),
-          started_at: utcZ(r.startedAt),
-          finished_at: utcZ(now),
-          environment_setup: null,
-          agent_setup: null,
-          agent_execution: null,
-          verifier: null,
-          step_results: null,
-          ...(WRITES_REWARD_VALIDITY ? { reward_valid: false } : {}),
-        };
-        fs.writeFileSync(path.join(r.dir, 'result.json'), dumps(result));
-        this.records.push({
-          trialName: r.trialName,
-          taskKey: r.task.dirName,
-          evalKey: evalKey(r.agent, r.task.source),
-          rewards: null,
-          exceptionType: 'CancelledError',
-          costUsd: null,
+          phases: { environment_setup: null, agent_setup: null, agent_execution: null, verifier: null },
+          reward_valid: false,
         });
+        fs.writeFileSync(path.join(r.dir, 'result.json'), dumps(result));
+        this.records.push(trialRecord(r.trialName, r, { rewards: null, exceptionType: 'CancelledError', costUsd: null }));
       }
       this.running.clear();
       this.writeJobResult(false);
@@ -539,6 +495,17 @@ export class Job {
   }
 }
 
+/** A scripted fault of the harbor process (`when` in the trial, for the log): it dies now (SIGKILL), or hangs forever. */
+async function processFault(fault: 'crash' | 'hang', when: string, log: (line: string) => void): Promise<never> {
+  if (fault === 'crash') {
+    log(`Simulated crash${when}: the harbor process dies now`);
+    process.kill(process.pid, 'SIGKILL');
+    return new Promise(() => undefined);
+  }
+  log(`Simulated hang${when}`);
+  return new Promise(() => setInterval(() => undefined, 1 << 30));
+}
+
 /** One chat completion as an agent's SDK would send it, from the variables the agent was given. */
 async function callModel(model: string, logFile: string): Promise<void> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -557,9 +524,6 @@ async function callModel(model: string, logFile: string): Promise<void> {
   }
 }
 
-const isSection = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof PyFloat);
-
 /**
  * A config.json as Harbor reads it back: every missing field, in the job, its sections and each agent, is this
  * version's default (so a job dir written by 0.25 without its defaults compares as 0.26 would read it).
@@ -567,7 +531,7 @@ const isSection = (v: unknown): v is Record<string, unknown> =>
 function configAsRead(c: Record<string, unknown>): Record<string, unknown> {
   const defaults = jobDefaults();
   const full: Record<string, unknown> = { ...defaults, ...c };
-  for (const [k, d] of Object.entries(defaults)) if (isSection(d) && isSection(c[k])) full[k] = { ...d, ...c[k] };
+  for (const [k, d] of Object.entries(defaults)) if (isPlainObject(d) && isPlainObject(c[k])) full[k] = { ...d, ...c[k] };
   if (Array.isArray(full.agents)) full.agents = (full.agents as Record<string, unknown>[]).map((a) => ({ ...agentDefaults(), ...a }));
   return full;
 }

@@ -9,13 +9,12 @@ import { parse as parseToml } from 'smol-toml';
 import { AgentSpec, DEFAULT_RETRY_EXCLUDE, ENVIRONMENT_TYPES, JobSpec } from './config';
 import { Job } from './job';
 import { parseOptions, ParsedOptions, RESUME_OPTIONS, RUN_OPTIONS, UsageError } from './options';
-import { defaultJobName, dumps } from './pyjson';
+import { defaultJobName, dumps, readJson } from './pyjson';
 import { agentImportProblem, AttemptCounter, loadScenario, teardownMsFor } from './scenario';
 import { STANDIN_VERSION } from './version';
 import { checkEnvironmentOptions, OptionsRefusal } from './environment-options';
 import { ConfigError, LocalTask, tasksFromPath, tasksFromRegistry } from './tasks';
 
-const VERSION = STANDIN_VERSION;
 const BUILTIN_AGENTS = new Set(
   'oracle nop claude-code cline-cli cortex-code terminus terminus-1 terminus-2 aider codex cursor-cli gemini-cli antigravity-cli rovodev-cli goose grok-build hermes junie mini-swe-agent nemo-agent swe-agent opencode openclaw openhands openhands-sdk antigravity-sdk kimi-code kimi-cli langgraph deerflow mimo mcode pi qwen-coder copilot-cli devin trae-agent computer-1 eve fx dspy-rlm vibe'.split(
     ' ',
@@ -201,21 +200,18 @@ function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalT
   let tasks: LocalTask[];
   const datasets: Record<string, unknown>[] = [];
   const taskConfigs: Record<string, unknown>[] = [];
-  const filters = {
-    task_names: sel.include ?? null,
-    exclude_task_names: sel.exclude ?? null,
-    n_tasks: sel.nTasks ?? null,
-  };
+  // The filters given (JSON leaves out those that are undefined).
+  const filters = { task_names: sel.include, exclude_task_names: sel.exclude, n_tasks: sel.nTasks };
   if (o.path !== undefined) {
     if (o.dataset !== undefined || o.task !== undefined) throw new ConfigError('Cannot specify both --path and --dataset/--task.');
     const found = tasksFromPath(o.path as string, cwd, sel, disableVerification);
     tasks = found.tasks;
-    if (found.isDataset) datasets.push({ path: o.path, ...stripNulls(filters) });
+    if (found.isDataset) datasets.push({ path: o.path, ...filters });
     else taskConfigs.push({ path: o.path });
   } else if (o.dataset !== undefined) {
     const found = tasksFromRegistry(o.dataset as string, o.registry_path as string | undefined, cwd, sel);
     tasks = found.tasks;
-    datasets.push({ name: found.name, version: found.version, registry_path: o.registry_path, ...stripNulls(filters) });
+    datasets.push({ name: found.name, version: found.version, registry_path: o.registry_path, ...filters });
   } else if (o.task !== undefined) {
     throw new ConfigError(`Task ${o.task} is a Harbor Hub package; the stand-in has no network access.`);
   } else {
@@ -275,10 +271,6 @@ function checkAgentImports(agents: AgentSpec[]): void {
   });
 }
 
-function stripNulls(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
-}
-
 /** `--dry-run`: validates the job locally and runs nothing; creates no job dir (Harbor 0.25). */
 function dryRun(o: ParsedOptions, cwd: string): number {
   if (o.print_config) throw new UsageError('--dry-run and --print-config cannot be combined.', 'run');
@@ -298,7 +290,7 @@ async function runCommand(argv: string[], command: string): Promise<number> {
   const o = parseOptions(argv, RUN_OPTIONS, command);
   if (o.help) {
     process.stdout.write(
-      `Usage: harbor ${command} [OPTIONS]\n\n  Start a job (harbor ${VERSION} stand-in).\n\nOptions:\n${RUN_OPTIONS.map((s) => `  ${s.names.join(', ')}`).join('\n')}\n`,
+      `Usage: harbor ${command} [OPTIONS]\n\n  Start a job (harbor ${STANDIN_VERSION} stand-in).\n\nOptions:\n${RUN_OPTIONS.map((s) => `  ${s.names.join(', ')}`).join('\n')}\n`,
     );
     return 0;
   }
@@ -342,15 +334,10 @@ async function resumeCommand(argv: string[]): Promise<number> {
   const filters = new Set((o.filter_error_type as string[] | undefined) ?? ['CancelledError']);
   for (const e of fs.readdirSync(jobDir, { withFileTypes: true })) {
     if (!e.isDirectory()) continue;
-    try {
-      const r = JSON.parse(fs.readFileSync(path.join(jobDir, e.name, 'result.json'), 'utf8')) as {
-        exception_info?: { exception_type?: string } | null;
-      };
-      const t = r.exception_info?.exception_type;
-      if (t && filters.has(t)) fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
-    } catch {
-      /* unreadable results are skipped here, as Harbor does */
-    }
+    // Unreadable results are skipped here, as Harbor does.
+    const result = readJson<{ exception_info?: { exception_type?: string } | null }>(path.join(jobDir, e.name, 'result.json'));
+    const t = result?.exception_info?.exception_type;
+    if (t && filters.has(t)) fs.rmSync(path.join(jobDir, e.name), { recursive: true, force: true });
   }
   // Rebuild the flags the job was started with from its config.json.
   const cfg = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -394,7 +381,7 @@ async function resumeCommand(argv: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   logFile = process.env.HARBOR_STANDIN_LOG;
   if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
-    process.stdout.write(`${VERSION}\n`);
+    process.stdout.write(`${STANDIN_VERSION}\n`);
     return 0;
   }
   logInvocation('start', {});

@@ -119,10 +119,6 @@ export class UsageError extends Error {
 
 export type ParsedOptions = Record<string, string | number | boolean | string[] | undefined>;
 
-function optionLabel(spec: OptionSpec): string {
-  return spec.names.map((n) => `'${n}'`).join(' / ');
-}
-
 /** Parses argv against the table; throws UsageError with Click's wording on bad input. */
 export function parseOptions(argv: string[], table: OptionSpec[], command: string): ParsedOptions {
   const byName = new Map<string, { spec: OptionSpec; value: boolean | null }>();
@@ -164,7 +160,7 @@ export function parseOptions(argv: string[], table: OptionSpec[], command: strin
 }
 
 function convert(raw: string, spec: OptionSpec, command: string): string | number {
-  const bad = (what: string) => new UsageError(`Invalid value for ${optionLabel(spec)}: ${what}`, command);
+  const bad = (what: string) => new UsageError(`Invalid value for ${spec.names.map((n) => `'${n}'`).join(' / ')}: ${what}`, command);
   switch (spec.kind) {
     case 'int': {
       if (!/^[+-]?\d+$/.test(raw.trim())) throw bad(`'${raw}' is not a valid integer.`);

@@ -1,4 +1,14 @@
 /** JSON the way pydantic's `model_dump_json(indent=4)` writes it: floats keep their `.0`. */
+import * as fs from 'node:fs';
+
+/** A JSON file's value, or null when it is missing, unreadable or torn. */
+export function readJson<T>(file: string): T | null {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch {
+    return null;
+  }
+}
 
 export class PyFloat {
   constructor(readonly value: number) {}
@@ -36,8 +46,7 @@ export function naiveLocal(d: Date): string {
 
 /** Harbor's default job name: `%Y-%m-%d__%H-%M-%S` in local time. */
 export function defaultJobName(d: Date): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}__${p(d.getHours())}-${p(d.getMinutes())}-${p(d.getSeconds())}`;
+  return naiveLocal(d).slice(0, 19).replace('T', '__').replaceAll(':', '-');
 }
 
 /** Recursively drops keys whose value equals the default (pydantic `exclude_defaults`). */
@@ -52,7 +61,7 @@ export function excludeDefaults(value: Record<string, unknown>, defaults: Record
   return out;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof PyFloat);
 }
 

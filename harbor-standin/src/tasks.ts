@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { isDir, isTaskDir } from '../../harbor/task-dir';
+import { isTaskDir, listDataset } from '../../harbor/task-dir';
 import { fnmatchRegex } from '../../model/harbor/fnmatch';
 
 export class ConfigError extends Error {
@@ -42,11 +42,6 @@ function readTaskToml(dir: string): TaskToml | null {
   } catch {
     return null;
   }
-}
-
-/** `Task.is_valid_dir` of Harbor 0.25 (shared with vero's own task listing). */
-export function isValidTaskDir(dir: string, verificationDisabled = false): boolean {
-  return isTaskDir(dir, { verificationDisabled });
 }
 
 function loadTask(recordedPath: string, cwd: string, source: string | null): LocalTask {
@@ -102,24 +97,11 @@ export function tasksFromPath(
 ): { tasks: LocalTask[]; isDataset: boolean } {
   const abs = path.resolve(cwd, p);
   if (!fs.existsSync(abs)) throw new ConfigError(`Path ${p} does not exist.`, 'FileNotFoundError');
-  if (isValidTaskDir(abs, verificationDisabled)) {
-    if (sel.include?.length || sel.exclude?.length || sel.nTasks !== undefined) {
-      return { tasks: applySelection([loadTask(p, cwd, null)], sel), isDataset: false };
-    }
-    return { tasks: [loadTask(p, cwd, null)], isDataset: false };
-  }
+  // `Task.is_valid_dir` of Harbor 0.25 (shared with vero's own task listing).
+  if (isTaskDir(abs, { verificationDisabled })) return { tasks: applySelection([loadTask(p, cwd, null)], sel), isDataset: false };
   const source = path.basename(abs);
   // Harbor iterates Path.iterdir(), which is unordered; the stand-in sorts so its runs are reproducible.
-  const children = fs
-    .readdirSync(abs, { withFileTypes: true })
-    // Harbor's Path.is_dir() follows symlinks: a symlinked task dir is a task.
-    .filter(
-      (d) =>
-        (d.isDirectory() || (d.isSymbolicLink() && isDir(path.join(abs, d.name)))) &&
-        isValidTaskDir(path.join(abs, d.name), verificationDisabled),
-    )
-    .map((d) => d.name)
-    .sort();
+  const children = listDataset(abs, { verificationDisabled }).tasks;
   if (children.length === 0) throw new ConfigError(`No valid tasks found in ${p}.`);
   return {
     tasks: applySelection(
@@ -169,7 +151,7 @@ export function tasksFromRegistry(
     if (t.git_url) throw new ConfigError(`Task ${t.name} is a git task; the stand-in has no network access.`);
     // Harbor 0.25 resolves a relative task path against its working directory, not the registry file.
     const abs = path.resolve(cwd, t.path);
-    if (!isValidTaskDir(abs)) throw new ConfigError(`Task ${t.name} at ${t.path} is not a valid task directory.`);
+    if (!isTaskDir(abs)) throw new ConfigError(`Task ${t.name} at ${t.path} is not a valid task directory.`);
     return loadTask(abs, cwd, ds.name);
   });
   return { tasks: applySelection(tasks, sel), name: ds.name, version: ds.version };
