@@ -4,8 +4,6 @@
  * score is negated. What a failure counts as must then be the worst value, never 0 (a 0 latency is perfect):
  * `failure_value`, required when minimising.
  */
-import type { ObjectiveSpec } from './serve-config';
-
 export type Direction = 'maximize' | 'minimize';
 
 /** a is strictly better than b. */
@@ -28,7 +26,11 @@ export const CONSTRAINT_OPERATORS = ['==', '!=', '<', '<=', '>', '>='] as const;
 type ConstraintOperator = (typeof CONSTRAINT_OPERATORS)[number];
 
 /** A metric of the evaluation's report that must satisfy `operator value` (vero's MetricConstraint). */
-export type MetricConstraint = NonNullable<ObjectiveSpec['constraints']>[number];
+export interface MetricConstraint {
+  metric: string;
+  operator: ConstraintOperator;
+  value: number;
+}
 
 const HOLDS: Record<ConstraintOperator, (a: number, b: number) => boolean> = {
   '==': (a, b) => a === b,
