@@ -13,6 +13,7 @@ const isoTime = z.string().describe('ISO 8601 UTC time');
 
 // One task's row: its schema is the stored result's (model/evaluation/task-result.ts).
 import { TaskRowJson, UsageJson } from './evaluation/task-result';
+import { SpendJson, SpendReportJson } from './evaluation/spend-cap';
 
 const Interval = z.tuple([num, num]);
 
@@ -26,20 +27,6 @@ export const AttemptsJson = z.strictObject({
   withinTaskSd: num,
   /** Tasks the figures are over. */
   nTasks: z.number().int(),
-});
-/** What has been spent (model/evaluation/spend-cap.ts Spend); `unmetered`: finished tasks whose trials reported neither a cost nor tokens. */
-export const SpendJson = z.strictObject({ costUsd: num, tokens: num, unmetered: z.number().int() });
-/** The spend part of an evaluation's result, present when a cap was set (SpendReport). */
-export const SpendReportJson = z.strictObject({
-  maxCostUsd: nullableNum,
-  maxTokens: nullableNum,
-  pool: z.string().nullable(),
-  /** What this evaluation's finished tasks spent. */
-  spent: SpendJson,
-  /** Why tasks were not run (the cap reached, in words), or null when every task ran. */
-  reached: z.string().nullable(),
-  /** Tasks that never started, or were stopped after the grace period: status `not_run`. */
-  nNotRun: z.number().int(),
 });
 const SkippedDir = z.strictObject({ dir: z.string(), reason: z.string() });
 

@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import type { Usage } from '../harbor/trial-ranking';
-import type { SpendJson, SpendReportJson } from '../cli-json';
 
 export const SpendCap = z.strictObject({
   maxCostUsd: z.number().positive().optional(),
@@ -17,6 +16,20 @@ export const SpendCap = z.strictObject({
 });
 export type SpendCap = z.infer<typeof SpendCap>;
 
+/** What has been spent (Spend); `unmetered`: finished tasks whose trials reported neither a cost nor tokens. */
+export const SpendJson = z.strictObject({ costUsd: z.number(), tokens: z.number(), unmetered: z.number().int() });
+/** The spend part of an evaluation's result, present when a cap was set (SpendReport). */
+export const SpendReportJson = z.strictObject({
+  maxCostUsd: z.number().nullable(),
+  maxTokens: z.number().nullable(),
+  pool: z.string().nullable(),
+  /** What this evaluation's finished tasks spent. */
+  spent: SpendJson,
+  /** Why tasks were not run (the cap reached, in words), or null when every task ran. */
+  reached: z.string().nullable(),
+  /** Tasks that never started, or were stopped after the grace period: status `not_run`. */
+  nNotRun: z.number().int(),
+});
 /**
  * What has been spent: dollars and tokens (input + output) as the trials reported them, and the finished tasks whose
  * trials reported neither (a cap cannot see what they spent).
