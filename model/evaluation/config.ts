@@ -102,9 +102,6 @@ const Execution = z
     if (!capped && e.spend_pool !== undefined)
       ctx.addIssue({ code: 'custom', path: ['spend_pool'], message: "only valid with max_cost_usd or max_tokens (the pool's caps)" });
   });
-/** The execution defaults, as every caller that does not read a vero.yaml (the sidecar) uses them. */
-export const DEFAULT_EXECUTION = Execution.parse({});
-
 const TemporalSection = z.strictObject({
   address: z.string().min(1).default('127.0.0.1:7233'),
   namespace: z.string().min(1).default('default'),
