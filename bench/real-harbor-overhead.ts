@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   const concurrency = numberArg('--concurrency', 4);
   const rounds = numberArg('--rounds', 2);
   const fixedSec = numberArg('--fixed-sec', 0);
-  const teardownConcurrency = numberArg('--teardown-concurrency', -1); // -1: vero's default (the concurrency)
+  const teardownConcurrency = numberArg('--teardown-concurrency', -1); // -1: vero's default (2 × the concurrency)
   const localCostMap = process.argv.includes('--litellm-local-cost-map');
   const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
     encoding: 'utf8',

@@ -78,8 +78,8 @@ const Execution = z
     /**
      * Tasks whose harbors may be tearing down at once beside the `concurrency` running ones, per chunk: once every
      * trial of a task has passed its verifier, its lane starts the next task while Harbor stops the trials'
-     * environments (about 10 s per trial on Docker) and writes their results. Default: the concurrency; 0: a task
-     * keeps its lane until its harbor exits.
+     * environments (about 10 s per trial on Docker) and writes their results. Default: twice the concurrency (a
+     * teardown outlasts a short task's work); 0: a task keeps its lane until its harbor exits.
      */
     teardown_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY).optional(),
     /** Run `harbor run --dry-run` once before the tasks, so config errors fail in seconds (Harbor ≥ 0.25). */
