@@ -38,7 +38,7 @@ async function preflight(input: PreflightInput): Promise<PreflightResult> {
     logFile,
     signal: Context.current().cancellationSignal,
     deadline: Date.now() + DRY_RUN_TIMEOUT_MIN * 60_000,
-    forked: true, // its first use starts the worker's fork server, warm for the tasks that follow
+    forked: true, // from the worker's fork server, warmed at the worker's start (worker/harbor-warm-up.ts)
   });
   const decision = decideLaunch(launchFacts(run, output), 'dry-run');
   switch (decision.kind) {

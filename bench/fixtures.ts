@@ -68,12 +68,13 @@ export function benchWorkspace(
 /**
  * `vero dev` as the README starts it, on a free port with a temp SQLite file; stopped with Ctrl-C's signal.
  * `slots`: its worker's `--max-concurrent-tasks` (default: the README's, sized by memory); `flags`: more of its
- * flags (e.g. `--db-sync full`); `profileDir`: write its main thread's CPU profile there (cpu-profile-preload.ts).
+ * flags (e.g. `--db-sync full`); `profileDir`: write its main thread's CPU profile there (cpu-profile-preload.ts);
+ * `env`: more of its environment.
  */
 export async function startVeroDev(
   tmp: string,
   slots?: number,
-  opts: { flags?: string[]; profileDir?: string } = {},
+  opts: { flags?: string[]; profileDir?: string; env?: Record<string, string> } = {},
 ): Promise<{ address: string; pid: number; stop: () => Promise<void> }> {
   const port = 17_000 + Math.floor(Math.random() * 2_000);
   const profiling = opts.profileDir
@@ -95,7 +96,7 @@ export async function startVeroDev(
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home'), ...profiling },
+      env: { ...process.env, VERO_HOME: path.join(tmp, 'vero-home'), ...profiling, ...opts.env },
     },
   );
   let out = '';

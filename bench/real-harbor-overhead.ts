@@ -11,6 +11,10 @@
  * floor (the agents' work perfectly scheduled on C lanes) and Harbor's phase timings summed per phase, each side's
  * (bench/real-harbor-phases.ts): vero's lanes start the next task during Harbor's teardown, plain Harbor's `-n`
  * slots do not. `--timeline`: each round's lane timeline (bench/lane-timeline.ts). Needs scripts/ensure-docker and scripts/ensure-harbor.
+ *
+ * vero dev runs with the harbor's dir first on its PATH, so the fork server its worker warms as it starts (for the
+ * default `harbor`: worker/harbor-warm-up.ts) is the one the evaluations fork from; timing starts once that server
+ * says it has imported Harbor, so its import takes no CPU from either side's run.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -28,6 +32,7 @@ import { memoryText, sampleTreeMemory, type TreeMemory } from './tree-memory';
 import { cpuBreakdown, treeCpu, treeCpuSec } from './tree-cpu';
 import { floorSec, phaseSums, phaseText } from './real-harbor-phases';
 import { evaluationTimeline, timelineText } from './lane-timeline';
+import { forkServerRecordAt, forkServerSocketsOf, type ForkServerRecord } from '../harbor/forkserver';
 
 const IMAGE = 'vero-base:bookworm';
 
@@ -88,13 +93,32 @@ async function plainHarbor(
   return { wallSec, cpuSec: sec(children[0]!) + sec(children[1]!), memory: peak };
 }
 
+/** The record of the worker's warm fork server (pid `workerPid`), waited for; null when none is warm within a minute. */
+async function warmForkServer(workerPid: number): Promise<{ sock: string; record: ForkServerRecord } | null> {
+  const t0 = performance.now();
+  for (let i = 0; i < 600; i++) {
+    for (const sock of forkServerSocketsOf(workerPid)) {
+      const record = await forkServerRecordAt(sock);
+      if (record?.imported) {
+        process.stdout.write(
+          `fork server warm (pid ${record.pid}, Harbor imported) ${((performance.now() - t0) / 1000).toFixed(1)} s after vero dev was up; timing starts\n`,
+        );
+        return { sock, record };
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stdout.write('no warm fork server within 60 s (harbor is not a console script?): harbor runs are spawned\n');
+  return null;
+}
+
 async function main(): Promise<void> {
   installCliRuntimeLogger();
   const nTasks = numberArg('--tasks', 16);
   const concurrency = numberArg('--concurrency', 4);
   const rounds = numberArg('--rounds', 2);
   const fixedSec = numberArg('--fixed-sec', 0);
-  const teardownConcurrency = numberArg('--teardown-concurrency', -1); // -1: vero's default (the concurrency)
+  const teardownConcurrency = numberArg('--teardown-concurrency', -1); // -1: vero's default (2 × the concurrency)
   const localCostMap = process.argv.includes('--litellm-local-cost-map');
   const harbor = execFileSync(path.join(PROJECT_ROOT, 'scripts', 'ensure-harbor'), {
     encoding: 'utf8',
@@ -105,7 +129,8 @@ async function main(): Promise<void> {
   const dataset = path.join(tmp, 'dataset');
   const durations = writeDataset(dataset, nTasks, fixedSec);
   const repo = makeAgentRepo(path.join(tmp, 'agent-repo'));
-  const dev = await startVeroDev(tmp);
+  const dev = await startVeroDev(tmp, undefined, { env: { PATH: `${path.dirname(harbor)}${path.delimiter}${process.env.PATH ?? ''}` } });
+  const forkServer = await warmForkServer(dev.pid);
   const rows: { round: number; plain: { wallSec: number; cpuSec: number }; vero: { wallSec: number; cpuSec: number } }[] = [];
   try {
     const client = await connect(dev.address, 'default');
@@ -139,6 +164,10 @@ async function main(): Promise<void> {
       const vero = { wallSec: (performance.now() - t0) / 1000, cpuSec: treeCpuSec(cpu1) - treeCpuSec(cpu0) };
       if (result.nScored !== nTasks) throw new Error(`expected ${nTasks} scored tasks, got ${result.nScored} (${result.nErrors} errors)`);
       rows.push({ round, plain, vero });
+      if (forkServer)
+        process.stdout.write(
+          `  fork server's record: ${JSON.stringify(await forkServerRecordAt(forkServer.sock))} (forks: every harbor of the rounds so far)\n`,
+        );
       if (process.argv.includes('--timeline'))
         process.stdout.write(`${timelineText(await evaluationTimeline(client, handle.workflowId), concurrency)}\n`);
       process.stdout.write(

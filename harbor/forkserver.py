@@ -10,7 +10,9 @@ Each connection to SOCKET asks for one run with one JSON line: {"argv": [...], "
 spawn would), runs in `cwd` with exactly `env` (PYTHONPATH's entries put on sys.path as Python would at
 start) and stdout/stderr appended to the files, and runs Harbor's CLI with `argv`. The server answers
 {"pid": N} at once and {"exit": CODE} or {"signal": N} when the child ends; a client that goes away loses only
-that answer (the child keeps running, for a later owner to adopt). The server ends when its stdin closes (its
+that answer (the child keeps running, for a later owner to adopt). {"status": true} asks for the server's own
+record instead: {"status": {"pid": ..., "forks": N, "imported": true}} (`imported`: Harbor's CLI was imported before
+any fork). The server ends when its stdin closes (its
 worker is gone); its children outlive it. It ignores SIGINT: a Ctrl-C meant for its worker does not end it
 before the worker's shutdown grace is over.
 """
@@ -103,6 +105,8 @@ def main():
     signal.signal(signal.SIGCHLD, lambda *_: None)
     sel.register(wake_r, selectors.EVENT_READ, "child")
     children = {}  # pid -> the connection waiting for its end
+    forks = 0
+    imported = "harbor.cli.main" in sys.modules
     print("ready", flush=True)
     while True:
         for key, _ in sel.select():
@@ -119,6 +123,11 @@ def main():
                     send(conn, {"error": f"bad request: {e}"})
                     conn.close()
                     continue
+                if req.get("status"):
+                    send(conn, {"status": {"pid": os.getpid(), "forks": forks, "imported": imported}})
+                    conn.close()
+                    continue
+                forks += 1
                 pid = os.fork()
                 if pid == 0:
                     server.close()

@@ -6,7 +6,9 @@
  * own session and process group, in the run's cwd with its environment and log files; so stopping, timeouts
  * and adoption by a later attempt stay as they are. Only for runs without isolation (the child's
  * /proc/<pid>/environ is the server's, which is the worker's environment plus `harbor.env`, as a spawned
- * harbor's would be); VERO_HARBOR_FORK=0 turns it off.
+ * harbor's would be); VERO_HARBOR_FORK=0 turns it off. A launcher named bare (the default `harbor`) is the console
+ * script that the run's PATH finds. The worker starts the server of its default launcher as it starts
+ * (worker/harbor-warm-up.ts), so the first run (the preflight's) pays no import.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,6 +21,7 @@ import { JOB_ENV } from '../model/harbor/argv';
 import { PROJECT_ROOT } from '../infra/package-root';
 import { type ForkedExit, type ForkedRun, groupAlive } from '../infra/process-group';
 import { removeDeadTemps, tempPrefixOf } from '../infra/dead-temps';
+import { hostId } from '../infra/host-groups';
 
 const SERVER_SCRIPT = path.join(PROJECT_ROOT, 'harbor', 'forkserver.py');
 /** `<tmp>/vero-harbor-fork-<host>-<worker pid>-XXXXXX/sock`: each server's socket, in a dir of its own (infra/dead-temps.ts). */
@@ -33,12 +36,33 @@ export const removeStaleServerDirs = (tmp = os.tmpdir()): string[] => removeDead
 /** Per-task variables: set in each child, never in the server (whose imports must not see a candidate's PYTHONPATH). */
 const PER_RUN_KEYS = ['PYTHONPATH', JOB_ENV];
 
+/** A server's own record: its pid, the runs it forked, whether it had imported Harbor's CLI before any. */
+const ForkServerRecord = z.object({ pid: z.number().int().positive(), forks: z.number().int().min(0), imported: z.boolean() });
+export type ForkServerRecord = z.infer<typeof ForkServerRecord>;
+
 const Answer = z.union([
+  z.object({ status: ForkServerRecord }),
   z.object({ pid: z.number().int().positive() }),
   z.object({ exit: z.number().int() }),
   z.object({ signal: z.number().int() }),
   z.object({ error: z.string() }),
 ]);
+
+/** The file a launcher names: itself when absolute; a bare name, the first executable file of that name on `pathVar`. */
+export function launcherFile(launcher: string, pathVar: string | undefined): string | null {
+  if (path.isAbsolute(launcher)) return launcher;
+  if (launcher.includes('/')) return null;
+  for (const dir of (pathVar ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d))) {
+    const file = path.join(dir, launcher);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      if (fs.statSync(file).isFile()) return file;
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
 
 /** The Python of a harbor console script (`#!/…/python3` and Harbor's entry point), or null. */
 export function consoleScriptPython(launcher: string): string | null {
@@ -62,7 +86,7 @@ export function consoleScriptPython(launcher: string): string | null {
 class ForkServer {
   private constructor(
     private readonly proc: ChildProcess,
-    private readonly socketPath: string,
+    readonly socketPath: string,
   ) {}
 
   static async start(python: string, env: Record<string, string>): Promise<ForkServer> {
@@ -137,6 +161,7 @@ class ForkServer {
             sock.destroy(); // not the server's words: treated as a server gone away
             return;
           }
+          if ('status' in answer) return sock.destroy(); // not asked for: treated as a server gone away
           if ('pid' in answer) {
             pid = answer.pid;
             resolve({ pid, ended, unref: () => sock.unref() });
@@ -154,6 +179,37 @@ class ForkServer {
       });
     });
   }
+}
+
+/** The own record of the server listening at `socketPath`; null when none answers within `timeoutMs`. */
+export function forkServerRecordAt(socketPath: string, timeoutMs = 5_000): Promise<ForkServerRecord | null> {
+  return new Promise((resolve) => {
+    const sock = net.createConnection(socketPath);
+    const done = (r: ForkServerRecord | null) => {
+      sock.destroy();
+      resolve(r);
+    };
+    let buf = '';
+    sock.setTimeout(timeoutMs, () => done(null));
+    sock.on('connect', () => sock.write(`${JSON.stringify({ status: true })}\n`));
+    sock.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const answer = buf.includes('\n') ? parseAnswer(buf.slice(0, buf.indexOf('\n'))) : undefined;
+      if (answer !== undefined) done(answer && 'status' in answer ? answer.status : null);
+    });
+    sock.on('error', () => done(null));
+    sock.on('close', () => done(null));
+  });
+}
+
+/** The sockets of the fork servers of the worker `pid` on this host (the bench asks them whether they are warm). */
+export function forkServerSocketsOf(pid: number, tmp = os.tmpdir()): string[] {
+  const prefix = `${DIR_PREFIX}${hostId()}-${pid}-`;
+  return fs
+    .readdirSync(tmp)
+    .filter((n) => n.startsWith(prefix))
+    .map((n) => path.join(tmp, n, 'sock'))
+    .filter((sock) => fs.existsSync(sock));
 }
 
 function parseAnswer(line: string): z.infer<typeof Answer> | null {
@@ -177,6 +233,32 @@ const servers = new Map<string, Promise<ForkServer>>();
 const failedAt = new Map<string, number>();
 const RETRY_FAILED_AFTER_MS = 10 * 60_000;
 
+/** The server a run of `launcher` with `env` uses (its Python, and `env` without the per-run variables); null: not forked. */
+function serverFor(
+  launcher: string,
+  env: Record<string, string>,
+): { python: string; file: string; env: Record<string, string>; key: string } | null {
+  if (process.env.VERO_HARBOR_FORK === '0' || process.platform !== 'linux') return null;
+  const file = launcherFile(launcher, env.PATH);
+  const python = file && consoleScriptPython(file);
+  if (!file || !python) return null;
+  const serverEnv = Object.fromEntries(
+    Object.entries(env)
+      .filter(([k]) => !PER_RUN_KEYS.includes(k))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+  return { python, file, env: serverEnv, key: JSON.stringify([python, serverEnv]) };
+}
+
+function serverOf(spec: NonNullable<ReturnType<typeof serverFor>>): Promise<ForkServer> {
+  let server = servers.get(spec.key);
+  if (!server) {
+    server = ForkServer.start(spec.python, spec.env);
+    servers.set(spec.key, server);
+  }
+  return server;
+}
+
 /**
  * Forks `argv` (harbor's console script and its arguments) from this worker's fork server for that Python and
  * environment, starting the server on first use; null when the launcher is not a console script, forking is
@@ -186,35 +268,50 @@ export async function forkHarbor(
   argv: string[],
   opts: { cwd: string; env: Record<string, string>; stdout: string; stderr: string },
 ): Promise<ForkedRun | null> {
-  if (process.env.VERO_HARBOR_FORK === '0' || process.platform !== 'linux') return null;
-  const python = consoleScriptPython(argv[0]!);
-  if (!python) return null;
-  const serverEnv = Object.fromEntries(
-    Object.entries(opts.env)
-      .filter(([k]) => !PER_RUN_KEYS.includes(k))
-      .sort(([a], [b]) => a.localeCompare(b)),
-  );
-  const key = JSON.stringify([python, serverEnv]);
-  if (Date.now() - (failedAt.get(key) ?? -Infinity) < RETRY_FAILED_AFTER_MS) return null;
+  const spec = serverFor(argv[0]!, opts.env);
+  if (!spec) return null;
+  if (Date.now() - (failedAt.get(spec.key) ?? -Infinity) < RETRY_FAILED_AFTER_MS) return null;
   for (let tries = 0; tries < 2; tries++) {
-    let server = servers.get(key);
-    if (!server) {
-      server = ForkServer.start(python, serverEnv);
-      servers.set(key, server);
-    }
     try {
-      const s = await server;
+      const s = await serverOf(spec);
       if (!s.alive) throw new InfrastructureError('the harbor fork server is gone');
-      return await s.run({ argv: argv.slice(1), argv0: argv[0]!, ...opts });
+      return await s.run({ argv: argv.slice(1), argv0: spec.file, ...opts });
     } catch (e) {
-      servers.delete(key); // start a fresh one once; then spawn as usual
+      servers.delete(spec.key); // start a fresh one once; then spawn as usual
       if (tries === 1) {
-        failedAt.set(key, Date.now());
+        failedAt.set(spec.key, Date.now());
         process.stderr.write(`${new Date().toISOString()} [WARN] harbor runs are spawned, not forked: ${String(e).slice(0, 500)}\n`);
       }
     }
   }
   return null;
+}
+
+/**
+ * Starts the fork server that a run of `launcher` with `env` would start, ahead of that run: true once it has
+ * imported Harbor; false when such a run is not forked or the server could not start (the first run then tries,
+ * as without this). Never throws.
+ */
+export async function warmForkServer(launcher: string, env: Record<string, string>): Promise<boolean> {
+  const spec = serverFor(launcher, env);
+  if (!spec) return false;
+  const server = serverOf(spec);
+  try {
+    return (await server).alive;
+  } catch (e) {
+    if (servers.get(spec.key) === server) servers.delete(spec.key);
+    process.stderr.write(
+      `${new Date().toISOString()} [WARN] the harbor fork server did not start ahead of the first run: ${String(e).slice(0, 500)}\n`,
+    );
+    return false;
+  }
+}
+
+/** The own records of this process's fork servers that have started. */
+export async function forkServerRecords(): Promise<ForkServerRecord[]> {
+  const started = await Promise.all([...servers.values()].map((s) => s.catch(() => null)));
+  const records = await Promise.all(started.map((s) => (s?.alive ? forkServerRecordAt(s.socketPath) : null)));
+  return records.filter((r): r is ForkServerRecord => r !== null);
 }
 
 /** Ends this process's fork servers (as its exit would); the runs they forked go on, each in its own group. */

@@ -8,6 +8,7 @@ import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { deploymentOf, type Deployment } from '../infra/deployment';
 import { hostId } from '../infra/host-groups';
 import { defaultActivitySlots, workerIdentity } from '../model/worker-identity';
+import { warmDefaultHarbor } from './harbor-warm-up';
 
 export interface VeroWorkerOptions {
   address: string;
@@ -27,9 +28,13 @@ export interface VeroWorkerOptions {
 /** The longest a runTask heartbeat (and so a cancel) waits in the worker before it is sent (bench/cancel-latency.ts). */
 export const HEARTBEAT_THROTTLE = '2s';
 
-export async function createVeroWorker(
-  opts: VeroWorkerOptions,
-): Promise<{ worker: Worker; connection: NativeConnection; deployment: Deployment }> {
+export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{
+  worker: Worker;
+  connection: NativeConnection;
+  deployment: Deployment;
+  /** The harbor fork server's warm-up, in the background (worker/harbor-warm-up.ts): true once warm. */
+  forkServer: Promise<boolean>;
+}> {
   const connection = await NativeConnection.connect({ address: opts.address, ...connectionExtrasFromEnv() });
   // Which server and queue this worker serves: recorded with every harbor group it starts, so the host's reapers
   // of other deployments leave them alone.
@@ -52,7 +57,7 @@ export async function createVeroWorker(
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     plugins,
   });
-  return { worker, connection, deployment };
+  return { worker, connection, deployment, forkServer: warmDefaultHarbor() };
 }
 
 /**

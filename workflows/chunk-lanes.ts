@@ -106,7 +106,11 @@ export class ChunkLanes {
   private releasesAtTeardown(): boolean {
     const waitsForVerdicts = this.spendStop?.verdicts === true;
     return (
-      this.settleOnCancel && this.pausable && !waitsForVerdicts && teardownBound(this.input.settings) > 0 && patched(LANE_TEARDOWN_PATCH)
+      this.settleOnCancel &&
+      this.pausable &&
+      !waitsForVerdicts &&
+      teardownBound(this.input.settings, true) > 0 &&
+      patched(LANE_TEARDOWN_PATCH)
     );
   }
 

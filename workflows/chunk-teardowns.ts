@@ -3,13 +3,15 @@
  * run other tasks meanwhile; each task's row is settled when its activity ends, from Harbor's result.json as
  * before, and the chunk ends only after every one of them has (patched 'lane-released-at-teardown').
  */
-import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
 import type { EvalSettings } from '../model/evaluation/input';
 import { releasesLane } from '../model/evaluation/lane-teardown';
 import type { Progress } from '../model/evaluation/progress';
 import { taskWorkDoneSignal } from './lane-signals';
 
 export const LANE_TEARDOWN_PATCH = 'lane-released-at-teardown';
+/** The default bound, absent `teardownConcurrency`: 2 × concurrency since this patch, the concurrency before. */
+export const TEARDOWN_BOUND_PATCH = 'teardown-bound-twice-concurrency';
 
 export class ChunkTeardowns {
   /** Tasks whose activities run in a lane now, and those of them whose harbors said they have done their work. */
@@ -18,6 +20,8 @@ export class ChunkTeardowns {
   /** Tasks tearing down now, out of their lanes. */
   readonly tasks = new Set<string>();
   private readonly settling: Promise<void>[] = [];
+  /** Whether the default bound is twice the concurrency (chunks started since the patch; asked only when it applies). */
+  private readonly twice: boolean;
 
   constructor(
     private readonly settings: EvalSettings,
@@ -25,6 +29,7 @@ export class ChunkTeardowns {
     /** How a settling task's failure is kept (as a lane's is: chunk-lanes.ts). */
     private readonly keep: (p: Promise<void>) => Promise<void>,
   ) {
+    this.twice = settings.teardownConcurrency === undefined && patched(TEARDOWN_BOUND_PATCH);
     setHandler(taskWorkDoneSignal, ({ task }) => {
       if (this.inLane.has(task)) this.workDone.add(task);
     });
@@ -43,7 +48,7 @@ export class ChunkTeardowns {
       ended = true;
     };
     ran.then(end, end);
-    const releasable = () => this.workDone.has(task) && mayRelease() && releasesLane(this.settings, this.tasks.size);
+    const releasable = () => this.workDone.has(task) && mayRelease() && releasesLane(this.settings, this.tasks.size, this.twice);
     try {
       // Lanes waiting together are unblocked together: each checks again when its turn comes, and takes its place
       // in the tearing-down set at once, so the bound holds.

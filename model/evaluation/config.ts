@@ -78,8 +78,8 @@ const Execution = z
     /**
      * Tasks whose harbors may be tearing down at once beside the `concurrency` running ones, per chunk: once every
      * trial of a task has passed its verifier, its lane starts the next task while Harbor stops the trials'
-     * environments (about 10 s per trial on Docker) and writes their results. Default: the concurrency; 0: a task
-     * keeps its lane until its harbor exits.
+     * environments (about 10 s per trial on Docker) and writes their results. Default: twice the concurrency (a
+     * teardown outlasts a short task's work); 0: a task keeps its lane until its harbor exits.
      */
     teardown_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY).optional(),
     /** Run `harbor run --dry-run` once before the tasks, so config errors fail in seconds (Harbor ≥ 0.25). */
@@ -102,9 +102,6 @@ const Execution = z
     if (!capped && e.spend_pool !== undefined)
       ctx.addIssue({ code: 'custom', path: ['spend_pool'], message: "only valid with max_cost_usd or max_tokens (the pool's caps)" });
   });
-/** The execution defaults, as every caller that does not read a vero.yaml (the sidecar) uses them. */
-export const DEFAULT_EXECUTION = Execution.parse({});
-
 const TemporalSection = z.strictObject({
   address: z.string().min(1).default('127.0.0.1:7233'),
   namespace: z.string().min(1).default('default'),

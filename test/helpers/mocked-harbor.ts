@@ -7,7 +7,6 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { RunTaskInput } from '../../activities/run-task';
 import { evalInputFor } from '../../client/eval-input';
-import { DEFAULT_EXECUTION } from '../../model/evaluation/config';
 import type { EvalInput, EvalSettings } from '../../model/evaluation/input';
 import { HarborSection } from '../../model/harbor/config';
 import type { TaskResult } from '../../model/evaluation/task-result';
@@ -26,7 +25,7 @@ export function mockedSettings(over: Partial<EvalSettings> = {}): EvalSettings {
     taskTimeoutSec: 60,
     taskAttempts: 2,
     heartbeatTimeoutSec: 10,
-    chunkSize: DEFAULT_EXECUTION.chunk_size,
+    chunkSize: 500,
     preflight: false,
     ...over,
   };

@@ -53,6 +53,20 @@ test.concurrent(
   },
 );
 
+test.concurrent('by default twice the concurrency tear down at once: a teardown outlasts a short task', async () => {
+  const f = evalFixture({
+    taskQueue: q,
+    address: address(),
+    harbor: { env: { HARBOR_STANDIN_TIME_SCALE: '1' } },
+    scenario: { default: { reward: 1, duration_ms: 200 }, teardown_ms: 8000 },
+    execution: { concurrency: 1 },
+  });
+  const r = await (await startEvaluation(f.configFile)).result();
+  expect(r.nScored).toBe(6);
+  // One lane: its running harbor and two tearing down (a bound of the concurrency would allow one).
+  expect(mostAlive(invocations(f.invocationLog))).toBe(3);
+});
+
 test.concurrent('a harbor failing during its teardown gives the same rows as with the lane held until it exits', async () => {
   const scenario = {
     tasks: {

@@ -1,7 +1,6 @@
 /** The sidecar's Mode B evaluations get their settings through the CLI's schema and builder. */
 import { settingsFrom } from '../../client/eval-input';
 import { evalConfigOf } from '../../infra/eval-config-file';
-import { DEFAULT_EXECUTION } from '../../model/evaluation/config';
 import { ServeConfig } from '../../model/compiled-task/serve-config';
 import { modeBSettings } from '../../sidecar/engine';
 
@@ -37,8 +36,8 @@ test("Mode B settings are the CLI builder's: every execution default (stop_grace
     taskTimeoutSec: 900,
     taskAttempts: 1,
     heartbeatTimeoutSec: 60,
-    chunkSize: DEFAULT_EXECUTION.chunk_size,
-    stopGraceSec: DEFAULT_EXECUTION.stop_grace,
+    chunkSize: 500,
+    stopGraceSec: 60,
     preflight: false,
     errorRateThreshold: 1,
     source: { path: '/tasks' },
