@@ -50,10 +50,43 @@ export interface CsOptions {
   horizon?: number;
 }
 
-/** λₜ before the t-th observation, from the variance estimate of the observations before it. */
-function betSize(t: number, varPrev: number, logTerm: number, cap: number, horizon: number | undefined): number {
+/** The bet's settings every sequence takes from its options: log(2/α) (α checked to be in (0, 1)), λ's cap, the horizon. */
+function betSettings(opts: CsOptions) {
+  const { alpha } = opts;
+  if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`alpha: expected a number in (0, 1), got ${alpha}`);
+  return { logTerm: Math.log(2 / alpha), cap: opts.lambdaCap ?? 0.5, horizon: opts.horizon };
+}
+type BetSettings = ReturnType<typeof betSettings>;
+
+/** λₜ before the t-th observation, from the variance estimate of the observations before it, at most `cap`. */
+function betSize(t: number, varPrev: number, { logTerm, horizon }: BetSettings, cap: number): number {
   const scale = horizon !== undefined && horizon > 0 ? horizon : t * Math.log(1 + t);
   return Math.min(Math.sqrt((2 * logTerm) / (varPrev * scale)), cap);
+}
+
+/** The plug-in estimates μ̂ₜ and σ̂²ₜ of observations in [lo, hi] (shrunk towards the range's middle), fed one at a time. */
+class PlugIn {
+  t = 0;
+  sum = 0;
+  private sumSq = 0;
+  mean: number;
+  variance: number;
+
+  constructor(
+    private readonly lo = 0,
+    private readonly hi = 1,
+  ) {
+    this.mean = (lo + hi) / 2;
+    this.variance = (hi - lo) ** 2 / 4;
+  }
+
+  push(x: number): void {
+    const t = ++this.t;
+    this.sum += x;
+    this.mean = ((this.lo + this.hi) / 2 + this.sum) / (t + 1);
+    this.sumSq += (x - this.mean) ** 2;
+    this.variance = ((this.hi - this.lo) ** 2 / 4 + this.sumSq) / (t + 1);
+  }
 }
 
 /** A confidence sequence fed one observation at a time. */
@@ -71,14 +104,8 @@ const psi = (lambda: number): number => (-Math.log(1 - lambda) - lambda) / 4;
 
 /** The PrPl-EB sequence fed one observation at a time (O(1) each): the race keeps one per pair of candidates. */
 class BettingCs implements SequentialCs {
-  private readonly logTerm: number;
-  private readonly cap: number;
-  private readonly horizon: number | undefined;
-  private t = 0;
-  private sumX = 0;
-  private sumSq = 0; // Σ (Xᵢ − μ̂ᵢ)²
-  private muPrev = 0.5; // μ̂₀
-  private varPrev = 0.25; // σ̂²₀
+  private readonly settings: BetSettings;
+  private readonly est = new PlugIn();
   private sumL = 0;
   private sumLX = 0;
   private sumVPsi = 0;
@@ -86,37 +113,29 @@ class BettingCs implements SequentialCs {
   private upper = 1;
 
   constructor(opts: CsOptions) {
-    const { alpha } = opts;
-    if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`alpha: expected a number in (0, 1), got ${alpha}`);
-    this.cap = opts.lambdaCap ?? 0.5;
-    this.horizon = opts.horizon;
-    this.logTerm = Math.log(2 / alpha);
+    this.settings = betSettings(opts);
   }
 
   /** Adds one observation (clipped to [0, 1]) and returns the point after it. */
   push(raw: number): CsPoint {
-    const t = ++this.t;
     const x = Math.min(1, Math.max(0, raw));
-    const lambda = betSize(t, this.varPrev, this.logTerm, this.cap, this.horizon);
+    const lambda = betSize(this.est.t + 1, this.est.variance, this.settings, this.settings.cap);
     this.sumL += lambda;
     this.sumLX += lambda * x;
-    this.sumVPsi += 4 * (x - this.muPrev) ** 2 * psi(lambda);
-    this.sumX += x;
-    const mu = (0.5 + this.sumX) / (t + 1);
-    this.sumSq += (x - mu) ** 2;
-    this.muPrev = mu;
-    this.varPrev = (0.25 + this.sumSq) / (t + 1);
+    this.sumVPsi += 4 * (x - this.est.mean) ** 2 * psi(lambda);
+    this.est.push(x);
     return this.current();
   }
 
   /** The point after the observations so far (before any: the whole of [0, 1]). */
   current(): CsPoint {
-    if (this.t === 0) return { t: 0, mean: 0.5, centre: 0.5, lower: 0, upper: 1 };
+    const { t, sum } = this.est;
+    if (t === 0) return { t: 0, mean: 0.5, centre: 0.5, lower: 0, upper: 1 };
     const centre = this.sumLX / this.sumL;
-    const half = (this.logTerm + this.sumVPsi) / this.sumL;
+    const half = (this.settings.logTerm + this.sumVPsi) / this.sumL;
     this.lower = Math.max(this.lower, centre - half);
     this.upper = Math.min(this.upper, centre + half);
-    return { t: this.t, mean: this.sumX / this.t, centre, lower: this.lower, upper: this.upper };
+    return { t, mean: sum / t, centre, lower: this.lower, upper: this.upper };
   }
 }
 
@@ -155,23 +174,14 @@ export function differenceSequence(pairs: readonly { a: number; b: number }[], o
  * use it to check the closed form; exported for them.
  */
 export function logWealth(xs: readonly number[], m: number, opts: CsOptions, side: 1 | -1 = 1): number {
-  const cap = opts.lambdaCap ?? 0.5;
-  const logTerm = Math.log(2 / opts.alpha);
+  const bet = betSettings(opts);
+  const est = new PlugIn();
   let w = 0;
-  let muPrev = 0.5;
-  let varPrev = 0.25;
-  let sumX = 0;
-  let sumSq = 0;
-  xs.forEach((x, i) => {
-    const t = i + 1;
-    const lambda = betSize(t, varPrev, logTerm, cap, opts.horizon);
-    w += side * lambda * (x - m) - 4 * (x - muPrev) ** 2 * psi(lambda);
-    sumX += x;
-    const mu = (0.5 + sumX) / (t + 1);
-    sumSq += (x - mu) ** 2;
-    muPrev = mu;
-    varPrev = (0.25 + sumSq) / (t + 1);
-  });
+  for (const x of xs) {
+    const lambda = betSize(est.t + 1, est.variance, bet, bet.cap);
+    w += side * lambda * (x - m) - 4 * (x - est.mean) ** 2 * psi(lambda);
+    est.push(x);
+  }
   return w;
 }
 
@@ -193,16 +203,11 @@ export function logWealth(xs: readonly number[], m: number, opts: CsOptions, sid
  * most one grid step), intersected over time.
  */
 export class HedgedCs implements SequentialCs {
-  private readonly logTerm: number;
-  private readonly cap: number;
-  private readonly horizon: number | undefined;
+  private readonly settings: BetSettings;
+  private readonly est = new PlugIn();
   private readonly grid: Float64Array;
   private readonly logUp: Float64Array;
   private readonly logDown: Float64Array;
-  private t = 0;
-  private sumX = 0;
-  private sumSq = 0;
-  private varPrev = 0.25;
   private lower = 0;
   private upper = 1;
 
@@ -210,11 +215,7 @@ export class HedgedCs implements SequentialCs {
     opts: CsOptions,
     readonly gridSize = 400,
   ) {
-    const { alpha } = opts;
-    if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`alpha: expected a number in (0, 1), got ${alpha}`);
-    this.logTerm = Math.log(2 / alpha);
-    this.cap = opts.lambdaCap ?? 0.5;
-    this.horizon = opts.horizon;
+    this.settings = betSettings(opts);
     this.grid = Float64Array.from({ length: gridSize - 1 }, (_, i) => (i + 1) / gridSize);
     this.logUp = new Float64Array(this.grid.length);
     this.logDown = new Float64Array(this.grid.length);
@@ -222,36 +223,35 @@ export class HedgedCs implements SequentialCs {
 
   /** Adds one observation (clipped to [0, 1]) and returns the point after it. */
   push(raw: number): CsPoint {
-    const t = ++this.t;
     const x = Math.min(1, Math.max(0, raw));
-    const bet = betSize(t, this.varPrev, this.logTerm, Infinity, this.horizon);
-    const { grid, logUp, logDown, cap } = this;
+    const bet = betSize(this.est.t + 1, this.est.variance, this.settings, Infinity);
+    const { grid, logUp, logDown } = this;
+    const { cap } = this.settings;
     for (let k = 0; k < grid.length; k++) {
       const m = grid[k]!;
       logUp[k] = logUp[k]! + log1p(min(bet, cap / m) * (x - m));
       logDown[k] = logDown[k]! + log1p(-min(bet, cap / (1 - m)) * (x - m));
     }
-    this.sumX += x;
-    const mu = (0.5 + this.sumX) / (t + 1);
-    this.sumSq += (x - mu) ** 2;
-    this.varPrev = (0.25 + this.sumSq) / (t + 1);
+    this.est.push(x);
     return this.current();
   }
 
   /** The point after the observations so far (before any: the whole of [0, 1]). */
   current(): CsPoint {
-    if (this.t === 0) return { t: 0, mean: 0.5, centre: 0.5, lower: 0, upper: 1 };
+    const { t, sum } = this.est;
+    if (t === 0) return { t: 0, mean: 0.5, centre: 0.5, lower: 0, upper: 1 };
     let lower = 0;
     let upper = 1;
-    const { grid, logUp, logDown, logTerm } = this;
+    const { grid, logUp, logDown } = this;
+    const { logTerm } = this.settings;
     for (let k = 0; k < grid.length; k++) {
       if (logUp[k]! >= logTerm) lower = grid[k]!;
       if (logDown[k]! >= logTerm && upper === 1) upper = grid[k]!;
     }
     this.lower = Math.max(this.lower, lower);
     this.upper = Math.min(this.upper, upper);
-    const mean = this.sumX / this.t;
-    return { t: this.t, mean, centre: mean, lower: this.lower, upper: this.upper };
+    const mean = sum / t;
+    return { t, mean, centre: mean, lower: this.lower, upper: this.upper };
   }
 }
 
@@ -301,41 +301,32 @@ export interface WeightedCsOptions extends CsOptions {
  * whatever the probabilities were computed from.
  */
 export class WeightedWorCs {
-  private readonly logTerm: number;
-  private readonly cap: number;
-  private readonly horizon: number | undefined;
+  private readonly settings: BetSettings;
   private readonly n: number;
   private readonly lo: number;
   private readonly hi: number;
+  /** The plug-in estimates of the Z scale's observations. */
+  private readonly est: PlugIn;
   private readonly grid: Float64Array;
   private readonly logUp: Float64Array;
   private readonly logDown: Float64Array;
   private readonly out: Uint8Array;
-  private t = 0;
   private sumX = 0;
   private sumEst = 0;
-  private sumZ = 0;
-  private sumSq = 0;
-  private varPrev: number;
   private lower: number;
   private upper: number;
+  private readonly gridSize = 400;
 
-  constructor(
-    opts: WeightedCsOptions,
-    readonly gridSize = 400,
-  ) {
-    const { alpha, population, range } = opts;
-    if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`alpha: expected a number in (0, 1), got ${alpha}`);
+  constructor(opts: WeightedCsOptions) {
+    const { population, range } = opts;
+    this.settings = betSettings(opts);
     if (!(Number.isInteger(population) && population >= 1))
       throw new ConfigError(`population: expected a whole number ≥ 1, got ${population}`);
     [this.lo, this.hi] = range;
     this.n = population;
-    this.logTerm = Math.log(2 / alpha);
-    this.cap = opts.lambdaCap ?? 0.5;
-    this.horizon = opts.horizon;
+    this.est = new PlugIn(this.lo, this.hi);
     const span = this.hi - this.lo;
-    this.varPrev = (span / 2) ** 2;
-    this.grid = Float64Array.from({ length: gridSize - 1 }, (_, i) => this.lo + (span * (i + 1)) / gridSize);
+    this.grid = Float64Array.from({ length: this.gridSize - 1 }, (_, i) => this.lo + (span * (i + 1)) / this.gridSize);
     this.logUp = new Float64Array(this.grid.length);
     this.logDown = new Float64Array(this.grid.length);
     this.out = new Uint8Array(this.grid.length);
@@ -345,27 +336,24 @@ export class WeightedWorCs {
 
   /** Adds the drawn unit's value (clipped to the range) with its draw's probabilities; returns the point after it. */
   push(raw: number, draw: WeightedDraw): CsPoint {
-    if (this.t >= this.n) throw new ConfigError(`population: more than ${this.n} draws`);
-    const left = this.n - this.t;
-    const t = ++this.t;
+    if (this.est.t >= this.n) throw new ConfigError(`population: more than ${this.n} draws`);
+    const left = this.n - this.est.t;
     const x = min(this.hi, Math.max(this.lo, raw));
     const z = x / draw.rel;
     const ends = [this.lo / draw.minRel, this.lo / draw.maxRel, this.hi / draw.minRel, this.hi / draw.maxRel];
     const zMin = min(...ends);
     const zMax = Math.max(...ends);
-    const bet = betSize(t, this.varPrev, this.logTerm, Infinity, this.horizon);
+    const bet = betSize(this.est.t + 1, this.est.variance, this.settings, Infinity);
     this.bet(z, left, bet, zMin, zMax);
     this.sumEst += (this.sumX + left * z) / this.n;
     this.sumX += x;
-    this.sumZ += z;
-    const zMean = ((this.lo + this.hi) / 2 + this.sumZ) / (t + 1);
-    this.sumSq += (z - zMean) ** 2;
-    this.varPrev = ((this.hi - this.lo) ** 2 / 4 + this.sumSq) / (t + 1);
+    this.est.push(z);
     return this.current();
   }
 
   private bet(z: number, left: number, bet: number, zMin: number, zMax: number): void {
-    const { grid, logUp, logDown, out, cap, n, lo, hi } = this;
+    const { grid, logUp, logDown, out, n, lo, hi } = this;
+    const { cap } = this.settings;
     for (let k = 0; k < grid.length; k++) {
       if (out[k]) continue;
       // (A rounding error of the grid's arithmetic must not rule out a mean the units left can have.)
@@ -385,13 +373,15 @@ export class WeightedWorCs {
    * the population mean (not the plain mean of the values drawn, which unequal probabilities bias).
    */
   current(): CsPoint {
-    if (this.t === 0) {
+    const { t } = this.est;
+    if (t === 0) {
       const mid = (this.lo + this.hi) / 2;
       return { t: 0, mean: mid, centre: mid, lower: this.lo, upper: this.hi };
     }
     let first = -1;
     let last = -1;
-    const { grid, logUp, logDown, out, logTerm } = this;
+    const { grid, logUp, logDown, out } = this;
+    const { logTerm } = this.settings;
     for (let k = 0; k < grid.length; k++) {
       if (out[k] || logUp[k]! >= logTerm || logDown[k]! >= logTerm) continue;
       if (first < 0) first = k;
@@ -402,7 +392,7 @@ export class WeightedWorCs {
       this.lower = Math.max(this.lower, grid[first]! - step);
       this.upper = min(this.upper, grid[last]! + step);
     }
-    const mean = this.sumEst / this.t;
-    return { t: this.t, mean, centre: mean, lower: this.lower, upper: this.upper };
+    const mean = this.sumEst / t;
+    return { t, mean, centre: mean, lower: this.lower, upper: this.upper };
   }
 }
