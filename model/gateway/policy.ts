@@ -221,7 +221,12 @@ export function admit(
   bound: RequestBound,
   askedOutput: number | null,
 ): Admission {
-  const refuse = (limit: string, message: string): Admission => ({ ok: false, kind: 'budget', limit, message });
+  const refuse = (limit: string, message: string, kind: 'budget' | 'concurrency' | 'unbounded' = 'budget'): Admission => ({
+    ok: false,
+    kind,
+    limit,
+    message,
+  });
   if (policy.max_requests !== undefined && spent.requests >= policy.max_requests)
     return refuse('max_requests', `the scope's ${policy.max_requests} requests are spent`);
   let input = bound.input_tokens;
@@ -231,12 +236,11 @@ export function admit(
     if (inputLeft === 0) return refuse('max_input_tokens', `the scope's ${policy.max_input_tokens} input tokens are spent`);
     if (bound.unbounded !== null) {
       if (!policy.allow_unbounded_input)
-        return {
-          ok: false,
-          kind: 'unbounded',
-          limit: 'max_input_tokens',
-          message: `this request's input cannot be bounded before it is sent (${bound.unbounded}), and this scope has an input budget; send the whole input in the request instead`,
-        };
+        return refuse(
+          'max_input_tokens',
+          `this request's input cannot be bounded before it is sent (${bound.unbounded}), and this scope has an input budget; send the whole input in the request instead`,
+          'unbounded',
+        );
       input = inputLeft;
       warning = `input not bounded (${bound.unbounded}): all ${inputLeft} input tokens left were reserved`;
     } else if (input > inputLeft)
@@ -255,12 +259,7 @@ export function admit(
     outputCap = askedOutput === null ? perOutput : Math.min(askedOutput, perOutput);
   }
   if (inFlight >= policy.max_concurrency)
-    return {
-      ok: false,
-      kind: 'concurrency',
-      limit: 'max_concurrency',
-      message: `the scope already has ${policy.max_concurrency} requests in flight; retry shortly`,
-    };
+    return refuse('max_concurrency', `the scope already has ${policy.max_concurrency} requests in flight; retry shortly`, 'concurrency');
   return {
     ok: true,
     outputCap,
