@@ -46,7 +46,8 @@ export function naiveLocal(d: Date): string {
 
 /** Harbor's default job name: `%Y-%m-%d__%H-%M-%S` in local time. */
 export function defaultJobName(d: Date): string {
-  return naiveLocal(d).slice(0, 19).replace('T', '__').replaceAll(':', '-');
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}__${p(d.getHours())}-${p(d.getMinutes())}-${p(d.getSeconds())}`;
 }
 
 /** Recursively drops keys whose value equals the default (pydantic `exclude_defaults`). */

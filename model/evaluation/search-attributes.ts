@@ -18,8 +18,17 @@ export const veroStatus = (value: VeroStatusValue) => ({ key: VeroStatus, value 
 
 const SEARCH_ATTRIBUTES = [VeroCandidate, VeroStatus, VeroScore, VeroTaskSource, VeroConfigDigest, VeroCostUsd, VeroCandidateRef];
 
-/** `Name=Type` for each search attribute, as `temporal` CLI commands take them (KEYWORD → Keyword, DOUBLE → Double). */
-export const searchAttributeSpecs = (): string[] => SEARCH_ATTRIBUTES.map((k) => `${k.name}=${k.type[0]}${k.type.slice(1).toLowerCase()}`);
+const TYPE_NAME: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  DOUBLE: 'Double',
+  INT: 'Int',
+  TEXT: 'Text',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+};
+
+/** `Name=Type` for each search attribute, as `temporal` CLI commands take them. */
+export const searchAttributeSpecs = (): string[] => SEARCH_ATTRIBUTES.map((k) => `${k.name}=${TYPE_NAME[k.type] ?? k.type}`);
 
 /** `temporal server start-dev --search-attribute` values. */
 export function searchAttributeArgs(): string[] {

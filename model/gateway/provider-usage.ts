@@ -27,12 +27,22 @@ function merge(into: MeteredUsage, u: MeteredUsage): MeteredUsage {
   };
 }
 
-/** An OpenAI `usage` object: chat.completions' counts are `prompt`/`completion` tokens, responses' `input`/`output`. */
-function openAiUsage(u: Record<string, unknown>, input: 'prompt' | 'input', output: 'completion' | 'output'): MeteredUsage {
+/** OpenAI chat.completions `usage` object. */
+function openAiChatUsage(u: Record<string, unknown>): MeteredUsage {
   return {
-    input_tokens: num(u[`${input}_tokens`]),
-    cached_input_tokens: num(obj(u[`${input}_tokens_details`]).cached_tokens),
-    output_tokens: num(u[`${output}_tokens`]),
+    input_tokens: num(u.prompt_tokens),
+    cached_input_tokens: num(obj(u.prompt_tokens_details).cached_tokens),
+    output_tokens: num(u.completion_tokens),
+    cost_usd: num(u.cost),
+  };
+}
+
+/** OpenAI responses `usage` object. */
+function openAiResponsesUsage(u: Record<string, unknown>): MeteredUsage {
+  return {
+    input_tokens: num(u.input_tokens),
+    cached_input_tokens: num(obj(u.input_tokens_details).cached_tokens),
+    output_tokens: num(u.output_tokens),
     cost_usd: num(u.cost),
   };
 }
@@ -53,8 +63,8 @@ function anthropicUsage(u: Record<string, unknown>): MeteredUsage {
 /** The usage of a complete (non-streamed) JSON response. */
 export function usageOfBody(endpoint: Endpoint, body: unknown): MeteredUsage {
   const u = obj(obj(body).usage);
-  if (endpoint === 'chat.completions') return openAiUsage(u, 'prompt', 'completion');
-  if (endpoint === 'responses') return openAiUsage(u, 'input', 'output');
+  if (endpoint === 'chat.completions') return openAiChatUsage(u);
+  if (endpoint === 'responses') return openAiResponsesUsage(u);
   return anthropicUsage(u);
 }
 
@@ -67,10 +77,10 @@ export function usageOfEvent(endpoint: Endpoint, so_far: MeteredUsage, data: str
   } catch {
     return so_far;
   }
-  if (endpoint === 'chat.completions') return event.usage ? merge(so_far, openAiUsage(obj(event.usage), 'prompt', 'completion')) : so_far;
+  if (endpoint === 'chat.completions') return event.usage ? merge(so_far, openAiChatUsage(obj(event.usage))) : so_far;
   if (endpoint === 'responses') {
     const response = obj(event.response);
-    return response.usage ? merge(so_far, openAiUsage(obj(response.usage), 'input', 'output')) : so_far;
+    return response.usage ? merge(so_far, openAiResponsesUsage(obj(response.usage))) : so_far;
   }
   if (event.type === 'message_start') return merge(so_far, anthropicUsage(obj(obj(event.message).usage)));
   if (event.type === 'message_delta' && event.usage) {

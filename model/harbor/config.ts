@@ -144,13 +144,21 @@ export const HarborSection = z
   })
   .superRefine((h, ctx) => {
     const clash = collidingFlags(h.extra_args);
+    if (clash.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['extra_args'],
+        message: `${clash.join(', ')} ${clash.length > 1 ? 'are' : 'is'} set by vero-harbor from typed fields; use the field instead`,
+      });
+    }
     const unscored = flagsIn(h.extra_args, UNSCORED_RUN_FLAGS);
-    const messages = [
-      clash.length && `${clash.join(', ')} ${clash.length > 1 ? 'are' : 'is'} set by vero-harbor from typed fields; use the field instead`,
-      unscored.length &&
-        `${unscored.join(', ')} would stop trials from running or being scored; an evaluation cannot use ${unscored.length > 1 ? 'them' : 'it'}`,
-    ];
-    for (const message of messages) if (message) ctx.addIssue({ code: 'custom', path: ['extra_args'], message });
+    if (unscored.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['extra_args'],
+        message: `${unscored.join(', ')} would stop trials from running or being scored; an evaluation cannot use ${unscored.length > 1 ? 'them' : 'it'}`,
+      });
+    }
   });
 export type HarborSection = z.infer<typeof HarborSection>;
 
