@@ -476,10 +476,8 @@ export class Job {
   }
 
   private printSummary(): void {
-    if (this.spec.quiet) {
-      process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
-      return;
-    }
+    const results = `Results written to ${path.join(this.jobDir, 'result.json')}\n`;
+    if (this.spec.quiet) return void process.stdout.write(results);
     const byTrial = this.records.map(
       (r) =>
         `${r.trialName}: ${r.exceptionType ?? 'ok'} ${JSON.stringify(r.rewards ? Object.fromEntries(Object.entries(r.rewards).map(([k, v]) => [k, v instanceof PyFloat ? v.value : v])) : null)}`,
@@ -487,7 +485,7 @@ export class Job {
     process.stdout.write(
       `${byTrial.join('\n')}\nTrials: ${this.records.length}  Exceptions: ${this.records.filter((r) => r.exceptionType).length}\n`,
     );
-    process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
+    process.stdout.write(results);
     process.stdout.write(`Inspect results by running \`harbor view ${path.dirname(this.jobDir)}\`\n`);
   }
 }
