@@ -154,14 +154,9 @@ function retryBackoffFrom(o: ParsedOptions, cwd: string): JobSpec['retryBackoff'
     throw new ConfigError(`cannot read the job config ${o.config}: ${(e as Error).message}`);
   }
   const retry = (doc as { retry?: Record<string, unknown> } | null)?.retry;
-  const keys = Object.keys(doc ?? {});
-  const retryKeys = Object.keys(retry ?? {});
   const allowed = ['wait_multiplier', 'min_wait_sec', 'max_wait_sec'];
-  if (
-    keys.some((k) => k !== 'retry') ||
-    retryKeys.some((k) => !allowed.includes(k)) ||
-    retryKeys.some((k) => typeof retry![k] !== 'number')
-  )
+  const badRetry = Object.entries(retry ?? {}).some(([k, v]) => !allowed.includes(k) || typeof v !== 'number');
+  if (Object.keys(doc ?? {}).some((k) => k !== 'retry') || badRetry)
     throw new ConfigError(
       'the stand-in reads only retry.{wait_multiplier, min_wait_sec, max_wait_sec} (numbers) from -c/--config; pass flags instead',
     );
