@@ -376,8 +376,6 @@ function modeErrors(
   return errs;
 }
 
-const resolveFrom = (base: string, p: string) => path.resolve(base, p);
-
 /** The metrics an evaluation reports without a harness (vero's names): the mean, the unscored share, the spread. */
 const AGGREGATE_METRICS = ['score', 'error_rate', 'score_stddev'];
 
@@ -396,7 +394,10 @@ function objectiveErrors(c: z.infer<typeof BuildConfigFile>): string[] {
   return errs;
 }
 
-/** Mode A with a command harness: its cases by `partition`, no dataset, inference or scorer, vero's placeholders only. */
+/**
+ * Mode A with a command harness: its cases by `partition`, no dataset, inference or scorer, vero's placeholders only;
+ * no eval_early_stop (the sidecar runs the cases a few at a time, so a case's score must be its own).
+ */
 function harnessErrors(c: z.infer<typeof BuildConfigFile>, mustBeDeclared: (where: string, split: string) => void): string[] {
   const errs: string[] = [];
   for (const k of ['dataset', 'inference', 'scorer', 'harbor', 'inner_task', 'inner_dataset', 'nested_docker'] as const)
@@ -414,7 +415,10 @@ function harnessErrors(c: z.infer<typeof BuildConfigFile>, mustBeDeclared: (wher
   if (path.isAbsolute(wd) || wd.split(/[\\/]/).includes('..')) errs.push('harness.working_directory: must stay within harness.dir');
   const overlap = c.harness!.passthrough_env.filter((n) => n in c.harness!.env);
   if (overlap.length) errs.push(`harness: env and passthrough_env both name ${overlap.join(', ')}`);
-  return [...errs, ...harnessPassthroughErrors(c)];
+  errs.push(...harnessPassthroughErrors(c));
+  if (c.eval_early_stop)
+    errs.push('eval_early_stop: not with a command harness (one harness run scores every case; early stop runs cases in waves)');
+  return errs;
 }
 
 /**
@@ -514,7 +518,7 @@ function datasetWithRegistry(
   baseDir: string,
   registry: RegistryLocation,
 ): NonNullable<BuildConfig['inner_dataset']> {
-  if (d.registry_path !== undefined) return { ...d, registry_path: resolveFrom(baseDir, d.registry_path) };
+  if (d.registry_path !== undefined) return { ...d, registry_path: path.resolve(baseDir, d.registry_path) };
   if (d.registry_url !== undefined) return d;
   return { ...d, ...registryFields(registry) };
 }
@@ -544,14 +548,6 @@ function fileErrors(cfg: BuildConfig): string[] {
   return errs;
 }
 
-/** eval_early_stop: the sidecar runs the cases a few at a time, so a case's score must be its own. */
-function earlyStopErrors(c: z.infer<typeof BuildConfigFile>): string[] {
-  if (!c.eval_early_stop) return [];
-  if (c.mode === 'A' && c.harness)
-    return ['eval_early_stop: not with a command harness (one harness run scores every case; early stop runs cases in waves)'];
-  return [];
-}
-
 /** A trusted program's dir: it exists, and not inside the agent's repo (the candidate would write its own scorer). */
 function trustedDirErrors(field: string, dir: string, agentRepo: string): string[] {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [`${field}: ${dir} is not a directory`];
@@ -568,22 +564,20 @@ export function loadBuildConfig(file: string, params: BuildParams = {}, registry
   const all = (more: string[]) => new ConfigError([...refusals, ...more].join('\n'));
   if (!parsed.success) throw all([formatZodIssues(parsed.error.issues, where, BuildConfigFile)]);
   // A refused vero task_source has already been named; "inner_task: required" would say it again.
-  const errs = [...crossFieldErrors(parsed.data), ...earlyStopErrors(parsed.data)].filter(
-    (e) => !(format === 'vero' && e.startsWith('inner_task:')),
-  );
+  const errs = crossFieldErrors(parsed.data).filter((e) => !(format === 'vero' && e.startsWith('inner_task:')));
   if (errs.length || refusals.length) throw all(errs.map((e) => `${where}: ${e}`));
   const baseDir = path.dirname(path.resolve(file));
   const c = parsed.data;
   const cfg: BuildConfig = {
     ...c,
-    agent_repo: resolveFrom(baseDir, c.agent_repo),
-    ...(c.inner_task ? { inner_task: resolveFrom(baseDir, c.inner_task) } : {}),
+    agent_repo: path.resolve(baseDir, c.agent_repo),
+    ...(c.inner_task ? { inner_task: path.resolve(baseDir, c.inner_task) } : {}),
     ...(c.inner_dataset ? { inner_dataset: datasetWithRegistry(c.inner_dataset, baseDir, registry) } : {}),
-    ...(c.dataset ? { dataset: resolveFrom(baseDir, c.dataset) } : {}),
-    ...(c.scorer ? { scorer: { ...c.scorer, dir: resolveFrom(baseDir, c.scorer.dir) } } : {}),
-    ...(c.harness ? { harness: { ...c.harness, dir: resolveFrom(baseDir, c.harness.dir) } } : {}),
-    workspace_overlays: c.workspace_overlays.map((o) => ({ ...o, source: resolveFrom(baseDir, o.source) })),
-    instruction: { ...c.instruction, ...(c.instruction.template ? { template: resolveFrom(baseDir, c.instruction.template) } : {}) },
+    ...(c.dataset ? { dataset: path.resolve(baseDir, c.dataset) } : {}),
+    ...(c.scorer ? { scorer: { ...c.scorer, dir: path.resolve(baseDir, c.scorer.dir) } } : {}),
+    ...(c.harness ? { harness: { ...c.harness, dir: path.resolve(baseDir, c.harness.dir) } } : {}),
+    workspace_overlays: c.workspace_overlays.map((o) => ({ ...o, source: path.resolve(baseDir, o.source) })),
+    instruction: { ...c.instruction, ...(c.instruction.template ? { template: path.resolve(baseDir, c.instruction.template) } : {}) },
     file: path.resolve(file),
     baseDir,
     format,

@@ -14,6 +14,7 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { buildBaseline } from './baseline';
 import { BUILD_DIGEST_FILE, buildDigestOf } from './build-digest';
 import { BuildConfig, loadBuildConfig } from './build-config';
+import { readJson } from '../harbor/orphans';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
 import { CONTAINER } from '../model/compiled-task/serve-config';
 import { CONTEXT, sidecarPythonPackages } from './containers';
@@ -61,14 +62,8 @@ export interface BuildResult {
 /** Refuses to touch an existing path that is not a previous build output. */
 function checkTarget(outDir: string): void {
   if (!fs.existsSync(outDir)) return;
-  const manifest = path.join(outDir, MANIFEST);
-  let ok = false;
-  try {
-    ok = (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { tool?: string }).tool === 'vero-harbor build';
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new ConfigError(`-o ${outDir}: exists and is not a vero build output (no ${MANIFEST}); refusing to replace it`);
+  if (readJson<{ tool?: string }>(path.join(outDir, MANIFEST))?.tool !== 'vero-harbor build')
+    throw new ConfigError(`-o ${outDir}: exists and is not a vero build output (no ${MANIFEST}); refusing to replace it`);
 }
 
 export function missingSecrets(c: Pick<BuildConfig, 'secrets' | 'gateway' | 'wandb'>, env: NodeJS.ProcessEnv = process.env): string[] {

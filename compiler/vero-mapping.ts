@@ -29,8 +29,6 @@ export interface VeroMapping {
 /** A budget for a vero partition that has none: vero's "unlimited", as a count no optimizer reaches. */
 const UNLIMITED_RUNS = 1_000_000;
 
-const isRegistrySource = (s: string) => s.includes('@');
-
 /** `vero build --registry-path` (resolved here) or `--registry-url` as a registry dataset's fields (none: neither). */
 export const registryFields = (r: RegistryLocation) =>
   r.path ? { registry_path: path.resolve(r.path) } : r.url ? { registry_url: r.url } : {};
@@ -91,7 +89,7 @@ function mapTaskSource(v: VeroBuild, baseDir: string, registry: RegistryLocation
   if (src === null) return {};
   const local = path.resolve(baseDir, src);
   if (fs.existsSync(local)) return { innerTask: local };
-  if (isRegistrySource(src)) {
+  if (src.includes('@')) {
     const pinned = pinDataset({ ref: src, ...registryFields(registry) });
     refusals.push(...pinned.problems.map((p) => `task_source: ${p}`));
     notes.push(...pinned.notes.map((n) => `task_source: ${n}`));
@@ -294,7 +292,6 @@ export function fromVero(
   refuseUnsupported(v, refusals);
   const wandb = mapWandb(v, env, refusals, notes);
   const source = mapTaskSource(v, baseDir, registry, refusals, notes);
-  const innerTask = source.innerTask;
   checkManifest(v, baseDir, source, refusals);
 
   const harborVersion = sidecarHarborVersion(v.harbor_requirement, notes);
@@ -381,7 +378,7 @@ export function fromVero(
     harbor,
     harbor_version: harborVersion,
     ...(project.packages.length ? { harbor_packages: project.packages } : {}),
-    ...(innerTask ? { inner_task: innerTask } : {}),
+    ...(source.innerTask ? { inner_task: source.innerTask } : {}),
     ...(source.dataset ? { inner_dataset: source.dataset } : {}),
     partition: v.partitions,
     scoring: {

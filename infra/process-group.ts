@@ -227,25 +227,18 @@ export async function runInGroup(argv: string[], opts: GroupRunOptions): Promise
   };
   if (opts.signal?.aborted) onAbort();
   else opts.signal?.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  if (opts.deadline !== undefined) {
-    timer = setTimeout(
-      () => {
-        timedOut = true;
-        stop();
-      },
-      Math.max(0, opts.deadline - Date.now()),
-    );
-  }
-  const raced = await Promise.race([child, detached]);
+  const onDeadline = () => {
+    timedOut = true;
+    stop();
+  };
+  const timer = opts.deadline === undefined ? undefined : setTimeout(onDeadline, Math.max(0, opts.deadline - Date.now()));
+  const result = await Promise.race([child, detached]);
   clearTimeout(timer);
-  if (raced === 'detached') {
+  opts.signal?.removeEventListener('abort', onAbort);
+  if (result === 'detached') {
     child.unref();
-    opts.signal?.removeEventListener('abort', onAbort);
     return { ...withoutExit({ timedOut, cancelled, started, pid, forced: false }), detached: true };
   }
-  const result = raced;
-  opts.signal?.removeEventListener('abort', onAbort);
   // The leader may exit before its children: make sure the whole group is gone once it was stopped.
   if (pid !== null && (cancelled || timedOut)) stopping.push(stopGroup(pid, { ...stopOpts, graceMs: 0, signal: 'SIGKILL' }));
   const forced = (await Promise.all(stopping)).some(Boolean);

@@ -13,6 +13,7 @@ import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/compiled-task/session-snapshot';
 import { checkSessionDir, sessionBoundProblem, sessionRecords } from './session-check';
 import { compiledServeConfig } from '../harbor/gateway-launch';
+import { readJson } from '../harbor/orphans';
 import { trialFiles } from '../model/harbor/paths';
 import { readSealKey } from './ledger-seal';
 
@@ -28,11 +29,7 @@ export interface ResumeLaunch {
 
 /** The build digest `vero build` recorded for the task (null for a build made before builds had one). */
 function buildDigestOf(taskDir: string): string | null {
-  try {
-    return (JSON.parse(fs.readFileSync(path.join(taskDir, '.vero-build.json'), 'utf8')) as { build_digest?: string }).build_digest ?? null;
-  } catch {
-    return null;
-  }
+  return readJson<{ build_digest?: string }>(path.join(taskDir, '.vero-build.json'))?.build_digest ?? null;
 }
 
 /**

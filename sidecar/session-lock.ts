@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { processAlive } from '../infra/process-alive';
 import { ConfigError } from '../model/errors';
+import { readJson } from '../harbor/orphans';
 
 interface Holder {
   pid: number;
@@ -30,12 +31,7 @@ export function lockSessionDir(adminVolume: string): { release(): void } {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
-    let holder: Holder | null = null;
-    try {
-      holder = JSON.parse(fs.readFileSync(file, 'utf8')) as Holder;
-    } catch {
-      holder = null; // unreadable: left half-written by a crash
-    }
+    const holder = readJson<Holder>(file); // null when unreadable: left half-written by a crash
     // The same host and a live pid other than ours: a second sidecar on this session dir.
     if (holder && holder.host === me.host && holder.pid !== me.pid && processAlive(holder.pid))
       throw new ConfigError(

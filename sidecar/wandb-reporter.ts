@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { startHelperProcess } from '../infra/foreground';
 import { PROJECT_ROOT } from '../infra/package-root';
+import { readJson } from '../harbor/orphans';
 import { GATEWAY_SCOPES, type ScopeUsage } from '../model/gateway/policy';
 import type { ServeConfig } from '../model/compiled-task/serve-config';
 import { WANDB_DIR, WANDB_END_WAIT_SEC, WANDB_PYTHON_ENV, type WandbSpec } from '../model/compiled-task/wandb-spec';
@@ -215,11 +216,7 @@ export async function endOfflineRun(cfg: ServeConfig): Promise<string> {
 
 /** Whether the logger's state says the run ended (a state file being written says not yet). */
 function runFinished(stateFile: string): boolean {
-  try {
-    return (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { finished?: boolean }).finished === true;
-  } catch {
-    return false;
-  }
+  return readJson<{ finished?: boolean }>(stateFile)?.finished === true;
 }
 
 async function waitForRunEnd(p: ReturnType<typeof wandbPaths>): Promise<string> {

@@ -192,15 +192,9 @@ export function jobConfigFull(spec: JobSpec): Record<string, unknown> {
 }
 
 function agentWithEnv(a: AgentSpec): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    ...agentDefaults(),
-    name: a.name,
-    import_path: a.import_path,
-    model_name: a.model_name,
-    kwargs: a.kwargs,
-  };
-  if (Object.keys(a.env).length) out.env = a.env; // exclude_if empty
-  return out;
+  const { name, import_path, model_name, kwargs, env } = a;
+  // env: exclude_if empty
+  return { ...agentDefaults(), name, import_path, model_name, kwargs, ...(Object.keys(env).length ? { env } : {}) };
 }
 
 /** The full `TrialConfig` of one trial. */

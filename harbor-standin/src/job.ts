@@ -35,12 +35,10 @@ interface Planned {
   agent: AgentSpec;
 }
 
-interface Running {
+interface Running extends Planned {
   trialName: string;
   dir: string;
   config: Record<string, unknown>;
-  task: LocalTask;
-  agent: AgentSpec;
   startedAt: Date;
 }
 
@@ -325,8 +323,8 @@ export class Job {
     writeJson(path.join(dir, 'config.json'), WRITES_FULL_CONFIG ? config : excludeDefaults(config, trialConfigDefaults()));
     writeJson(path.join(dir, 'lock.json'), { task: { path: p.task.recordedPath }, task_digest: `sha256:${taskChecksum(p.task.absPath)}` });
     const trialLog = (line: string) => fs.appendFileSync(path.join(dir, 'trial.log'), `${new Date().toISOString()} ${line}\n`);
-    const startedAt = new Date();
-    this.running.set(trialName, { trialName, dir, config, task: p.task, agent: p.agent, startedAt });
+    const trial: Running = { trialName, dir, config, task: p.task, agent: p.agent, startedAt: new Date() };
+    this.running.set(trialName, trial);
     this.writeJobResult(false);
     trialLog(`${trialName}: starting environment...`);
 
@@ -346,13 +344,13 @@ export class Job {
     }
     if (outcome.process === 'exit') this.exitCode = outcome.exit_code ?? 1;
 
-    const result = await this.simulate(p, { trialName, dir, config, task: p.task, agent: p.agent, startedAt }, outcome, trialLog);
+    const result = await this.simulate(trial, outcome, trialLog);
     this.running.delete(trialName);
     return result;
   }
 
-  private async simulate(p: Planned, trial: Running, outcome: Outcome, trialLog: (l: string) => void): Promise<TrialRecord> {
-    const { trialName, dir, startedAt } = trial;
+  private async simulate(p: Running, outcome: Outcome, trialLog: (l: string) => void): Promise<TrialRecord> {
+    const { trialName, dir, startedAt } = p;
     let durationMs = outcome.duration_ms ?? 0;
     let exceptionType = outcome.exception ?? null;
     let message = outcome.message ?? (exceptionType ? `${exceptionType} raised during the trial` : '');
@@ -382,10 +380,9 @@ export class Job {
       trialLog(`${trialName}: running verifier...`);
       const vdir = path.join(dir, 'verifier');
       fs.writeFileSync(path.join(vdir, 'test-stdout.txt'), `running /tests/test.sh for ${p.task.dirName}\n`);
-      const missing = `No reward file found at /logs/verifier/reward.txt or /logs/verifier/reward.json`;
       if (outcome.reward_file === 'missing') {
         exceptionType ??= 'RewardFileNotFoundError';
-        message = missing;
+        message = 'No reward file found at /logs/verifier/reward.txt or /logs/verifier/reward.json';
       } else if (outcome.reward_file === 'empty') {
         fs.writeFileSync(path.join(vdir, 'reward.txt'), '');
         exceptionType ??= 'RewardFileEmptyError';
@@ -413,7 +410,7 @@ export class Job {
       const d = workDoneAt.getTime() - t0;
       return { started_at: utcZ(new Date(t0 + d * a)), finished_at: utcZ(new Date(t0 + d * b)) };
     };
-    const result = trialResultJson(trial, finishedAt, {
+    const result = trialResultJson(p, finishedAt, {
       agent_result: agentRan
         ? {
             n_input_tokens: outcome.n_input_tokens ?? null,
@@ -479,10 +476,8 @@ export class Job {
   }
 
   private printSummary(): void {
-    if (this.spec.quiet) {
-      process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
-      return;
-    }
+    const results = `Results written to ${path.join(this.jobDir, 'result.json')}\n`;
+    if (this.spec.quiet) return void process.stdout.write(results);
     const byTrial = this.records.map(
       (r) =>
         `${r.trialName}: ${r.exceptionType ?? 'ok'} ${JSON.stringify(r.rewards ? Object.fromEntries(Object.entries(r.rewards).map(([k, v]) => [k, v instanceof PyFloat ? v.value : v])) : null)}`,
@@ -490,7 +485,7 @@ export class Job {
     process.stdout.write(
       `${byTrial.join('\n')}\nTrials: ${this.records.length}  Exceptions: ${this.records.filter((r) => r.exceptionType).length}\n`,
     );
-    process.stdout.write(`Results written to ${path.join(this.jobDir, 'result.json')}\n`);
+    process.stdout.write(results);
     process.stdout.write(`Inspect results by running \`harbor view ${path.dirname(this.jobDir)}\`\n`);
   }
 }

@@ -99,22 +99,18 @@ function agentsFrom(o: ParsedOptions): AgentSpec[] {
   const env = parseKwargs(o.agent_env as string[], true) as Record<string, string>;
   const models = (o.model as string[] | undefined) ?? [];
   // Without -a, -m is ignored (no agents come from a config file here).
-  if (a === undefined && !importPath) return [{ name, import_path: null, model_name: null, kwargs, env }];
-  if (models.length === 0) return [{ name, import_path: importPath, model_name: null, kwargs, env }];
+  if ((a === undefined && !importPath) || models.length === 0) return [{ name, import_path: importPath, model_name: null, kwargs, env }];
   return models.map((m) => ({ name, import_path: importPath, model_name: m, kwargs, env }));
 }
 
 function envTemplates(task: LocalTask, oracle: boolean): { name: string; hasDefault: boolean }[] {
   const toml = parseToml(fs.readFileSync(path.join(task.absPath, 'task.toml'), 'utf8')) as Record<string, { env?: Record<string, string> }>;
   const tables = [toml.environment?.env, toml.verifier?.env, ...(oracle ? [toml.solution?.env] : [])];
-  const out: { name: string; hasDefault: boolean }[] = [];
-  for (const t of tables) {
-    for (const v of Object.values(t ?? {})) {
-      for (const m of String(v).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g))
-        out.push({ name: m[1]!, hasDefault: m[2] !== undefined });
-    }
-  }
-  return out;
+  return tables.flatMap((t) =>
+    Object.values(t ?? {}).flatMap((v) =>
+      [...String(v).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)].map((m) => ({ name: m[1]!, hasDefault: m[2] !== undefined })),
+    ),
+  );
 }
 
 async function confirmHostEnv(tasks: LocalTask[], oracle: boolean, yes: boolean): Promise<void> {
@@ -158,14 +154,9 @@ function retryBackoffFrom(o: ParsedOptions, cwd: string): JobSpec['retryBackoff'
     throw new ConfigError(`cannot read the job config ${o.config}: ${(e as Error).message}`);
   }
   const retry = (doc as { retry?: Record<string, unknown> } | null)?.retry;
-  const keys = Object.keys(doc ?? {});
-  const retryKeys = Object.keys(retry ?? {});
   const allowed = ['wait_multiplier', 'min_wait_sec', 'max_wait_sec'];
-  if (
-    keys.some((k) => k !== 'retry') ||
-    retryKeys.some((k) => !allowed.includes(k)) ||
-    retryKeys.some((k) => typeof retry![k] !== 'number')
-  )
+  const badRetry = Object.entries(retry ?? {}).some(([k, v]) => !allowed.includes(k) || typeof v !== 'number');
+  if (Object.keys(doc ?? {}).some((k) => k !== 'retry') || badRetry)
     throw new ConfigError(
       'the stand-in reads only retry.{wait_multiplier, min_wait_sec, max_wait_sec} (numbers) from -c/--config; pass flags instead',
     );
@@ -178,10 +169,8 @@ function retryBackoffFrom(o: ParsedOptions, cwd: string): JobSpec['retryBackoff'
 
 function specFrom(o: ParsedOptions, cwd: string): { spec: JobSpec; tasks: LocalTask[] } {
   const retryBackoff = retryBackoffFrom(o, cwd);
-  if (o.env_file) {
-    const f = path.resolve(cwd, o.env_file as string);
-    if (!fs.existsSync(f)) throw new ConfigError(`Env file not found: ${o.env_file}`, 'FileNotFoundError');
-  }
+  if (o.env_file && !fs.existsSync(path.resolve(cwd, o.env_file as string)))
+    throw new ConfigError(`Env file not found: ${o.env_file}`, 'FileNotFoundError');
   const envOpt = o.env as string | undefined;
   let envType = 'docker';
   let envImport: string | null = (o.environment_import_path as string | undefined) ?? null;

@@ -140,12 +140,8 @@ export function tasksFromRegistry(
   }
   const [name, wanted] = ref.split('@') as [string, string | undefined];
   const candidates = registry.filter((d) => d.name === name);
-  let ds: RegistryDataset | undefined;
-  if (wanted) ds = candidates.find((d) => d.version === wanted);
-  else
-    ds =
-      candidates.find((d) => d.version === 'head') ??
-      [...candidates].sort((a, b) => a.version.localeCompare(b.version, 'en', { numeric: true })).at(-1);
+  const latest = () => [...candidates].sort((a, b) => a.version.localeCompare(b.version, 'en', { numeric: true })).at(-1);
+  const ds = wanted ? candidates.find((d) => d.version === wanted) : (candidates.find((d) => d.version === 'head') ?? latest());
   if (!ds) throw new ConfigError(`Dataset ${ref} not found in registry ${registryPath}.`);
   const tasks = ds.tasks.map((t) => {
     if (t.git_url) throw new ConfigError(`Task ${t.name} is a git task; the stand-in has no network access.`);

@@ -178,7 +178,6 @@ export async function forward(
   if ('status' in admitted) return refuse(reply, provider, admitted);
   const { entry, sent, reservation, warning } = admitted;
   const upstream = spec.upstreams[provider]!;
-  const key = d.keys[provider]!;
 
   let settled = false;
   const settle: Settle = (how, status, usage, responseText) => {
@@ -211,13 +210,12 @@ export async function forward(
   // A client that goes away does not stop the upstream (which bills what it generates all the same): its answer
   // is read to the end, unrelayed, and settled on the usage it reports (bounded by the reservation and the timeout).
   const client = clientWatch(reply);
-  const headers = upstreamHeaders(provider, key, req.headers);
 
   let res: Dispatcher.ResponseData;
   try {
     res = await request(`${upstream.base_url}${path}`, {
       method: 'POST',
-      headers,
+      headers: upstreamHeaders(provider, d.keys[provider]!, req.headers),
       body: sent,
       signal: abort.signal,
       dispatcher: ctx.dispatcherFor(upstream.base_url),
@@ -230,8 +228,7 @@ export async function forward(
       ? refusals.upstreamTimeout(spec.request_timeout)
       : refusals.upstreamUnreachable(ctx.redact.text(err.code ?? err.message));
     settle({ kind: 'unknown' }, r.status, null);
-    if (reply.raw.destroyed) return reply;
-    return refuse(reply, provider, r);
+    return reply.raw.destroyed ? reply : refuse(reply, provider, r);
   }
 
   if (warning) reply.header(WARNING_HEADER, warning);
