@@ -24,8 +24,6 @@ const listOf = (v: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** The flags a Harbor user passes to `harbor run`, with Harbor's names and meaning, as an overlay on vero.yaml. */
-
 /** Repeatable flag: every value, in order. */
 const repeated = (v: string, previous: unknown): string[] => [...((previous as string[] | undefined) ?? []), v];
 
@@ -69,6 +67,7 @@ function oneModel(v: string, previous: unknown): string {
 const underKeys = (base: string) => (parsed: unknown) =>
   Object.fromEntries((parsed as [string, unknown][]).map(([k, v]) => [`${base}.${k}`, v]));
 
+/** The flags a Harbor user passes to `harbor run`, with Harbor's names and meaning, as an overlay on vero.yaml. */
 export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
   { option: '-a, --agent <name>', path: 'harbor.agent', help: "Harbor's agent: a built-in name or module.path:Class" },
   {
