@@ -80,15 +80,14 @@ async function runDemo(o: DemoFlags): Promise<void> {
   try {
     process.stderr.write(`Temporal dev server ${server.address}, Web UI ${server.uiUrl}\n`);
     const client = await connect(server.address, TEMPORAL_DEFAULTS.namespace);
-    const configOf = () =>
-      loadEvalConfig(configFile, {
-        ...(harborCommand ? { 'harbor.command': [harborCommand] } : {}),
-        agent_repo: repo,
-        home,
-        'temporal.address': server.address,
-        'temporal.task_queue': DEMO_QUEUE,
-      });
-    const results = await evaluateDemoCandidates(client, configOf, server.uiUrl, o.json);
+    const cfg = loadEvalConfig(configFile, {
+      ...(harborCommand ? { 'harbor.command': [harborCommand] } : {}),
+      agent_repo: repo,
+      home,
+      'temporal.address': server.address,
+      'temporal.task_queue': DEMO_QUEUE,
+    });
+    const results = await evaluateDemoCandidates(client, cfg, server.uiUrl, o.json);
     printDemoBest(results, server.uiUrl, o);
     if (o.keep) {
       process.stderr.write('server and worker keep running; Ctrl-C stops them\n');
@@ -123,13 +122,16 @@ async function startDemoStack(interrupts: Interrupts, home: string): Promise<Dev
 /** The example's two candidates, one after the other, each printed as it ends (unless --json). */
 async function evaluateDemoCandidates(
   client: Client,
-  configOf: () => EvalConfig,
+  cfg: EvalConfig,
   uiUrl: string | null,
   json: boolean | undefined,
 ): Promise<CandidateResult[]> {
   const results: CandidateResult[] = [];
   for (const candidate of ['baseline', 'improved']) {
-    const r = await evaluateDemoCandidate(client, configOf(), candidate);
+    const input = await prepareEvalInput(cfg, candidate);
+    const { handle, mode } = await startOrAttach(client, input, cfg.temporal.task_queue);
+    process.stderr.write(`${mode} ${input.evalId} (candidate ${candidate})\n`);
+    const r = withTasks((await handle.result()) as CandidateResult);
     results.push(r);
     if (!json)
       print(
@@ -146,11 +148,4 @@ function printDemoBest(results: CandidateResult[], uiUrl: string | null, o: Demo
     print(
       `\nbest: ${best.candidateRef} (${best.candidate.slice(0, 12)}) with ${best.score.toFixed(3)}\nWeb UI: ${uiUrl}${o.keep ? '' : LINKS_DIE}`,
     );
-}
-
-async function evaluateDemoCandidate(client: Client, cfg: EvalConfig, candidate: string): Promise<CandidateResult> {
-  const input = await prepareEvalInput(cfg, candidate);
-  const { handle, mode } = await startOrAttach(client, input, cfg.temporal.task_queue);
-  process.stderr.write(`${mode} ${input.evalId} (candidate ${candidate})\n`);
-  return withTasks((await handle.result()) as CandidateResult);
 }

@@ -3,12 +3,11 @@ import { DURATION_FORMS, DurationSeconds } from '../model/durations';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { EvalConfig } from '../model/evaluation/config';
+import { EvalConfig, TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 import { loadEvalConfig } from '../infra/eval-config-file';
 import { ConfigError } from '../model/errors';
 import type { Client } from '@temporalio/client';
 import { connect } from '../client/connection';
-import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 
 export interface ConnectionFlags {
   config?: string;
@@ -48,12 +47,8 @@ const loaded = new Map<string, EvalConfig>();
  */
 export function commandConfig(file: string): EvalConfig {
   const key = path.resolve(file);
-  let cfg = loaded.get(key);
-  if (!cfg) {
-    cfg = loadEvalConfig(file);
-    loaded.set(key, cfg);
-  }
-  return cfg;
+  if (!loaded.has(key)) loaded.set(key, loadEvalConfig(file));
+  return loaded.get(key)!;
 }
 
 /**

@@ -10,8 +10,6 @@ import { ConfigError } from '../model/errors';
 interface OverrideFlag {
   /** commander's option spec. */
   option: string;
-  /** The parsed option's property. */
-  attr: string;
   /** The vero.yaml path it sets. */
   path: string;
   help: string;
@@ -25,8 +23,6 @@ const listOf = (v: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-
-/** The flags a Harbor user passes to `harbor run`, with Harbor's names and meaning, as an overlay on vero.yaml. */
 
 /** Repeatable flag: every value, in order. */
 const repeated = (v: string, previous: unknown): string[] => [...((previous as string[] | undefined) ?? []), v];
@@ -71,18 +67,17 @@ function oneModel(v: string, previous: unknown): string {
 const underKeys = (base: string) => (parsed: unknown) =>
   Object.fromEntries((parsed as [string, unknown][]).map(([k, v]) => [`${base}.${k}`, v]));
 
+/** The flags a Harbor user passes to `harbor run`, with Harbor's names and meaning, as an overlay on vero.yaml. */
 export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
-  { option: '-a, --agent <name>', attr: 'agent', path: 'harbor.agent', help: "Harbor's agent: a built-in name or module.path:Class" },
+  { option: '-a, --agent <name>', path: 'harbor.agent', help: "Harbor's agent: a built-in name or module.path:Class" },
   {
     option: '-m, --model <name>',
-    attr: 'model',
     path: 'harbor.model',
     help: 'the model, e.g. anthropic/claude-sonnet-4-5 (once)',
     parse: oneModel,
   },
   {
     option: '--ak, --agent-kwarg <k=v>',
-    attr: 'agentKwarg',
     path: 'harbor.agent_kwargs',
     help: "an agent constructor argument, the value read as JSON, else True/False/None, else a string (repeatable; merged over vero.yaml's)",
     parse: pairs('--ak', parseKwarg),
@@ -90,7 +85,6 @@ export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
   },
   {
     option: '--ae, --agent-env <K=V>',
-    attr: 'agentEnv',
     path: 'harbor.agent_env',
     help: "an environment variable of the agent, kept as a string (repeatable; merged over vero.yaml's)",
     parse: pairs('--ae', parseEnvItem),
@@ -98,28 +92,24 @@ export const HARBOR_RUN_OVERRIDES: OverrideFlag[] = [
   },
   {
     option: '-i, --include-task-name <glob>',
-    attr: 'includeTaskName',
     path: 'tasks.include',
     help: "keep the tasks whose name matches (repeatable; replaces vero.yaml's list)",
     parse: repeated,
   },
   {
     option: '-x, --exclude-task-name <glob>',
-    attr: 'excludeTaskName',
     path: 'tasks.exclude',
     help: "drop the tasks whose name matches, after -i (repeatable; replaces vero.yaml's list)",
     parse: repeated,
   },
   {
     option: '-l, --n-tasks <n>',
-    attr: 'nTasks',
     path: 'tasks.limit',
     help: 'keep the first N tasks after -i and -x, in task-name order',
     parse: parseIntFlag('-l/--n-tasks'),
   },
   {
     option: '-k, --n-attempts <k>',
-    attr: 'nAttempts',
     path: 'harbor.n_attempts',
     help: 'independent trials per task',
     parse: parseIntFlag('-k/--n-attempts'),
@@ -133,8 +123,11 @@ const HARBOR_FLAG_ALIASES: { alias: string; attr: string }[] = [
   { alias: '--limit <n>', attr: 'nTasks' },
 ];
 
+/** The parsed option's property: commander's camel case of the long name (`--n-attempts` → nAttempts). */
+const attrOf = (f: Pick<OverrideFlag, 'option'>) => new Option(f.option).attributeName();
+
 function addAlias(cmd: Command, a: { alias: string; attr: string }, table: OverrideFlag[]): void {
-  const target = table.find((f) => f.attr === a.attr)!;
+  const target = table.find((f) => attrOf(f) === a.attr)!;
   const opt = new Option(a.alias).hideHelp();
   opt.attributeName = () => a.attr;
   if (target.parse) opt.argParser(target.parse as (v: string, p: unknown) => unknown);
@@ -145,7 +138,6 @@ export const START_EVAL_OVERRIDES: OverrideFlag[] = [
   ...HARBOR_RUN_OVERRIDES,
   {
     option: '--concurrency <n>',
-    attr: 'concurrency',
     path: 'execution.concurrency',
     help: 'tasks in flight',
     parse: parseIntFlag('--concurrency'),
@@ -153,30 +145,28 @@ export const START_EVAL_OVERRIDES: OverrideFlag[] = [
 
   {
     option: '--max-retries <r>',
-    attr: 'maxRetries',
     path: 'harbor.max_retries',
     help: 'Harbor retries per trial (-r)',
     parse: parseIntFlag('--max-retries'),
   },
-  { option: '--tasks <names>', attr: 'tasks', path: 'tasks.names', help: 'comma-separated task names', parse: listOf },
+  { option: '--tasks <names>', path: 'tasks.names', help: 'comma-separated task names', parse: listOf },
   {
     option: '--harbor-command <cmd>',
-    attr: 'harborCommand',
     path: 'harbor.command',
     help: 'the harbor launcher, e.g. "uv run --project {worktree} harbor"',
   },
 ];
 
 /** The connection flags (withConnection) and the paths they set. */
-const CONNECTION_OVERRIDES: Pick<OverrideFlag, 'option' | 'attr' | 'path'>[] = [
-  { option: '--address', attr: 'address', path: 'temporal.address' },
-  { option: '--namespace', attr: 'namespace', path: 'temporal.namespace' },
-  { option: '--task-queue', attr: 'taskQueue', path: 'temporal.task_queue' },
+const CONNECTION_OVERRIDES: Pick<OverrideFlag, 'option' | 'path'>[] = [
+  { option: '--address', path: 'temporal.address' },
+  { option: '--namespace', path: 'temporal.namespace' },
+  { option: '--task-queue', path: 'temporal.task_queue' },
 ];
 
 export function addOverrideOptions(cmd: Command, table: OverrideFlag[]): Command {
   for (const f of table) cmd.option(f.option, `${f.help} (${f.path})`, f.parse as (v: string, p: unknown) => unknown);
-  for (const a of HARBOR_FLAG_ALIASES) if (table.some((f) => f.attr === a.attr)) addAlias(cmd, a, table);
+  for (const a of HARBOR_FLAG_ALIASES) if (table.some((f) => attrOf(f) === a.attr)) addAlias(cmd, a, table);
   return cmd;
 }
 
@@ -186,20 +176,15 @@ export function overridesFrom(
   table: OverrideFlag[],
 ): { overrides: Record<string, unknown>; flags: Record<string, string> } {
   const all = [...table, ...CONNECTION_OVERRIDES];
-  const value = (attr: string) => (parsed as Record<string, unknown>)[attr];
+  const value = (f: Pick<OverrideFlag, 'option'>) => (parsed as Record<string, unknown>)[attrOf(f)];
   // The long name (`-k, --n-attempts <k>` → --n-attempts): the one --help and the docs spell out.
-  const flagOf = (f: Pick<OverrideFlag, 'option'>) =>
-    f.option
-      .split(' ')
-      .filter((w) => w.startsWith('-'))
-      .at(-1)!
-      .replace(/,$/, '');
+  const flagOf = (f: Pick<OverrideFlag, 'option'>) => new Option(f.option).long!;
   const expanded = table.flatMap((f) =>
-    f.expand && value(f.attr) !== undefined ? Object.entries(f.expand(value(f.attr))).map(([p, v]) => ({ f, p, v })) : [],
+    f.expand && value(f) !== undefined ? Object.entries(f.expand(value(f))).map(([p, v]) => ({ f, p, v })) : [],
   );
   const plain = all.filter((f) => !('expand' in f && f.expand));
   return {
-    overrides: { ...Object.fromEntries(plain.map((f) => [f.path, value(f.attr)])), ...Object.fromEntries(expanded.map((e) => [e.p, e.v])) },
+    overrides: { ...Object.fromEntries(plain.map((f) => [f.path, value(f)])), ...Object.fromEntries(expanded.map((e) => [e.p, e.v])) },
     flags: { ...Object.fromEntries(plain.map((f) => [f.path, flagOf(f)])), ...Object.fromEntries(expanded.map((e) => [e.p, flagOf(e.f)])) },
   };
 }

@@ -17,7 +17,6 @@ import { readHomeFile } from '../infra/home-file';
 import { refuseForeignHosts } from '../infra/host-check';
 import { listenOn } from '../infra/listen';
 import { causeChain } from '../model/errors';
-import type { TaskResult } from '../model/evaluation/task-result';
 import { taskNote } from './format';
 import { CHART_JS_URL, comparePage, errorPage, evaluationPage, indexPage, NAV } from './view-pages';
 import { pairPage } from './view-pair';
@@ -126,7 +125,6 @@ async function indexExtras(o: ViewServerOptions): Promise<string> {
 export async function startViewServer(o: ViewServerOptions): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify({ logger: false });
   refuseForeignHosts(app, [o.host]);
-  const note = (t: TaskResult) => taskNote(t);
   app.get('/', async (_req, reply) =>
     pageOr(reply, async () => {
       const rows = await evaluationRows(o.client, { configDigest: o.configDigest, agentRepo: o.agentRepo });
@@ -134,7 +132,7 @@ export async function startViewServer(o: ViewServerOptions): Promise<{ app: Fast
     }),
   );
   app.get<{ Params: { id: string } }>('/eval/:id', async (req, reply) =>
-    pageOr(reply, async () => evaluationPage(await evaluationDetail(o.client, req.params.id, o.home, note), o.uiLink(req.params.id))),
+    pageOr(reply, async () => evaluationPage(await evaluationDetail(o.client, req.params.id, o.home, taskNote), o.uiLink(req.params.id))),
   );
   app.get<{ Querystring: { a?: string; b?: string } }>('/compare', async (req, reply) => {
     const { a, b } = req.query;

@@ -94,17 +94,6 @@ function readRegularFile(file: string): Buffer | string {
   }
 }
 
-/** A regular file's JSON; a string saying why not (never quoting the file). */
-function readJson(file: string): unknown {
-  const bytes = readRegularFile(file);
-  if (typeof bytes === 'string') return bytes;
-  try {
-    return { json: JSON.parse(bytes.toString('utf8')) as unknown };
-  } catch {
-    return 'not valid JSON';
-  }
-}
-
 /** A parse failure in one line: zod's first issue (its field and what was expected, never the value found). */
 function firstProblem(e: unknown): string {
   const issue = (e as { issues?: { path: PropertyKey[]; code?: string; expected?: unknown }[] }).issues?.[0];
@@ -113,18 +102,24 @@ function firstProblem(e: unknown): string {
   return `${issue.path.map(String).join('.') || '(the file)'}: ${what}`.slice(0, 200);
 }
 
-/** A file's content checked by `parse`, or null with the problem noted. */
+/** A regular file's JSON checked by `parse`, or null with the problem noted (why, never quoting the file). */
 function readChecked<T>(file: string, rel: string, parse: (v: unknown) => T, problems: string[]): T | null {
-  const got = readJson(file);
-  if (typeof got === 'string') {
-    if (got !== 'absent') problems.push(`${rel}: ${got}`);
+  const bytes = readRegularFile(file);
+  const noted = (problem: string): null => {
+    problems.push(`${rel}: ${problem}`);
     return null;
+  };
+  if (typeof bytes === 'string') return bytes === 'absent' ? null : noted(bytes);
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return noted('not valid JSON');
   }
   try {
-    return parse((got as { json: unknown }).json);
+    return parse(json);
   } catch (e) {
-    problems.push(`${rel}: not a record of this sidecar (${firstProblem(e)})`);
-    return null;
+    return noted(`not a record of this sidecar (${firstProblem(e)})`);
   }
 }
 

@@ -58,10 +58,8 @@ function watchResult(client: Client, evalId: string): { result: Promise<Candidat
     lastOutage = Date.now();
   });
   let settled = false;
-  void result.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
+  const settle = () => (settled = true);
+  void result.then(settle, settle);
   return { result, settled: () => settled };
 }
 

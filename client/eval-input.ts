@@ -44,15 +44,9 @@ function spendCapFrom(e: EvalConfig['execution']): Pick<EvalSettings, 'spendCap'
 }
 
 /** The workflow input for a commit, tasks and settings: its id is the commit plus the digest of tasks and settings. */
-export function evalInputFor(parts: {
-  commit: string;
-  candidateRef: string;
-  agentRepo: string;
-  home: string;
-  tasks: string[];
-  settings: EvalSettings;
-  skippedDirs?: EvalInput['skippedDirs'];
-}): EvalInput {
+export function evalInputFor(
+  parts: { commit: string } & Pick<EvalInput, 'candidateRef' | 'agentRepo' | 'home' | 'tasks' | 'settings' | 'skippedDirs'>,
+): EvalInput {
   const problem = inputSizeProblem(parts.tasks);
   if (problem) throw new ConfigError(`tasks: ${problem}`);
   // Chunks per run are fixed when the evaluation starts, so a later change of the default cannot change how a

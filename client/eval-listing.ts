@@ -7,6 +7,7 @@ export interface EvalListing {
   candidate: string | null;
   /** The ref the candidate was started as (a tag, a branch, HEAD), when its start recorded it. */
   candidateRef: string | null;
+  /** The evaluation's status (VeroStatus): queued, running, completed, failed, budget_exhausted, error, cancelled. */
   status: string;
   score: number | null;
   /** Harbor's cost_usd summed over the evaluation's trials, when any trial reported it. */

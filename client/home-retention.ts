@@ -14,6 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { readPidFile } from '../harbor/orphans';
 import { git } from '../infra/git';
 import { hostId } from '../infra/host-groups';
 import { processAlive } from '../infra/process-alive';
@@ -72,12 +73,8 @@ function harborRunning(evalDir: string): boolean {
   for (const run of entries(evalDir)) {
     const jobs = runPaths(path.join(evalDir, run)).jobsDir;
     for (const f of entries(jobs).filter(isPidFile)) {
-      try {
-        const p = JSON.parse(fs.readFileSync(path.join(jobs, f), 'utf8')) as { pid: number; host?: string };
-        if (p.host !== hostId() || processAlive(p.pid)) return true;
-      } catch {
-        /* half-written or gone: not a running harbor */
-      }
+      const p = readPidFile(path.join(jobs, f)); // null: half-written or gone, not a running harbor
+      if (p !== null && (p.host !== hostId() || processAlive(p.pid))) return true;
     }
   }
   return false;

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { EvalConfig } from '../model/evaluation/config';
 import type { CandidateResult } from '../model/evaluation/candidate-result';
 import type { EvalInput } from '../model/evaluation/input';
@@ -13,6 +13,7 @@ import { ConfigError } from '../model/errors';
 import { taskWeights } from '../model/race/sampling';
 import { RaceInput, type RaceResult, type RaceState } from '../model/race/types';
 import { raceCandidates, raceQuery } from '../workflows';
+import { describeIfAny } from './connection';
 import { queryWithinBound } from './worker-wait';
 import { prepareEvalInput } from './eval-input';
 import { homeResults } from './eval-results';
@@ -144,10 +145,8 @@ export const RACE_ID = /^race-[0-9a-f]{16}$/;
  * WorkflowFailedError with its cause). An id that is no race: a ConfigError. */
 export async function raceState(client: Client, raceId: string): Promise<RaceState | RaceResult> {
   const handle = client.workflow.getHandle(raceId);
-  const d = await handle.describe().catch((e: unknown) => {
-    if (e instanceof WorkflowNotFoundError) throw new ConfigError(`${raceId}: no such race on this server and namespace (not found)`);
-    throw e;
-  });
+  const d = await describeIfAny(client, raceId);
+  if (!d) throw new ConfigError(`${raceId}: no such race on this server and namespace (not found)`);
   if (d.type !== 'raceCandidates') throw new ConfigError(`${raceId}: a ${d.type} workflow, not a race (not found)`);
   // Ended: its result, or the WorkflowFailedError carrying why it failed, was terminated or timed out.
   if (d.status.name !== 'RUNNING') return (await handle.result()) as RaceResult;

@@ -121,7 +121,6 @@ export async function trajectoryPage(
     }
     if (complete && !parser.isEnded) parser.end();
   } catch (e) {
-    stream.destroy();
     const reason = e instanceof NotAtif ? `not an ATIF trajectory: ${e.message}` : `not JSON: ${(e as Error).message}`;
     return rawOf(home, rel, allowed, reason);
   } finally {

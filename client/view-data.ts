@@ -17,23 +17,16 @@ import { comparePaired, PairedComparison, taskScoresOf } from '../model/race/pai
 import { scoreUncertainty } from '../model/race/uncertainty';
 import { VeroStatus } from '../model/evaluation/search-attributes';
 import { hasInvalidReward } from '../model/harbor/trial-ranking';
-import { listEvaluations } from './eval-listing';
+import { type EvalListing, listEvaluations } from './eval-listing';
 import { withTasks } from './eval-results';
 import { partialResults } from './partial-results';
 
-export interface EvaluationRow {
-  evalId: string;
-  candidate: string | null;
-  candidateRef: string | null;
-  /** The evaluation's status (VeroStatus): queued, running, completed, failed, budget_exhausted, error, cancelled. */
-  status: string;
-  workflowStatus: string;
-  score: number | null;
+/** A listed evaluation with its completed result's figures. */
+export interface EvaluationRow extends Omit<EvalListing, 'startedAt' | 'finishedAt'> {
   ci95: [number, number] | null;
   nTasks: number | null;
   nScored: number | null;
   nErrors: number | null;
-  costUsd: number | null;
   startedAt: string;
   /** The candidate commit's committer time (seconds), when the agent repo is known and has it. */
   commitTime: number | null;
@@ -43,12 +36,8 @@ const results = new Map<string, CandidateResult>();
 
 /** A completed evaluation's result (with its rows), read once. */
 export async function completedResult(client: Client, evalId: string): Promise<CandidateResult> {
-  let r = results.get(evalId);
-  if (!r) {
-    r = withTasks((await client.workflow.getHandle(evalId).result()) as CandidateResult);
-    results.set(evalId, r);
-  }
-  return r;
+  if (!results.has(evalId)) results.set(evalId, withTasks((await client.workflow.getHandle(evalId).result()) as CandidateResult));
+  return results.get(evalId)!;
 }
 
 async function commitTimes(agentRepo: string | undefined, shas: string[]): Promise<Map<string, number>> {
@@ -209,10 +198,10 @@ export function isTrialDir(rel: string): boolean {
   return belowRunJobsDir(rel.split('/'))?.length === 2 && isLinkedFile(`${rel}/${HARBOR_TRIAL_FILES.result}`);
 }
 
-/** The link of a file: its path relative to the home when the viewer serves it (isLinkedFile), else null. */
-function linkable(home: string, file: string): string | null {
+/** The link of a file (or, with isTrialDir, of a trial's page): its path relative to the home when the viewer serves it, else null. */
+function linkable(home: string, file: string, served = isLinkedFile): string | null {
   const rel = homeRelative(home, file);
-  return rel !== null && isLinkedFile(rel) ? rel : null;
+  return rel !== null && served(rel) ? rel : null;
 }
 
 function trialFiles(home: string, trialDir: string): FileLink[] {
@@ -237,11 +226,6 @@ function trialFiles(home: string, trialDir: string): FileLink[] {
   ].slice(0, MAX_TRIAL_FILES);
 }
 
-function trialPageRel(home: string, trialDir: string): string | null {
-  const rel = homeRelative(home, trialDir);
-  return rel !== null && isTrialDir(rel) ? rel : null;
-}
-
 function trialsOf(home: string, jobDir: string): TrialView[] {
   if (!jobDir || !fs.existsSync(jobDir) || !fs.statSync(jobDir).isDirectory()) return [];
   return loadTrials(jobDir, { whole: true }) // the phase timings are beyond what scoring keeps
@@ -262,7 +246,7 @@ function trialsOf(home: string, jobDir: string): TrialView[] {
         phases: phasesOf(r as Record<string, unknown>),
         costUsd: r.agent_result?.cost_usd ?? null,
         files: trialFiles(home, path.dirname(t.file)),
-        pageRel: trialPageRel(home, path.dirname(t.file)),
+        pageRel: linkable(home, path.dirname(t.file), isTrialDir),
       };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
