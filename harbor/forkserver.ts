@@ -7,8 +7,10 @@
  * and adoption by a later attempt stay as they are. Only for runs without isolation (the child's
  * /proc/<pid>/environ is the server's, which is the worker's environment plus `harbor.env`, as a spawned
  * harbor's would be); VERO_HARBOR_FORK=0 turns it off. A launcher named bare (the default `harbor`) is the console
- * script that the run's PATH finds. The worker starts the server of its default launcher as it starts
- * (worker/harbor-warm-up.ts), so the first run (the preflight's) pays no import.
+ * script that the run's PATH finds. A run is spawned instead when its PYTHONPATH provides a module the server
+ * imported (the child would keep the server's copy), and when the server is not ready in time or the run is
+ * cancelled first. The worker starts the server of its default launcher as it starts (worker/harbor-warm-up.ts),
+ * so the first run (the preflight's) pays no import; the eval sidecar's worker does not (its runs have isolation).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
