@@ -10,7 +10,9 @@ Each connection to SOCKET asks for one run with one JSON line: {"argv": [...], "
 spawn would), runs in `cwd` with exactly `env` (PYTHONPATH's entries put on sys.path as Python would at
 start) and stdout/stderr appended to the files, and runs Harbor's CLI with `argv`. The server answers
 {"pid": N} at once and {"exit": CODE} or {"signal": N} when the child ends; a client that goes away loses only
-that answer (the child keeps running, for a later owner to adopt). {"status": true} asks for the server's own
+that answer (the child keeps running, for a later owner to adopt). A run whose PYTHONPATH provides a module the
+server has imported (a candidate that vendors pydantic, say) is not forked, since its child would keep the server's
+copy: the answer is {"spawn": REASON} and the client spawns harbor instead. {"status": true} asks for the server's own
 record instead: {"status": {"pid": ..., "forks": N, "imported": true}} (`imported`: Harbor's CLI was imported before
 any fork). The server ends when its stdin closes (its
 worker is gone); its children outlive it. It ignores SIGINT: a Ctrl-C meant for its worker does not end it
@@ -34,6 +36,35 @@ def preimport():
         import harbor.llms.utils  # noqa: F401  (LiteLLM: most of the start-up time)
     except Exception:
         pass
+
+
+def shadowed_module(pythonpath, cwd):
+    """The first module already imported here that an entry of `pythonpath` (relative ones: to `cwd`) provides, as
+    (module, entry), or None.
+
+    What a spawned Python would import from that entry instead: `name.py`, a `name/` package, an extension
+    `name*.so`; a `name/` dir without `__init__.py` only when the imported module is itself a namespace package
+    (a regular one anywhere on the path wins over a namespace dir).
+    """
+    loaded = {name.partition(".")[0] for name in list(sys.modules)} - set(sys.builtin_module_names)
+    for entry in (p for p in pythonpath.split(os.pathsep) if p):
+        try:
+            names = os.listdir(os.path.join(cwd, entry))
+        except OSError:
+            continue
+        for name in names:
+            full = os.path.join(cwd, entry, name)
+            top = name.partition(".")[0]
+            if top not in loaded:
+                continue
+            if os.path.isdir(full):
+                module = sys.modules.get(top)
+                namespace = getattr(module, "__file__", None) is None and hasattr(module, "__path__")
+                if name == top and (os.path.exists(os.path.join(full, "__init__.py")) or namespace):
+                    return top, entry
+            elif name in (top + ".py", top + ".pyc") or name.endswith(".so"):
+                return top, entry
+    return None
 
 
 def run_child(req, inherited):
@@ -125,6 +156,12 @@ def main():
                     continue
                 if req.get("status"):
                     send(conn, {"status": {"pid": os.getpid(), "forks": forks, "imported": imported}})
+                    conn.close()
+                    continue
+                shadowed = shadowed_module(req.get("env", {}).get("PYTHONPATH", ""), req.get("cwd", "/"))
+                if shadowed:
+                    module, entry = shadowed
+                    send(conn, {"spawn": f"PYTHONPATH entry {entry} provides {module}, which the fork server imported"})
                     conn.close()
                     continue
                 forks += 1

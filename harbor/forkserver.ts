@@ -7,8 +7,10 @@
  * and adoption by a later attempt stay as they are. Only for runs without isolation (the child's
  * /proc/<pid>/environ is the server's, which is the worker's environment plus `harbor.env`, as a spawned
  * harbor's would be); VERO_HARBOR_FORK=0 turns it off. A launcher named bare (the default `harbor`) is the console
- * script that the run's PATH finds. The worker starts the server of its default launcher as it starts
- * (worker/harbor-warm-up.ts), so the first run (the preflight's) pays no import.
+ * script that the run's PATH finds. A run is spawned instead when its PYTHONPATH provides a module the server
+ * imported (the child would keep the server's copy), and when the server is not ready in time or the run is
+ * cancelled first. The worker starts the server of its default launcher as it starts (worker/harbor-warm-up.ts),
+ * so the first run (the preflight's) pays no import; the eval sidecar's worker does not (its runs have isolation).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -46,7 +48,17 @@ const Answer = z.union([
   z.object({ exit: z.number().int() }),
   z.object({ signal: z.number().int() }),
   z.object({ error: z.string() }),
+  z.object({ spawn: z.string() }),
 ]);
+
+/** The longest a fork server may take to import Harbor and say it is ready; after it, runs are spawned. */
+const START_TIMEOUT_MS = 120_000;
+
+/** A server that did not say it was ready in time: not started again for a while (RETRY_FAILED_AFTER_MS). */
+class StartTimedOut extends InfrastructureError {}
+
+/** Servers still importing Harbor: ended by closeForkServers (a ready one ends when its stdin closes). */
+const starting = new Set<ChildProcess>();
 
 /** The file a launcher names: itself when absolute; a bare name, the first executable file of that name on `pathVar`. */
 export function launcherFile(launcher: string, pathVar: string | undefined): string | null {
@@ -64,23 +76,42 @@ export function launcherFile(launcher: string, pathVar: string | undefined): str
   return null;
 }
 
-/** The Python of a harbor console script (`#!/…/python3` and Harbor's entry point), or null. */
+/**
+ * A console script as pip and uv write Harbor's entry point, whole: the shebang to a Python, then
+ * `from harbor.cli.main import app` and `sys.exit(app())` in the installers' own shape (with pip's or uv's fix of
+ * `sys.argv[0]`). A wrapper that differs in any line (one that sets something up before Harbor) is not one: it is
+ * spawned as written.
+ */
+const CONSOLE_SCRIPT = new RegExp(
+  [
+    String.raw`^#!(\S*python[\d.]*)[ \t]*\n`,
+    String.raw`(?:# -\*- coding: utf-8 -\*-\n)?`,
+    String.raw`(?:import re\n)?import sys\nfrom harbor\.cli\.main import app\n`,
+    String.raw`if __name__ == (['"])__main__\2:\n`,
+    String.raw`(?: {4}sys\.argv\[0\] = re\.sub\(r(['"])[^'"\n]*\3, (['"])\4, sys\.argv\[0\]\)\n`,
+    String.raw`| {4}if sys\.argv\[0\]\.endswith\("-script\.pyw"\):\n {8}sys\.argv\[0\] = sys\.argv\[0\]\[:-11\]\n`,
+    String.raw` {4}elif sys\.argv\[0\]\.endswith\("\.exe"\):\n {8}sys\.argv\[0\] = sys\.argv\[0\]\[:-4\]\n)?`,
+    String.raw` {4}sys\.exit\(app\(\)\)\n?$`,
+  ].join(''),
+);
+
+/** The Python of a harbor console script (pip's or uv's, CONSOLE_SCRIPT), or null. */
 export function consoleScriptPython(launcher: string): string | null {
   if (!path.isAbsolute(launcher)) return null;
-  let head: string;
+  let text: string;
   try {
     const fd = fs.openSync(launcher, 'r');
     try {
-      const buf = Buffer.alloc(512);
-      head = buf.subarray(0, fs.readSync(fd, buf, 0, 512, 0)).toString('utf8');
+      const buf = Buffer.alloc(4096);
+      text = buf.subarray(0, fs.readSync(fd, buf, 0, 4096, 0)).toString('utf8');
     } finally {
       fs.closeSync(fd);
     }
   } catch {
     return null;
   }
-  const python = /^#!(\S*python[\d.]*)\s*\n/.exec(head)?.[1];
-  return python && head.includes('from harbor.cli.main import app') && fs.existsSync(python) ? python : null;
+  const python = CONSOLE_SCRIPT.exec(text)?.[1];
+  return python && fs.existsSync(python) ? python : null;
 }
 
 class ForkServer {
@@ -96,7 +127,13 @@ class ForkServer {
     // Its cwd is an empty dir, as each run's is (Harbor reads `.env.local` from its cwd).
     const proc = spawn(python, [SERVER_SCRIPT, socketPath], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
+    starting.add(proc);
+    let timer: NodeJS.Timeout | undefined;
     const ready = new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(new StartTimedOut(`the harbor fork server was not ready after ${START_TIMEOUT_MS / 1000} s: ${output.slice(-2000)}`));
+        proc.kill('SIGKILL');
+      }, START_TIMEOUT_MS);
       proc.stdout!.on('data', (d: Buffer) => {
         output += d.toString();
         if (output.includes('ready\n')) resolve();
@@ -110,6 +147,9 @@ class ForkServer {
     } catch (e) {
       fs.rmSync(dir, { recursive: true, force: true });
       throw e;
+    } finally {
+      clearTimeout(timer);
+      starting.delete(proc);
     }
     proc.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     // It ends when this process does (its stdin closes); it must not keep this process alive.
@@ -130,7 +170,7 @@ class ForkServer {
     return this.proc.exitCode === null && this.proc.signalCode === null;
   }
 
-  /** Asks for one run; resolves once the child exists. */
+  /** Asks for one run; resolves once the child exists, or null when the server answers that it must be spawned. */
   run(req: {
     argv: string[];
     argv0: string;
@@ -138,7 +178,7 @@ class ForkServer {
     env: Record<string, string>;
     stdout: string;
     stderr: string;
-  }): Promise<ForkedRun> {
+  }): Promise<ForkedRun | null> {
     return new Promise((resolve, reject) => {
       const sock = net.createConnection(this.socketPath);
       let pid: number | null = null;
@@ -162,6 +202,11 @@ class ForkServer {
             return;
           }
           if ('status' in answer) return sock.destroy(); // not asked for: treated as a server gone away
+          if ('spawn' in answer) {
+            noteSpawned(answer.spawn);
+            resolve(null);
+            return sock.destroy();
+          }
           if ('pid' in answer) {
             pid = answer.pid;
             resolve({ pid, ended, unref: () => sock.unref() });
@@ -220,6 +265,26 @@ function parseAnswer(line: string): z.infer<typeof Answer> | null {
   }
 }
 
+/** Each reason a server gave for a spawn, noted once per process (a candidate's every run would repeat it). */
+const notedSpawns = new Set<string>();
+function noteSpawned(reason: string): void {
+  if (notedSpawns.has(reason)) return;
+  notedSpawns.add(reason);
+  process.stderr.write(`${new Date().toISOString()} [INFO] harbor runs spawned, not forked: ${reason.slice(0, 500)}\n`);
+}
+
+/** `promise`'s value, or null as soon as `signal` aborts (the promise goes on, for whoever else awaits it). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | null> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(null);
+  let onAbort = () => undefined as void;
+  const aborted = new Promise<null>((resolve) => {
+    onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
 function signalName(n: number): string {
   return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 }
@@ -262,25 +327,31 @@ function serverOf(spec: NonNullable<ReturnType<typeof serverFor>>): Promise<Fork
 /**
  * Forks `argv` (harbor's console script and its arguments) from this worker's fork server for that Python and
  * environment, starting the server on first use; null when the launcher is not a console script, forking is
- * off, or the server cannot start (the caller then spawns harbor as usual).
+ * off, the server cannot start or is not ready within START_TIMEOUT_MS, `signal` aborts before it is, or the
+ * server answers that this run must be spawned (its PYTHONPATH provides a module the server imported): the caller
+ * then spawns harbor as usual.
  */
 export async function forkHarbor(
   argv: string[],
-  opts: { cwd: string; env: Record<string, string>; stdout: string; stderr: string },
+  opts: { cwd: string; env: Record<string, string>; stdout: string; stderr: string; signal?: AbortSignal },
 ): Promise<ForkedRun | null> {
   const spec = serverFor(argv[0]!, opts.env);
   if (!spec) return null;
   if (Date.now() - (failedAt.get(spec.key) ?? -Infinity) < RETRY_FAILED_AFTER_MS) return null;
+  const { signal, ...io } = opts;
   for (let tries = 0; tries < 2; tries++) {
+    const server = serverOf(spec);
     try {
-      const s = await serverOf(spec);
+      const s = await unlessAborted(server, signal);
+      if (!s) return null; // cancelled while the server starts: spawned, and stopped as any cancelled run
       if (!s.alive) throw new InfrastructureError('the harbor fork server is gone');
-      return await s.run({ argv: argv.slice(1), argv0: spec.file, ...opts });
+      return await s.run({ argv: argv.slice(1), argv0: spec.file, ...io });
     } catch (e) {
-      servers.delete(spec.key); // start a fresh one once; then spawn as usual
-      if (tries === 1) {
+      if (servers.get(spec.key) === server) servers.delete(spec.key); // start a fresh one once; then spawn as usual
+      if (tries === 1 || e instanceof StartTimedOut) {
         failedAt.set(spec.key, Date.now());
         process.stderr.write(`${new Date().toISOString()} [WARN] harbor runs are spawned, not forked: ${String(e).slice(0, 500)}\n`);
+        return null;
       }
     }
   }
@@ -300,6 +371,7 @@ export async function warmForkServer(launcher: string, env: Record<string, strin
     return (await server).alive;
   } catch (e) {
     if (servers.get(spec.key) === server) servers.delete(spec.key);
+    if (e instanceof StartTimedOut) failedAt.set(spec.key, Date.now()); // the first run does not wait as long again
     process.stderr.write(
       `${new Date().toISOString()} [WARN] the harbor fork server did not start ahead of the first run: ${String(e).slice(0, 500)}\n`,
     );
@@ -318,5 +390,6 @@ export async function forkServerRecords(): Promise<ForkServerRecord[]> {
 export async function closeForkServers(): Promise<void> {
   const all = [...servers.values()];
   servers.clear();
+  for (const proc of starting) proc.kill('SIGKILL'); // still importing: nothing forked yet
   await Promise.all(all.map((s) => s.then((server) => server.close()).catch(() => undefined)));
 }

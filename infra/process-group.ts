@@ -65,10 +65,13 @@ export interface ForkedRun {
   unref(): void;
 }
 
-/** Forks `argv` in `cwd` with `env` and its output in the given files; null when it cannot (then it is spawned). */
+/**
+ * Forks `argv` in `cwd` with `env` and its output in the given files; null when it cannot (then it is spawned),
+ * also when `signal` (the run's cancel or deadline) aborts before it could.
+ */
 type Forker = (
   argv: string[],
-  io: { cwd: string; env: Record<string, string>; stdout: string; stderr: string },
+  io: { cwd: string; env: Record<string, string>; stdout: string; stderr: string; signal?: AbortSignal },
 ) => Promise<ForkedRun | null>;
 
 export interface GroupRunResult {
@@ -195,7 +198,10 @@ type StartedChild = PromiseLike<{ exitCode?: number; signal?: string; failed?: b
 async function forkedChild(argv: string[], opts: GroupRunOptions): Promise<{ child: StartedChild } | null> {
   if (!opts.fork || opts.uid !== undefined || opts.cleanEnv || opts.stdinFile) return null;
   const env = Object.fromEntries(Object.entries({ ...process.env, ...opts.env }).filter((e): e is [string, string] => e[1] !== undefined));
-  const run = await opts.fork(argv, { cwd: opts.cwd, env, stdout: opts.stdoutFile ?? opts.logFile, stderr: opts.logFile });
+  // A cancel or the deadline while the fork server still starts: spawned, and then stopped as usual.
+  const stops = [opts.signal, opts.deadline === undefined ? undefined : AbortSignal.timeout(Math.max(0, opts.deadline - Date.now()))];
+  const signal = AbortSignal.any(stops.filter((s): s is AbortSignal => s !== undefined));
+  const run = await opts.fork(argv, { cwd: opts.cwd, env, stdout: opts.stdoutFile ?? opts.logFile, stderr: opts.logFile, signal });
   if (!run) return null;
   const ended = run.ended.then((e) => ({ exitCode: e.exitCode ?? undefined, signal: e.signal ?? undefined, failed: false }));
   return { child: Object.assign(ended, { pid: run.pid, unref: run.unref }) };

@@ -72,6 +72,13 @@ interface ServeOptions {
   gatewayPort?: number;
 }
 
+/**
+ * A sidecar is stopped with its container (Docker allows 10 s before SIGKILL): a short drain, after which running
+ * harbors are left for the restarted sidecar to adopt. Its runs all have isolation, which is never forked: its
+ * worker warms no harbor fork server.
+ */
+const SIDECAR_WORKER = { shutdownGraceTime: '5s', warmHarbor: false } as const;
+
 export async function serve(
   configFile: string,
   opts: ServeOptions = {},
@@ -112,13 +119,11 @@ export async function serve(
   const taskQueue = opts.taskQueue ?? 'vero-sidecar';
   // The same connection settings (TLS, API key from the environment) as the worker's.
   const client = await connect(address, TEMPORAL_DEFAULTS.namespace);
-  // A sidecar is stopped with its container (Docker allows 10 s before SIGKILL): a short drain, after which running
-  // harbors are left for the restarted sidecar to adopt.
   const { worker, connection: workerConnection } = await createVeroWorker({
     address,
     namespace: TEMPORAL_DEFAULTS.namespace,
     taskQueue,
-    shutdownGraceTime: '5s',
+    ...SIDECAR_WORKER,
   });
   const running = worker.run();
   const engine = new Engine(cfg, { client, taskQueue }, gateway);

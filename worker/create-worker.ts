@@ -23,6 +23,11 @@ export interface VeroWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** How long in-flight harbor runs get to finish on shutdown before they are cancelled. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /**
+   * Start the harbor fork server of the default launcher as the worker starts (worker/harbor-warm-up.ts; default
+   * true). An eval sidecar's worker does not: its runs all have isolation, which is never forked.
+   */
+  warmHarbor?: boolean;
 }
 
 /** The longest a runTask heartbeat (and so a cancel) waits in the worker before it is sent (bench/cancel-latency.ts). */
@@ -32,7 +37,7 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{
   worker: Worker;
   connection: NativeConnection;
   deployment: Deployment;
-  /** The harbor fork server's warm-up, in the background (worker/harbor-warm-up.ts): true once warm. */
+  /** The harbor fork server's warm-up, in the background (worker/harbor-warm-up.ts): true once warm; false without one. */
   forkServer: Promise<boolean>;
 }> {
   const connection = await NativeConnection.connect({ address: opts.address, ...connectionExtrasFromEnv() });
@@ -57,7 +62,7 @@ export async function createVeroWorker(opts: VeroWorkerOptions): Promise<{
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     plugins,
   });
-  return { worker, connection, deployment, forkServer: warmDefaultHarbor() };
+  return { worker, connection, deployment, forkServer: opts.warmHarbor === false ? Promise.resolve(false) : warmDefaultHarbor() };
 }
 
 /**

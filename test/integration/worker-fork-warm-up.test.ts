@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { forkHarbor, forkServerRecords } from '../../harbor/forkserver';
+import { forkHarbor, forkServerRecords, forkServerSocketsOf } from '../../harbor/forkserver';
 import { harborEnv } from '../../harbor/process-env';
 import type { EvalSettings } from '../../model/evaluation/input';
 import { HarborSection } from '../../model/harbor/config';
@@ -63,7 +63,7 @@ function installPackage(venv: string): void {
   fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), FAKE_HARBOR);
 }
 
-async function startWorker(): ReturnType<typeof createVeroWorker> {
+async function startWorker(more: { warmHarbor?: boolean } = {}): ReturnType<typeof createVeroWorker> {
   quietRuntime();
   return createVeroWorker({
     address: address(),
@@ -71,6 +71,7 @@ async function startWorker(): ReturnType<typeof createVeroWorker> {
     taskQueue: uniqueQueue('fork-warm-up'),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1s',
+    ...more,
   });
 }
 
@@ -124,6 +125,24 @@ test('a warm-up that fails does not stop the worker; the first run then starts t
       installPackage(venv);
       expect(await runDefaultHarbor('after-failed-warm-up.log')).toEqual({ exitCode: 0, forked: [true] });
       expect(await forkServerRecords()).toHaveLength(recordsBefore + 1);
+    });
+  } finally {
+    await connection.close();
+  }
+});
+
+test("a sidecar's worker (warmHarbor: false; its runs all have isolation, never forked) starts no fork server", async () => {
+  const venv = venvWithHarbor('sidecar-venv', true);
+  process.env.PATH = `${path.join(venv, 'bin')}${path.delimiter}${pathBefore}`;
+  const recordsBefore = await forkServerRecords();
+  const socketsBefore = forkServerSocketsOf(process.pid);
+  const { worker, connection, forkServer } = await startWorker({ warmHarbor: false });
+  try {
+    await worker.runUntil(async () => {
+      expect(await forkServer).toBe(false);
+      // Had it warmed one, the server of this virtualenv's Python would have its record and socket dir by now.
+      expect(await forkServerRecords()).toEqual(recordsBefore);
+      expect(forkServerSocketsOf(process.pid)).toEqual(socketsBefore);
     });
   } finally {
     await connection.close();

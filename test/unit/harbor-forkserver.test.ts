@@ -8,7 +8,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { liveOrphan, writePidFile } from '../../harbor/orphans';
-import { closeForkServers, consoleScriptPython, forkHarbor, removeStaleServerDirs } from '../../harbor/forkserver';
+import { closeForkServers, consoleScriptPython, forkHarbor, forkServerRecords, removeStaleServerDirs } from '../../harbor/forkserver';
 import { groupAlive, runInGroup } from '../../infra/process-group';
 import { hostId } from '../../infra/host-groups';
 import { tempDir } from '../helpers/fixtures';
@@ -18,6 +18,7 @@ jest.setTimeout(60_000);
 
 const FAKE_HARBOR = `
 import json, os, sys, time
+import pydantic
 
 def app():
     cmd = sys.argv[1]
@@ -31,7 +32,13 @@ def app():
         print(candidate_module.VALUE)
     if cmd == "sleep":
         time.sleep(float(sys.argv[2]))
+    if cmd == "pydantic":
+        print(pydantic.ORIGIN)
 `;
+
+/** What pip writes for Harbor's entry point, for the Python `python`. */
+const pipScript = (python: string) =>
+  `#!${python}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom harbor.cli.main import app\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(app())\n`;
 
 let venv: string;
 let harbor: string;
@@ -49,13 +56,11 @@ beforeAll(() => {
   fs.writeFileSync(path.join(site, 'harbor', '__init__.py'), '');
   fs.writeFileSync(path.join(site, 'harbor', 'cli', '__init__.py'), '');
   fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), FAKE_HARBOR);
+  // A dependency Harbor imports (as the real one imports pydantic): the server has it before any fork.
+  fs.mkdirSync(path.join(site, 'pydantic'));
+  fs.writeFileSync(path.join(site, 'pydantic', '__init__.py'), 'ORIGIN = "the server\'s pydantic"\n');
   harbor = path.join(venv, 'bin', 'harbor');
-  // What pip writes for Harbor's entry point.
-  fs.writeFileSync(
-    harbor,
-    `#!${path.join(venv, 'bin', 'python')}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom harbor.cli.main import app\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(app())\n`,
-    { mode: 0o755 },
-  );
+  fs.writeFileSync(harbor, pipScript(path.join(venv, 'bin', 'python')), { mode: 0o755 });
   fs.mkdirSync(path.join(work, 'cwd'));
 });
 
@@ -184,9 +189,7 @@ test('a server that cannot start (its Python cannot import Harbor) means spawned
   const broken = path.join(work, 'broken-venv');
   execFileSync(path.join(venv, 'bin', 'python'), ['-m', 'venv', '--without-pip', broken]);
   const script = path.join(broken, 'bin', 'harbor');
-  fs.writeFileSync(script, `#!${path.join(broken, 'bin', 'python')}\nimport sys\nfrom harbor.cli.main import app\nsys.exit(app())\n`, {
-    mode: 0o755,
-  });
+  fs.writeFileSync(script, pipScript(path.join(broken, 'bin', 'python')), { mode: 0o755 });
   const forked: boolean[] = [];
   for (const i of [1, 2]) {
     const r = await runInGroup([script, 'report', '0'], {
@@ -219,4 +222,85 @@ test("a dead worker's server socket dir is removed (a server killed with its wor
   } finally {
     live.kill('SIGKILL');
   }
+});
+
+test("a run whose PYTHONPATH provides a module the server imported is spawned, and sees the candidate's copy", async () => {
+  const plain = path.join(work, 'plain-pythonpath');
+  fs.mkdirSync(plain);
+  fs.writeFileSync(path.join(plain, 'helper.py'), '');
+  const forked = run(['pydantic'], 'pydantic-plain.log', { env: { PYTHONPATH: plain } });
+  expect(await forked.done).toMatchObject({ exitCode: 0 });
+  expect(forked.starts.map((s) => s.forked)).toEqual([true]);
+  expect(fs.readFileSync(path.join(work, 'pydantic-plain.log'), 'utf8')).toContain("the server's pydantic");
+  const [before] = await forkServerRecords();
+  // The candidate vendors pydantic: a forked child would keep the server's, a spawned harbor imports this one.
+  const vendored = path.join(work, 'vendored');
+  fs.mkdirSync(path.join(vendored, 'pydantic'), { recursive: true });
+  fs.writeFileSync(path.join(vendored, 'pydantic', '__init__.py'), 'ORIGIN = "the candidate\'s pydantic"\n');
+  const spawned = run(['pydantic'], 'pydantic-vendored.log', { env: { PYTHONPATH: `${plain}:${vendored}` } });
+  expect(await spawned.done).toMatchObject({ exitCode: 0 });
+  expect(spawned.starts.map((s) => s.forked)).toEqual([false]);
+  expect(fs.readFileSync(path.join(work, 'pydantic-vendored.log'), 'utf8')).toContain("the candidate's pydantic");
+  expect(await forkServerRecords()).toEqual([before]); // no new fork
+});
+
+test("pip's and uv's console scripts are forked; a wrapper that merely contains Harbor's import is spawned as written", async () => {
+  const python = path.join(venv, 'bin', 'python');
+  const uvScript = (argv0Fix: string) =>
+    `#!${python}\n# -*- coding: utf-8 -*-\nimport sys\nfrom harbor.cli.main import app\nif __name__ == "__main__":\n${argv0Fix}    sys.exit(app())\n`;
+  const scripts = {
+    uvRe: uvScript(`    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])\n`).replace(
+      'import sys',
+      'import re\nimport sys',
+    ),
+    uvEndswith: uvScript(
+      '    if sys.argv[0].endswith("-script.pyw"):\n        sys.argv[0] = sys.argv[0][:-11]\n    elif sys.argv[0].endswith(".exe"):\n        sys.argv[0] = sys.argv[0][:-4]\n',
+    ),
+    wrapper: `#!${python}\nimport os, sys\nos.environ["FROM_WRAPPER"] = "1"\nfrom harbor.cli.main import app\nsys.exit(app())\n`,
+  };
+  for (const [name, text] of Object.entries(scripts)) fs.writeFileSync(path.join(venv, 'bin', name), text, { mode: 0o755 });
+  expect(consoleScriptPython(path.join(venv, 'bin', 'uvRe'))).toBe(python);
+  expect(consoleScriptPython(path.join(venv, 'bin', 'uvEndswith'))).toBe(python);
+  expect(consoleScriptPython(path.join(venv, 'bin', 'wrapper'))).toBeNull();
+  const forked: boolean[] = [];
+  const r = await runInGroup([path.join(venv, 'bin', 'wrapper'), 'report', '0'], {
+    cwd: path.join(work, 'cwd'),
+    logFile: path.join(work, 'wrapper.log'),
+    fork: forkHarbor,
+    onStart: (_, f) => forked.push(f),
+  });
+  expect(r.exitCode).toBe(0);
+  expect(forked).toEqual([false]);
+  const seen = JSON.parse(fs.readFileSync(path.join(work, 'wrapper.log'), 'utf8').split('\n')[0]!) as { env: Record<string, string> };
+  expect(seen.env.FROM_WRAPPER).toBe('1');
+});
+
+test('a cancel while the fork server is still importing Harbor (here: forever) ends the run promptly, spawned and cancelled', async () => {
+  const hung = path.join(work, 'hung-venv');
+  execFileSync(path.join(venv, 'bin', 'python'), ['-m', 'venv', '--without-pip', hung]);
+  const site = execFileSync(path.join(hung, 'bin', 'python'), ['-c', 'import site; print(site.getsitepackages()[0])'], {
+    encoding: 'utf8',
+  }).trim();
+  fs.mkdirSync(path.join(site, 'harbor', 'cli'), { recursive: true });
+  fs.writeFileSync(path.join(site, 'harbor', '__init__.py'), '');
+  fs.writeFileSync(path.join(site, 'harbor', 'cli', '__init__.py'), '');
+  fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), 'import time\ntime.sleep(600)\n');
+  const script = path.join(hung, 'bin', 'harbor');
+  fs.writeFileSync(script, pipScript(path.join(hung, 'bin', 'python')), { mode: 0o755 });
+  const cancel = new AbortController();
+  setTimeout(() => cancel.abort(), 1500);
+  const forked: boolean[] = [];
+  const started = Date.now();
+  const r = await runInGroup([script, 'report', '0'], {
+    cwd: path.join(work, 'cwd'),
+    logFile: path.join(work, 'hung.log'),
+    fork: forkHarbor,
+    signal: cancel.signal,
+    graceMs: 2000,
+    onStart: (_, f) => forked.push(f),
+  });
+  expect(r).toMatchObject({ cancelled: true, timedOut: false });
+  expect(forked).toEqual([false]);
+  expect(Date.now() - started).toBeLessThan(10_000);
+  expect(groupAlive(r.pid!)).toBe(false);
 });
