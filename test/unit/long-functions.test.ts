@@ -12,7 +12,7 @@ import { ROOT } from '../helpers/fixtures';
 const longFunctions = require('../../lint/long-functions.cjs');
 
 /** The allowance's size when the rule came. Lower it as entries leave; it never goes up. */
-const ALLOWANCE_CAP = 6;
+const ALLOWANCE_CAP = 5;
 
 /** An allowance key, "file.ts: Kind 'name'", as its file and ESLint's name of the function. */
 function splitKey(key: string): { file: string; kindAndName: string } {
