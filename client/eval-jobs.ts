@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { homePaths, runPaths } from '../model/paths';
 import { harborJobFiles } from '../model/harbor/paths';
+import { readJson } from '../infra/json-file';
 
 export interface EvalJob {
   task: string;
@@ -41,11 +42,7 @@ const dirsIn = (dir: string): string[] => {
 const isDir = (p: string): boolean => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 
 function finishedJob(jobDir: string): boolean {
-  try {
-    return !!(JSON.parse(fs.readFileSync(harborJobFiles.result(jobDir), 'utf8')) as { finished_at?: unknown }).finished_at;
-  } catch {
-    return false;
-  }
+  return !!readJson<{ finished_at?: unknown }>(harborJobFiles.result(jobDir))?.finished_at;
 }
 
 function jobOf(runDir: string, task: string): Omit<EvalJob, 'latest'> {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { type Client, ServiceError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { type CandidateResult, rankResults } from '../model/evaluation/candidate-result';
 import { homePaths } from '../model/paths';
+import { readJson } from '../infra/json-file';
 
 /** A failure that means the server could not be asked (down, restarting, unreachable), not that it said no. */
 function serverOutage(e: unknown): boolean {
@@ -45,12 +46,8 @@ export function homeResults(home: string): CandidateResult[] {
     return [];
   }
   return names.flatMap((name) => {
-    try {
-      const r = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as unknown;
-      return r !== null && typeof r === 'object' ? [r as CandidateResult] : [];
-    } catch {
-      return [];
-    }
+    const r = readJson<unknown>(path.join(dir, name));
+    return r !== null && typeof r === 'object' ? [r as CandidateResult] : [];
   });
 }
 

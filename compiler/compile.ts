@@ -14,7 +14,7 @@ import { findTemporalCli } from '../infra/temporal-cli';
 import { buildBaseline } from './baseline';
 import { BUILD_DIGEST_FILE, buildDigestOf } from './build-digest';
 import { BuildConfig, loadBuildConfig } from './build-config';
-import { readJson } from '../harbor/orphans';
+import { readJson } from '../infra/json-file';
 import { bakedRegistry, isBakeable, type RegistryLocation } from '../harbor/dataset-ref';
 import { CONTAINER } from '../model/compiled-task/serve-config';
 import { CONTEXT, sidecarPythonPackages } from './containers';

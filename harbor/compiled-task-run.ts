@@ -12,7 +12,7 @@ import { gatewayLaunch } from './gateway-launch';
 import { compiledRunOf } from './outer-run';
 import { cliRunExitCode, launchHarbor } from './launch';
 import { harborJobFiles, trialFiles } from '../model/harbor/paths';
-import { readJson } from './orphans';
+import { readJson } from '../infra/json-file';
 
 /** The example optimizer shipped with the examples (a model-free Harbor agent). */
 export const EXAMPLE_OPTIMIZER = {

@@ -10,6 +10,7 @@ import { loadTrials, readTrialFile } from './collate';
 import { writeFileDurable } from '../infra/atomic-file';
 import { hostId } from '../infra/host-groups';
 import { groupAlive } from '../infra/process-group';
+import { readJson } from '../infra/json-file';
 import { JobLock } from '../model/harbor/schemas';
 import { harborJobFiles } from '../model/harbor/paths';
 import { addUsage, hasValidReward, NO_USAGE, type Usage, usageOf } from '../model/harbor/trial-ranking';
@@ -64,15 +65,6 @@ export function onOrphanLeft(listener: () => void): () => void {
 /** A harbor was just left running without an owner (harbor/task-attempt.ts record). */
 export function orphanLeft(): void {
   for (const listener of orphanListeners) listener();
-}
-
-/** A JSON file's value, or null when it is missing or unreadable. */
-export function readJson<T>(file: string): T | null {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return null;
-  }
 }
 
 /** The harbor a job's pid file names (the last one launched on the job), or null when there is none. */

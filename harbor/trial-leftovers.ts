@@ -15,7 +15,8 @@ import { writeJsonDurable } from '../infra/atomic-file';
 import { dockerAnswers, removeTrialLeftovers, type RemovedLeftovers } from '../infra/docker';
 import { hostId } from '../infra/host-groups';
 import { harborJobFiles } from '../model/harbor/paths';
-import { liveOrphan, readJson, readPidFile } from './orphans';
+import { liveOrphan, readPidFile } from './orphans';
+import { readJson } from '../infra/json-file';
 import { usesLocalDocker } from '../model/harbor/config';
 import type { TaskAttempt } from './task-attempt';
 

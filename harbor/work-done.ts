@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { trialFiles } from '../model/harbor/paths';
-import { readJson } from './orphans';
+import { readJson } from '../infra/json-file';
 
 /** Whether this trial dir's verifier has written a reward harbor can read (a number, or a JSON object). */
 export function hasReward(trialDir: string): boolean {

@@ -11,6 +11,7 @@ import { processAlive } from './process-alive';
 import { TEMPORAL_DEFAULTS } from '../model/evaluation/config';
 import { devServerPidFile } from '../model/paths';
 import { writeFileDurable } from './atomic-file';
+import { readJson } from './json-file';
 
 export interface DevServerOptions {
   temporalCli: string;
@@ -82,14 +83,9 @@ function canConnect(host: string, port: number): Promise<boolean> {
  * A server whose owner (the vero process that started it) is alive is not stale: that is refused, naming it.
  */
 async function stopStaleServer(dbFile: string): Promise<number | null> {
-  let pid: number;
-  let record: { pid: number; port?: number; ownerPid?: number };
-  try {
-    record = JSON.parse(fs.readFileSync(devServerPidFile(dbFile), 'utf8')) as typeof record;
-    pid = record.pid;
-  } catch {
-    return null;
-  }
+  const record = readJson<{ pid: number; port?: number; ownerPid?: number }>(devServerPidFile(dbFile));
+  if (record === null) return null;
+  const pid = record.pid;
   const alive = () => procCmdline(pid).includes('start-dev') && procCmdline(pid).includes(dbFile);
   if (!alive()) return null;
   const owner = record.ownerPid;

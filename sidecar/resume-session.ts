@@ -13,7 +13,7 @@ import { ConfigError } from '../model/errors';
 import { RESUME_SESSION_ENV, SESSION_MANIFEST } from '../model/compiled-task/session-snapshot';
 import { checkSessionDir, sessionBoundProblem, sessionRecords } from './session-check';
 import { compiledServeConfig } from '../harbor/gateway-launch';
-import { readJson } from '../harbor/orphans';
+import { readJson } from '../infra/json-file';
 import { trialFiles } from '../model/harbor/paths';
 import { readSealKey } from './ledger-seal';
 

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { processAlive } from '../infra/process-alive';
 import { ConfigError } from '../model/errors';
-import { readJson } from '../harbor/orphans';
+import { readJson } from '../infra/json-file';
 
 interface Holder {
   pid: number;

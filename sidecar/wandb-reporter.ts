@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { writeFileDurable, writeJsonDurable } from '../infra/atomic-file';
 import { startHelperProcess } from '../infra/foreground';
 import { PROJECT_ROOT } from '../infra/package-root';
-import { readJson } from '../harbor/orphans';
+import { readJson } from '../infra/json-file';
 import { GATEWAY_SCOPES, type ScopeUsage } from '../model/gateway/policy';
 import type { ServeConfig } from '../model/compiled-task/serve-config';
 import { WANDB_DIR, WANDB_END_WAIT_SEC, WANDB_PYTHON_ENV, type WandbSpec } from '../model/compiled-task/wandb-spec';
