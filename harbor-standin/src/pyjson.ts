@@ -1,14 +1,4 @@
 /** JSON the way pydantic's `model_dump_json(indent=4)` writes it: floats keep their `.0`. */
-import * as fs from 'node:fs';
-
-/** A JSON file's value, or null when it is missing, unreadable or torn. */
-export function readJson<T>(file: string): T | null {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return null;
-  }
-}
 
 export class PyFloat {
   constructor(readonly value: number) {}
