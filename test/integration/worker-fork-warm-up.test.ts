@@ -5,7 +5,6 @@
  * importing Harbor again (the server's own record says so). A warm-up that fails does not stop the worker, and the
  * first run then starts the server as it would without a warm-up.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { forkHarbor, forkServerRecords, forkServerSocketsOf } from '../../harbor/forkserver';
@@ -15,6 +14,7 @@ import { HarborSection } from '../../model/harbor/config';
 import { runInGroup } from '../../infra/process-group';
 import { createVeroWorker } from '../../worker/create-worker';
 import { tempDir } from '../helpers/fixtures';
+import { fakeHarborVenv, installFakeHarbor, sitePackages } from '../helpers/fake-harbor-venv';
 import { address, quietRuntime, uniqueQueue, workflowBundle } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -40,28 +40,8 @@ afterEach(() => {
 });
 
 /** A virtualenv whose `bin/harbor` is what pip writes for Harbor's entry point; with the package, or without it. */
-function venvWithHarbor(name: string, withPackage: boolean): string {
-  const venv = path.join(work, name);
-  const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
-  execFileSync(python, ['-m', 'venv', '--without-pip', venv]);
-  if (withPackage) installPackage(venv);
-  fs.writeFileSync(
-    path.join(venv, 'bin', 'harbor'),
-    `#!${path.join(venv, 'bin', 'python')}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom harbor.cli.main import app\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(app())\n`,
-    { mode: 0o755 },
-  );
-  return venv;
-}
-
-function installPackage(venv: string): void {
-  const site = execFileSync(path.join(venv, 'bin', 'python'), ['-c', 'import site; print(site.getsitepackages()[0])'], {
-    encoding: 'utf8',
-  }).trim();
-  fs.mkdirSync(path.join(site, 'harbor', 'cli'), { recursive: true });
-  fs.writeFileSync(path.join(site, 'harbor', '__init__.py'), '');
-  fs.writeFileSync(path.join(site, 'harbor', 'cli', '__init__.py'), '');
-  fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), FAKE_HARBOR);
-}
+const venvWithHarbor = (name: string, withPackage: boolean): string =>
+  fakeHarborVenv(path.join(work, name), withPackage ? FAKE_HARBOR : null).venv;
 
 async function startWorker(more: { warmHarbor?: boolean } = {}): ReturnType<typeof createVeroWorker> {
   quietRuntime();
@@ -122,7 +102,7 @@ test('a warm-up that fails does not stop the worker; the first run then starts t
       expect(await forkServer).toBe(false);
       expect(worker.getState()).toBe('RUNNING');
       // Harbor is installed meanwhile: the failed warm-up is not held against the first run.
-      installPackage(venv);
+      installFakeHarbor(sitePackages(venv), FAKE_HARBOR);
       expect(await runDefaultHarbor('after-failed-warm-up.log')).toEqual({ exitCode: 0, forked: [true] });
       expect(await forkServerRecords()).toHaveLength(recordsBefore + 1);
     });

@@ -4,7 +4,7 @@
  * pid file's start time, and outlives the server. Harbor here is a stand-in package in a real virtualenv, so its
  * console script looks like Harbor's own.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { liveOrphan, writePidFile } from '../../harbor/orphans';
@@ -13,6 +13,7 @@ import { groupAlive, runInGroup } from '../../infra/process-group';
 import { hostId } from '../../infra/host-groups';
 import { tempDir } from '../helpers/fixtures';
 import { until } from '../helpers/process';
+import { fakeHarborVenv } from '../helpers/fake-harbor-venv';
 
 jest.setTimeout(60_000);
 
@@ -36,10 +37,6 @@ def app():
         print(pydantic.ORIGIN)
 `;
 
-/** What pip writes for Harbor's entry point, for the Python `python`. */
-const pipScript = (python: string) =>
-  `#!${python}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom harbor.cli.main import app\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(app())\n`;
-
 let venv: string;
 let harbor: string;
 let work: string;
@@ -47,20 +44,11 @@ let work: string;
 beforeAll(() => {
   work = tempDir('vero-fork-');
   venv = path.join(work, 'venv');
-  const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
-  execFileSync(python, ['-m', 'venv', '--without-pip', venv]);
-  const site = execFileSync(path.join(venv, 'bin', 'python'), ['-c', 'import site; print(site.getsitepackages()[0])'], {
-    encoding: 'utf8',
-  }).trim();
-  fs.mkdirSync(path.join(site, 'harbor', 'cli'), { recursive: true });
-  fs.writeFileSync(path.join(site, 'harbor', '__init__.py'), '');
-  fs.writeFileSync(path.join(site, 'harbor', 'cli', '__init__.py'), '');
-  fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), FAKE_HARBOR);
+  const { site } = fakeHarborVenv(venv, FAKE_HARBOR);
   // A dependency Harbor imports (as the real one imports pydantic): the server has it before any fork.
   fs.mkdirSync(path.join(site, 'pydantic'));
   fs.writeFileSync(path.join(site, 'pydantic', '__init__.py'), 'ORIGIN = "the server\'s pydantic"\n');
   harbor = path.join(venv, 'bin', 'harbor');
-  fs.writeFileSync(harbor, pipScript(path.join(venv, 'bin', 'python')), { mode: 0o755 });
   fs.mkdirSync(path.join(work, 'cwd'));
 });
 
@@ -186,10 +174,7 @@ test('not a console script, or VERO_HARBOR_FORK=0: spawned as before', async () 
 });
 
 test('a server that cannot start (its Python cannot import Harbor) means spawned runs, not failed ones', async () => {
-  const broken = path.join(work, 'broken-venv');
-  execFileSync(path.join(venv, 'bin', 'python'), ['-m', 'venv', '--without-pip', broken]);
-  const script = path.join(broken, 'bin', 'harbor');
-  fs.writeFileSync(script, pipScript(path.join(broken, 'bin', 'python')), { mode: 0o755 });
+  const script = fakeHarborVenv(path.join(work, 'broken-venv'), null).harbor;
   const forked: boolean[] = [];
   for (const i of [1, 2]) {
     const r = await runInGroup([script, 'report', '0'], {
@@ -276,17 +261,7 @@ test("pip's and uv's console scripts are forked; a wrapper that merely contains 
 });
 
 test('a cancel while the fork server is still importing Harbor (here: forever) ends the run promptly, spawned and cancelled', async () => {
-  const hung = path.join(work, 'hung-venv');
-  execFileSync(path.join(venv, 'bin', 'python'), ['-m', 'venv', '--without-pip', hung]);
-  const site = execFileSync(path.join(hung, 'bin', 'python'), ['-c', 'import site; print(site.getsitepackages()[0])'], {
-    encoding: 'utf8',
-  }).trim();
-  fs.mkdirSync(path.join(site, 'harbor', 'cli'), { recursive: true });
-  fs.writeFileSync(path.join(site, 'harbor', '__init__.py'), '');
-  fs.writeFileSync(path.join(site, 'harbor', 'cli', '__init__.py'), '');
-  fs.writeFileSync(path.join(site, 'harbor', 'cli', 'main.py'), 'import time\ntime.sleep(600)\n');
-  const script = path.join(hung, 'bin', 'harbor');
-  fs.writeFileSync(script, pipScript(path.join(hung, 'bin', 'python')), { mode: 0o755 });
+  const script = fakeHarborVenv(path.join(work, 'hung-venv'), 'import time\ntime.sleep(600)\n').harbor;
   const cancel = new AbortController();
   setTimeout(() => cancel.abort(), 1500);
   const forked: boolean[] = [];
