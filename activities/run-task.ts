@@ -36,6 +36,7 @@ import { type AttemptHooks, TaskAttempt } from '../harbor/task-attempt';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { TASK_WORK_DONE_SIGNAL, type TaskWorkDone } from '../model/evaluation/lane-teardown';
 import { watchWorkDone } from '../harbor/work-done';
+import { cutStopWaits } from '../harbor/stop-wait';
 
 export type { CandidateSource, RunTaskInput };
 
@@ -199,10 +200,12 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
   if (t.attempt > 1) await stopIfCancelledRetry(t);
   // The lane is released as soon as every trial's reward is on disk (harbor/work-done.ts), not at the next tick.
   const unwatch = input.reportsWorkDone ? watchWorkDone(t.jobDir, t.s.harbor.n_attempts, t.beat) : () => undefined;
+  const uncut = cutStopWaits(t); // Docker's stop wait, cut where it can only be a wait (harbor/stop-wait.ts)
   try {
     const { run, deadline } = await collectOrAdopt(t);
     return settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));
   } finally {
     unwatch();
+    await uncut();
   }
 }

@@ -9,7 +9,9 @@
  * labelled, with a project of one of the given trials, are removed, with the harbor process's own Docker settings.
  */
 import * as fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import { execa } from 'execa';
+import { type ContainerProcess, parseContainerProcesses } from '../model/docker-signals';
 
 /** Harbor's `_sanitize_docker_compose_project_name`. */
 export function composeProjectPrefix(trialName: string): string {
@@ -36,7 +38,7 @@ export interface RemovedLeftovers {
 }
 
 /** The trial dirs of a Harbor job dir (none when it does not exist). */
-function trialDirNames(jobDir: string): string[] {
+export function trialDirNames(jobDir: string): string[] {
   try {
     return fs
       .readdirSync(jobDir, { withFileTypes: true })
@@ -123,4 +125,47 @@ export async function missingImages(images: string[]): Promise<string[]> {
 export async function saveImagesTar(images: string[], tarFile: string): Promise<string | null> {
   const r = await execa('docker', ['image', 'save', '-o', tarFile, ...images], { reject: false });
   return r.exitCode === 0 ? null : String(r.stderr).trim();
+}
+
+/**
+ * `docker events "$@"` that ends when its stdin closes: when the caller stops listening, or dies (even SIGKILLed).
+ * Only docker events holds the stdout pipe, so its own end (the engine went away) is the pipe's end.
+ */
+const EVENTS_UNTIL_STDIN_CLOSES = 'exec 3>&1 >/dev/null; docker "$@" >&3 & exec 3>&-; read -r _; kill $! 2>/dev/null';
+
+/**
+ * A running `docker events` of the signals Docker sends to compose-labelled containers (a stop's, a kill's), one
+ * JSON object per line; `stop` ends it, and so does the caller's death; `ended` is its end.
+ */
+export function containerSignalEvents(env: Record<string, string>): { lines: Readable; ended: Promise<unknown>; stop: () => void } {
+  const filters = ['type=container', 'event=kill', `label=${PROJECT_LABEL}`].flatMap((f) => ['--filter', f]);
+  const args = ['events', ...filters, '--format', '{{json .}}'];
+  const events = execa('sh', ['-c', EVENTS_UNTIL_STDIN_CLOSES, 'sh', ...args], {
+    env: { ...process.env, ...env } as Record<string, string>,
+    extendEnv: false,
+    buffer: false,
+    reject: false,
+    stdin: 'pipe',
+    stderr: 'ignore',
+  });
+  const stop = () => events.stdin.end();
+  events.stdout.on('end', stop);
+  return { lines: events.stdout, ended: events, stop };
+}
+
+/** A container's processes with their signal masks (`docker top`, run by the engine on its host); none when unknown. */
+export async function containerProcesses(id: string, env: Record<string, string>): Promise<ContainerProcess[]> {
+  const fullEnv = { ...process.env, ...env } as Record<string, string>;
+  return parseContainerProcesses(await docker(['top', id, '-o', 'pid,ppid,caught,blocked'], fullEnv));
+}
+
+/** SIGKILL to a container (`docker kill`); whether Docker sent it (a container that has stopped already: no). */
+export async function killContainer(id: string, env: Record<string, string>): Promise<boolean> {
+  const r = await execa('docker', ['kill', id], {
+    env: { ...process.env, ...env } as Record<string, string>,
+    extendEnv: false,
+    reject: false,
+    timeout: 60_000,
+  });
+  return r.exitCode === 0;
 }

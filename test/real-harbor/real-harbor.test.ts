@@ -52,6 +52,23 @@ const trialNamesOf = (jobsDir: string): string[] =>
 /** The trial dirs of every run of an evaluation (`<home>/runs/<evalId>`). */
 const trialNamesOfEvaluation = (evalRuns: string): string[] =>
   fs.existsSync(evalRuns) ? fs.readdirSync(evalRuns).flatMap((run) => trialNamesOf(path.join(evalRuns, run, 'jobs'))) : [];
+/**
+ * Seconds from each trial's verifier end to its result (Harbor's own timestamps in result.json): Harbor's stop of
+ * the environment, which waits Docker's 10 s stop timeout unless vero cuts it (harbor/stop-wait.ts).
+ */
+const afterVerifierSec = (jobDir: string): number[] =>
+  fs
+    .readdirSync(jobDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && fs.existsSync(path.join(jobDir, e.name, 'result.json')))
+    .map(
+      (e) =>
+        JSON.parse(fs.readFileSync(path.join(jobDir, e.name, 'result.json'), 'utf8')) as {
+          finished_at: string;
+          verifier?: { finished_at?: string };
+        },
+    )
+    .filter((r) => r.verifier?.finished_at)
+    .map((r) => (Date.parse(r.finished_at) - Date.parse(r.verifier!.finished_at!)) / 1000);
 const commit = (repo: string, files: Record<string, string>, message: string): string => {
   for (const [rel, text] of Object.entries(files)) fs.writeFileSync(path.join(repo, rel), text);
   execFileSync('git', ['-C', repo, 'add', '-A']);
@@ -87,6 +104,11 @@ realDescribe('real Harbor 0.25 on Docker', () => {
       // The preflight dry run ran once, with Harbor's verdict.
       const runDir = path.dirname(byTask(improved)['hello-world']!.jobDir.replace(/\/jobs\/.*$/, '/jobs'));
       expect(fs.readFileSync(path.join(runDir, 'preflight.harbor.log'), 'utf8')).toContain('Dry run OK — 1 trial(s)');
+      // Each trial's stop was cut short of Docker's 10 s timeout (its PID 1 drops SIGTERM), and the harbor log says so.
+      const hello = byTask(improved)['hello-world']!;
+      expect(afterVerifierSec(hello.jobDir)).toEqual([expect.any(Number)]);
+      expect(Math.max(...afterVerifierSec(hello.jobDir))).toBeLessThan(8);
+      expect(fs.readFileSync(`${hello.jobDir}.harbor.log`, 'utf8')).toMatch(/SIGKILL to \S+ \(project hello-world__/);
       // `vero trials` on the real jobs dir gives the evaluation's rows.
       const cli = await runVero(['trials', path.join(runDir, 'jobs'), '--json']);
       expect(cli.code).toBe(0);
