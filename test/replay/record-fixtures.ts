@@ -10,7 +10,9 @@
  * task of a finished evaluation (`evaluate-candidate.retried`), a retry queued while one runs
  * (`evaluate-candidate.retried-running`: the run that queues it and continues as new into the retry run), one whose
  * chunk reports its progress to the parent as tasks finish (`evaluate-candidate.progress-reports`: parent and chunk),
- * a Mode A evaluation (evaluateSamples), a build (buildTask)
+ * one whose lanes start the next task while the last one's harbor tears down (`evaluate-candidate.lane-teardown`:
+ * parent and chunk, with the work-done signals and the 'lane-released-at-teardown' and
+ * 'teardown-bound-twice-concurrency' patches), a Mode A evaluation (evaluateSamples), a build (buildTask)
  * and a race (raceCandidates and one of its entries, raceEntry), and a race drawn by the first one's disagreement.
  *
  *   npm run record-histories                                  # all of them
@@ -35,6 +37,8 @@ import { loadEvalConfig } from '../../infra/eval-config-file';
 import { findTemporalCli } from '../../infra/temporal-cli';
 import { PROJECT_ROOT } from '../../infra/package-root';
 import { createVeroWorker, installCliRuntimeLogger } from '../../worker/create-worker';
+import { LANE_TEARDOWN_PATCH, TEARDOWN_BOUND_PATCH } from '../../workflows/chunk-teardowns';
+import { laneTeardownCoverage, type History } from './lane-teardown-history';
 
 async function main(): Promise<void> {
   installCliRuntimeLogger();
@@ -48,14 +52,17 @@ async function main(): Promise<void> {
   const { worker, connection } = await createVeroWorker({ address: server.address, namespace: 'default', taskQueue });
   const wanted = process.argv.slice(2);
   const want = (name: string) => wanted.length === 0 || wanted.includes(name);
-  const save = (name: string, id: string, runId?: string) => {
+  const show = (id: string, runId?: string): History => {
     // `temporal workflow show --output json` writes the history JSON that runReplayHistory reads.
     const run = runId ? ['-r', runId] : [];
     const json = execFileSync(temporal, ['workflow', 'show', '--address', server.address, '-w', id, ...run, '--output', 'json'], {
       encoding: 'utf8',
       maxBuffer: 64 << 20,
     });
-    const history = JSON.parse(json) as { events: unknown[] };
+    return JSON.parse(json) as History;
+  };
+  const save = (name: string, id: string, runId?: string) => {
+    const history = show(id, runId);
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify({ workflowId: id, history }, null, 1)}\n`);
     process.stdout.write(`recorded ${name}.json (${history.events.length} events)\n`);
@@ -106,6 +113,8 @@ async function main(): Promise<void> {
         save('evaluate-candidate.progress-reports', input.evalId);
         save('evaluate-chunk.progress-reports', `${input.evalId}/chunk-0`);
       }
+      if (want('evaluate-candidate.lane-teardown') || want('evaluate-chunk.lane-teardown'))
+        await recordLaneTeardown({ client, tmp, repo, address: server.address, taskQueue, show, save });
       if (want('evaluate-candidate.continued')) {
         // Three chunks of one task, two per run: the first run continues as new, the second finishes.
         const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
@@ -438,6 +447,50 @@ async function main(): Promise<void> {
     await server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+interface RecordContext {
+  client: Awaited<ReturnType<typeof connect>>;
+  tmp: string;
+  repo: string;
+  address: string;
+  taskQueue: string;
+  show: (id: string) => History;
+  save: (name: string, id: string) => void;
+}
+
+/**
+ * Four tasks at concurrency 1, each 300 ms of work and a 1.5 s teardown (time scale 1), the teardown bound left at
+ * its default (2 × concurrency): each task's harbor signals work-done, its lane starts the next task while it tears
+ * down, and the third waits for the first's teardown to end (the bound). Not saved unless the chunk's history shows
+ * it (lane-teardown-history.ts).
+ */
+async function recordLaneTeardown({ client, tmp, repo, address, taskQueue, show, save }: RecordContext): Promise<void> {
+  const cfg = loadEvalConfig(path.join(PROJECT_ROOT, 'examples', 'vero.yaml'), {
+    agent_repo: repo,
+    home: path.join(tmp, 'home'),
+    'tasks.names': ['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers'],
+    'harbor.env': {
+      HARBOR_STANDIN_TIME_SCALE: '1',
+      HARBOR_STANDIN_STATE_DIR: path.join(tmp, 'state-lane-teardown'),
+      HARBOR_STANDIN_SCENARIO: JSON.stringify({ default: { reward: 1, duration_ms: 300 }, teardown_ms: 1500 }),
+    },
+    'execution.concurrency': 1,
+    'temporal.address': address,
+    'temporal.task_queue': taskQueue,
+  });
+  const input = await prepareEvalInput(cfg, 'improved');
+  const { handle } = await startOrAttach(client, input, taskQueue);
+  await handle.result();
+  const chunkId = `${input.evalId}/chunk-0`;
+  const seen = laneTeardownCoverage(show(chunkId));
+  const patches = [LANE_TEARDOWN_PATCH, TEARDOWN_BOUND_PATCH].filter((p) => !seen.patches.includes(p));
+  if (patches.length > 0 || seen.workDone.length === 0 || seen.startedWhileTearingDown.length === 0) {
+    throw new Error(`the chunk released no lane at teardown: ${JSON.stringify(seen)}`);
+  }
+  process.stdout.write(`lane-teardown chunk: ${JSON.stringify(seen)}\n`);
+  save('evaluate-candidate.lane-teardown', input.evalId);
+  save('evaluate-chunk.lane-teardown', chunkId);
 }
 
 void main().catch((e: unknown) => {

@@ -27,7 +27,9 @@ test("history fixtures exist for every workflow type, today's and those recorded
   // `vero retry` whose finalize merges its rows into the evaluation's result file; `reset` (`reset-safe-chunks`): the
   // run of a pooled evaluation reset to its first workflow task, its chunks under fresh ids, the old ones cancelled;
   // `progress-reports` (`chunk-progress-reports`): the chunk sends the parent its counts as tasks finish;
-  // `retried-running` (`retry-running`): a retry queued by an update while it ran, carried out by continuing as new.
+  // `retried-running` (`retry-running`): a retry queued by an update while it ran, carried out by continuing as new;
+  // `lane-teardown` (`lane-released-at-teardown`, `teardown-bound-twice-concurrency`): lanes start the next task
+  // while the last one's harbor tears down, after its work-done signal (lane-teardown-fixture.test.ts checks it).
   // A race recorded before `race-hedged-capital` (`race-candidates.v1-…`) keeps deciding with PrPl-EB on replay;
   // one drawn by earlier evaluations (`race-weighted-order`) draws and decides the same on replay.
   expect(fixtures).toEqual([
@@ -36,6 +38,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.continued-first-run.json',
     'evaluate-candidate.continued-last-run.json',
     'evaluate-candidate.json',
+    'evaluate-candidate.lane-teardown.json',
     'evaluate-candidate.paused.json',
     'evaluate-candidate.progress-reports.json',
     'evaluate-candidate.reset.json',
@@ -50,6 +53,7 @@ test("history fixtures exist for every workflow type, today's and those recorded
     'evaluate-candidate.v3-before-prestart.spend-cap.json',
     'evaluate-chunk.cancelled.json',
     'evaluate-chunk.json',
+    'evaluate-chunk.lane-teardown.json',
     'evaluate-chunk.paused.json',
     'evaluate-chunk.progress-reports.json',
     'evaluate-chunk.reset.json',
