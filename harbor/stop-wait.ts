@@ -3,7 +3,7 @@
  * down` after its verifier: Docker sends the stop signal (SIGTERM) to each container's PID 1, waits its stop timeout
  * (10 s), then sends SIGKILL. Harbor's main service runs `sh -c "sleep infinity"`, a PID 1 that neither catches nor
  * blocks SIGTERM, so the kernel drops the signal and every trial waits the full timeout before its SIGKILL, and
- * before Harbor writes its result.json (model/docker-signals.ts).
+ * before Harbor writes its result.json (model/harbor/docker-signals.ts).
  *
  * While a task's harbor runs, vero watches the signals Docker sends to that job's trials' containers (the compose
  * projects Harbor names after each trial, infra/docker.ts). When one is sent a stop signal its PID 1 drops, vero
@@ -15,7 +15,7 @@ import { onContainerSignals, type ContainerSignal } from '../infra/docker-events
 import { composeProjectPrefix, containerProcesses, killContainer, trialDirNames } from '../infra/docker';
 import { appendToLog } from '../infra/file-tail';
 import { usesLocalDocker } from '../model/harbor/config';
-import { stopOnlyWaits } from '../model/docker-signals';
+import { stopOnlyWaits } from '../model/harbor/docker-signals';
 import type { TaskAttempt } from './task-attempt';
 
 /** Whether a container's compose project is one of this job's trials' (`<trial>__env`, `<trial>__verifier__…`). */

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
-import { type ContainerProcess, parseContainerProcesses } from '../model/docker-signals';
+import { type ContainerProcess, parseContainerProcesses } from '../model/harbor/docker-signals';
 
 /** Harbor's `_sanitize_docker_compose_project_name`. */
 export function composeProjectPrefix(trialName: string): string {
@@ -148,6 +148,7 @@ export function containerSignalEvents(env: Record<string, string>): { lines: Rea
     stdin: 'pipe',
     stderr: 'ignore',
   });
+  events.stdin.on('error', () => undefined); // (the shell gone already: its end is `ended`)
   const stop = () => events.stdin.end();
   events.stdout.on('end', stop);
   return { lines: events.stdout, ended: events, stop };

@@ -1,8 +1,8 @@
 /**
- * Whether a container's stop can only make Docker wait (model/docker-signals.ts), and the `docker events` lines
+ * Whether a container's stop can only make Docker wait (model/harbor/docker-signals.ts), and the `docker events` lines
  * vero reads its signals from (infra/docker-events.ts): the masks `docker top` prints, as the kernel reads them.
  */
-import { containerInit, parseContainerProcesses, stopOnlyWaits } from '../../model/docker-signals';
+import { containerInit, parseContainerProcesses, stopOnlyWaits } from '../../model/harbor/docker-signals';
 import { parseContainerSignal } from '../../infra/docker-events';
 
 // `docker top <id> -o pid,ppid,caught,blocked` of Harbor's main service (`sh -c "sleep infinity"`), as printed here.
