@@ -79,8 +79,8 @@ export function launcherFile(launcher: string, pathVar: string | undefined): str
 /**
  * A console script as pip and uv write Harbor's entry point, whole: the shebang to a Python, then
  * `from harbor.cli.main import app` and `sys.exit(app())` in the installers' own shape (with pip's or uv's fix of
- * `sys.argv[0]`). A wrapper that differs in any line (one that sets something up before Harbor) is not one: it is
- * spawned as written.
+ * `sys.argv[0]`; test/fixtures/console-scripts holds each, as they wrote it). A wrapper that differs in any line (one
+ * that sets something up before Harbor) is not one: it is spawned as written.
  */
 const CONSOLE_SCRIPT = new RegExp(
   [

@@ -1,15 +1,24 @@
 /**
- * A virtualenv (without pip) whose `bin/harbor` is the console script pip writes for Harbor's entry point, for the
- * fork server's tests: `mainPy` is the fake `harbor/cli/main.py` (null: the package is not installed, so the
- * server cannot import it); `site` gives the venv's site-packages for extra modules.
+ * A virtualenv (without pip) whose `bin/harbor` is the console script pip writes for Harbor's entry point (the real
+ * one, from test/fixtures/console-scripts), for the fork server's tests: `mainPy` is the fake `harbor/cli/main.py`
+ * (null: the package is not installed, so the server cannot import it); `site` gives the venv's site-packages for
+ * extra modules.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+const CONSOLE_SCRIPTS = path.join(__dirname, '..', 'fixtures', 'console-scripts');
+
+/** The installers' real console scripts for Harbor (test/fixtures/console-scripts/README.md): their file names. */
+export const consoleScriptNames = (): string[] => fs.readdirSync(CONSOLE_SCRIPTS).filter((f) => !f.endsWith('.md'));
+
+/** The console script `name` (a file of test/fixtures/console-scripts) with `python` in its shebang. */
+export const consoleScript = (name: string, python: string): string =>
+  fs.readFileSync(path.join(CONSOLE_SCRIPTS, name), 'utf8').replace('{{PYTHON}}', python);
+
 /** What pip writes for Harbor's entry point, for the Python `python`. */
-export const pipScript = (python: string) =>
-  `#!${python}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom harbor.cli.main import app\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(app())\n`;
+export const pipScript = (python: string) => consoleScript('pip-23.2.1-install', python);
 
 export interface FakeHarborVenv {
   venv: string;

@@ -13,7 +13,7 @@ import { groupAlive, runInGroup } from '../../infra/process-group';
 import { hostId } from '../../infra/host-groups';
 import { tempDir } from '../helpers/fixtures';
 import { until } from '../helpers/process';
-import { fakeHarborVenv } from '../helpers/fake-harbor-venv';
+import { consoleScript, consoleScriptNames, fakeHarborVenv } from '../helpers/fake-harbor-venv';
 
 jest.setTimeout(60_000);
 
@@ -258,6 +258,46 @@ test("pip's and uv's console scripts are forked; a wrapper that merely contains 
   expect(forked).toEqual([false]);
   const seen = JSON.parse(fs.readFileSync(path.join(work, 'wrapper.log'), 'utf8').split('\n')[0]!) as { env: Record<string, string> };
   expect(seen.env.FROM_WRAPPER).toBe('1');
+});
+
+test.each(consoleScriptNames())('the real console script %s is forked; the same with any one line changed is not', (name) => {
+  const python = path.join(venv, 'bin', 'python');
+  const text = consoleScript(name, python);
+  const script = path.join(venv, 'bin', name);
+  fs.writeFileSync(script, text, { mode: 0o755 });
+  expect(consoleScriptPython(script)).toBe(python);
+  // Read through a link, as the one `uv tool install` makes in its bin dir (~/.local/bin) to the tool's venv.
+  const link = path.join(work, `link-${name}`);
+  fs.symlinkSync(script, link);
+  expect(consoleScriptPython(link)).toBe(python);
+  const lines = text.split('\n');
+  for (let i = 1; i < lines.length && lines[i] !== ''; i++) {
+    const wrapper = path.join(venv, 'bin', `${name}-${i}`);
+    const changed = lines.map((l, j) => (j === i ? 'import os; os.environ["FROM_WRAPPER"] = "1"' : l));
+    fs.writeFileSync(wrapper, changed.join('\n'), { mode: 0o755 });
+    expect([i, consoleScriptPython(wrapper)]).toEqual([i, null]);
+  }
+  fs.writeFileSync(`${script}-appended`, `${text}import os; os.environ["FROM_WRAPPER"] = "1"\n`, { mode: 0o755 });
+  expect(consoleScriptPython(`${script}-appended`)).toBeNull();
+});
+
+test('a run of harbor by the link `uv tool install` makes to its console script is forked', async () => {
+  const script = path.join(venv, 'bin', 'uv-tool-harbor');
+  fs.writeFileSync(script, consoleScript('uv-0.13.8-tool-install', path.join(venv, 'bin', 'python')), { mode: 0o755 });
+  fs.mkdirSync(path.join(work, 'tool-bin'));
+  fs.symlinkSync(script, path.join(work, 'tool-bin', 'harbor'));
+  const forked: boolean[] = [];
+  const r = await runInGroup([path.join(work, 'tool-bin', 'harbor'), 'report', '4'], {
+    cwd: path.join(work, 'cwd'),
+    logFile: path.join(work, 'uv-tool.log'),
+    fork: forkHarbor,
+    onStart: (_, f) => forked.push(f),
+  });
+  expect(r.exitCode).toBe(4);
+  expect(forked).toEqual([true]);
+  expect(JSON.parse(fs.readFileSync(path.join(work, 'uv-tool.log'), 'utf8').split('\n')[0]!)).toMatchObject({
+    argv0: path.join(work, 'tool-bin', 'harbor'),
+  });
 });
 
 test('a cancel while the fork server is still importing Harbor (here: forever) ends the run promptly, spawned and cancelled', async () => {
