@@ -1,34 +1,46 @@
 /**
  * Docker's stop wait, cut where it can only be a wait. Harbor stops a trial's environment with `docker compose
  * down` after its verifier: Docker sends the stop signal (SIGTERM) to each container's PID 1, waits its stop timeout
- * (10 s), then sends SIGKILL. Harbor's main service runs `sh -c "sleep infinity"`, a PID 1 that neither catches nor
- * blocks SIGTERM, so the kernel drops the signal and every trial waits the full timeout before its SIGKILL, and
+ * (10 s), then sends SIGKILL. Harbor's main service idles as `sh -c "sleep infinity"`, a PID 1 that neither catches
+ * nor blocks SIGTERM, so the kernel drops the signal and every trial waits the full timeout before its SIGKILL, and
  * before Harbor writes its result.json (model/harbor/docker-signals.ts).
  *
  * While a task's harbor runs, vero watches the signals Docker sends to that job's trials' containers (the compose
- * projects Harbor names after each trial, infra/docker.ts). When one is sent a stop signal its PID 1 drops, vero
- * sends the SIGKILL at once: the same signal Docker would send at the timeout, to the same container, with nothing
- * able to happen in between. A PID 1 that handles the signal (an init, a server that shuts down cleanly) is left
- * its full timeout. Containers of other jobs, or not Harbor's, are never touched.
+ * projects Harbor names after each trial, infra/docker.ts). When a trial whose verifier has written its reward has
+ * its idle main service sent a stop signal that the service's PID 1 drops, vero sends the SIGKILL at once: the same
+ * signal Docker would send at the timeout, to the same container, which runs nothing but its `sleep` meanwhile. Any
+ * other container (a task's own service, an init, one still running something) is left its full timeout, and
+ * containers of other jobs, or not Harbor's, are never touched.
  */
+import * as path from 'node:path';
 import { onContainerSignals, type ContainerSignal } from '../infra/docker-events';
 import { composeProjectPrefix, containerProcesses, killContainer, trialDirNames } from '../infra/docker';
 import { appendToLog } from '../infra/file-tail';
 import { usesLocalDocker } from '../model/harbor/config';
 import { stopOnlyWaits } from '../model/harbor/docker-signals';
 import type { TaskAttempt } from './task-attempt';
+import { hasReward } from './work-done';
 
-/** Whether a container's compose project is one of this job's trials' (`<trial>__env`, `<trial>__verifier__…`). */
-export function ofJobTrials(project: string, jobDir: string): boolean {
-  return trialDirNames(jobDir).some((trial) => project.startsWith(composeProjectPrefix(trial)));
+/** The trial of this job whose compose project this is (`<trial>__env`, `<trial>__verifier__…`), or null. */
+export function trialOfProject(project: string, jobDir: string): string | null {
+  return trialDirNames(jobDir).find((trial) => project.startsWith(composeProjectPrefix(trial))) ?? null;
 }
 
-/** SIGKILL now to a container of the job whose stop signal its PID 1 drops; whether it was sent. */
+/**
+ * SIGKILL now to a container of a rewarded trial of the job, when its stop could only wait (Harbor's idle main
+ * service, whose PID 1 drops the signal); whether it was sent.
+ */
 export async function cutStopWait(s: ContainerSignal, jobDir: string, env: Record<string, string>): Promise<boolean> {
-  if (s.signal === 9 || !ofJobTrials(s.project, jobDir)) return false;
+  const trial = s.signal === 9 ? null : trialOfProject(s.project, jobDir);
+  if (trial === null || !hasReward(path.join(jobDir, trial))) return false;
   if (!stopOnlyWaits(await containerProcesses(s.id, env), s.signal)) return false;
   return killContainer(s.id, env);
 }
+
+/** The line a cut adds to the task's harbor log. */
+const cutNote = (s: ContainerSignal): string =>
+  `# vero-harbor: SIGKILL to ${s.name || s.id} (project ${s.project}) at once: its PID 1 drops signal ${s.signal} and ` +
+  "it runs only Harbor's `sleep infinity`, so Docker's stop could only wait its timeout and then send the same SIGKILL\n";
 
 /**
  * Cuts the stop waits of this task's trials while its harbor runs (Harbor on local Docker only), each noted in the
@@ -37,16 +49,10 @@ export async function cutStopWait(s: ContainerSignal, jobDir: string, env: Recor
 export function cutStopWaits(t: TaskAttempt): () => Promise<void> {
   if (!usesLocalDocker(t.s.harbor.environment)) return async () => undefined;
   return onContainerSignals(t.env, (s) => {
-    cutStopWait(s, t.jobDir, t.env).then(
-      (cut) => {
-        if (!cut) return;
-        appendToLog(
-          t.logFile,
-          `# vero-harbor: SIGKILL to ${s.name || s.id} (project ${s.project}) at once: its PID 1 drops signal ${s.signal}, ` +
-            "so Docker's stop could only wait its timeout and then send the same SIGKILL\n",
-        );
-      },
-      (e: unknown) => t.ctx.log.warn("could not cut Docker's stop wait (Docker's own timeout applies)", { task: t.task, error: String(e) }),
-    );
+    cutStopWait(s, t.jobDir, t.env)
+      .then((cut) => cut && appendToLog(t.logFile, cutNote(s)))
+      .catch((e: unknown) =>
+        t.ctx.log.warn("a cut of Docker's stop wait failed, or its note in the harbor log did", { task: t.task, error: String(e) }),
+      );
   });
 }

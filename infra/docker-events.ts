@@ -1,7 +1,8 @@
 /**
- * The signals Docker sends to compose-labelled containers, as they are sent: one `docker events` process per Docker
- * engine (its DOCKER_* settings) while anyone listens, shared by every listener of this process, ended when the
- * last one stops listening. A stream that ends (the engine restarted, say) is started again by the next listener.
+ * The signals Docker sends to compose-labelled containers, as they are sent: one `docker events` process per set of
+ * DOCKER_* settings while anyone listens, shared by every listener of this process, ended when the last one stops
+ * listening. A stream that ends (the engine restarted, say) is started again by the next listener; until then its
+ * listeners hear nothing, and their trials' stops wait Docker's timeout as they would without vero.
  */
 import * as readline from 'node:readline';
 import { z } from 'zod';
@@ -60,11 +61,18 @@ function engineKey(env: Record<string, string>): string {
   );
 }
 
+/** How long a stopped stream's shell is given to end `docker events` and itself before it is killed. */
+const STOP_WAIT_MS = 2_000;
+
 function startStream(key: string, env: Record<string, string>): SharedStream {
-  const events = containerSignalEvents(env);
+  const events = containerSignalEvents(env, Date.now());
   const shared: SharedStream = {
     stop: async () => {
       events.stop();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_WAIT_MS)));
+      if ((await Promise.race([events.ended, late])) === 'late') events.kill();
+      clearTimeout(timer);
       await events.ended;
     },
     listeners: new Set(),
@@ -81,8 +89,9 @@ function startStream(key: string, env: Record<string, string>): SharedStream {
 }
 
 /**
- * Calls `listen` with each signal Docker (of these settings) sends to a compose-labelled container. Returns the stop,
- * resolved once the stream's process has ended when this was its last listener.
+ * Calls `listen` with each signal Docker (of these settings) sends to a compose-labelled container from now on.
+ * Returns the stop, resolved once the stream's process has ended (within STOP_WAIT_MS, else killed) when this was
+ * its last listener.
  */
 export function onContainerSignals(env: Record<string, string>, listen: Listener): () => Promise<void> {
   const key = engineKey(env);

@@ -1,6 +1,7 @@
 /**
- * Every Docker command vero runs: whether the engine answers, the removal of what a killed trial left, and the
- * compiler's inner images (which are present, saving them into a tar).
+ * Every Docker command vero runs: whether the engine answers, the removal of what a killed trial left, the
+ * compiler's inner images (which are present, saving them into a tar), and a trial's stop wait (the stream of
+ * signals sent to containers, a container's processes, its SIGKILL: harbor/stop-wait.ts).
  *
  * What a Docker trial of Harbor leaves behind when its harbor process is killed before its teardown: the compose
  * projects Harbor names after the trial's session (`sanitize(<trial>__env)`, and `sanitize(<trial>__verifier__…)`
@@ -11,7 +12,7 @@
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
-import { type ContainerProcess, parseContainerProcesses } from '../model/harbor/docker-signals';
+import { type ContainerProcess, parseContainerProcesses, TOP_COLUMNS } from '../model/harbor/docker-signals';
 
 /** Harbor's `_sanitize_docker_compose_project_name`. */
 export function composeProjectPrefix(trialName: string): string {
@@ -134,12 +135,13 @@ export async function saveImagesTar(images: string[], tarFile: string): Promise<
 const EVENTS_UNTIL_STDIN_CLOSES = 'exec 3>&1 >/dev/null; docker "$@" >&3 & exec 3>&-; read -r _; kill $! 2>/dev/null';
 
 /**
- * A running `docker events` of the signals Docker sends to compose-labelled containers (a stop's, a kill's), one
- * JSON object per line; `stop` ends it, and so does the caller's death; `ended` is its end.
+ * A running `docker events` of the signals Docker sends to compose-labelled containers (a stop's, a kill's) from
+ * `sinceMs` on (so none sent while it connects is missed), one JSON object per line; `stop` ends it, and so does the
+ * caller's death; `ended` is its end; `kill` ends the shell at once, should `stop` not end it.
  */
-export function containerSignalEvents(env: Record<string, string>): { lines: Readable; ended: Promise<unknown>; stop: () => void } {
+export function containerSignalEvents(env: Record<string, string>, sinceMs: number) {
   const filters = ['type=container', 'event=kill', `label=${PROJECT_LABEL}`].flatMap((f) => ['--filter', f]);
-  const args = ['events', ...filters, '--format', '{{json .}}'];
+  const args = ['events', '--since', (sinceMs / 1000).toFixed(3), ...filters, '--format', '{{json .}}'];
   const events = execa('sh', ['-c', EVENTS_UNTIL_STDIN_CLOSES, 'sh', ...args], {
     env: { ...process.env, ...env } as Record<string, string>,
     extendEnv: false,
@@ -151,13 +153,14 @@ export function containerSignalEvents(env: Record<string, string>): { lines: Rea
   events.stdin.on('error', () => undefined); // (the shell gone already: its end is `ended`)
   const stop = () => events.stdin.end();
   events.stdout.on('end', stop);
-  return { lines: events.stdout, ended: events, stop };
+  const ended: Promise<unknown> = events;
+  return { lines: events.stdout as Readable, ended, stop, kill: () => events.kill('SIGKILL') };
 }
 
-/** A container's processes with their signal masks (`docker top`, run by the engine on its host); none when unknown. */
-export async function containerProcesses(id: string, env: Record<string, string>): Promise<ContainerProcess[]> {
+/** A container's processes with their signal masks and commands (`docker top`, run by the engine on its host); null when unknown. */
+export async function containerProcesses(id: string, env: Record<string, string>): Promise<ContainerProcess[] | null> {
   const fullEnv = { ...process.env, ...env } as Record<string, string>;
-  return parseContainerProcesses(await docker(['top', id, '-o', 'pid,ppid,caught,blocked'], fullEnv));
+  return parseContainerProcesses(await docker(['top', id, '-o', TOP_COLUMNS], fullEnv));
 }
 
 /** SIGKILL to a container (`docker kill`); whether Docker sent it (a container that has stopped already: no). */

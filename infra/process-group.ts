@@ -4,10 +4,10 @@
  * The single subprocess wrapper for everything vero supervises (harbor, preflight, Mode A's programs).
  *
  * Its named exceptions, each a different kind of child: git (infra/git.ts, short and foreground), docker
- * (infra/docker.ts, short queries), the dev server (infra/dev-server.ts: a detached server with a pid file of
- * its own, stopped by its owner or the next start), what a command runs in the foreground on the user's terminal
- * (infra/foreground.ts: the provisioning scripts and `vero run`'s harbor; harbor/compiled-task-run.ts: harbor on
- * a compiled task). A lint rule keeps it so (eslint.config.mjs).
+ * (infra/docker.ts: short queries, and one `docker events` stream that ends with its stdin), the dev server
+ * (infra/dev-server.ts: a detached server with a pid file of its own, stopped by its owner or the next start),
+ * what a command runs in the foreground on the user's terminal (infra/foreground.ts: the provisioning scripts and
+ * `vero run`'s harbor; harbor/compiled-task-run.ts: harbor on a compiled task). A lint rule keeps it so (eslint.config.mjs).
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';

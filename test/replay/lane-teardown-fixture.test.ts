@@ -17,4 +17,6 @@ test('the lane-teardown chunk fixture holds work-done signals, a task started wh
   expect(seen.workDone).toEqual(['count-words', 'fix-csv-parser', 'hello-world', 'sum-numbers']);
   // The first task's lane ran the second while the first's harbor tore down.
   expect(seen.startedWhileTearingDown).toContain('fix-csv-parser ← count-words');
+  // The bound (2 × concurrency 1) was reached: the last task waited for the first one's teardown to end.
+  expect(seen.startedWhileTearingDown).not.toContain('sum-numbers ← count-words');
 });
