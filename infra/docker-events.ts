@@ -1,17 +1,18 @@
 /**
  * The signals Docker sends to compose-labelled containers, as they are sent: one `docker events` process per set of
  * DOCKER_* settings while anyone listens, shared by every listener of this process, ended when the last one stops
- * listening. A stream that ends (the engine restarted, say) is started again by the next listener; until then its
- * listeners hear nothing, and their trials' stops wait Docker's timeout as they would without vero.
+ * listening. A stream that ends (the engine restarted, say) is started again by the next listener; the listeners it
+ * had hear nothing more, and their trials' stops wait Docker's timeout as they would without vero.
  */
 import * as readline from 'node:readline';
 import { z } from 'zod';
 import { containerSignalEvents } from './docker';
 
-/** A signal Docker sent to a container: the container's id, its compose project and name, the signal's number. */
+/** A signal Docker sent to a container: the container's id, its compose project, service and name, the signal's number. */
 export interface ContainerSignal {
   id: string;
   project: string;
+  service: string;
   name: string;
   signal: number;
 }
@@ -22,6 +23,7 @@ const KillEvent = z.object({
     ID: z.string().min(1),
     Attributes: z.object({
       'com.docker.compose.project': z.string(),
+      'com.docker.compose.service': z.string().default(''),
       name: z.string().default(''),
       signal: z.string().regex(/^\d+$/),
     }),
@@ -39,7 +41,13 @@ export function parseContainerSignal(line: string): ContainerSignal | null {
   const e = KillEvent.safeParse(json);
   if (!e.success) return null;
   const a = e.data.Actor.Attributes;
-  return { id: e.data.Actor.ID, project: a['com.docker.compose.project'], name: a.name, signal: Number(a.signal) };
+  return {
+    id: e.data.Actor.ID,
+    project: a['com.docker.compose.project'],
+    service: a['com.docker.compose.service'],
+    name: a.name,
+    signal: Number(a.signal),
+  };
 }
 
 type Listener = (s: ContainerSignal) => void;
@@ -61,19 +69,30 @@ function engineKey(env: Record<string, string>): string {
   );
 }
 
-/** How long a stopped stream's shell is given to end `docker events` and itself before it is killed. */
+/** How long a stopped stream is given to end before its processes are killed, and again after. */
 const STOP_WAIT_MS = 2_000;
+
+/** Whether `p` settled within `ms`. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = p.then(
+    () => true,
+    () => true,
+  );
+  const within = await Promise.race([settled, late]);
+  clearTimeout(timer);
+  return within;
+}
 
 function startStream(key: string, env: Record<string, string>): SharedStream {
   const events = containerSignalEvents(env, Date.now());
   const shared: SharedStream = {
     stop: async () => {
       events.stop();
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_WAIT_MS)));
-      if ((await Promise.race([events.ended, late])) === 'late') events.kill();
-      clearTimeout(timer);
-      await events.ended;
+      if (await settledWithin(events.ended, STOP_WAIT_MS)) return;
+      events.kill();
+      await settledWithin(events.ended, STOP_WAIT_MS);
     },
     listeners: new Set(),
   };
@@ -81,9 +100,11 @@ function startStream(key: string, env: Record<string, string>): SharedStream {
     const signal = parseContainerSignal(line);
     if (signal) for (const listen of shared.listeners) listen(signal);
   });
+  // Ended (its output closed): the next listener starts a new stream.
   const ended = () => {
     if (streams.get(key) === shared) streams.delete(key);
   };
+  events.lines.on('close', ended);
   events.ended.then(ended, ended);
   return shared;
 }

@@ -137,7 +137,8 @@ const EVENTS_UNTIL_STDIN_CLOSES = 'exec 3>&1 >/dev/null; docker "$@" >&3 & exec 
 /**
  * A running `docker events` of the signals Docker sends to compose-labelled containers (a stop's, a kill's) from
  * `sinceMs` on (so none sent while it connects is missed), one JSON object per line; `stop` ends it, and so does the
- * caller's death; `ended` is its end; `kill` ends the shell at once, should `stop` not end it.
+ * caller's death; `ended` is its end; `kill` ends the shell's process group (the shell and docker events) at once,
+ * should `stop` not end it.
  */
 export function containerSignalEvents(env: Record<string, string>, sinceMs: number) {
   const filters = ['type=container', 'event=kill', `label=${PROJECT_LABEL}`].flatMap((f) => ['--filter', f]);
@@ -149,12 +150,21 @@ export function containerSignalEvents(env: Record<string, string>, sinceMs: numb
     reject: false,
     stdin: 'pipe',
     stderr: 'ignore',
+    detached: true, // its own process group, so `kill` reaches docker events too
   });
   events.stdin.on('error', () => undefined); // (the shell gone already: its end is `ended`)
   const stop = () => events.stdin.end();
   events.stdout.on('end', stop);
+  const kill = () => {
+    try {
+      process.kill(-events.pid!, 'SIGKILL');
+    } catch {
+      // (gone already)
+    }
+    events.stdout.destroy();
+  };
   const ended: Promise<unknown> = events;
-  return { lines: events.stdout as Readable, ended, stop, kill: () => events.kill('SIGKILL') };
+  return { lines: events.stdout as Readable, ended, stop, kill };
 }
 
 /** A container's processes with their signal masks and commands (`docker top`, run by the engine on its host); null when unknown. */

@@ -33,10 +33,11 @@ const SLEEP_INFINITY = ['sh', '-c', 'sleep infinity'];
 /** A PID 1 whose SIGTERM handler resets itself as it runs, then exits 0 a second later. */
 const HANDLES_TERM_ONCE = ['sh', '-c', 'trap "trap - TERM; sleep 1; exit 0" TERM; while :; do sleep 0.1; done'];
 
-/** A container of a compose project, running `cmd`, and its name. */
-function runContainer(project: string, cmd: string[]): string {
-  const name = `${project}-main-1`;
-  docker('run', '-d', '--name', name, '--label', `com.docker.compose.project=${project}`, BASE_IMAGE, ...cmd);
+/** A container of a compose project's service (Harbor's `main` unless said), running `cmd`, and its name. */
+function runContainer(project: string, cmd: string[], service = 'main'): string {
+  const name = `${project}-${service}-1`;
+  const labels = ['--label', `com.docker.compose.project=${project}`, '--label', `com.docker.compose.service=${service}`];
+  docker('run', '-d', '--name', name, ...labels, BASE_IMAGE, ...cmd);
   return name;
 }
 
@@ -104,16 +105,17 @@ realDescribe('Docker’s stop wait, cut for the trials of a running task', () =>
     expect(log).not.toContain(handler);
   });
 
-  test('a trial without its reward yet, a container of another job, or one merely named like a trial’s, waits Docker’s full timeout', async () => {
+  test('a trial without its reward yet, a task’s own service, a container of another job, or one merely named like a trial’s, waits Docker’s full timeout', async () => {
     const t = attemptOf(tempDir('vero-stop-wait-'), ['stop-wait__Ghi9012', 'stop-wait__Jkl3456'], ['stop-wait__Ghi9012']);
     const unrewarded = runContainer('stop-wait__jkl3456__env', SLEEP_INFINITY);
+    const taskService = runContainer('stop-wait__ghi9012__env', SLEEP_INFINITY, 'db');
     const otherJob = runContainer('stop-wait__zzz9999__env', SLEEP_INFINITY);
     const unlabelled = 'stop-wait__ghi9012__env-main-1-mine';
     docker('run', '-d', '--name', unlabelled, BASE_IMAGE, ...SLEEP_INFINITY);
-    made.push(unrewarded, otherJob, unlabelled);
+    made.push(unrewarded, taskService, otherJob, unlabelled);
     const unwatch = cutStopWaits(t);
     try {
-      for (const waited of await Promise.all([unrewarded, otherJob, unlabelled].map(stop))) {
+      for (const waited of await Promise.all([unrewarded, taskService, otherJob, unlabelled].map(stop))) {
         expect(waited.seconds).toBeGreaterThanOrEqual(9.5);
         expect(waited.exitCode).toBe(137);
       }

@@ -57,10 +57,11 @@ test('output that is not read whole is unknown: no cut (a truncated mask, anothe
 test('a `docker events` kill line gives the container, its compose project and name, and the signal; other lines none', () => {
   const line = (action: string, attributes: Record<string, string>) =>
     JSON.stringify({ Type: 'container', Action: action, Actor: { ID: 'abc123', Attributes: attributes }, time: 1 });
-  const project = { 'com.docker.compose.project': 't__abcdefg__env', name: 't__abcdefg__env-main-1' };
+  const project = { 'com.docker.compose.project': 't__abcdefg__env', 'com.docker.compose.service': 'main', name: 't__abcdefg__env-main-1' };
   expect(parseContainerSignal(line('kill', { ...project, signal: '15' }))).toEqual({
     id: 'abc123',
     project: 't__abcdefg__env',
+    service: 'main',
     name: 't__abcdefg__env-main-1',
     signal: 15,
   });
