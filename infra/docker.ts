@@ -151,6 +151,10 @@ export function containerSignalEvents(env: Record<string, string>, sinceMs: numb
     stdin: 'pipe',
     stderr: 'ignore',
     detached: true, // its own process group, so `kill` reaches docker events too
+    // Not execa's clean-up on this process's exit: its signal handlers, loaded while the stream runs, would make a
+    // SIGTERM or SIGINT this process handles itself (a worker's graceful shutdown) kill it. The stream ends with its
+    // stdin anyway, when this process ends.
+    cleanup: false,
   });
   events.stdin.on('error', () => undefined); // (the shell gone already: its end is `ended`)
   const stop = () => events.stdin.end();
