@@ -203,7 +203,8 @@ export async function runTask(input: RunTaskInput, deployment?: Deployment): Pro
   const uncut = cutStopWaits(t); // Docker's stop wait, cut where it can only be a wait (harbor/stop-wait.ts)
   try {
     const { run, deadline } = await collectOrAdopt(t);
-    return settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));
+    // (awaited here: the finally awaits too, and a rejection left pending meanwhile would be unhandled)
+    return await settleAttempt(t, run ?? (await launchUntilSettled(t, deadline)));
   } finally {
     unwatch();
     await uncut();
