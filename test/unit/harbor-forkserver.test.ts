@@ -75,9 +75,10 @@ function serverPids(): number[] {
     .map(Number);
 }
 
-const run = (args: string[], log: string, more: Partial<Parameters<typeof runInGroup>[1]> = {}) => {
+/** A run of `launcher` (the fake Harbor's console script unless said) through the fork server, and its starts. */
+const run = (args: string[], log: string, more: Partial<Parameters<typeof runInGroup>[1]> = {}, launcher = harbor) => {
   const starts: { pid: number; forked: boolean }[] = [];
-  const done = runInGroup([harbor, ...args], {
+  const done = runInGroup([launcher, ...args], {
     cwd: path.join(work, 'cwd'),
     env: { VERO_HARBOR_JOB_DIR: '/jobs/t', PYTHONPATH: path.join(work, 'candidate') },
     logFile: path.join(work, log),
@@ -247,15 +248,9 @@ test("pip's and uv's console scripts are forked; a wrapper that merely contains 
   expect(consoleScriptPython(path.join(venv, 'bin', 'uvRe'))).toBe(python);
   expect(consoleScriptPython(path.join(venv, 'bin', 'uvEndswith'))).toBe(python);
   expect(consoleScriptPython(path.join(venv, 'bin', 'wrapper'))).toBeNull();
-  const forked: boolean[] = [];
-  const r = await runInGroup([path.join(venv, 'bin', 'wrapper'), 'report', '0'], {
-    cwd: path.join(work, 'cwd'),
-    logFile: path.join(work, 'wrapper.log'),
-    fork: forkHarbor,
-    onStart: (_, f) => forked.push(f),
-  });
-  expect(r.exitCode).toBe(0);
-  expect(forked).toEqual([false]);
+  const { done, starts } = run(['report', '0'], 'wrapper.log', { env: undefined }, path.join(venv, 'bin', 'wrapper'));
+  expect((await done).exitCode).toBe(0);
+  expect(starts.map((x) => x.forked)).toEqual([false]);
   const seen = JSON.parse(fs.readFileSync(path.join(work, 'wrapper.log'), 'utf8').split('\n')[0]!) as { env: Record<string, string> };
   expect(seen.env.FROM_WRAPPER).toBe('1');
 });
@@ -286,15 +281,9 @@ test('a run of harbor by the link `uv tool install` makes to its console script 
   fs.writeFileSync(script, consoleScript('uv-0.13.8-tool-install', path.join(venv, 'bin', 'python')), { mode: 0o755 });
   fs.mkdirSync(path.join(work, 'tool-bin'));
   fs.symlinkSync(script, path.join(work, 'tool-bin', 'harbor'));
-  const forked: boolean[] = [];
-  const r = await runInGroup([path.join(work, 'tool-bin', 'harbor'), 'report', '4'], {
-    cwd: path.join(work, 'cwd'),
-    logFile: path.join(work, 'uv-tool.log'),
-    fork: forkHarbor,
-    onStart: (_, f) => forked.push(f),
-  });
-  expect(r.exitCode).toBe(4);
-  expect(forked).toEqual([true]);
+  const { done, starts } = run(['report', '4'], 'uv-tool.log', { env: undefined }, path.join(work, 'tool-bin', 'harbor'));
+  expect((await done).exitCode).toBe(4);
+  expect(starts.map((x) => x.forked)).toEqual([true]);
   expect(JSON.parse(fs.readFileSync(path.join(work, 'uv-tool.log'), 'utf8').split('\n')[0]!)).toMatchObject({
     argv0: path.join(work, 'tool-bin', 'harbor'),
   });
