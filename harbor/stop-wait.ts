@@ -25,7 +25,7 @@ import { hasReward } from './work-done';
 const HARBOR_MAIN_SERVICE = 'main';
 
 /** The trial of this job whose compose project this is (`<trial>__env`, `<trial>__verifier__…`), or null. */
-export function trialOfProject(project: string, jobDir: string): string | null {
+function trialOfProject(project: string, jobDir: string): string | null {
   return trialDirNames(jobDir).find((trial) => project.startsWith(composeProjectPrefix(trial))) ?? null;
 }
 
@@ -33,7 +33,7 @@ export function trialOfProject(project: string, jobDir: string): string | null {
  * SIGKILL now to the `main` service of a rewarded trial of the job, when its stop could only wait (Harbor's idle
  * main service, whose PID 1 drops the signal); whether it was sent.
  */
-export async function cutStopWait(s: ContainerSignal, jobDir: string, env: Record<string, string>): Promise<boolean> {
+async function cutStopWait(s: ContainerSignal, jobDir: string, env: Record<string, string>): Promise<boolean> {
   const trial = s.signal === 9 || s.service !== HARBOR_MAIN_SERVICE ? null : trialOfProject(s.project, jobDir);
   if (trial === null || !hasReward(path.join(jobDir, trial))) return false;
   if (!stopOnlyWaits(await containerProcesses(s.id, env), s.signal)) return false;

@@ -21,6 +21,10 @@ export function composeProjectPrefix(trialName: string): string {
   return name.replace(/[^a-z0-9_-]/g, '-');
 }
 
+/** A docker command's result, run with `env` (a harbor process's Docker settings) over this process's environment. */
+const dockerRun = (args: string[], env: Record<string, string>, timeout = 60_000) =>
+  execa('docker', args, { env: { ...process.env, ...env } as Record<string, string>, extendEnv: false, reject: false, timeout });
+
 /** A docker command's output lines; none when it failed (`partial`: whatever it printed, as `inspect` of some gone objects). */
 async function docker(args: string[], env: Record<string, string>, partial = false): Promise<string[]> {
   const r = await execa('docker', args, { env, extendEnv: false, reject: false, timeout: 60_000 });
@@ -100,13 +104,7 @@ export async function removeTrialLeftovers(trialNames: string[], env: Record<str
 /** Whether the Docker engine harbor would use answers (same DOCKER_HOST etc. as the harbor process). */
 export async function dockerAnswers(env: Record<string, string>): Promise<boolean> {
   try {
-    const r = await execa('docker', ['info', '--format', '{{.ServerVersion}}'], {
-      env: { ...process.env, ...env } as Record<string, string>,
-      extendEnv: false,
-      reject: false,
-      timeout: 20_000,
-    });
-    return r.exitCode === 0;
+    return (await dockerRun(['info', '--format', '{{.ServerVersion}}'], env, 20_000)).exitCode === 0;
   } catch {
     return false;
   }
@@ -179,11 +177,5 @@ export async function containerProcesses(id: string, env: Record<string, string>
 
 /** SIGKILL to a container (`docker kill`); whether Docker sent it (a container that has stopped already: no). */
 export async function killContainer(id: string, env: Record<string, string>): Promise<boolean> {
-  const r = await execa('docker', ['kill', id], {
-    env: { ...process.env, ...env } as Record<string, string>,
-    extendEnv: false,
-    reject: false,
-    timeout: 60_000,
-  });
-  return r.exitCode === 0;
+  return (await dockerRun(['kill', id], env)).exitCode === 0;
 }

@@ -7,7 +7,8 @@
  * (infra/docker.ts: short queries, and one `docker events` stream that ends with its stdin), the dev server
  * (infra/dev-server.ts: a detached server with a pid file of its own, stopped by its owner or the next start),
  * what a command runs in the foreground on the user's terminal (infra/foreground.ts: the provisioning scripts and
- * `vero run`'s harbor; harbor/compiled-task-run.ts: harbor on a compiled task). A lint rule keeps it so (eslint.config.mjs).
+ * `vero run`'s harbor; harbor/compiled-task-run.ts: harbor on a compiled task). A lint rule keeps it so
+ * (eslint.config.mjs).
  */
 import * as fs from 'node:fs';
 import { execa } from 'execa';

@@ -52,7 +52,7 @@ export function idleHarborInit(processes: ContainerProcess[]): ContainerProcess 
 }
 
 /** Whether PID 1 neither catches nor blocks `signal` (1–64): sent from outside, the kernel drops it. */
-export function initDropsSignal(init: ContainerProcess, signal: number): boolean {
+function initDropsSignal(init: ContainerProcess, signal: number): boolean {
   if (!Number.isInteger(signal) || signal < 1 || signal > 64) return false;
   const bit = 1n << BigInt(signal - 1);
   return (init.caught & bit) === 0n && (init.blocked & bit) === 0n;
